@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { ConfigurationError } from '../core/errors';
+
+/**
+ * Every app setting the code reads, read and validated once into one typed object. Names are the
+ * same here, in `local.settings.json.example` and in the Bicep app settings (a test holds them
+ * together). A missing or malformed setting fails at start with a message naming it.
+ */
+export const SETTING_NAMES = [
+  'IDEMPOTENCY_TABLE_NAME',
+  'IDEMPOTENCY_TABLE_CONNECTION_STRING',
+  'IDEMPOTENCY_TABLE_ENDPOINT',
+  'IDEMPOTENCY_PARTITION_COUNT',
+  'IDEMPOTENCY_LEASE_SECONDS',
+  'IDEMPOTENCY_CACHE_SIZE',
+  'IDEMPOTENCY_RETENTION_DAYS',
+  'SERVICEBUS_LOCK_DURATION_SECONDS',
+  'SERVICEBUS_MAX_DELIVERY_COUNT',
+  'SERVICEBUS_MESSAGE_TTL_SECONDS',
+  'DLQ_RESUBMIT_MARGIN_DAYS',
+  'EXPIRY_TIMER_SCHEDULE',
+  'EXPIRY_SWEEP_BUDGET_SECONDS',
+  'PAYMENTS_QUEUE_NAME',
+  'ORDERS_QUEUE_NAME',
+  'PAYMENT_PROVIDER_URL',
+  'PAYMENT_PROVIDER_TIMEOUT_MS',
+  'COSMOS_ENDPOINT',
+  'COSMOS_DATABASE_NAME',
+  'COSMOS_ORDERS_CONTAINER',
+  'AZURE_CLIENT_ID',
+  'APPLICATIONINSIGHTS_CONNECTION_STRING',
+] as const;
+export type SettingName = (typeof SETTING_NAMES)[number];
+
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const optionalText = z.string().trim().min(1).optional();
+
+const schema = z
+  .object({
+    IDEMPOTENCY_TABLE_NAME: z.string().regex(/^[A-Za-z][A-Za-z0-9]{2,62}$/, 'a Table name: 3-63 letters and digits, starting with a letter').default('idempotency'),
+    IDEMPOTENCY_TABLE_CONNECTION_STRING: optionalText,
+    IDEMPOTENCY_TABLE_ENDPOINT: z.string().url().optional(),
+    IDEMPOTENCY_PARTITION_COUNT: int(1, 4096).default(16),
+    IDEMPOTENCY_LEASE_SECONDS: int(1, 86_400).default(300),
+    IDEMPOTENCY_CACHE_SIZE: int(0, 10_000_000).default(10_000),
+    IDEMPOTENCY_RETENTION_DAYS: z.coerce.number().positive().max(3650).default(30),
+    SERVICEBUS_LOCK_DURATION_SECONDS: int(5, 300).default(60),
+    SERVICEBUS_MAX_DELIVERY_COUNT: int(1, 2000).default(10),
+    SERVICEBUS_MESSAGE_TTL_SECONDS: int(1, 2_147_483_647).default(14 * 86_400),
+    DLQ_RESUBMIT_MARGIN_DAYS: z.coerce.number().min(0).max(3650).default(14),
+    EXPIRY_TIMER_SCHEDULE: z.string().trim().min(1).default('0 */15 * * * *'),
+    EXPIRY_SWEEP_BUDGET_SECONDS: int(1, 3600).default(240),
+    PAYMENTS_QUEUE_NAME: z.string().trim().min(1).default('payments'),
+    ORDERS_QUEUE_NAME: z.string().trim().min(1).default('orders'),
+    PAYMENT_PROVIDER_URL: z.string().url().optional(),
+    PAYMENT_PROVIDER_TIMEOUT_MS: int(100, 120_000).default(10_000),
+    COSMOS_ENDPOINT: z.string().url().optional(),
+    COSMOS_DATABASE_NAME: z.string().trim().min(1).default('shop'),
+    COSMOS_ORDERS_CONTAINER: z.string().trim().min(1).default('orders'),
+    AZURE_CLIENT_ID: optionalText,
+    APPLICATIONINSIGHTS_CONNECTION_STRING: optionalText,
+  })
+  .refine((s) => s.IDEMPOTENCY_TABLE_CONNECTION_STRING || s.IDEMPOTENCY_TABLE_ENDPOINT, {
+    message: 'set IDEMPOTENCY_TABLE_ENDPOINT (Azure, managed identity) or IDEMPOTENCY_TABLE_CONNECTION_STRING (local Azurite)',
+    path: ['IDEMPOTENCY_TABLE_ENDPOINT'],
+  });
+
+export type Settings = z.infer<typeof schema>;
+
+/**
+ * Reads and validates the settings from `env` (default `process.env`). Empty strings count as unset.
+ * @throws ConfigurationError naming every bad setting.
+ */
+export function loadSettings(env: Readonly<Record<string, string | undefined>> = process.env): Settings {
+  const input: Record<string, string> = {};
+  for (const name of SETTING_NAMES) {
+    const value = env[name];
+    if (value !== undefined && value.trim() !== '') input[name] = value;
+  }
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(settings)'}: ${issue.message}`);
+    throw new ConfigurationError(`invalid app settings: ${problems.join('; ')}`);
+  }
+  return parsed.data;
+}

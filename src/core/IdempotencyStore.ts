@@ -1,0 +1,72 @@
+import type { IdempotencyKey } from './keys';
+import type { IdempotencyRecord, RecordStatus } from './record';
+import type { TableAddress } from './tableEncoding';
+
+/** Proof of holding a key's lease; pass it back to complete, release or renew. */
+export interface Claim {
+  readonly key: IdempotencyKey;
+  readonly address: TableAddress;
+  readonly digest: string;
+  /** Fencing number of this claim: pass it downstream so stale attempts can be refused. */
+  readonly attempt: number;
+  readonly ownerId: string;
+  readonly leaseExpiresAtMs: number;
+  readonly createdAtMs: number;
+  /** Version of the record this claim wrote; every later write is conditional on it. */
+  readonly etag: string;
+}
+
+/** A local side effect written in the same transaction as the marker (same table and partition). */
+export interface LocalEffect {
+  /** Distinguishes this effect's row from the marker's; `[A-Za-z0-9_-]{1,64}`. */
+  readonly name: string;
+  /** Properties of the row (string, number, boolean or null values). */
+  readonly properties: Readonly<Record<string, string | number | boolean | null>>;
+}
+
+/** What a claim found and did. Exactly one claimant of a key ever sees `claimed`/`reclaimed` at a time. */
+export type ClaimOutcome =
+  /** The key was absent (or expired): this caller holds attempt 1 (or the next attempt). */
+  | { readonly kind: 'claimed'; readonly claim: Claim }
+  /** A lapsed or released claim was taken over; this caller holds `claim.attempt`. */
+  | { readonly kind: 'reclaimed'; readonly claim: Claim; readonly previousStatus: RecordStatus; readonly previousAttempt: number }
+  /** Completed before with the same digest: the stored result is returned. */
+  | { readonly kind: 'duplicate'; readonly record: IdempotencyRecord; readonly cached: boolean }
+  /** Another claimant holds a valid lease. */
+  | { readonly kind: 'inProgress'; readonly record: IdempotencyRecord }
+  /** The key is on record for a payload with another digest. */
+  | { readonly kind: 'keyReused'; readonly record: IdempotencyRecord; readonly digest: string; readonly cached: boolean };
+
+/** Outcome of {@link IdempotencyStore.commit}: the one-transaction path. */
+export type CommitOutcome =
+  | { readonly kind: 'committed'; readonly record: IdempotencyRecord; readonly takeover: boolean }
+  | Extract<ClaimOutcome, { kind: 'duplicate' | 'inProgress' | 'keyReused' }>;
+
+export interface ClaimOptions {
+  /** Local effects written atomically with the marker. */
+  readonly effects?: readonly LocalEffect[];
+  /** Lease length for this claim instead of the store's default. */
+  readonly leaseMs?: number;
+}
+
+/**
+ * The dedup store. Only the store arbitrates races: the claim is insert-if-absent, every later
+ * write is conditional on the claim's version. Failures are domain errors (see `errors.ts`).
+ */
+export interface IdempotencyStore {
+  /** Claims `key` for a payload with `digest`. @throws StoreUnavailableError, StoreRequestError */
+  claim(key: IdempotencyKey, digest: string, options?: ClaimOptions): Promise<ClaimOutcome>;
+  /**
+   * Records the key as completed with `result` and its local effects in one transaction, with
+   * no in-progress phase: for work whose every effect is local. One round trip when fresh.
+   */
+  commit(key: IdempotencyKey, digest: string, result: unknown, effects?: readonly LocalEffect[]): Promise<CommitOutcome>;
+  /** Completes a claim. @throws LeaseLostError when the claim was taken over; ResultTooLargeError */
+  complete(claim: Claim, result: unknown, effects?: readonly LocalEffect[]): Promise<IdempotencyRecord>;
+  /** Gives a claim up so the next delivery can take it at once. @throws LeaseLostError */
+  release(claim: Claim, reason: string): Promise<void>;
+  /** Extends a claim's lease. @throws LeaseLostError */
+  renewLease(claim: Claim, leaseMs?: number): Promise<Claim>;
+  /** Reads the record of `key`, if any (expired records included). */
+  get(key: IdempotencyKey): Promise<IdempotencyRecord | undefined>;
+}

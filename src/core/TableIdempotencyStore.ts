@@ -1,0 +1,402 @@
+import { randomUUID } from 'node:crypto';
+import type { TableClient, TableEntity, TableEntityResult, TransactionAction } from '@azure/data-tables';
+import { systemClock, type Clock } from './clock';
+import { CompletedKeyCache } from './CompletedKeyCache';
+import { ConfigurationError, IdempotencyError, LeaseLostError, ResultTooLargeError, StoreRequestError, StoreUnavailableError } from './errors';
+import type { Claim, ClaimOptions, ClaimOutcome, CommitOutcome, IdempotencyStore, LocalEffect } from './IdempotencyStore';
+import { scopedKeyString, type IdempotencyKey } from './keys';
+import { hasValidLease, isExpired, RecordStatus, type IdempotencyRecord } from './record';
+import { classifyStoreError, toDomainError } from './storeErrors';
+import { DEFAULT_PARTITION_COUNT, tableAddress, validatePartitionCount, type TableAddress } from './tableEncoding';
+
+/** Hard ceiling on a stored result: a Table string property holds 64 KiB of UTF-16. */
+export const MAX_RESULT_BYTES_LIMIT = 32 * 1024;
+const MAX_REASON_LENGTH = 1024;
+const EFFECT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** Marker rows carry this `kind`; local-effect rows carry their own. */
+export const MARKER_KIND = 'idempotency-marker';
+
+export interface TableIdempotencyStoreOptions {
+  /** Partitions the records spread over; fixed for a table's lifetime. Default 16. */
+  readonly partitionCount?: number;
+  /** Default lease of a claim. Default 5 minutes. */
+  readonly leaseMs?: number;
+  /** How long a record is kept after its last write. Required: derive it from the broker (see retention). */
+  readonly retentionMs: number;
+  /** Largest stored result, in UTF-8 bytes of its JSON. Default and ceiling 32 KiB. */
+  readonly maxResultBytes?: number;
+  /** Entries of the in-process cache of completed keys; 0 (default) turns it off. */
+  readonly cacheSize?: number;
+  readonly clock?: Clock;
+}
+
+/** A record's decision against a claimant's digest (see {@link TableIdempotencyStore.claim}). */
+type Decision = 'takeover' | 'duplicate' | 'inProgress' | 'keyReused';
+
+/**
+ * The idempotency store on Azure Table Storage.
+ *
+ * Round trips: a fresh claim is 1 (insert); its completion 1; a duplicate 2 (failed insert, read),
+ * or 0 from the cache; {@link commit} with local effects 1 (one entity-group transaction).
+ *
+ * Races are settled by the service: insert-if-absent for claims (409 for all but one), and
+ * `If-Match: <etag>` for takeovers, completion and release (412 for all but one).
+ */
+export class TableIdempotencyStore implements IdempotencyStore {
+  readonly partitionCount: number;
+  readonly leaseMs: number;
+  readonly retentionMs: number;
+  readonly maxResultBytes: number;
+  private readonly clock: Clock;
+  private readonly cache: CompletedKeyCache | undefined;
+
+  constructor(
+    readonly client: TableClient,
+    options: TableIdempotencyStoreOptions,
+  ) {
+    this.partitionCount = validatePartitionCount(options.partitionCount ?? DEFAULT_PARTITION_COUNT);
+    this.leaseMs = positive(options.leaseMs ?? 5 * 60_000, 'leaseMs');
+    this.retentionMs = positive(options.retentionMs, 'retentionMs');
+    this.maxResultBytes = positive(options.maxResultBytes ?? MAX_RESULT_BYTES_LIMIT, 'maxResultBytes');
+    if (this.maxResultBytes > MAX_RESULT_BYTES_LIMIT) {
+      throw new ConfigurationError(`maxResultBytes ${this.maxResultBytes} is above the Table Storage limit of ${MAX_RESULT_BYTES_LIMIT}`);
+    }
+    this.clock = options.clock ?? systemClock;
+    this.cache = options.cacheSize ? new CompletedKeyCache(options.cacheSize, this.clock) : undefined;
+  }
+
+  /** Creates the table when it does not exist (call once at start, not per message). */
+  async ensureTable(): Promise<void> {
+    try {
+      await this.client.createTable();
+    } catch (error) {
+      throw toDomainError(error, 'createTable');
+    }
+  }
+
+  /** Where `key`'s record lives. */
+  addressOf(key: IdempotencyKey): TableAddress {
+    return tableAddress(key, this.partitionCount);
+  }
+
+  /**
+   * Claims `key`. Decision on an existing record, in this order:
+   * expired -> take over; other digest -> keyReused; completed -> duplicate;
+   * valid lease -> inProgress; lapsed lease or released -> take over (attempt + 1).
+   */
+  async claim(key: IdempotencyKey, digest: string, options: ClaimOptions = {}): Promise<ClaimOutcome> {
+    const cached = this.fromCache(key, digest);
+    if (cached) return cached;
+    const leaseMs = options.leaseMs === undefined ? this.leaseMs : positive(options.leaseMs, 'leaseMs');
+    const effects = validateEffects(options.effects);
+    const outcome = await this.acquire(key, digest, effects, (now, ownerId, attempt) => ({
+      status: RecordStatus.InProgress,
+      ownerId,
+      attempt,
+      leaseExpiresAtMs: now + leaseMs,
+      resultJson: undefined,
+    }));
+    if (outcome.kind !== 'acquired') return outcome;
+    const claim: Claim = {
+      key,
+      address: outcome.address,
+      digest,
+      attempt: outcome.record.attempt,
+      ownerId: outcome.record.ownerId,
+      leaseExpiresAtMs: outcome.record.leaseExpiresAtMs,
+      createdAtMs: outcome.record.createdAtMs,
+      etag: outcome.record.etag,
+    };
+    return outcome.previous
+      ? { kind: 'reclaimed', claim, previousStatus: outcome.previous.status, previousAttempt: outcome.previous.attempt }
+      : { kind: 'claimed', claim };
+  }
+
+  async commit(key: IdempotencyKey, digest: string, result: unknown, effects?: readonly LocalEffect[]): Promise<CommitOutcome> {
+    const cached = this.fromCache(key, digest);
+    if (cached) return cached as CommitOutcome;
+    const resultJson = this.serializeResult(result);
+    const outcome = await this.acquire(key, digest, validateEffects(effects), (_now, ownerId, attempt) => ({
+      status: RecordStatus.Completed,
+      ownerId,
+      attempt,
+      leaseExpiresAtMs: 0,
+      resultJson,
+    }));
+    if (outcome.kind !== 'acquired') return outcome;
+    this.cache?.put(scopedKeyString(key), outcome.record);
+    return { kind: 'committed', record: outcome.record, takeover: outcome.previous !== undefined };
+  }
+
+  async complete(claim: Claim, result: unknown, effects?: readonly LocalEffect[]): Promise<IdempotencyRecord> {
+    const resultJson = this.serializeResult(result);
+    const record = await this.rewrite(claim, 'complete', validateEffects(effects), {
+      status: RecordStatus.Completed,
+      leaseExpiresAtMs: 0,
+      resultJson,
+    });
+    this.cache?.put(scopedKeyString(claim.key), record);
+    return record;
+  }
+
+  async release(claim: Claim, reason: string): Promise<void> {
+    await this.rewrite(claim, 'release', [], {
+      status: RecordStatus.Released,
+      leaseExpiresAtMs: 0,
+      lastError: String(reason).slice(0, MAX_REASON_LENGTH),
+    });
+  }
+
+  async renewLease(claim: Claim, leaseMs: number = this.leaseMs): Promise<Claim> {
+    const leaseExpiresAtMs = this.clock.nowMs() + positive(leaseMs, 'leaseMs');
+    const record = await this.rewrite(claim, 'renewLease', [], { status: RecordStatus.InProgress, leaseExpiresAtMs });
+    return { ...claim, leaseExpiresAtMs, etag: record.etag };
+  }
+
+  async get(key: IdempotencyKey): Promise<IdempotencyRecord | undefined> {
+    return this.read(this.addressOf(key));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private fromCache(key: IdempotencyKey, digest: string): Extract<ClaimOutcome, { kind: 'duplicate' | 'keyReused' }> | undefined {
+    const record = this.cache?.get(scopedKeyString(key));
+    if (!record) return undefined;
+    return record.digest === digest
+      ? { kind: 'duplicate', record, cached: true }
+      : { kind: 'keyReused', record, digest, cached: true };
+  }
+
+  /**
+   * Inserts the marker (with effects, in one transaction) or takes an existing record over.
+   * Loops only when the record changed between our failed write and our read (bounded).
+   */
+  private async acquire(
+    key: IdempotencyKey,
+    digest: string,
+    effects: readonly LocalEffect[],
+    state: (nowMs: number, ownerId: string, attempt: number) => MarkerState,
+  ): Promise<
+    | { kind: 'acquired'; address: TableAddress; record: IdempotencyRecord; previous?: IdempotencyRecord }
+    | Extract<ClaimOutcome, { kind: 'duplicate' | 'inProgress' | 'keyReused' }>
+  > {
+    const address = this.addressOf(key);
+    const scoped = scopedKeyString(key);
+    for (let round = 0; round < 5; round++) {
+      const now = this.clock.nowMs();
+      const ownerId = randomUUID();
+      const fresh = this.markerEntity(key, address, digest, now, now, state(now, ownerId, 1));
+      try {
+        const etag = await this.write(fresh, effects, 'create', undefined, 'claim');
+        return { kind: 'acquired', address, record: toRecord({ ...fresh, etag }) };
+      } catch (error) {
+        if (!(error instanceof Conflict)) throw error;
+      }
+      const existing = await this.read(address);
+      if (!existing) continue; // deleted between our insert and our read: insert again
+      if (existing.ownerId === ownerId) {
+        // Our insert landed but its answer was lost (the SDK retried it): the claim is ours.
+        return { kind: 'acquired', address, record: existing };
+      }
+      const decision = decide(existing, digest, this.clock.nowMs());
+      if (decision === 'duplicate') {
+        this.cache?.put(scoped, existing);
+        return { kind: 'duplicate', record: existing, cached: false };
+      }
+      if (decision === 'keyReused') return { kind: 'keyReused', record: existing, digest, cached: false };
+      if (decision === 'inProgress') return { kind: 'inProgress', record: existing };
+      const takeoverNow = this.clock.nowMs();
+      const taken = this.markerEntity(key, address, digest, existing.createdAtMs, takeoverNow, state(takeoverNow, ownerId, existing.attempt + 1));
+      try {
+        const etag = await this.write(taken, effects, 'update', existing.etag, 'takeover');
+        return { kind: 'acquired', address, record: toRecord({ ...taken, etag }), previous: existing };
+      } catch (error) {
+        if (!(error instanceof Conflict)) throw error;
+        // Another claimant took it over first (412) or it was deleted (404): look again.
+      }
+    }
+    throw new StoreUnavailableError(`claim of ${JSON.stringify(scoped)} kept racing with other writers; retry later`, 'claim');
+  }
+
+  /** Conditional rewrite of a claim's record; a lost condition means the lease was lost. */
+  private async rewrite(claim: Claim, operation: string, effects: readonly LocalEffect[], change: Partial<MarkerState>): Promise<IdempotencyRecord> {
+    const now = this.clock.nowMs();
+    const current = this.markerEntity(claim.key, claim.address, claim.digest, claim.createdAtMs, now, {
+      status: RecordStatus.InProgress,
+      ownerId: claim.ownerId,
+      attempt: claim.attempt,
+      leaseExpiresAtMs: claim.leaseExpiresAtMs,
+      resultJson: undefined,
+      ...change,
+    });
+    try {
+      const etag = await this.write(current, effects, 'update', claim.etag, operation);
+      return toRecord({ ...current, etag });
+    } catch (error) {
+      if (error instanceof Conflict) throw new LeaseLostError(scopedKeyString(claim.key), claim.attempt, operation);
+      throw error;
+    }
+  }
+
+  /**
+   * One write: the marker alone, or the marker and its effects in one transaction.
+   * `mode`: create (insert-if-absent) or update (replace if `etag` matches).
+   * @returns the marker's new etag. @throws Conflict (409/412/404) or a domain error.
+   */
+  private async write(marker: TableEntity, effects: readonly LocalEffect[], mode: 'create' | 'update', etag: string | undefined, operation: string): Promise<string> {
+    try {
+      if (effects.length === 0) {
+        const response =
+          mode === 'create'
+            ? await this.client.createEntity(marker)
+            : await this.client.updateEntity(marker, 'Replace', { etag });
+        return requireEtag(response.etag, operation);
+      }
+      const markerAction: TransactionAction =
+        mode === 'create' ? ['create', marker] : ['update', marker, 'Replace', { etag }];
+      const effectActions = effects.map(
+        (effect): TransactionAction => [mode === 'create' ? 'create' : 'upsert', this.effectEntity(marker, effect), 'Replace'] as TransactionAction,
+      );
+      const response = await this.client.submitTransaction([markerAction, ...effectActions]);
+      return requireEtag(response.getResponseForEntity(marker.rowKey as string)?.etag, operation);
+    } catch (error) {
+      if (error instanceof IdempotencyError) throw error;
+      const conflict = classifyStoreError(error, operation);
+      throw new Conflict(conflict);
+    }
+  }
+
+  private async read(address: TableAddress): Promise<IdempotencyRecord | undefined> {
+    try {
+      const entity = await this.client.getEntity(address.partitionKey, address.rowKey);
+      return toRecord(entity);
+    } catch (error) {
+      if (error instanceof IdempotencyError) throw error;
+      if (classifyStoreError(error, 'read') === 'notFound') return undefined;
+      throw new StoreRequestError('unexpected conflict answer to a read', 'read', undefined, error);
+    }
+  }
+
+  private markerEntity(key: IdempotencyKey, address: TableAddress, digest: string, createdAtMs: number, nowMs: number, state: MarkerState): TableEntity {
+    const entity: TableEntity = {
+      partitionKey: address.partitionKey,
+      rowKey: address.rowKey,
+      kind: MARKER_KIND,
+      consumer: key.consumer,
+      idempotencyKey: key.key,
+      digest,
+      status: state.status,
+      ownerId: state.ownerId,
+      attempt: state.attempt,
+      leaseExpiresAtMs: int64(state.leaseExpiresAtMs),
+      retentionExpiresAtMs: int64(nowMs + this.retentionMs),
+      createdAtMs: int64(createdAtMs),
+      updatedAtMs: int64(nowMs),
+    };
+    if (state.resultJson !== undefined) entity.resultJson = state.resultJson;
+    if (state.lastError !== undefined) entity.lastError = state.lastError;
+    return entity;
+  }
+
+  private effectEntity(marker: TableEntity, effect: LocalEffect): TableEntity {
+    return { ...effect.properties, partitionKey: marker.partitionKey, rowKey: `${marker.rowKey as string}~${effect.name}`, kind: effect.name };
+  }
+
+  private serializeResult(result: unknown): string | undefined {
+    if (result === undefined) return undefined;
+    let json: string;
+    try {
+      json = JSON.stringify(result);
+    } catch (cause) {
+      throw new IdempotencyError('result cannot be stored: it is not serializable to JSON', { cause });
+    }
+    if (json === undefined) return undefined;
+    const size = Buffer.byteLength(json, 'utf8');
+    if (size > this.maxResultBytes) throw new ResultTooLargeError(size, this.maxResultBytes);
+    return json;
+  }
+}
+
+interface MarkerState {
+  status: RecordStatus;
+  ownerId: string;
+  attempt: number;
+  leaseExpiresAtMs: number;
+  resultJson: string | undefined;
+  lastError?: string;
+}
+
+/** Internal signal for the three expected store answers. */
+class Conflict extends Error {
+  constructor(readonly conflict: 'exists' | 'conditionFailed' | 'notFound') {
+    super(conflict);
+  }
+}
+
+function decide(existing: IdempotencyRecord, digest: string, nowMs: number): Decision {
+  if (isExpired(existing, nowMs)) return 'takeover';
+  if (existing.digest !== digest) return 'keyReused';
+  if (existing.status === RecordStatus.Completed) return 'duplicate';
+  if (hasValidLease(existing, nowMs)) return 'inProgress';
+  return 'takeover';
+}
+
+function int64(value: number): { value: string; type: 'Int64' } {
+  return { value: String(Math.trunc(value)), type: 'Int64' };
+}
+
+function toNumber(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'bigint') return Number(value);
+  if (typeof value === 'string') return Number(value);
+  if (value && typeof value === 'object' && 'value' in value) return Number((value as { value: unknown }).value);
+  return Number.NaN;
+}
+
+function toRecord(entity: TableEntityResult<Record<string, unknown>> | TableEntity): IdempotencyRecord {
+  const resultJson = entity.resultJson as string | undefined;
+  let result: unknown;
+  try {
+    result = resultJson === undefined ? undefined : JSON.parse(resultJson);
+  } catch (cause) {
+    throw new StoreRequestError('stored result is not valid JSON', 'read', undefined, cause);
+  }
+  const updatedAtMs = toNumber(entity.updatedAtMs);
+  return {
+    consumer: String(entity.consumer),
+    key: String(entity.idempotencyKey),
+    status: entity.status as RecordStatus,
+    digest: String(entity.digest),
+    result,
+    attempt: toNumber(entity.attempt),
+    ownerId: String(entity.ownerId),
+    leaseExpiresAtMs: toNumber(entity.leaseExpiresAtMs),
+    retentionExpiresAtMs: toNumber(entity.retentionExpiresAtMs),
+    createdAtMs: toNumber(entity.createdAtMs ?? updatedAtMs),
+    updatedAtMs,
+    lastError: entity.lastError === undefined ? undefined : String(entity.lastError),
+    etag: String(entity.etag),
+  };
+}
+
+function requireEtag(etag: string | undefined, operation: string): string {
+  if (!etag) throw new StoreRequestError(`store returned no etag for ${operation}`, operation, undefined);
+  return etag;
+}
+
+function positive(value: number, name: string): number {
+  if (!Number.isFinite(value) || value <= 0) throw new ConfigurationError(`${name} must be a positive number, got ${value}`);
+  return value;
+}
+
+function validateEffects(effects: readonly LocalEffect[] | undefined): readonly LocalEffect[] {
+  if (!effects) return [];
+  if (effects.length > 99) throw new ConfigurationError(`at most 99 local effects fit in one transaction with the marker, got ${effects.length}`);
+  const names = new Set<string>();
+  for (const effect of effects) {
+    if (!EFFECT_NAME.test(effect.name)) throw new ConfigurationError(`local effect name ${JSON.stringify(effect.name)} must match ${EFFECT_NAME}`);
+    if (names.has(effect.name)) throw new ConfigurationError(`local effect name ${JSON.stringify(effect.name)} is used twice`);
+    names.add(effect.name);
+  }
+  return effects;
+}

@@ -1,0 +1,97 @@
+/**
+ * One error hierarchy for the idempotency core. Every error carries its context and, where it
+ * wraps something lower down, a `cause`. Match with `instanceof`, never by `name`.
+ */
+export class IdempotencyError extends Error {
+  /** True when retrying the same message later may succeed (the broker should redeliver it). */
+  readonly retryable: boolean;
+
+  constructor(message: string, options: { cause?: unknown; retryable?: boolean } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.retryable = options.retryable ?? false;
+  }
+}
+
+/** The message carries no usable idempotency key (missing, empty, wrong type or too long). */
+export class InvalidKeyError extends IdempotencyError {}
+
+/** The payload cannot be digested (e.g. it holds a function, a cycle or a non-finite number). */
+export class InvalidPayloadError extends IdempotencyError {}
+
+/** A result to store is larger than the configured bound. */
+export class ResultTooLargeError extends IdempotencyError {
+  constructor(
+    readonly sizeBytes: number,
+    readonly maxBytes: number,
+  ) {
+    super(`stored result is ${sizeBytes} bytes, more than the limit of ${maxBytes} bytes`);
+  }
+}
+
+/** Options or settings given to the core are invalid. */
+export class ConfigurationError extends IdempotencyError {}
+
+/**
+ * The store could not be reached or answered with a server-side failure (timeouts, 5xx, 429,
+ * connection refused). Nothing was decided: the message must be retried later.
+ */
+export class StoreUnavailableError extends IdempotencyError {
+  constructor(
+    message: string,
+    readonly operation: string,
+    cause?: unknown,
+  ) {
+    super(message, { cause, retryable: true });
+  }
+}
+
+/** The store rejected a request in a way retrying will not fix (a bug or a misconfiguration). */
+export class StoreRequestError extends IdempotencyError {
+  constructor(
+    message: string,
+    readonly operation: string,
+    readonly statusCode: number | undefined,
+    cause?: unknown,
+  ) {
+    super(message, { cause, retryable: false });
+  }
+}
+
+/**
+ * The claim this caller held is no longer its own: its lease lapsed and another claimant took the
+ * record over, or the record was removed. The caller must not record any outcome.
+ */
+export class LeaseLostError extends IdempotencyError {
+  constructor(
+    readonly scopedKey: string,
+    readonly attempt: number,
+    readonly operation: string,
+  ) {
+    super(`claim attempt ${attempt} of ${JSON.stringify(scopedKey)} was taken over or removed; ${operation} refused`);
+  }
+}
+
+/** Another claimant holds a valid lease on the key; retry after `leaseExpiresAtMs`. */
+export class KeyInProgressError extends IdempotencyError {
+  constructor(
+    readonly scopedKey: string,
+    readonly leaseExpiresAtMs: number,
+    readonly attempt: number,
+  ) {
+    super(`key ${JSON.stringify(scopedKey)} is in progress elsewhere (attempt ${attempt}, lease until ${leaseExpiresAtMs})`, {
+      retryable: true,
+    });
+  }
+}
+
+/** The key was already used for a payload with another digest: the producer reused an id. */
+export class KeyReusedError extends IdempotencyError {
+  constructor(
+    readonly scopedKey: string,
+    readonly storedDigest: string,
+    readonly digest: string,
+  ) {
+    super(`key ${JSON.stringify(scopedKey)} was used before for a different payload (stored digest ${storedDigest}, this one ${digest})`);
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The dedup record: one per scoped key. Every time is epoch milliseconds and says so in its name.
+ *
+ * Lifecycle of one key (times left to right):
+ *
+ * ```
+ *  claim (attempt 1)         lease lapses            takeover (attempt 2)     complete
+ *  |--- lease (leaseMs) ---->|                       |--- lease ------------->|
+ *  IN_PROGRESS ..............(claimable again) ......IN_PROGRESS .............COMPLETED ..... retention ....>| sweepable
+ *                                                                                                        retentionExpiresAtMs
+ * ```
+ *
+ * - `IN_PROGRESS` with `leaseExpiresAtMs > now`: someone works on it; others get "in progress".
+ * - `IN_PROGRESS` with a lapsed lease, or `RELEASED`: the next claimant takes it over with an
+ *   ETag-conditional update and `attempt + 1` (the fencing number).
+ * - `COMPLETED`: immutable; duplicates with the same digest get the stored result.
+ * - Past `retentionExpiresAtMs` (and not under a valid lease) the record may be deleted by the
+ *   expiry sweep; until it is, a claim treats it as absent.
+ */
+export const RecordStatus = {
+  InProgress: 'IN_PROGRESS',
+  Completed: 'COMPLETED',
+  Released: 'RELEASED',
+} as const;
+export type RecordStatus = (typeof RecordStatus)[keyof typeof RecordStatus];
+
+export interface IdempotencyRecord {
+  readonly consumer: string;
+  readonly key: string;
+  readonly status: RecordStatus;
+  /** SHA-256 (hex) of the canonical payload that claimed the key. */
+  readonly digest: string;
+  /** The stored result of a completed record (`undefined` when the work returned nothing). */
+  readonly result: unknown;
+  /** Fencing number: 1 on the first claim, +1 on every takeover. */
+  readonly attempt: number;
+  /** Random id of the claimant holding (or last holding) the lease. */
+  readonly ownerId: string;
+  /** End of the current lease; 0 once completed or released. */
+  readonly leaseExpiresAtMs: number;
+  /** After this (and with no valid lease) the record may be deleted. */
+  readonly retentionExpiresAtMs: number;
+  readonly createdAtMs: number;
+  readonly updatedAtMs: number;
+  /** Why the last attempt released the key (never a payload). */
+  readonly lastError?: string;
+  /** The store's version tag, used for conditional writes. */
+  readonly etag: string;
+}
+
+/** True when the record's lease is held by someone at `nowMs`. */
+export function hasValidLease(record: Pick<IdempotencyRecord, 'status' | 'leaseExpiresAtMs'>, nowMs: number): boolean {
+  return record.status === RecordStatus.InProgress && record.leaseExpiresAtMs > nowMs;
+}
+
+/** True when the record is past retention and holds no valid lease: it counts as absent. */
+export function isExpired(record: Pick<IdempotencyRecord, 'status' | 'leaseExpiresAtMs' | 'retentionExpiresAtMs'>, nowMs: number): boolean {
+  return record.retentionExpiresAtMs <= nowMs && !hasValidLease(record, nowMs);
+}

@@ -1,0 +1,50 @@
+import { createHash } from 'node:crypto';
+import { ConfigurationError } from './errors';
+import type { IdempotencyKey } from './keys';
+import { scopedKeyString } from './keys';
+
+/** Default number of partitions the records spread over; see docs/DESIGN.md, "Partition layout". */
+export const DEFAULT_PARTITION_COUNT = 16;
+/** Highest partition count accepted (3 hex digits). */
+export const MAX_PARTITION_COUNT = 4096;
+
+/** Where a key's record lives in the table. */
+export interface TableAddress {
+  readonly partitionKey: string;
+  readonly rowKey: string;
+}
+
+/**
+ * Maps any scoped key (any characters, any length up to the key limit) to a valid PartitionKey /
+ * RowKey pair, deterministically:
+ *
+ * - RowKey = SHA-256 (hex, 64 characters) of the unambiguous scoped key. Hex is always valid
+ *   (no `/ \ # ?`, no control characters); SHA-256 makes collisions impractical.
+ * - PartitionKey = `p` + the hash's leading bits modulo `partitionCount`, as 3 hex digits, so
+ *   load spreads evenly across `partitionCount` partitions and each can be swept on its own.
+ *
+ * `partitionCount` is fixed for a table's lifetime: changing it moves every key's address.
+ */
+export function tableAddress(key: IdempotencyKey, partitionCount: number = DEFAULT_PARTITION_COUNT): TableAddress {
+  const rowKey = createHash('sha256').update(scopedKeyString(key), 'utf8').digest('hex');
+  return { partitionKey: partitionName(Number.parseInt(rowKey.slice(0, 8), 16) % partitionCount), rowKey };
+}
+
+/** The PartitionKey of partition number `index` (0-based). */
+export function partitionName(index: number): string {
+  return `p${index.toString(16).padStart(3, '0')}`;
+}
+
+/** All PartitionKeys a table with `partitionCount` partitions uses, in order. */
+export function allPartitions(partitionCount: number): string[] {
+  validatePartitionCount(partitionCount);
+  return Array.from({ length: partitionCount }, (_, i) => partitionName(i));
+}
+
+/** @throws ConfigurationError unless 1 <= partitionCount <= MAX_PARTITION_COUNT (an integer). */
+export function validatePartitionCount(partitionCount: number): number {
+  if (!Number.isInteger(partitionCount) || partitionCount < 1 || partitionCount > MAX_PARTITION_COUNT) {
+    throw new ConfigurationError(`partition count must be an integer from 1 to ${MAX_PARTITION_COUNT}, got ${partitionCount}`);
+  }
+  return partitionCount;
+}
