@@ -1,0 +1,4 @@
+export * from './messageInfo';
+export * from './body';
+export * from './ParkingStore';
+export * from './reportOutcome';

@@ -1,0 +1,34 @@
+/**
+ * What a consumer knows of one delivered message, taken from the Service Bus trigger metadata
+ * (keys arrive camel-cased: `messageId`, `deliveryCount`, `correlationId`, `enqueuedTimeUtc`...).
+ * Plain data: nothing here depends on the Functions runtime.
+ */
+export interface MessageInfo {
+  /** As delivered; validated into a key later (it may be missing or malformed). */
+  readonly messageId: unknown;
+  readonly deliveryCount?: number;
+  readonly correlationId?: string;
+  readonly enqueuedTimeUtc?: string;
+  readonly contentType?: string;
+}
+
+/** Reads the fields a consumer uses from trigger metadata; tolerant of absent or odd values. */
+export function messageInfoFrom(triggerMetadata: Readonly<Record<string, unknown>> | undefined): MessageInfo {
+  const meta = triggerMetadata ?? {};
+  const deliveryCount = Number(meta.deliveryCount);
+  return {
+    messageId: meta.messageId,
+    deliveryCount: Number.isFinite(deliveryCount) ? deliveryCount : undefined,
+    correlationId: typeof meta.correlationId === 'string' && meta.correlationId !== '' ? meta.correlationId : undefined,
+    enqueuedTimeUtc: meta.enqueuedTimeUtc === undefined ? undefined : String(meta.enqueuedTimeUtc),
+    contentType: typeof meta.contentType === 'string' ? meta.contentType : undefined,
+  };
+}
+
+/** The message id as text for logs and parking (never the payload). */
+export function messageIdText(info: MessageInfo): string | undefined {
+  const id = info.messageId;
+  if (typeof id === 'string' && id !== '') return id;
+  if (typeof id === 'number' && Number.isFinite(id)) return String(id);
+  return undefined;
+}

@@ -1,0 +1,90 @@
+import type { LogLevel, Telemetry } from '../telemetry/Telemetry';
+import { MetricNames } from '../telemetry/Telemetry';
+import { messageIdText, type MessageInfo } from './messageInfo';
+
+/** What a consumer did with one delivery; every consumer reports through {@link reportOutcome}. */
+export const Outcome = {
+  /** Processed now (first claim). */
+  Processed: 'processed',
+  /** Processed now after taking over a lapsed or released claim. */
+  ProcessedAfterTakeover: 'processed-after-takeover',
+  /** Seen and completed before: acknowledged without effects. */
+  Duplicate: 'duplicate',
+  /** Another delivery of the key is being processed right now. */
+  InProgress: 'in-progress',
+  /** The key was used before for another payload: parked, alerted. */
+  KeyReused: 'key-reused',
+  /** Malformed: parked with a reason. */
+  Parked: 'parked',
+  /** A stale or repeated version of a naturally idempotent update: ignored. */
+  StaleVersion: 'stale-version',
+  /** A transient failure: left to the broker to redeliver. */
+  Retry: 'retry',
+} as const;
+export type Outcome = (typeof Outcome)[keyof typeof Outcome];
+
+export interface OutcomeReport {
+  readonly consumer: string;
+  readonly outcome: Outcome;
+  readonly info: MessageInfo;
+  readonly idempotencyKey?: string;
+  readonly digest?: string;
+  /** Why (park reason, duplicate source, error class); never payload data. */
+  readonly reason?: string;
+  readonly attempt?: number;
+  readonly detail?: string;
+}
+
+const LEVEL: Record<Outcome, LogLevel> = {
+  processed: 'info',
+  'processed-after-takeover': 'warn',
+  duplicate: 'info',
+  'in-progress': 'warn',
+  'key-reused': 'error',
+  parked: 'error',
+  'stale-version': 'info',
+  retry: 'warn',
+};
+
+/** Counts the outcome in the right metric and writes one structured log line for it. */
+export function reportOutcome(telemetry: Telemetry, report: OutcomeReport): void {
+  const { consumer, outcome } = report;
+  switch (outcome) {
+    case Outcome.Processed:
+      telemetry.count(MetricNames.claims, { consumer });
+      break;
+    case Outcome.ProcessedAfterTakeover:
+      telemetry.count(MetricNames.claims, { consumer });
+      telemetry.count(MetricNames.takeovers, { consumer });
+      break;
+    case Outcome.Duplicate:
+      telemetry.count(MetricNames.duplicates, { consumer, reason: report.reason ?? 'completed' });
+      break;
+    case Outcome.InProgress:
+      telemetry.count(MetricNames.inProgress, { consumer });
+      break;
+    case Outcome.KeyReused:
+      telemetry.count(MetricNames.keyReuse, { consumer });
+      telemetry.count(MetricNames.parked, { consumer, reason: 'key-reused' });
+      break;
+    case Outcome.Parked:
+      telemetry.count(MetricNames.parked, { consumer, reason: report.reason ?? 'unknown' });
+      break;
+    case Outcome.StaleVersion:
+      telemetry.count(MetricNames.staleVersions, { consumer, reason: report.reason ?? 'stale' });
+      break;
+    case Outcome.Retry:
+      break;
+  }
+  telemetry.log(LEVEL[outcome], `${consumer}: ${outcome}${report.reason ? ` (${report.reason})` : ''}${report.detail ? `: ${report.detail}` : ''}`, {
+    consumer,
+    outcome,
+    idempotencyKey: report.idempotencyKey,
+    messageId: messageIdText(report.info),
+    correlationId: report.info.correlationId,
+    deliveryCount: report.info.deliveryCount,
+    digest: report.digest,
+    reason: report.reason,
+    attempt: report.attempt,
+  });
+}

@@ -1,0 +1,90 @@
+import { metrics, type Attributes, type Counter, type Histogram, type Meter } from '@opentelemetry/api';
+import { logs, SeverityNumber, type Logger } from '@opentelemetry/api-logs';
+
+/** Metric names as they appear in Application Insights `customMetrics` (see infra/monitoring). */
+export const MetricNames = {
+  claims: 'idempotency.claims',
+  duplicates: 'idempotency.duplicates',
+  keyReuse: 'idempotency.key_reuse',
+  inProgress: 'idempotency.in_progress',
+  takeovers: 'idempotency.takeovers',
+  purgeScanned: 'idempotency.purge.scanned',
+  purgeDeleted: 'idempotency.purge.deleted',
+  purgeSkipped: 'idempotency.purge.skipped',
+  parked: 'messages.parked',
+  staleVersions: 'messages.stale_versions',
+  providerLatency: 'payments.provider.latency',
+} as const;
+export type CounterName = Exclude<(typeof MetricNames)[keyof typeof MetricNames], typeof MetricNames.providerLatency>;
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/**
+ * Fields of a structured log line. Never a payload: the key and the payload's digest stand in for it.
+ * Values become `customDimensions` in Application Insights.
+ */
+export interface LogFields {
+  consumer?: string;
+  idempotencyKey?: string;
+  messageId?: string;
+  correlationId?: string;
+  deliveryCount?: number;
+  outcome?: string;
+  digest?: string;
+  reason?: string;
+  attempt?: number;
+  [name: string]: string | number | boolean | undefined;
+}
+
+/** Where log lines also go (e.g. the Functions InvocationContext, or a test's array). */
+export type LogSink = (level: LogLevel, message: string, fields: LogFields) => void;
+
+const SEVERITY: Record<LogLevel, SeverityNumber> = {
+  debug: SeverityNumber.DEBUG,
+  info: SeverityNumber.INFO,
+  warn: SeverityNumber.WARN,
+  error: SeverityNumber.ERROR,
+};
+
+/**
+ * Metrics and structured logs through the OpenTelemetry API. With no provider registered (tests,
+ * the demo, CI) the API is a no-op; in Azure `applicationinsights` registers the global providers
+ * (see `startTelemetry`), and tests register in-memory exporters.
+ */
+export class Telemetry {
+  private readonly counters = new Map<string, Counter>();
+  private readonly latency: Histogram;
+
+  constructor(
+    private readonly meter: Meter = metrics.getMeter('idempotent-consumer'),
+    private readonly logger: Logger = logs.getLogger('idempotent-consumer'),
+    private readonly sink?: LogSink,
+  ) {
+    this.latency = meter.createHistogram(MetricNames.providerLatency, { unit: 'ms', description: 'payment provider call latency' });
+  }
+
+  /** The same telemetry with log lines also sent to `sink` (e.g. one invocation's context). */
+  withSink(sink: LogSink): Telemetry {
+    return new Telemetry(this.meter, this.logger, sink);
+  }
+
+  count(name: CounterName, attributes: Attributes = {}, value = 1): void {
+    let counter = this.counters.get(name);
+    if (!counter) {
+      counter = this.meter.createCounter(name);
+      this.counters.set(name, counter);
+    }
+    counter.add(value, attributes);
+  }
+
+  providerLatency(ms: number, attributes: Attributes = {}): void {
+    this.latency.record(ms, attributes);
+  }
+
+  log(level: LogLevel, message: string, fields: LogFields = {}): void {
+    const attributes: Attributes = {};
+    for (const [name, value] of Object.entries(fields)) if (value !== undefined) attributes[name] = value;
+    this.logger.emit({ severityNumber: SEVERITY[level], severityText: level.toUpperCase(), body: message, attributes });
+    this.sink?.(level, message, fields);
+  }
+}

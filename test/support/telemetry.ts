@@ -1,0 +1,40 @@
+import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
+import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { Telemetry } from '../../src/telemetry/Telemetry';
+
+/**
+ * Telemetry wired to in-memory OpenTelemetry exporters (never Application Insights):
+ * `counter(name, attrs)` sums a counter's points matching the attributes; `logs()` lists records.
+ */
+export function inMemoryTelemetry() {
+  const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+  const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 3_600_000 });
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  const logExporter = new InMemoryLogRecordExporter();
+  const loggerProvider = new LoggerProvider({ processors: [new SimpleLogRecordProcessor({ exporter: logExporter })] });
+  const telemetry = new Telemetry(meterProvider.getMeter('test'), loggerProvider.getLogger('test'));
+
+  async function counter(name: string, attributes: Record<string, string> = {}): Promise<number> {
+    const { resourceMetrics } = await reader.collect();
+    let sum = 0;
+    for (const scope of resourceMetrics.scopeMetrics)
+      for (const metric of scope.metrics) {
+        if (metric.descriptor.name !== name) continue;
+        for (const point of metric.dataPoints as Array<{ value: unknown; attributes: Record<string, unknown> }>) {
+          if (Object.entries(attributes).every(([k, v]) => point.attributes[k] === v)) sum += Number(point.value);
+        }
+      }
+    return sum;
+  }
+
+  function logs() {
+    return logExporter.getFinishedLogRecords().map((r) => ({ body: r.body, severity: r.severityText, attributes: r.attributes as Record<string, unknown> }));
+  }
+
+  async function shutdown(): Promise<void> {
+    await meterProvider.shutdown();
+    await loggerProvider.shutdown();
+  }
+
+  return { telemetry, counter, logs, shutdown };
+}
