@@ -41,7 +41,7 @@ const schema = z
     IDEMPOTENCY_TABLE_CONNECTION_STRING: optionalText,
     IDEMPOTENCY_TABLE_ENDPOINT: z.string().url().optional(),
     IDEMPOTENCY_PARTITION_COUNT: int(1, 4096).default(16),
-    IDEMPOTENCY_LEASE_SECONDS: int(1, 86_400).default(300),
+    IDEMPOTENCY_LEASE_SECONDS: int(1, 86_400).default(60),
     IDEMPOTENCY_CACHE_SIZE: int(0, 10_000_000).default(10_000),
     IDEMPOTENCY_RETENTION_DAYS: z.coerce.number().positive().max(3650).default(30),
     SERVICEBUS_LOCK_DURATION_SECONDS: int(5, 300).default(60),

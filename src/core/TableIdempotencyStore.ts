@@ -299,7 +299,8 @@ export class TableIdempotencyStore implements IdempotencyStore {
   }
 
   private effectEntity(marker: TableEntity, effect: LocalEffect): TableEntity {
-    return { ...effect.properties, partitionKey: marker.partitionKey, rowKey: `${marker.rowKey as string}~${effect.name}`, kind: effect.name };
+    const properties = Object.fromEntries(Object.entries(effect.properties).filter(([, value]) => value !== null));
+    return { ...properties, partitionKey: marker.partitionKey, rowKey: `${marker.rowKey as string}~${effect.name}`, kind: effect.name };
   }
 
   private serializeResult(result: unknown): string | undefined {

@@ -1,0 +1,37 @@
+import { loadSettings, type Settings } from '../../config/settings';
+import { startTelemetry } from '../../telemetry/startTelemetry';
+import { Telemetry } from '../../telemetry/Telemetry';
+
+/**
+ * The app's composition root in the Functions host: settings validated once at start (a bad
+ * setting fails the start with its name), Application Insights started only when configured.
+ * Only `src/functions` uses this; tests build their own objects.
+ */
+let settings: Settings | undefined;
+let telemetry: Telemetry | undefined;
+
+export function appSettings(): Settings {
+  if (!settings) {
+    settings = loadSettings();
+    startTelemetry();
+  }
+  return settings;
+}
+
+export function appTelemetry(): Telemetry {
+  appSettings();
+  return (telemetry ??= new Telemetry());
+}
+
+/** Memoizes a factory (built on first use, then shared by the invocations of this worker). */
+export function once<T>(factory: () => T): () => T {
+  let value: T | undefined;
+  let built = false;
+  return () => {
+    if (!built) {
+      value = factory();
+      built = true;
+    }
+    return value as T;
+  };
+}

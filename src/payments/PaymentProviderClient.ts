@@ -1,0 +1,90 @@
+import type { ChargeResult, PaymentRequested } from './schema';
+
+/** A provider failure worth retrying with the same `Idempotency-Key` (5xx, 409 in flight, timeouts, network). */
+export class TransientProviderError extends Error {
+  constructor(
+    message: string,
+    readonly statusCode?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'TransientProviderError';
+  }
+}
+
+export interface PaymentProviderOptions {
+  /** Base URL from the `PAYMENT_PROVIDER_URL` setting. */
+  readonly baseUrl: string;
+  readonly timeoutMs: number;
+  /** Told each call's latency (for the `payments.provider.latency` metric). */
+  readonly onLatency?: (ms: number, statusCode: number | undefined) => void;
+  readonly fetch?: typeof fetch;
+}
+
+/**
+ * The third-party payment provider, known only through its HTTP contract:
+ * `POST {base}/v1/charges` with `Idempotency-Key`; 201/200 charged (200 = replay of the key);
+ * 409 in flight; 422 key used with another body; 402 declined; 5xx and timeouts transient.
+ */
+export class PaymentProviderClient {
+  constructor(private readonly options: PaymentProviderOptions) {}
+
+  /**
+   * Charges once per `idempotencyKey`: calling again with the same key and body returns the
+   * first charge. Declines and rejections are results; transient failures throw.
+   * @throws TransientProviderError
+   */
+  async charge(payment: PaymentRequested, idempotencyKey: string): Promise<ChargeResult> {
+    const url = new URL('v1/charges', this.options.baseUrl.endsWith('/') ? this.options.baseUrl : `${this.options.baseUrl}/`);
+    const started = performance.now();
+    let status: number | undefined;
+    try {
+      const response = await (this.options.fetch ?? fetch)(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+        body: JSON.stringify({ paymentId: payment.paymentId, customerId: payment.customerId, amount: payment.amount, currency: payment.currency }),
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+      status = response.status;
+      const text = await response.text();
+      return interpret(status, text);
+    } catch (error) {
+      if (error instanceof TransientProviderError) throw error;
+      const name = (error as Error)?.name;
+      const what = name === 'TimeoutError' || name === 'AbortError' ? `no answer within ${this.options.timeoutMs} ms` : `request failed (${(error as Error)?.message})`;
+      throw new TransientProviderError(`payment provider: ${what}`, status, { cause: error });
+    } finally {
+      this.options.onLatency?.(performance.now() - started, status);
+    }
+  }
+}
+
+function interpret(status: number, text: string): ChargeResult {
+  if (status === 200 || status === 201) {
+    let body: { id?: unknown; amount?: unknown; currency?: unknown; status?: unknown };
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new TransientProviderError(`payment provider answered ${status} with a body that is not JSON`, status);
+    }
+    if (typeof body.id !== 'string' || body.status !== 'succeeded') {
+      throw new TransientProviderError(`payment provider answered ${status} without a succeeded charge id`, status);
+    }
+    return { status: 'succeeded', chargeId: body.id, amount: Number(body.amount), currency: String(body.currency) };
+  }
+  if (status === 402) return { status: 'declined', reason: reasonFrom(text, 'declined') };
+  if (status === 409) throw new TransientProviderError('payment provider: a request with this key is still in flight (409)', status);
+  if (status === 408 || status === 429 || status >= 500) throw new TransientProviderError(`payment provider answered ${status}`, status);
+  if (status === 422) return { status: 'rejected', reason: `idempotency key used before with a different body (422)` };
+  return { status: 'rejected', reason: `payment provider answered ${status}` };
+}
+
+function reasonFrom(text: string, fallback: string): string {
+  try {
+    const body = JSON.parse(text) as { reason?: unknown; error?: { message?: unknown } };
+    const reason = body.reason ?? body.error?.message;
+    return typeof reason === 'string' && reason ? reason.slice(0, 200) : fallback;
+  } catch {
+    return fallback;
+  }
+}

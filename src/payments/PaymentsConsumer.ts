@@ -1,0 +1,187 @@
+import { systemClock, type Clock } from '../core/clock';
+import { payloadDigest } from '../core/digest';
+import { IdempotencyError, InvalidKeyError, LeaseLostError } from '../core/errors';
+import type { Claim, LocalEffect } from '../core/IdempotencyStore';
+import { keyFromMessageId } from '../core/keys';
+import type { TableIdempotencyStore } from '../core/TableIdempotencyStore';
+import { decodeBody, ParkReason, type Decoded } from '../messaging/body';
+import { messageIdText, type MessageInfo } from '../messaging/messageInfo';
+import type { ParkingStore } from '../messaging/ParkingStore';
+import { Outcome, reportOutcome } from '../messaging/reportOutcome';
+import type { Telemetry } from '../telemetry/Telemetry';
+import { chargeInstanceId, type ChargeWorkflow } from './ChargeWorkflow';
+import { PaymentRequestedSchema, type ChargeResult, type PaymentRequested } from './schema';
+
+export const PAYMENTS_CONSUMER = 'payments';
+
+/** The charge could not be finished in this delivery; Service Bus must redeliver the message. */
+export class PaymentRetryError extends IdempotencyError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { ...options, retryable: true });
+  }
+}
+
+export interface PaymentsConsumerDeps {
+  readonly store: TableIdempotencyStore;
+  readonly parking: ParkingStore;
+  /** Required to charge; Durable's client is per invocation, so it is often set by {@link PaymentsConsumer.withWorkflow}. */
+  readonly workflow?: ChargeWorkflow;
+  readonly telemetry: Telemetry;
+  readonly clock?: Clock;
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** How long one delivery waits for its charge (or for another delivery's lease) before asking for redelivery. */
+  readonly waitBudgetMs: number;
+  /** Largest body accepted; larger ones are parked. */
+  readonly maxBodyBytes?: number;
+}
+
+/** What one delivery ended as. The handler returns (message completed) for all of these. */
+export type PaymentDeliveryResult =
+  | { readonly outcome: 'processed' | 'processed-after-takeover' | 'duplicate'; readonly result: ChargeResult }
+  | { readonly outcome: 'parked' | 'key-reused'; readonly reason: string };
+
+/**
+ * The payments consumer, free of the Functions runtime. Per delivery:
+ *
+ * 1. Decode and validate; a message no retry can fix is parked with its reason (then completed).
+ * 2. Claim `payments` + MessageId, writing the Payment row in the same Table transaction.
+ * 3. As the claimant: start (or find) the charge orchestration for the key, wait for its result,
+ *    complete the claim with it, updating the Payment row in the same transaction.
+ * 4. Duplicate: the stored result, no provider call. Reused key: parked + `key_reuse` alert.
+ * 5. In progress elsewhere: wait (bounded) until the record completes (-> duplicate) or its lease
+ *    lapses (-> take it over). A delivery is acknowledged only once its key's record is completed
+ *    or the message is parked, so nothing is lost; otherwise `PaymentRetryError` is thrown.
+ */
+export class PaymentsConsumer {
+  private readonly clock: Clock;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(private readonly deps: PaymentsConsumerDeps) {
+    this.clock = deps.clock ?? systemClock;
+    this.sleep = deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+  }
+
+  /** The same consumer driving another workflow client (Durable's client is per invocation). */
+  withWorkflow(workflow: ChargeWorkflow): PaymentsConsumer {
+    return new PaymentsConsumer({ ...this.deps, workflow });
+  }
+
+  /**
+   * Handles one delivery. Returns when the message may be completed.
+   * @throws PaymentRetryError or StoreUnavailableError (retryable) when it must be redelivered.
+   */
+  async handle(body: unknown, info: MessageInfo, telemetry: Telemetry = this.deps.telemetry): Promise<PaymentDeliveryResult> {
+    const decoded = this.validate(body, info);
+    if (!decoded.ok) return this.park(telemetry, info, body, decoded.reason, decoded.detail);
+    const payment = decoded.value;
+    const key = keyFromMessageId(PAYMENTS_CONSUMER, info.messageId);
+    const digest = payloadDigest(payment);
+    const report = { consumer: PAYMENTS_CONSUMER, info, idempotencyKey: key.key, digest };
+    const deadline = this.clock.nowMs() + this.deps.waitBudgetMs;
+
+    for (let poll = 0; ; poll++) {
+      const outcome = await this.deps.store.claim(key, digest, { effects: [paymentRow(payment, 'pending')] });
+      switch (outcome.kind) {
+        case 'duplicate': {
+          reportOutcome(telemetry, { ...report, outcome: Outcome.Duplicate, reason: outcome.cached ? 'cached' : 'completed', attempt: outcome.record.attempt });
+          return { outcome: 'duplicate', result: outcome.record.result as ChargeResult };
+        }
+        case 'keyReused': {
+          const detail = `MessageId ${key.key} was first used for a payload with digest ${outcome.record.digest}; this one has ${digest}`;
+          await this.deps.parking.park({ consumer: PAYMENTS_CONSUMER, reason: ParkReason.KeyReused, detail, info, body });
+          reportOutcome(telemetry, { ...report, outcome: Outcome.KeyReused, reason: ParkReason.KeyReused, detail });
+          return { outcome: 'key-reused', reason: detail };
+        }
+        case 'claimed':
+        case 'reclaimed': {
+          const result = await this.charge(outcome.claim, payment, deadline);
+          const takeover = outcome.kind === 'reclaimed';
+          reportOutcome(telemetry, { ...report, outcome: takeover ? Outcome.ProcessedAfterTakeover : Outcome.Processed, attempt: outcome.claim.attempt, reason: result.status });
+          return { outcome: takeover ? 'processed-after-takeover' : 'processed', result };
+        }
+        case 'inProgress': {
+          const now = this.clock.nowMs();
+          if (poll === 0) reportOutcome(telemetry, { ...report, outcome: Outcome.InProgress, attempt: outcome.record.attempt });
+          if (now >= deadline) {
+            throw new PaymentRetryError(`payment ${key.key} is in progress elsewhere (attempt ${outcome.record.attempt}); redeliver later`);
+          }
+          // Wait for the other delivery to finish, or for its lease to lapse so we can take over.
+          await this.sleep(Math.max(1, Math.min(backoffMs(poll), outcome.record.leaseExpiresAtMs - now + 1, deadline - now)));
+          break;
+        }
+      }
+    }
+  }
+
+  private validate(body: unknown, info: MessageInfo): Decoded<PaymentRequested> {
+    const messageId = messageIdText(info);
+    if (messageId === undefined) return { ok: false, reason: ParkReason.MissingMessageId, detail: 'the message has no MessageId (the producer must set it to paymentId)' };
+    try {
+      keyFromMessageId(PAYMENTS_CONSUMER, info.messageId);
+    } catch (error) {
+      if (error instanceof InvalidKeyError) return { ok: false, reason: ParkReason.MissingMessageId, detail: error.message };
+      throw error;
+    }
+    const decoded = decodeBody(body, PaymentRequestedSchema, this.deps.maxBodyBytes);
+    if (decoded.ok && decoded.value.paymentId !== messageId) {
+      return { ok: false, reason: ParkReason.MessageIdMismatch, detail: `MessageId ${JSON.stringify(messageId)} is not the paymentId ${JSON.stringify(decoded.value.paymentId)}` };
+    }
+    return decoded;
+  }
+
+  private async park(telemetry: Telemetry, info: MessageInfo, body: unknown, reason: ParkReason, detail: string): Promise<PaymentDeliveryResult> {
+    await this.deps.parking.park({ consumer: PAYMENTS_CONSUMER, reason, detail, info, body });
+    reportOutcome(telemetry, { consumer: PAYMENTS_CONSUMER, outcome: Outcome.Parked, info, reason, detail });
+    return { outcome: 'parked', reason: `${reason}: ${detail}` };
+  }
+
+  /**
+   * As the claimant: make sure the key's orchestration runs (starting it only when none runs and
+   * none completed), wait for its result, then complete the claim with it.
+   */
+  private async charge(claim: Claim, payment: PaymentRequested, deadline: number): Promise<ChargeResult> {
+    const workflow = this.deps.workflow;
+    if (!workflow) throw new Error('PaymentsConsumer has no charge workflow (use withWorkflow)');
+    const instanceId = chargeInstanceId(claim.address.rowKey);
+    const input = { idempotencyKey: claim.key.key, entityKey: claim.address.rowKey, attempt: claim.attempt, payment };
+    let status = await workflow.status(instanceId);
+    if (status.state === 'none' || status.state === 'failed') {
+      await workflow.start(instanceId, input);
+      status = { state: 'running' };
+    }
+    for (let poll = 0; status.state === 'running' || status.state === 'none'; poll++) {
+      const now = this.clock.nowMs();
+      if (now >= deadline) {
+        // The orchestration goes on; the record stays in progress until its lease lapses.
+        throw new PaymentRetryError(`charge of payment ${claim.key.key} did not finish within ${this.deps.waitBudgetMs} ms; redeliver later`);
+      }
+      await this.sleep(Math.min(backoffMs(poll), deadline - now));
+      status = await workflow.status(instanceId);
+    }
+    if (status.state === 'failed') {
+      await this.deps.store.release(claim, `charge failed: ${status.reason}`).catch(() => undefined);
+      throw new PaymentRetryError(`charge of payment ${claim.key.key} failed transiently: ${status.reason}`);
+    }
+    const result = status.output;
+    try {
+      await this.deps.store.complete(claim, result, [paymentRow(payment, result.status, result.status === 'succeeded' ? result.chargeId : undefined)]);
+    } catch (error) {
+      // Another delivery took the lapsed claim over; it completes the record from the same orchestration.
+      if (!(error instanceof LeaseLostError)) throw error;
+    }
+    return result;
+  }
+}
+
+function paymentRow(payment: PaymentRequested, state: string, chargeId?: string): LocalEffect {
+  return {
+    name: 'payment',
+    properties: { paymentId: payment.paymentId, customerId: payment.customerId, amount: payment.amount, currency: payment.currency, state, chargeId: chargeId ?? null },
+  };
+}
+
+/** 25 ms doubling to 1 s. */
+function backoffMs(poll: number): number {
+  return Math.min(1000, 25 * 2 ** Math.min(poll, 6));
+}
+

@@ -1,0 +1,65 @@
+import type { ChargeResult } from './schema';
+
+/**
+ * State of the `paymentCharge` Durable entity, one per idempotency key. It records that a
+ * provider call is in progress before the call, and its result after, fenced by the claim's
+ * attempt number: an operation from an older attempt than the one on record is rejected.
+ *
+ * ```
+ *  idle --begin(a)--> inProgress(a) --complete(a, r)--> completed(r)   (final: first result wins)
+ *                          |  ^  \--fail(a, why)--> failed(a) --begin(a' >= a)--> inProgress(a')
+ *                          |  '--begin(a' >= a)  (a crashed run, or a takeover, calls again)
+ * ```
+ */
+export type ChargeEntityState =
+  | { readonly status: 'idle' }
+  | { readonly status: 'inProgress'; readonly attempt: number; readonly startedAtMs: number }
+  | { readonly status: 'failed'; readonly attempt: number; readonly reason: string; readonly failedAtMs: number }
+  | { readonly status: 'completed'; readonly attempt: number; readonly result: ChargeResult; readonly completedAtMs: number };
+
+export type ChargeEntityOperation =
+  | { readonly name: 'begin'; readonly attempt: number }
+  | { readonly name: 'complete'; readonly attempt: number; readonly result: ChargeResult }
+  | { readonly name: 'fail'; readonly attempt: number; readonly reason: string }
+  | { readonly name: 'get' };
+
+/** What an operation answers to its caller (the orchestration). */
+export type ChargeEntityReply =
+  | { readonly decision: 'proceed' }
+  | { readonly decision: 'alreadyCompleted'; readonly result: ChargeResult }
+  | { readonly decision: 'stale'; readonly currentAttempt: number }
+  | { readonly decision: 'recorded' }
+  | { readonly decision: 'state'; readonly state: ChargeEntityState };
+
+export const INITIAL_CHARGE_STATE: ChargeEntityState = { status: 'idle' };
+
+/** Applies one operation: pure, so every state x operation is tested without the Durable runtime. */
+export function applyChargeOperation(
+  state: ChargeEntityState | undefined,
+  operation: ChargeEntityOperation,
+  nowMs: number,
+): { state: ChargeEntityState; reply: ChargeEntityReply } {
+  const current = state ?? INITIAL_CHARGE_STATE;
+  if (operation.name === 'get') return { state: current, reply: { decision: 'state', state: current } };
+  if (current.status === 'completed') {
+    // Final: the first recorded result stands for every later run, stale or not.
+    return { state: current, reply: { decision: 'alreadyCompleted', result: current.result } };
+  }
+  if (current.status !== 'idle' && operation.attempt < current.attempt) {
+    return { state: current, reply: { decision: 'stale', currentAttempt: current.attempt } };
+  }
+  switch (operation.name) {
+    case 'begin':
+      return { state: { status: 'inProgress', attempt: operation.attempt, startedAtMs: nowMs }, reply: { decision: 'proceed' } };
+    case 'complete':
+      return {
+        state: { status: 'completed', attempt: operation.attempt, result: operation.result, completedAtMs: nowMs },
+        reply: { decision: 'recorded' },
+      };
+    case 'fail':
+      return {
+        state: { status: 'failed', attempt: operation.attempt, reason: operation.reason.slice(0, 500), failedAtMs: nowMs },
+        reply: { decision: 'recorded' },
+      };
+  }
+}

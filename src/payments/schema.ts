@@ -1,0 +1,22 @@
+import { z } from 'zod';
+
+/**
+ * A PaymentRequested message. `paymentId` doubles as the `Idempotency-Key` header sent to the
+ * provider, so it is restricted to header-safe characters. Unknown fields are dropped before the
+ * digest is taken, so adding a field on the producer side does not look like a reused key.
+ */
+export const PaymentRequestedSchema = z.object({
+  paymentId: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, '1-128 characters of A-Z a-z 0-9 . _ : -'),
+  customerId: z.string().trim().min(1).max(128),
+  amount: z.number().int('integer minor units').positive().max(Number.MAX_SAFE_INTEGER),
+  currency: z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code: three capital letters'),
+});
+export type PaymentRequested = z.infer<typeof PaymentRequestedSchema>;
+
+/** What a payment ended as; stored as the dedup record's result and returned to duplicates. */
+export type ChargeResult =
+  | { readonly status: 'succeeded'; readonly chargeId: string; readonly amount: number; readonly currency: string }
+  /** The provider declined (402): permanent, recorded, never retried. */
+  | { readonly status: 'declined'; readonly reason: string }
+  /** The provider refused the request as such (422, other 4xx): permanent, recorded, alerted. */
+  | { readonly status: 'rejected'; readonly reason: string };

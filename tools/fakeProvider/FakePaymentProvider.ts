@@ -1,0 +1,228 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** A fault the provider can inject into one request. */
+export type ProviderFault =
+  /** Answer 503 without doing anything. */
+  | 'error5xx'
+  /** Hold the request and never answer (the client times out); nothing is charged. */
+  | 'timeout'
+  /** Charge, then drop the connection before answering. */
+  | 'chargeThenDrop';
+
+export interface FakeProviderOptions {
+  /** Probability per request of each fault (0..1), drawn from a seeded generator. */
+  readonly faultRates?: Partial<Record<ProviderFault, number>>;
+  /** Added before every answer. */
+  readonly latencyMs?: number;
+  readonly seed?: number;
+  readonly port?: number;
+}
+
+interface KeyEntry {
+  readonly bodyHash: string;
+  state: 'inFlight' | 'done';
+  status?: number;
+  response?: unknown;
+}
+
+export interface ChargeRecord {
+  readonly chargeId: string;
+  readonly paymentId: string;
+  readonly idempotencyKey: string;
+  readonly amount: number;
+  readonly currency: string;
+}
+
+/**
+ * A payment provider for tests and the demo, implementing the contract the app relies on like a
+ * real one: `POST /v1/charges` with `Idempotency-Key`; 201 charged, 200 replay of a finished key,
+ * 409 while the key is in flight, 422 when the key comes with another body, 402 declined
+ * (customerId starting with `decline`), 400 malformed. It counts raw calls and effective charges
+ * and injects faults. `GET /__stats` serves the counters as JSON. Loopback only.
+ */
+export class FakePaymentProvider {
+  rawCalls = 0;
+  readonly charges: ChargeRecord[] = [];
+  /** Every Idempotency-Key seen per paymentId. */
+  readonly keysByPayment = new Map<string, Set<string>>();
+  readonly faultsInjected: Record<ProviderFault, number> = { error5xx: 0, timeout: 0, chargeThenDrop: 0 };
+  private readonly keys = new Map<string, KeyEntry>();
+  private readonly queued: ProviderFault[] = [];
+  private readonly hanging = new Set<ServerResponse>();
+  private random: () => number;
+  private server: Server | undefined;
+  private options: FakeProviderOptions;
+
+  constructor(options: FakeProviderOptions = {}) {
+    this.options = options;
+    this.random = mulberry32(options.seed ?? 1);
+  }
+
+  /** Starts on 127.0.0.1 (a free port unless one is given); returns the base URL. */
+  static async start(options: FakeProviderOptions = {}): Promise<FakePaymentProvider> {
+    const provider = new FakePaymentProvider(options);
+    await provider.listen(options.port ?? 0);
+    return provider;
+  }
+
+  get url(): string {
+    const address = this.server?.address() as AddressInfo | undefined;
+    if (!address) throw new Error('fake provider is not listening');
+    return `http://127.0.0.1:${address.port}`;
+  }
+
+  /** Effective charges: one per key that was charged (a replay is not a charge). */
+  get effectiveCharges(): number {
+    return this.charges.length;
+  }
+
+  /** Charges per paymentId (more than 1 would be a double charge). */
+  chargesFor(paymentId: string): number {
+    return this.charges.filter((c) => c.paymentId === paymentId).length;
+  }
+
+  /** Makes the next request(s) suffer these faults, in order. */
+  injectNext(...faults: ProviderFault[]): void {
+    this.queued.push(...faults);
+  }
+
+  setFaultRates(rates: Partial<Record<ProviderFault, number>>): void {
+    this.options = { ...this.options, faultRates: rates };
+  }
+
+  setLatency(latencyMs: number): void {
+    this.options = { ...this.options, latencyMs };
+  }
+
+  stats() {
+    return {
+      rawCalls: this.rawCalls,
+      effectiveCharges: this.effectiveCharges,
+      faultsInjected: { ...this.faultsInjected },
+      paymentsWithSeveralKeys: [...this.keysByPayment.entries()].filter(([, keys]) => keys.size > 1).map(([id]) => id),
+      doubleCharged: [...new Set(this.charges.map((c) => c.paymentId))].filter((id) => this.chargesFor(id) > 1),
+      charges: this.charges,
+    };
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    for (const response of this.hanging) response.destroy();
+    this.hanging.clear();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private async listen(port: number): Promise<void> {
+    const server = createServer((req, res) => {
+      this.route(req, res).catch(() => {
+        if (!res.headersSent) res.writeHead(500).end();
+      });
+    });
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => resolve());
+    });
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method === 'GET' && req.url === '/__stats') return json(res, 200, this.stats());
+    if (req.method !== 'POST' || req.url !== '/v1/charges') return json(res, 404, { error: { message: 'not found' } });
+    this.rawCalls++;
+    const text = await readBody(req);
+    const key = req.headers['idempotency-key'];
+    if (typeof key !== 'string' || key === '') return json(res, 400, { error: { message: 'Idempotency-Key header is required' } });
+    let body: { paymentId?: unknown; customerId?: unknown; amount?: unknown; currency?: unknown };
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return json(res, 400, { error: { message: 'body is not JSON' } });
+    }
+    const { paymentId, customerId, amount, currency } = body;
+    if (typeof paymentId !== 'string' || typeof customerId !== 'string' || !Number.isInteger(amount) || (amount as number) <= 0 || typeof currency !== 'string') {
+      return json(res, 400, { error: { message: 'paymentId, customerId, amount (integer > 0) and currency are required' } });
+    }
+    let keys = this.keysByPayment.get(paymentId);
+    if (!keys) this.keysByPayment.set(paymentId, (keys = new Set()));
+    keys.add(key);
+
+    const fault = this.nextFault();
+    if (this.options.latencyMs) await delay(this.options.latencyMs);
+    if (fault === 'error5xx') return json(res, 503, { error: { message: 'injected outage' } });
+    if (fault === 'timeout') {
+      this.hanging.add(res);
+      res.on('close', () => this.hanging.delete(res));
+      return;
+    }
+
+    const bodyHash = createHash('sha256').update(JSON.stringify([paymentId, customerId, amount, currency])).digest('hex');
+    const existing = this.keys.get(key);
+    if (existing) {
+      if (existing.bodyHash !== bodyHash) return json(res, 422, { error: { message: 'Idempotency-Key was used with a different body' } });
+      if (existing.state === 'inFlight') return json(res, 409, { error: { message: 'a request with this Idempotency-Key is in flight' } });
+      return json(res, existing.status === 201 ? 200 : existing.status!, existing.response);
+    }
+    const entry: KeyEntry = { bodyHash, state: 'inFlight' };
+    this.keys.set(key, entry);
+    await delay(0);
+    if (customerId.startsWith('decline')) {
+      Object.assign(entry, { state: 'done', status: 402, response: { error: { code: 'card_declined', message: 'card declined' }, reason: 'card_declined' } });
+      return json(res, 402, entry.response);
+    }
+    const charge: ChargeRecord = { chargeId: `ch_${randomUUID().replace(/-/g, '').slice(0, 20)}`, paymentId, idempotencyKey: key, amount: amount as number, currency };
+    this.charges.push(charge);
+    Object.assign(entry, { state: 'done', status: 201, response: { id: charge.chargeId, paymentId, amount, currency, status: 'succeeded' } });
+    if (fault === 'chargeThenDrop') {
+      req.socket.destroy();
+      return;
+    }
+    return json(res, 201, entry.response);
+  }
+
+  private nextFault(): ProviderFault | undefined {
+    const queued = this.queued.shift();
+    const fault =
+      queued ??
+      (['error5xx', 'timeout', 'chargeThenDrop'] as const).find((kind) => {
+        const rate = this.options.faultRates?.[kind] ?? 0;
+        return rate > 0 && this.random() < rate;
+      });
+    if (fault) this.faultsInjected[fault]++;
+    return fault;
+  }
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A small seeded PRNG (mulberry32), so fault sequences repeat for a seed. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

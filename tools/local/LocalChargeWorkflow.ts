@@ -1,0 +1,183 @@
+import type { TableClient } from '@azure/data-tables';
+import { systemClock, type Clock } from '../../src/core/clock';
+import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityState } from '../../src/payments/chargeEntity';
+import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestrationInput, type ChargeSteps } from '../../src/payments/chargeOrchestration';
+import type { ChargeWorkflow, WorkflowStatus } from '../../src/payments/ChargeWorkflow';
+import type { ChargeResult } from '../../src/payments/schema';
+
+/** A step of a run, as the local executor sees it. */
+type LocalTask =
+  | { readonly kind: 'entity'; readonly entityKey: string; readonly operation: ChargeEntityOperation }
+  | { readonly kind: 'activity'; readonly input: ChargeActivityInput };
+
+/** Where a crash can be injected into a run (the run stops there, as if its host died). */
+export type RunStep = 'entity:begin' | 'activity:charge' | 'after-activity:charge' | 'entity:complete' | 'entity:fail';
+
+export interface LocalChargeWorkflowOptions {
+  /** Table holding entity states and instance statuses (Durable keeps both in storage too). */
+  readonly table: TableClient;
+  /** The `chargeProvider` activity. */
+  readonly chargeProvider: (input: ChargeActivityInput) => Promise<ChargeResult>;
+  /** Activity retry, as `df.RetryOptions`: attempts in all, first interval, doubling. */
+  readonly retry?: { readonly maxAttempts: number; readonly firstRetryIntervalMs: number };
+  /** Called before each step; return true to crash the run there. */
+  readonly crashBefore?: (step: RunStep, instanceId: string) => boolean;
+  /** After a crash the run is replayed from its start after this delay (a host restart). */
+  readonly restartDelayMs?: number;
+  readonly clock?: Clock;
+}
+
+class InjectedCrash extends Error {}
+
+/**
+ * An in-process executor for the app's charge orchestration and `paymentCharge` entity, for
+ * tests and the demo only (Azure runs Durable Functions). Semantics kept from Durable:
+ * - entity operations on one key run one at a time; entity state persists (in the table);
+ * - one run per instance id at a time; `start` on a running instance does nothing;
+ * - activities are at-least-once: a crashed run is replayed from its start after a restart
+ *   delay, calling the provider again (with the same `Idempotency-Key`).
+ */
+export class LocalChargeWorkflow implements ChargeWorkflow {
+  private readonly entityQueues = new Map<string, Promise<unknown>>();
+  private readonly running = new Set<string>();
+  private readonly pending = new Set<Promise<void>>();
+  private stopped = false;
+  readonly counters = { runs: 0, crashes: 0, activityCalls: 0 };
+  private readonly clock: Clock;
+
+  constructor(private readonly options: LocalChargeWorkflowOptions) {
+    this.clock = options.clock ?? systemClock;
+  }
+
+  async status(instanceId: string): Promise<WorkflowStatus> {
+    const entity = await this.readRow('instance', instanceId);
+    if (!entity) return { state: 'none' };
+    const state = String(entity.state);
+    if (state === 'completed') return { state: 'completed', output: JSON.parse(String(entity.outputJson)) as ChargeResult };
+    if (state === 'failed') return { state: 'failed', reason: String(entity.reason) };
+    return { state: 'running' };
+  }
+
+  async start(instanceId: string, input: ChargeOrchestrationInput): Promise<void> {
+    if (this.running.has(instanceId)) return;
+    this.running.add(instanceId);
+    await this.options.table.upsertEntity({ partitionKey: 'instance', rowKey: instanceId, state: 'running', inputJson: JSON.stringify(input) }, 'Replace');
+    this.track(this.run(instanceId, input));
+  }
+
+  /** Waits until no run is active (crashed runs included, once restarted and finished). */
+  async drain(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  /** Stops restarting crashed runs; active runs finish. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.drain();
+  }
+
+  private track(promise: Promise<void>): void {
+    this.pending.add(promise);
+    void promise.finally(() => this.pending.delete(promise));
+  }
+
+  private async run(instanceId: string, input: ChargeOrchestrationInput): Promise<void> {
+    this.counters.runs++;
+    const steps: ChargeSteps<LocalTask> = {
+      callEntity: (entityKey, operation) => ({ kind: 'entity', entityKey, operation }),
+      chargeProvider: (activityInput) => ({ kind: 'activity', input: activityInput }),
+    };
+    const generator = chargeOrchestration(input, steps);
+    try {
+      let next = generator.next();
+      while (!next.done) {
+        let value: unknown;
+        let failure: unknown;
+        let failed = false;
+        try {
+          value = await this.execute(next.value, instanceId);
+        } catch (error) {
+          if (error instanceof InjectedCrash) throw error;
+          failed = true;
+          failure = error;
+        }
+        next = failed ? generator.throw(failure) : generator.next(value);
+      }
+      await this.options.table.upsertEntity({ partitionKey: 'instance', rowKey: instanceId, state: 'completed', outputJson: JSON.stringify(next.value) }, 'Replace');
+      this.running.delete(instanceId);
+    } catch (error) {
+      if (error instanceof InjectedCrash) {
+        this.counters.crashes++;
+        // The instance stays "running" in storage, as after a host crash; the host replays it later.
+        if (!this.stopped) {
+          this.track(
+            new Promise<void>((resolve) => setTimeout(resolve, this.options.restartDelayMs ?? 50)).then(() =>
+              this.stopped ? undefined : this.run(instanceId, input),
+            ),
+          );
+        } else {
+          this.running.delete(instanceId);
+        }
+        return;
+      }
+      await this.options.table.upsertEntity(
+        { partitionKey: 'instance', rowKey: instanceId, state: 'failed', reason: (error instanceof Error ? error.message : String(error)).slice(0, 1000) },
+        'Replace',
+      );
+      this.running.delete(instanceId);
+    }
+  }
+
+  private async execute(task: LocalTask, instanceId: string): Promise<unknown> {
+    if (task.kind === 'entity') {
+      this.maybeCrash(`entity:${task.operation.name}` as RunStep, instanceId);
+      return this.entityOperation(task.entityKey, task.operation);
+    }
+    const retry = this.options.retry ?? { maxAttempts: 3, firstRetryIntervalMs: 50 };
+    for (let attempt = 1; ; attempt++) {
+      this.maybeCrash('activity:charge', instanceId);
+      try {
+        this.counters.activityCalls++;
+        const result = await this.options.chargeProvider(task.input);
+        this.maybeCrash('after-activity:charge', instanceId);
+        return result;
+      } catch (error) {
+        if (error instanceof InjectedCrash || attempt >= retry.maxAttempts) throw error;
+        await new Promise((resolve) => setTimeout(resolve, retry.firstRetryIntervalMs * 2 ** (attempt - 1)));
+      }
+    }
+  }
+
+  private maybeCrash(step: RunStep, instanceId: string): void {
+    if (this.options.crashBefore?.(step, instanceId)) throw new InjectedCrash(`injected crash at ${step}`);
+  }
+
+  /** Runs one entity operation after the previous ones on the same key (one at a time). */
+  private entityOperation(entityKey: string, operation: ChargeEntityOperation): Promise<unknown> {
+    const previous = this.entityQueues.get(entityKey) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      const row = await this.readRow('paymentCharge', entityKey);
+      const state = row ? (JSON.parse(String(row.stateJson)) as ChargeEntityState) : undefined;
+      const applied = applyChargeOperation(state, operation, this.clock.nowMs());
+      await this.options.table.upsertEntity({ partitionKey: 'paymentCharge', rowKey: entityKey, stateJson: JSON.stringify(applied.state) }, 'Replace');
+      return applied.reply;
+    });
+    this.entityQueues.set(entityKey, next.catch(() => undefined));
+    return next;
+  }
+
+  /** The entity's persisted state (for tests and the demo's report). */
+  async entityState(entityKey: string): Promise<ChargeEntityState | undefined> {
+    const row = await this.readRow('paymentCharge', entityKey);
+    return row ? (JSON.parse(String(row.stateJson)) as ChargeEntityState) : undefined;
+  }
+
+  private async readRow(partitionKey: string, rowKey: string): Promise<Record<string, unknown> | undefined> {
+    try {
+      return await this.options.table.getEntity<Record<string, unknown>>(partitionKey, rowKey);
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode === 404) return undefined;
+      throw error;
+    }
+  }
+}
