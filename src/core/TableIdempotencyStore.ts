@@ -258,7 +258,8 @@ export class TableIdempotencyStore implements IdempotencyStore {
         (effect): TransactionAction => [mode === 'create' ? 'create' : 'upsert', this.effectEntity(marker, effect), 'Replace'] as TransactionAction,
       );
       const response = await this.client.submitTransaction([markerAction, ...effectActions]);
-      return requireEtag(response.getResponseForEntity(marker.rowKey as string)?.etag, operation);
+      // Sub-responses come in the order of the actions: the marker's is first.
+      return requireEtag(response.subResponses[0]?.etag, operation);
     } catch (error) {
       if (error instanceof IdempotencyError) throw error;
       const conflict = classifyStoreError(error, operation);

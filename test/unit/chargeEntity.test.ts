@@ -1,0 +1,68 @@
+import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityState } from '../../src/payments/chargeEntity';
+import type { ChargeResult } from '../../src/payments/schema';
+
+const NOW = 1_800_000_000_000;
+const charged: ChargeResult = { status: 'succeeded', chargeId: 'ch_1', amount: 100, currency: 'EUR' };
+const other: ChargeResult = { status: 'succeeded', chargeId: 'ch_2', amount: 100, currency: 'EUR' };
+
+const states: Record<string, ChargeEntityState | undefined> = {
+  unset: undefined,
+  idle: { status: 'idle' },
+  inProgress2: { status: 'inProgress', attempt: 2, startedAtMs: 1 },
+  failed2: { status: 'failed', attempt: 2, reason: 'timeout', failedAtMs: 1 },
+  completed2: { status: 'completed', attempt: 2, result: charged, completedAtMs: 1 },
+};
+const ops = (attempt: number): ChargeEntityOperation[] => [
+  { name: 'begin', attempt },
+  { name: 'complete', attempt, result: other },
+  { name: 'fail', attempt, reason: 'boom' },
+];
+
+describe('paymentCharge entity: every operation in every state', () => {
+  test.each(Object.keys(states))('state %s: get returns the state unchanged', (name) => {
+    const { state, reply } = applyChargeOperation(states[name], { name: 'get' }, NOW);
+    expect(state).toEqual(states[name] ?? { status: 'idle' });
+    expect(reply).toEqual({ decision: 'state', state });
+  });
+
+  test.each(['unset', 'idle'])('state %s: begin proceeds, complete records, fail records (any attempt)', (name) => {
+    expect(applyChargeOperation(states[name], { name: 'begin', attempt: 1 }, NOW)).toEqual({
+      state: { status: 'inProgress', attempt: 1, startedAtMs: NOW },
+      reply: { decision: 'proceed' },
+    });
+    expect(applyChargeOperation(states[name], { name: 'complete', attempt: 1, result: charged }, NOW)).toEqual({
+      state: { status: 'completed', attempt: 1, result: charged, completedAtMs: NOW },
+      reply: { decision: 'recorded' },
+    });
+    expect(applyChargeOperation(states[name], { name: 'fail', attempt: 1, reason: 'x' }, NOW).state).toMatchObject({ status: 'failed', attempt: 1 });
+  });
+
+  test.each(['inProgress2', 'failed2'])('state %s: every operation from an older attempt is rejected as stale', (name) => {
+    for (const operation of ops(1)) {
+      const { state, reply } = applyChargeOperation(states[name], operation, NOW);
+      expect(reply).toEqual({ decision: 'stale', currentAttempt: 2 });
+      expect(state).toBe(states[name]);
+    }
+  });
+
+  test.each(['inProgress2', 'failed2'])('state %s: the same or a newer attempt may begin again, complete or fail', (name) => {
+    for (const attempt of [2, 3]) {
+      expect(applyChargeOperation(states[name], { name: 'begin', attempt }, NOW)).toEqual({
+        state: { status: 'inProgress', attempt, startedAtMs: NOW },
+        reply: { decision: 'proceed' },
+      });
+      expect(applyChargeOperation(states[name], { name: 'complete', attempt, result: charged }, NOW).state).toMatchObject({ status: 'completed', result: charged });
+      expect(applyChargeOperation(states[name], { name: 'fail', attempt, reason: 'r' }, NOW).state).toMatchObject({ status: 'failed', attempt });
+    }
+  });
+
+  test('state completed: final; every operation of any attempt gets the first result and changes nothing', () => {
+    for (const attempt of [1, 2, 3]) {
+      for (const operation of ops(attempt)) {
+        const { state, reply } = applyChargeOperation(states.completed2, operation, NOW);
+        expect(reply).toEqual({ decision: 'alreadyCompleted', result: charged });
+        expect(state).toBe(states.completed2);
+      }
+    }
+  });
+});
