@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { formatIssues, type MessageKind, type PlanOptions } from './messages';
+import type { MessageKind, PlanOptions } from './messages';
 
 /**
  * Command-line parsing for the producer. Pure: takes argv and an environment object, returns options or
@@ -128,7 +128,8 @@ export function parseProducerArgs(
     idPrefix: str('id-prefix') ?? `${kind === 'orders' ? 'ord' : 'pay'}-${runId}`,
     queue: str('queue') ?? defaultQueue,
   });
-  if (!parsed.success) throw new ProducerUsageError(formatIssues(parsed.error.issues.map((i) => ({ ...i, path: [] }))));
+  // Each message already names its option.
+  if (!parsed.success) throw new ProducerUsageError(parsed.error.issues.map((i) => i.message).join('; '));
 
   const dryRun = values['dry-run'] === true;
   const connection = connectionFrom(str('namespace'), env);
