@@ -96,35 +96,37 @@ var panels = [
   }
 ]
 
+// One KqlItem per panel (a top-level for-expression: Bicep allows loops only as a declaration's value).
+var panelItems = [
+  for (panel, i) in panels: {
+    type: 3
+    name: 'query-${i}'
+    content: {
+      version: 'KqlItem/1.0'
+      title: panel.title
+      query: panel.query
+      size: 0
+      timeContext: {
+        durationMs: 86400000
+      }
+      queryType: 0
+      resourceType: 'microsoft.insights/components'
+      visualization: panel.visualization
+    }
+  }
+]
+
+var headerItem = {
+  type: 1
+  name: 'header'
+  content: {
+    json: '## Idempotent consumers\nDuplicates, key reuse, stuck claims, parked messages and the expiry sweep. Queries: `infra/monitoring/queries/*.kql`.'
+  }
+}
+
 var workbookContent = {
   version: 'Notebook/1.0'
-  items: concat(
-    [
-      {
-        type: 1
-        name: 'header'
-        content: {
-          json: '## Idempotent consumers\nDuplicates, key reuse, stuck claims, parked messages and the expiry sweep. Queries: `infra/monitoring/queries/*.kql`.'
-        }
-      }
-    ],
-    map(range(0, length(panels)), i => {
-      type: 3
-      name: 'query-${i}'
-      content: {
-        version: 'KqlItem/1.0'
-        title: panels[i].title
-        query: panels[i].query
-        size: 0
-        timeContext: {
-          durationMs: 86400000
-        }
-        queryType: 0
-        resourceType: 'microsoft.insights/components'
-        visualization: panels[i].visualization
-      }
-    })
-  )
+  items: concat([headerItem], panelItems)
   fallbackResourceIds: [
     appInsights.id
   ]
