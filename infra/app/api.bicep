@@ -1,0 +1,140 @@
+metadata description = '''
+The Function App on Flex Consumption (Node 22) and every app setting it reads. All connections are
+identity-based through the one user-assigned identity: no connection string, key or SAS is set.
+The setting names here are the names in src/config/settings.ts (SETTING_NAMES), local.settings.json.example
+and host.json; test/unit/infraConsistency.test.ts fails if they drift apart.
+Flex Consumption rejects FUNCTIONS_WORKER_RUNTIME and FUNCTIONS_EXTENSION_VERSION as app settings (the
+runtime comes from functionAppConfig.runtime), so they are deliberately absent.
+'''
+
+param name string
+param location string = resourceGroup().location
+param tags object = {}
+param serviceName string = 'api'
+
+param appServicePlanId string
+param identityId string
+param identityClientId string
+
+param storageAccountName string
+param deploymentStorageContainerName string
+param applicationInsightsName string
+
+@description('Service Bus namespace host name, e.g. sb-abc.servicebus.windows.net.')
+param serviceBusFullyQualifiedNamespace string
+param cosmosEndpoint string
+
+param runtimeVersion string = '22'
+param instanceMemoryMB int = 2048
+param maximumInstanceCount int = 100
+
+@description('Settings read by the app code (src/config/settings.ts) and by host.json, computed in main.bicep.')
+param idempotency object
+param serviceBus object
+param cosmos object
+param paymentProvider object
+param durableTaskHubName string
+
+resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
+  name: storageAccountName
+}
+
+resource applicationInsights 'Microsoft.Insights/components@2020-02-02' existing = {
+  name: applicationInsightsName
+}
+
+var appSettings = {
+  // Host storage (AzureWebJobsStorage), identity-based: Functions host, timers, Durable Functions (Azure
+  // Storage provider: queues + tables + blobs).
+  AzureWebJobsStorage__accountName: storage.name
+  AzureWebJobsStorage__blobServiceUri: storage.properties.primaryEndpoints.blob
+  AzureWebJobsStorage__queueServiceUri: storage.properties.primaryEndpoints.queue
+  AzureWebJobsStorage__tableServiceUri: storage.properties.primaryEndpoints.table
+  AzureWebJobsStorage__credential: 'managedidentity'
+  AzureWebJobsStorage__clientId: identityClientId
+
+  // Service Bus trigger connection "ServiceBusConnection", identity-based.
+  ServiceBusConnection__fullyQualifiedNamespace: serviceBusFullyQualifiedNamespace
+  ServiceBusConnection__credential: 'managedidentity'
+  ServiceBusConnection__clientId: identityClientId
+
+  // Application Insights with local auth disabled: ingestion with an Entra token of the identity.
+  APPLICATIONINSIGHTS_CONNECTION_STRING: applicationInsights.properties.ConnectionString
+  APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=${identityClientId};Authorization=AAD'
+
+  // DefaultAzureCredential in the app code picks the user-assigned identity with this.
+  AZURE_CLIENT_ID: identityClientId
+
+  // host.json: extensions.durableTask.hubName = %DURABLE_TASK_HUB_NAME%
+  DURABLE_TASK_HUB_NAME: durableTaskHubName
+
+  // src/config/settings.ts (IDEMPOTENCY_TABLE_CONNECTION_STRING is local-only and never set in Azure).
+  IDEMPOTENCY_TABLE_NAME: idempotency.tableName
+  IDEMPOTENCY_TABLE_ENDPOINT: storage.properties.primaryEndpoints.table
+  IDEMPOTENCY_PARTITION_COUNT: string(idempotency.partitionCount)
+  IDEMPOTENCY_LEASE_SECONDS: string(idempotency.leaseSeconds)
+  IDEMPOTENCY_CACHE_SIZE: string(idempotency.cacheSize)
+  IDEMPOTENCY_RETENTION_DAYS: string(idempotency.retentionDays)
+  DLQ_RESUBMIT_MARGIN_DAYS: string(idempotency.dlqResubmitMarginDays)
+  EXPIRY_TIMER_SCHEDULE: idempotency.expiryTimerSchedule
+  EXPIRY_SWEEP_BUDGET_SECONDS: string(idempotency.expirySweepBudgetSeconds)
+  SERVICEBUS_LOCK_DURATION_SECONDS: string(serviceBus.lockDurationSeconds)
+  SERVICEBUS_MAX_DELIVERY_COUNT: string(serviceBus.maxDeliveryCount)
+  SERVICEBUS_MESSAGE_TTL_SECONDS: string(serviceBus.messageTtlDays * 86400)
+  PAYMENTS_QUEUE_NAME: serviceBus.paymentsQueueName
+  ORDERS_QUEUE_NAME: serviceBus.ordersQueueName
+  PAYMENT_PROVIDER_URL: paymentProvider.url
+  PAYMENT_PROVIDER_TIMEOUT_MS: string(paymentProvider.timeoutMs)
+  COSMOS_ENDPOINT: cosmosEndpoint
+  COSMOS_DATABASE_NAME: cosmos.databaseName
+  COSMOS_ORDERS_CONTAINER: cosmos.ordersContainerName
+}
+
+// Microsoft.Web/sites@2024-04-01 with functionAppConfig (Flex Consumption)
+resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
+  name: name
+  location: location
+  tags: union(tags, { 'azd-service-name': serviceName })
+  kind: 'functionapp,linux'
+  identity: {
+    type: 'UserAssigned'
+    userAssignedIdentities: {
+      '${identityId}': {}
+    }
+  }
+  properties: {
+    serverFarmId: appServicePlanId
+    httpsOnly: true
+    siteConfig: {
+      minTlsVersion: '1.2'
+    }
+    functionAppConfig: {
+      deployment: {
+        storage: {
+          type: 'blobContainer'
+          value: '${storage.properties.primaryEndpoints.blob}${deploymentStorageContainerName}'
+          authentication: {
+            type: 'UserAssignedIdentity'
+            userAssignedIdentityResourceId: identityId
+          }
+        }
+      }
+      scaleAndConcurrency: {
+        instanceMemoryMB: instanceMemoryMB
+        maximumInstanceCount: maximumInstanceCount
+      }
+      runtime: {
+        name: 'node'
+        version: runtimeVersion
+      }
+    }
+  }
+
+  resource configAppSettings 'config' = {
+    name: 'appsettings'
+    properties: appSettings
+  }
+}
+
+output name string = functionApp.name
+output uri string = 'https://${functionApp.properties.defaultHostName}'

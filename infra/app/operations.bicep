@@ -1,0 +1,245 @@
+metadata description = '''
+Operations for the idempotent consumers: a workbook and two log alert rules on Application Insights.
+The KQL lives in infra/monitoring/queries/*.kql and is loaded here with loadTextContent, so the files an
+operator runs by hand and the queries deployed are the same text.
+'''
+
+param location string = resourceGroup().location
+param tags object = {}
+param applicationInsightsName string
+
+@description('Prefix for alert rule names, e.g. alert-<resourceToken>.')
+param alertNamePrefix string
+
+@minValue(1)
+@maxValue(100)
+@description('Duplicate rate (percent of claim attempts, per consumer, over the window) above which the alert fires.')
+param duplicateRateThresholdPercent int = 5
+
+@minValue(1)
+@description('Claim attempts a consumer needs in the window before its duplicate rate can fire the alert.')
+param duplicateRateMinClaims int = 50
+
+@description('Optional action group resource id notified by the alerts (empty: alerts only show in the portal).')
+param actionGroupId string = ''
+
+resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
+  name: applicationInsightsName
+}
+
+var queries = {
+  duplicateRate: loadTextContent('../monitoring/queries/duplicate-rate.kql')
+  duplicateReasons: loadTextContent('../monitoring/queries/duplicate-reasons.kql')
+  keyReuse: loadTextContent('../monitoring/queries/key-reuse.kql')
+  keyReuseDetails: loadTextContent('../monitoring/queries/key-reuse-details.kql')
+  stuckInProgress: loadTextContent('../monitoring/queries/stuck-in-progress.kql')
+  inProgressAndTakeovers: loadTextContent('../monitoring/queries/in-progress-and-takeovers.kql')
+  parkedMessages: loadTextContent('../monitoring/queries/parked-messages.kql')
+  parkedMessageDetails: loadTextContent('../monitoring/queries/parked-message-details.kql')
+  expirySweep: loadTextContent('../monitoring/queries/expiry-sweep.kql')
+  providerLatency: loadTextContent('../monitoring/queries/provider-latency.kql')
+  alertDuplicateRate: loadTextContent('../monitoring/queries/alert-duplicate-rate.kql')
+  alertKeyReuse: loadTextContent('../monitoring/queries/alert-key-reuse.kql')
+}
+
+// One workbook tile: a KQL query against this Application Insights component.
+var panels = [
+  {
+    title: 'Duplicate rate by consumer (%)'
+    query: '${queries.duplicateRate}\n| project timestamp, consumer, duplicateRatePercent'
+    visualization: 'timechart'
+  }
+  {
+    title: 'Duplicates by consumer and reason'
+    query: queries.duplicateReasons
+    visualization: 'barchart'
+  }
+  {
+    title: 'Key-reuse conflicts by consumer'
+    query: queries.keyReuse
+    visualization: 'timechart'
+  }
+  {
+    title: 'Key-reuse conflicts (details)'
+    query: queries.keyReuseDetails
+    visualization: 'table'
+  }
+  {
+    title: 'Records stuck in progress'
+    query: queries.stuckInProgress
+    visualization: 'table'
+  }
+  {
+    title: 'In-progress answers and lease takeovers'
+    query: queries.inProgressAndTakeovers
+    visualization: 'timechart'
+  }
+  {
+    title: 'Parked / dead-lettered messages by consumer and reason'
+    query: queries.parkedMessages
+    visualization: 'barchart'
+  }
+  {
+    title: 'Parked messages (details)'
+    query: queries.parkedMessageDetails
+    visualization: 'table'
+  }
+  {
+    title: 'Expiry sweep: scanned, deleted, skipped'
+    query: queries.expirySweep
+    visualization: 'timechart'
+  }
+  {
+    title: 'Payment provider latency (ms)'
+    query: queries.providerLatency
+    visualization: 'timechart'
+  }
+]
+
+// One KqlItem per panel (a top-level for-expression: Bicep allows loops only as a declaration's value).
+var panelItems = [
+  for (panel, i) in panels: {
+    type: 3
+    name: 'query-${i}'
+    content: {
+      version: 'KqlItem/1.0'
+      title: panel.title
+      query: panel.query
+      size: 0
+      timeContext: {
+        durationMs: 86400000
+      }
+      queryType: 0
+      resourceType: 'microsoft.insights/components'
+      visualization: panel.visualization
+    }
+  }
+]
+
+var headerItem = {
+  type: 1
+  name: 'header'
+  content: {
+    json: '## Idempotent consumers\nDuplicates, key reuse, stuck claims, parked messages and the expiry sweep. Queries: `infra/monitoring/queries/*.kql`.'
+  }
+}
+
+var workbookContent = {
+  version: 'Notebook/1.0'
+  items: concat([headerItem], panelItems)
+  fallbackResourceIds: [
+    appInsights.id
+  ]
+}
+
+// Microsoft.Insights/workbooks@2023-06-01 (name must be a GUID; kind 'shared')
+resource workbook 'Microsoft.Insights/workbooks@2023-06-01' = {
+  name: guid(resourceGroup().id, appInsights.id, 'idempotency-workbook')
+  location: location
+  tags: tags
+  kind: 'shared'
+  properties: {
+    displayName: 'Idempotent consumers'
+    category: 'workbook'
+    sourceId: appInsights.id
+    serializedData: string(workbookContent)
+    version: 'Notebook/1.0'
+  }
+}
+
+var actions = empty(actionGroupId) ? {} : {
+  actionGroups: [
+    actionGroupId
+  ]
+}
+
+// Microsoft.Insights/scheduledQueryRules@2021-08-01 (log alert, kind LogAlert)
+resource keyReuseAlert 'Microsoft.Insights/scheduledQueryRules@2021-08-01' = {
+  name: '${alertNamePrefix}-idempotency-key-reuse'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Idempotency key reused with a different payload'
+    description: 'A producer sent another payload under an idempotency key already used. Any occurrence is a bug upstream: see the workbook "Key-reuse conflicts (details)".'
+    severity: 1
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT5M'
+    criteria: {
+      allOf: [
+        {
+          query: queries.alertKeyReuse
+          timeAggregation: 'Total'
+          metricMeasureColumn: 'conflicts'
+          dimensions: [
+            {
+              name: 'consumer'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: actions
+  }
+}
+
+resource duplicateRateAlert 'Microsoft.Insights/scheduledQueryRules@2021-08-01' = {
+  name: '${alertNamePrefix}-idempotency-duplicate-rate'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Idempotency duplicate rate above ${duplicateRateThresholdPercent}%'
+    description: 'More than ${duplicateRateThresholdPercent}% of claim attempts of a consumer (at least ${duplicateRateMinClaims} attempts in 15 minutes) were duplicates: redelivery storm, lock too short, or a producer resending.'
+    severity: 2
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT15M'
+    criteria: {
+      allOf: [
+        {
+          query: '${queries.alertDuplicateRate}\n| where claims >= ${duplicateRateMinClaims}'
+          timeAggregation: 'Maximum'
+          metricMeasureColumn: 'duplicateRatePercent'
+          dimensions: [
+            {
+              name: 'consumer'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: duplicateRateThresholdPercent
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: actions
+  }
+}
+
+output workbookId string = workbook.id

@@ -1,0 +1,17 @@
+metadata description = 'The one user-assigned managed identity the Function App uses for every data-plane call.'
+
+param name string
+param location string = resourceGroup().location
+param tags object = {}
+
+// Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31 (GA)
+resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' = {
+  name: name
+  location: location
+  tags: tags
+}
+
+output resourceId string = identity.id
+output name string = identity.name
+output principalId string = identity.properties.principalId
+output clientId string = identity.properties.clientId

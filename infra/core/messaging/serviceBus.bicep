@@ -1,0 +1,68 @@
+metadata description = '''
+Service Bus namespace (Standard: duplicate detection needs Standard or Premium) with SAS disabled, and one
+queue per consumer. Every queue gets the same delivery settings; the same parameter values are passed to the
+app settings (SERVICEBUS_LOCK_DURATION_SECONDS, SERVICEBUS_MAX_DELIVERY_COUNT, SERVICEBUS_MESSAGE_TTL_SECONDS)
+so the idempotency retention rule is computed from what the broker really does.
+'''
+
+param name string
+param location string = resourceGroup().location
+param tags object = {}
+
+@description('Queue names, one per consumer.')
+param queueNames array
+
+@minValue(5)
+@maxValue(300)
+@description('Peek-lock duration in seconds (Service Bus allows at most 5 minutes).')
+param lockDurationSeconds int
+
+@minValue(1)
+@description('Deliveries before the broker dead-letters a message.')
+param maxDeliveryCount int
+
+@minValue(1)
+@description('Default message time-to-live in days.')
+param messageTtlDays int
+
+@description('ISO 8601 window of broker-side duplicate detection on MessageId.')
+param duplicateDetectionHistoryTimeWindow string = 'PT10M'
+
+// Microsoft.ServiceBus/namespaces@2024-01-01
+resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
+  name: name
+  location: location
+  tags: tags
+  sku: {
+    name: 'Standard'
+    tier: 'Standard'
+  }
+  properties: {
+    disableLocalAuth: true
+    minimumTlsVersion: '1.2'
+    publicNetworkAccess: 'Enabled'
+  }
+}
+
+// Microsoft.ServiceBus/namespaces/queues@2024-01-01
+resource queues 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [
+  for queueName in queueNames: {
+    parent: namespace
+    name: queueName
+    properties: {
+      requiresDuplicateDetection: true
+      duplicateDetectionHistoryTimeWindow: duplicateDetectionHistoryTimeWindow
+      lockDuration: 'PT${lockDurationSeconds}S'
+      maxDeliveryCount: maxDeliveryCount
+      deadLetteringOnMessageExpiration: true
+      defaultMessageTimeToLive: 'P${messageTtlDays}D'
+      requiresSession: false
+      enablePartitioning: false
+    }
+  }
+]
+
+output name string = namespace.name
+output resourceId string = namespace.id
+// e.g. sb-abc.servicebus.windows.net: the host name the identity-based connection wants.
+output fullyQualifiedNamespace string = '${namespace.name}.servicebus.windows.net'

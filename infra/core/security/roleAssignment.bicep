@@ -1,0 +1,74 @@
+metadata description = '''
+The one reusable Azure RBAC role assignment. main.bicep loops it over a list of
+{ target, targetName, roleDefinitionId } entries. The assignment name is
+guid(scope.id, principalId, roleDefinitionId), so redeploying is idempotent.
+Bicep needs a resource symbol as `scope`, hence one `existing` reference per supported target kind.
+'''
+
+@allowed([
+  'storage'
+  'serviceBus'
+  'appInsights'
+])
+@description('Kind of resource the role is granted on.')
+param target string
+
+@description('Name of that resource (in this resource group).')
+param targetName string
+
+@description('Built-in role definition GUID.')
+param roleDefinitionId string
+
+param principalId string
+
+@allowed([
+  'ServicePrincipal'
+  'User'
+  'Group'
+])
+param principalType string = 'ServicePrincipal'
+
+var roleId = subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roleDefinitionId)
+
+resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = if (target == 'storage') {
+  name: targetName
+}
+
+resource serviceBus 'Microsoft.ServiceBus/namespaces@2024-01-01' existing = if (target == 'serviceBus') {
+  name: targetName
+}
+
+resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = if (target == 'appInsights') {
+  name: targetName
+}
+
+// Microsoft.Authorization/roleAssignments@2022-04-01
+resource onStorage 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (target == 'storage') {
+  name: guid(storage.id, principalId, roleDefinitionId)
+  scope: storage
+  properties: {
+    roleDefinitionId: roleId
+    principalId: principalId
+    principalType: principalType
+  }
+}
+
+resource onServiceBus 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (target == 'serviceBus') {
+  name: guid(serviceBus.id, principalId, roleDefinitionId)
+  scope: serviceBus
+  properties: {
+    roleDefinitionId: roleId
+    principalId: principalId
+    principalType: principalType
+  }
+}
+
+resource onAppInsights 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (target == 'appInsights') {
+  name: guid(appInsights.id, principalId, roleDefinitionId)
+  scope: appInsights
+  properties: {
+    roleDefinitionId: roleId
+    principalId: principalId
+    principalType: principalType
+  }
+}

@@ -1,0 +1,315 @@
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { SETTING_NAMES, loadSettings } from '../../src/config/settings';
+import { objectBlockAfter, paramDefault, topLevelKeys } from '../support/bicepText';
+
+/**
+ * Cross-check of infra/ against the code, without a Bicep compiler (none is reachable on the build
+ * machines): the Bicep is read as text. What only a real deployment proves (that Azure accepts the
+ * templates) is out of reach here.
+ */
+
+const root = join(__dirname, '..', '..');
+const read = (path: string): string => readFileSync(join(root, path), 'utf8');
+
+const mainBicep = read('infra/main.bicep');
+const apiBicep = read('infra/app/api.bicep');
+const serviceBusBicep = read('infra/core/messaging/serviceBus.bicep');
+const cosmosBicep = read('infra/core/database/cosmosServerless.bicep');
+const localExample = JSON.parse(read('local.settings.json.example')) as { Values: Record<string, string> };
+const hostJson = read('host.json');
+
+/** Settings of SETTING_NAMES that must never be set in Azure (documented: secrets or local emulator only). */
+const LOCAL_ONLY_SETTINGS: readonly string[] = [
+  // Azurite connection string for local runs; Azure uses IDEMPOTENCY_TABLE_ENDPOINT with managed identity.
+  'IDEMPOTENCY_TABLE_CONNECTION_STRING',
+];
+
+/** App settings the Functions host or the platform reads (not the app code), as set in the Bicep. */
+const AZURE_HOST_SETTINGS: readonly string[] = [
+  'AzureWebJobsStorage__accountName',
+  'AzureWebJobsStorage__blobServiceUri',
+  'AzureWebJobsStorage__queueServiceUri',
+  'AzureWebJobsStorage__tableServiceUri',
+  'AzureWebJobsStorage__credential',
+  'AzureWebJobsStorage__clientId',
+  'ServiceBusConnection__fullyQualifiedNamespace',
+  'ServiceBusConnection__credential',
+  'ServiceBusConnection__clientId',
+  'APPLICATIONINSIGHTS_AUTHENTICATION_STRING',
+  'DURABLE_TASK_HUB_NAME',
+];
+
+/** Host settings only the local example has (Flex Consumption rejects the first; the others are connections). */
+const LOCAL_HOST_SETTINGS: readonly string[] = [
+  'FUNCTIONS_WORKER_RUNTIME',
+  'AzureWebJobsStorage',
+  'AzureWebJobsFeatureFlags',
+  'ServiceBusConnection',
+  'DURABLE_TASK_HUB_NAME',
+];
+
+/**
+ * Built-in role definition ids, by role name, as Microsoft documents them (Azure built-in roles; the same
+ * GUIDs are used by Azure-Samples functions quickstarts and are what `az role definition list` returns).
+ */
+const DOCUMENTED_ROLE_IDS = {
+  'Azure Service Bus Data Receiver': '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0',
+  'Azure Service Bus Data Sender': '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39',
+  'Storage Blob Data Owner': 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b',
+  'Storage Queue Data Contributor': '974c5e8b-45b9-4653-ba55-5f855dd0fb88',
+  'Storage Table Data Contributor': '0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3',
+  'Monitoring Metrics Publisher': '3913510d-42f4-4e42-8a64-420c390055eb',
+  // Cosmos DB data-plane role (a Cosmos SQL role definition, same id in every account).
+  'Cosmos DB Built-in Data Contributor': '00000000-0000-0000-0000-000000000002',
+} as const;
+
+/** The keys of `var appSettings = { ... }` in a Bicep text. */
+function appSettingNames(bicep: string): string[] {
+  return topLevelKeys(objectBlockAfter(bicep, /var\s+appSettings\s*=\s*\{/));
+}
+
+/** Names in `expected` that `bicep`'s app settings do not set. */
+function missingAppSettings(bicep: string, expected: readonly string[]): string[] {
+  const set = new Set(appSettingNames(bicep));
+  return expected.filter((name) => !set.has(name));
+}
+
+/** Every file under infra/, relative to the repository root. */
+function infraFiles(dir = join(root, 'infra')): string[] {
+  return readdirSync(dir).flatMap((entry) => {
+    const path = join(dir, entry);
+    return statSync(path).isDirectory() ? infraFiles(path) : [relative(root, path)];
+  });
+}
+
+const azureSettings = SETTING_NAMES.filter((name) => !LOCAL_ONLY_SETTINGS.includes(name));
+
+describe('infra cross-check: app settings', () => {
+  test('every setting the code reads (except the local-only list) is set in the Function App app settings', () => {
+    expect(missingAppSettings(apiBicep, azureSettings)).toEqual([]);
+  });
+
+  test('the check fails when a setting is removed from the Bicep', () => {
+    const withoutLease = apiBicep.replace(/^\s*IDEMPOTENCY_LEASE_SECONDS:.*$/m, '');
+    expect(withoutLease).not.toBe(apiBicep);
+    expect(missingAppSettings(withoutLease, azureSettings)).toEqual(['IDEMPOTENCY_LEASE_SECONDS']);
+    const commentedOut = apiBicep.replace(/^(\s*)(COSMOS_ENDPOINT:.*)$/m, '$1// $2');
+    expect(missingAppSettings(commentedOut, azureSettings)).toEqual(['COSMOS_ENDPOINT']);
+  });
+
+  test('local-only settings are never set in Azure', () => {
+    for (const name of LOCAL_ONLY_SETTINGS) expect(SETTING_NAMES).toContain(name);
+    expect(appSettingNames(apiBicep).filter((name) => LOCAL_ONLY_SETTINGS.includes(name))).toEqual([]);
+  });
+
+  test('every app setting in the Bicep is read by the code (SETTING_NAMES) or is a known host setting', () => {
+    const known = new Set<string>([...SETTING_NAMES, ...AZURE_HOST_SETTINGS]);
+    expect(appSettingNames(apiBicep).filter((name) => !known.has(name))).toEqual([]);
+    expect(missingAppSettings(apiBicep, AZURE_HOST_SETTINGS)).toEqual([]);
+  });
+
+  test('every setting the code reads is listed in local.settings.json.example, and nothing unknown is', () => {
+    const values = Object.keys(localExample.Values);
+    expect(SETTING_NAMES.filter((name) => !values.includes(name))).toEqual([]);
+    const known = new Set<string>([...SETTING_NAMES, ...LOCAL_HOST_SETTINGS]);
+    expect(values.filter((name) => !known.has(name))).toEqual([]);
+  });
+
+  test('identity-based connections in Azure have the same connection names as the local example', () => {
+    const prefixes = new Set(appSettingNames(apiBicep).filter((n) => n.includes('__')).map((n) => n.split('__')[0]!));
+    expect([...prefixes].sort()).toEqual(['AzureWebJobsStorage', 'ServiceBusConnection']);
+    for (const prefix of prefixes) expect(Object.keys(localExample.Values)).toContain(prefix);
+    expect(apiBicep).toMatch(/AzureWebJobsStorage__credential: 'managedidentity'/);
+    expect(apiBicep).toMatch(/ServiceBusConnection__credential: 'managedidentity'/);
+    expect(apiBicep).toMatch(/APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=\$\{identityClientId\};Authorization=AAD'/);
+  });
+
+  test("host.json's %...% references are set in the Bicep and in the local example", () => {
+    const refs = [...hostJson.matchAll(/%([A-Za-z0-9_]+)%/g)].map((m) => m[1]!);
+    expect(refs).toContain('DURABLE_TASK_HUB_NAME');
+    expect(missingAppSettings(apiBicep, refs)).toEqual([]);
+    for (const ref of refs) expect(Object.keys(localExample.Values)).toContain(ref);
+  });
+
+  test('Flex Consumption: FC1 plan, Node 22 runtime, and no FUNCTIONS_WORKER_RUNTIME / FUNCTIONS_EXTENSION_VERSION setting', () => {
+    expect(read('infra/core/host/flexConsumptionPlan.bicep')).toMatch(/name: 'FC1'[\s\S]*tier: 'FlexConsumption'/);
+    expect(apiBicep).toMatch(/runtime: \{\s*name: 'node'\s*version: runtimeVersion/);
+    expect(mainBicep).toMatch(/runtimeVersion: '22'/);
+    expect(appSettingNames(apiBicep)).not.toContain('FUNCTIONS_WORKER_RUNTIME');
+    expect(appSettingNames(apiBicep)).not.toContain('FUNCTIONS_EXTENSION_VERSION');
+  });
+});
+
+describe('infra cross-check: queues and the retention rule', () => {
+  const defaults = loadSettings({ IDEMPOTENCY_TABLE_CONNECTION_STRING: 'UseDevelopmentStorage=true' });
+
+  test('queue names in the Bicep agree with the defaults of PAYMENTS_QUEUE_NAME / ORDERS_QUEUE_NAME', () => {
+    expect(paramDefault(mainBicep, 'paymentsQueueName')).toBe(defaults.PAYMENTS_QUEUE_NAME);
+    expect(paramDefault(mainBicep, 'ordersQueueName')).toBe(defaults.ORDERS_QUEUE_NAME);
+    expect(mainBicep).toMatch(/queueNames: \[\s*paymentsQueueName\s*ordersQueueName\s*\]/);
+    expect(mainBicep).toMatch(/paymentsQueueName: paymentsQueueName/);
+    expect(mainBicep).toMatch(/ordersQueueName: ordersQueueName/);
+    expect(apiBicep).toMatch(/PAYMENTS_QUEUE_NAME: serviceBus\.paymentsQueueName/);
+    expect(apiBicep).toMatch(/ORDERS_QUEUE_NAME: serviceBus\.ordersQueueName/);
+  });
+
+  test('queues: duplicate detection with an explicit window, lock, delivery count, TTL, dead-lettering on expiry', () => {
+    expect(serviceBusBicep).toMatch(/requiresDuplicateDetection: true/);
+    expect(serviceBusBicep).toMatch(/duplicateDetectionHistoryTimeWindow: duplicateDetectionHistoryTimeWindow/);
+    expect(paramDefault(mainBicep, 'duplicateDetectionHistoryTimeWindow')).toBe('PT10M');
+    expect(serviceBusBicep).toMatch(/lockDuration: 'PT\$\{lockDurationSeconds\}S'/);
+    expect(serviceBusBicep).toMatch(/maxDeliveryCount: maxDeliveryCount/);
+    expect(serviceBusBicep).toMatch(/deadLetteringOnMessageExpiration: true/);
+    expect(serviceBusBicep).toMatch(/defaultMessageTimeToLive: 'P\$\{messageTtlDays\}D'/);
+  });
+
+  test('the queue and the app settings get the same lock, delivery count and TTL parameters', () => {
+    expect(mainBicep).toMatch(/lockDurationSeconds: lockDurationSeconds\s+maxDeliveryCount: maxDeliveryCount\s+messageTtlDays: messageTtlDays\s+duplicateDetectionHistoryTimeWindow/);
+    expect(mainBicep).toMatch(/serviceBus: \{\s*lockDurationSeconds: lockDurationSeconds\s*maxDeliveryCount: maxDeliveryCount\s*messageTtlDays: messageTtlDays/);
+    expect(apiBicep).toMatch(/SERVICEBUS_LOCK_DURATION_SECONDS: string\(serviceBus\.lockDurationSeconds\)/);
+    expect(apiBicep).toMatch(/SERVICEBUS_MAX_DELIVERY_COUNT: string\(serviceBus\.maxDeliveryCount\)/);
+    expect(apiBicep).toMatch(/SERVICEBUS_MESSAGE_TTL_SECONDS: string\(serviceBus\.messageTtlDays \* 86400\)/);
+  });
+
+  test('Bicep defaults equal the code defaults and satisfy retention >= TTL + lock x deliveries + DLQ margin', () => {
+    const num = (name: string): number => Number(paramDefault(mainBicep, name));
+    const lockSeconds = num('lockDurationSeconds');
+    const deliveries = num('maxDeliveryCount');
+    const ttlSeconds = num('messageTtlDays') * 86_400;
+    const marginDays = num('dlqResubmitMarginDays');
+    const retentionDays = num('idempotencyRetentionDays');
+    expect([lockSeconds, deliveries, ttlSeconds, marginDays, retentionDays]).toEqual([
+      defaults.SERVICEBUS_LOCK_DURATION_SECONDS,
+      defaults.SERVICEBUS_MAX_DELIVERY_COUNT,
+      defaults.SERVICEBUS_MESSAGE_TTL_SECONDS,
+      defaults.DLQ_RESUBMIT_MARGIN_DAYS,
+      defaults.IDEMPOTENCY_RETENTION_DAYS,
+    ]);
+    expect(retentionDays * 86_400).toBeGreaterThanOrEqual(ttlSeconds + lockSeconds * deliveries + marginDays * 86_400);
+  });
+
+  test('the deployed retention is raised to the redelivery horizon whatever the parameters', () => {
+    expect(mainBicep).toMatch(
+      /redeliveryHorizonSeconds = messageTtlDays \* 86400 \+ lockDurationSeconds \* maxDeliveryCount \+ dlqResubmitMarginDays \* 86400/,
+    );
+    expect(mainBicep).toMatch(/minimumRetentionDays = \(redeliveryHorizonSeconds \+ 86399\) \/ 86400/);
+    expect(mainBicep).toMatch(/effectiveRetentionDays = max\(idempotencyRetentionDays, minimumRetentionDays\)/);
+    expect(mainBicep).toMatch(/retentionDays: effectiveRetentionDays/);
+    expect(apiBicep).toMatch(/IDEMPOTENCY_RETENTION_DAYS: string\(idempotency\.retentionDays\)/);
+  });
+});
+
+describe('infra cross-check: no secrets, local auth off, documented roles', () => {
+  const files = infraFiles();
+
+  test.each([
+    ['an account key', /AccountKey/i],
+    ['a SAS key', /SharedAccessKey/i],
+    ['listKeys(', /listKeys\s*\(/i],
+    ['listConnectionStrings(', /listConnectionStrings\s*\(/i],
+    ['a storage connection string', /DefaultEndpointsProtocol=/i],
+    ['a Service Bus connection string', /Endpoint=sb:\/\//i],
+    ['an instrumentation key', /InstrumentationKey/i],
+    ['the storage emulator', /UseDevelopmentStorage/i],
+  ])('no file under infra/ contains %s', (_what, pattern) => {
+    expect(files.length).toBeGreaterThan(10);
+    expect(files.filter((file) => pattern.test(read(file)))).toEqual([]);
+  });
+
+  test('no app setting carries a connection string except the Application Insights one (no secret once local auth is off)', () => {
+    const names = appSettingNames(apiBicep);
+    expect(names.filter((n) => /connection_?string/i.test(n))).toEqual(['APPLICATIONINSIGHTS_CONNECTION_STRING']);
+    expect(names).not.toContain('AzureWebJobsStorage');
+    expect(names).not.toContain('ServiceBusConnection');
+  });
+
+  test('shared keys and local auth are disabled everywhere', () => {
+    expect(read('infra/core/storage/storageAccount.bicep')).toMatch(/allowSharedKeyAccess: false/);
+    expect(serviceBusBicep).toMatch(/disableLocalAuth: true/);
+    expect(cosmosBicep).toMatch(/disableLocalAuth: true/);
+    expect(read('infra/core/monitor/monitoring.bicep')).toMatch(/DisableLocalAuth: true/);
+  });
+
+  test('role definition ids in infra/ are the documented GUIDs, with the documented names', () => {
+    const documented = new Set<string>(Object.values(DOCUMENTED_ROLE_IDS));
+    const used = new Set(files.flatMap((file) => read(file).match(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi) ?? []));
+    expect([...used].filter((id) => !documented.has(id.toLowerCase()))).toEqual([]);
+    // Every id in main.bicep's role map sits next to a comment naming the role it is documented as.
+    const roleLines = mainBicep.match(/^\s*\w+: '[0-9a-f-]{36}' \/\/ .+$/gm) ?? [];
+    expect(roleLines.length).toBe(6);
+    for (const line of roleLines) {
+      const [, id, name] = /'([0-9a-f-]{36})' \/\/ (.+)$/.exec(line)!;
+      expect(DOCUMENTED_ROLE_IDS[name!.trim() as keyof typeof DOCUMENTED_ROLE_IDS]).toBe(id);
+    }
+    expect(cosmosBicep).toContain(`'${DOCUMENTED_ROLE_IDS['Cosmos DB Built-in Data Contributor']}'`);
+  });
+
+  test('the app identity gets exactly the data roles it needs, through one looped module', () => {
+    const appRoles = [...mainBicep.matchAll(/\{ principal: 'app', target: '(\w+)', targetName: [\w.]+, roleDefinitionId: roles\.(\w+) \}/g)].map(
+      (m) => `${m[1]}:${m[2]}`,
+    );
+    expect(appRoles.sort()).toEqual([
+      'appInsights:monitoringMetricsPublisher',
+      'serviceBus:serviceBusDataReceiver',
+      'storage:storageBlobDataOwner',
+      'storage:storageQueueDataContributor',
+      'storage:storageTableDataContributor',
+    ]);
+    expect(mainBicep).toMatch(/module roleAssignment 'core\/security\/roleAssignment\.bicep' = \[\s*for \(assignment, i\) in roleAssignments/);
+    const withRoleResources = files.filter((file) => read(file).includes("'Microsoft.Authorization/roleAssignments@"));
+    expect(withRoleResources).toEqual([join('infra', 'core', 'security', 'roleAssignment.bicep')]);
+    expect(read('infra/core/security/roleAssignment.bicep').match(/name: guid\(\w+\.id, principalId, roleDefinitionId\)/g)).toHaveLength(3);
+    expect(cosmosBicep).toMatch(/sqlRoleAssignments@[\d-]+' = \{[\s\S]*principalId: dataContributorPrincipalId/);
+  });
+
+  test('Cosmos DB: serverless, database shop, container orders on /orderId with TTL on (defaultTtl -1)', () => {
+    const defaults = loadSettings({ IDEMPOTENCY_TABLE_CONNECTION_STRING: 'UseDevelopmentStorage=true' });
+    expect(cosmosBicep).toMatch(/name: 'EnableServerless'/);
+    expect(cosmosBicep).toMatch(/paths: \[\s*'\/orderId'\s*\]/);
+    expect(cosmosBicep).toMatch(/defaultTtl: -1/);
+    expect(paramDefault(mainBicep, 'cosmosDatabaseName')).toBe(defaults.COSMOS_DATABASE_NAME);
+    expect(paramDefault(mainBicep, 'cosmosOrdersContainerName')).toBe(defaults.COSMOS_ORDERS_CONTAINER);
+    expect(paramDefault(mainBicep, 'idempotencyTableName')).toBe(defaults.IDEMPOTENCY_TABLE_NAME);
+  });
+});
+
+describe('infra cross-check: operations and azd', () => {
+  test('every KQL file the Bicep loads exists, and every KQL file is deployed', () => {
+    const operations = read('infra/app/operations.bicep');
+    const loaded = [...operations.matchAll(/loadTextContent\('\.\.\/monitoring\/queries\/([\w-]+\.kql)'\)/g)].map((m) => m[1]!);
+    const onDisk = readdirSync(join(root, 'infra', 'monitoring', 'queries')).filter((f) => f.endsWith('.kql'));
+    expect(loaded.sort()).toEqual(onDisk.sort());
+  });
+
+  test('queries use the metric names the code emits', () => {
+    const kql = readdirSync(join(root, 'infra', 'monitoring', 'queries')).map((f) => read(`infra/monitoring/queries/${f}`)).join('\n');
+    const metrics = [...kql.matchAll(/'((?:idempotency|payments|messages)\.[\w.]+)'/g)].map((m) => m[1]!);
+    const emitted = [
+      'idempotency.claims',
+      'idempotency.duplicates',
+      'idempotency.key_reuse',
+      'idempotency.in_progress',
+      'idempotency.takeovers',
+      'idempotency.purge.deleted',
+      'idempotency.purge.scanned',
+      'idempotency.purge.skipped',
+      'payments.provider.latency',
+      'messages.parked',
+    ];
+    expect([...new Set(metrics)].filter((m) => !emitted.includes(m))).toEqual([]);
+    expect(emitted.filter((m) => !metrics.includes(m))).toEqual([]);
+  });
+
+  test('azure.yaml deploys the repository root as the function service "api", which the Bicep tags', () => {
+    const azureYaml = read('azure.yaml');
+    expect(azureYaml).toMatch(/services:\s*\n\s+api:\s*\n\s+project: \.\s*\n\s+language: ts\s*\n\s+host: function/);
+    expect(read('infra/app/api.bicep')).toMatch(/param serviceName string = 'api'/);
+    expect(read('infra/app/api.bicep')).toMatch(/'azd-service-name': serviceName/);
+    expect(JSON.parse(read('infra/main.parameters.json')).parameters).toEqual({
+      environmentName: { value: '${AZURE_ENV_NAME}' },
+      location: { value: '${AZURE_LOCATION}' },
+      principalId: { value: '${AZURE_PRINCIPAL_ID}' },
+    });
+  });
+});

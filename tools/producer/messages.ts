@@ -1,0 +1,155 @@
+import type { ServiceBusMessage } from '@azure/service-bus';
+import { z } from 'zod';
+
+/**
+ * Message bodies the producer sends, validated with the same rules the consumers expect, and the send plan:
+ * every message the producer will send, in order, with its MessageId (= the business id). Pure: no I/O.
+ */
+
+/** ISO 4217 alphabetic code: three upper-case letters. */
+const currency = z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code: three upper-case letters, e.g. EUR');
+/** Service Bus caps MessageId at 128 characters. */
+const businessId = z.string().trim().min(1, 'must not be empty').max(128, 'must be at most 128 characters (Service Bus MessageId limit)');
+const minorUnits = z.number().int('must be an integer number of minor units (e.g. cents)');
+
+/** A payment request: `amount` in integer minor units, greater than zero. */
+export const paymentSchema = z.object({
+  paymentId: businessId,
+  customerId: businessId,
+  amount: minorUnits.positive('must be greater than zero'),
+  currency,
+});
+export type Payment = z.infer<typeof paymentSchema>;
+
+/** An order line: quantity at least 1, unit price in integer minor units (0 allowed for free items). */
+export const orderItemSchema = z.object({
+  sku: z.string().trim().min(1, 'must not be empty'),
+  quantity: z.number().int('must be an integer').positive('must be at least 1'),
+  unitPrice: minorUnits.nonnegative('must not be negative'),
+});
+
+/** An order with at least one line. */
+export const orderSchema = z.object({
+  orderId: businessId,
+  customerId: businessId,
+  items: z.array(orderItemSchema).min(1, 'an order needs at least one item'),
+  currency,
+});
+export type Order = z.infer<typeof orderSchema>;
+
+/** Which queue/body shape. */
+export type MessageKind = 'payments' | 'orders';
+
+/** Why a message is in the plan: first send, unchanged resend, or same id with another body. */
+export type SendReason = 'original' | 'duplicate' | 'reusedKey';
+
+/** One message to send. `round` groups messages sent together (the producer may pause between rounds). */
+export interface PlannedMessage {
+  readonly messageId: string;
+  readonly body: Payment | Order;
+  readonly contentType: 'application/json';
+  readonly subject: MessageKind;
+  readonly correlationId: string;
+  readonly applicationProperties: { readonly producerRun: string; readonly sendReason: SendReason };
+  readonly round: number;
+}
+
+/** What to produce; see `parseProducerArgs` for the command-line form. */
+export interface PlanOptions {
+  readonly kind: MessageKind;
+  /** Distinct business ids. */
+  readonly count: number;
+  /** Extra unchanged sends of every message. */
+  readonly duplicates: number;
+  /** Extra sends of every id with a different body (a producer bug the consumers must reject). */
+  readonly reusedKeys: number;
+  readonly idPrefix: string;
+  readonly customerId: string;
+  readonly currency: string;
+  /** payments: amount in minor units. */
+  readonly amount: number;
+  /** orders: one line of this sku, quantity and unit price. */
+  readonly sku: string;
+  readonly quantity: number;
+  readonly unitPrice: number;
+  /** Correlates every message of one producer run. */
+  readonly runId: string;
+}
+
+/** Thrown when a built body breaks its schema; the message names every bad field. */
+export class InvalidMessageError extends Error {
+  override readonly name = 'InvalidMessageError';
+}
+
+/** The business id of message `index` (1-based), e.g. `pay-run1-0001`. */
+export function businessIdOf(options: Pick<PlanOptions, 'idPrefix'>, index: number): string {
+  return `${options.idPrefix}-${String(index).padStart(4, '0')}`;
+}
+
+/**
+ * The body of message `id`; `variant` > 0 changes the payload but not the id (amount or quantity + variant),
+ * which is what a reused key looks like to a consumer.
+ * @throws InvalidMessageError when the body breaks its schema (e.g. currency "eur").
+ */
+export function buildBody(options: PlanOptions, id: string, variant = 0): Payment | Order {
+  const candidate =
+    options.kind === 'payments'
+      ? { paymentId: id, customerId: options.customerId, amount: options.amount + variant, currency: options.currency }
+      : {
+          orderId: id,
+          customerId: options.customerId,
+          items: [{ sku: options.sku, quantity: options.quantity + variant, unitPrice: options.unitPrice }],
+          currency: options.currency,
+        };
+  const schema = options.kind === 'payments' ? paymentSchema : orderSchema;
+  const parsed = schema.safeParse(candidate);
+  if (!parsed.success) throw new InvalidMessageError(`invalid ${options.kind} message ${id}: ${formatIssues(parsed.error.issues)}`);
+  return parsed.data;
+}
+
+/**
+ * Every message to send, in order: round 0 the originals, rounds 1..duplicates unchanged resends, then one
+ * round per reused-key variant. The MessageId is always the business id.
+ * @throws InvalidMessageError when a body would break its schema.
+ * @example buildSendPlan({ ...opts, count: 2, duplicates: 1 }) // 4 messages: a, b, a, b
+ */
+export function buildSendPlan(options: PlanOptions): PlannedMessage[] {
+  const ids = Array.from({ length: options.count }, (_, i) => businessIdOf(options, i + 1));
+  const plan: PlannedMessage[] = [];
+  const add = (id: string, body: Payment | Order, sendReason: SendReason, round: number): void => {
+    plan.push({
+      messageId: id,
+      body,
+      contentType: 'application/json',
+      subject: options.kind,
+      correlationId: options.runId,
+      applicationProperties: { producerRun: options.runId, sendReason },
+      round,
+    });
+  };
+  const originals = ids.map((id) => [id, buildBody(options, id)] as const);
+  for (const [id, body] of originals) add(id, body, 'original', 0);
+  for (let r = 1; r <= options.duplicates; r++) for (const [id, body] of originals) add(id, body, 'duplicate', r);
+  for (let v = 1; v <= options.reusedKeys; v++) {
+    for (const id of ids) add(id, buildBody(options, id, v), 'reusedKey', options.duplicates + v);
+  }
+  return plan;
+}
+
+/** `path: message; path: message` from zod issues. */
+export function formatIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
+  return issues.map((i) => `${i.path.map(String).join('.') || '(input)'}: ${i.message}`).join('; ');
+}
+
+/** The Service Bus message for a planned one: MessageId = business id, JSON body. */
+export function toServiceBusMessage(planned: PlannedMessage): ServiceBusMessage {
+  return {
+    messageId: planned.messageId,
+    body: planned.body,
+    contentType: planned.contentType,
+    subject: planned.subject,
+    correlationId: planned.correlationId,
+    applicationProperties: { ...planned.applicationProperties },
+  };
+}
+

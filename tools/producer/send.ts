@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DefaultAzureCredential } from '@azure/identity';
+import { ServiceBusClient, type ServiceBusSender } from '@azure/service-bus';
+import { parseProducerArgs, ProducerUsageError, USAGE, type ProducerConnection } from './args';
+import { buildSendPlan, InvalidMessageError, toServiceBusMessage, type PlannedMessage } from './messages';
+
+/**
+ * Producer CLI: sends payments or orders to Service Bus, optionally with duplicates and reused keys, to
+ * exercise the idempotent consumers. `npm run send -- --help`. All decisions live in args.ts and
+ * messages.ts (unit-tested); this file only talks to the network.
+ */
+
+function createClient(connection: Exclude<ProducerConnection, { kind: 'none' }>): ServiceBusClient {
+  return connection.kind === 'identity'
+    ? new ServiceBusClient(connection.fullyQualifiedNamespace, new DefaultAzureCredential())
+    : new ServiceBusClient(connection.connectionString);
+}
+
+async function sendRound(sender: ServiceBusSender, messages: readonly PlannedMessage[]): Promise<void> {
+  let batch = await sender.createMessageBatch();
+  for (const planned of messages) {
+    const message = toServiceBusMessage(planned);
+    if (batch.tryAddMessage(message)) continue;
+    if (batch.count === 0) throw new Error(`message ${planned.messageId} is larger than a batch allows`);
+    await sender.sendMessages(batch);
+    batch = await sender.createMessageBatch();
+    if (!batch.tryAddMessage(message)) throw new Error(`message ${planned.messageId} is larger than a batch allows`);
+  }
+  if (batch.count > 0) await sender.sendMessages(batch);
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const runId = randomUUID().slice(0, 8);
+  const options = parseProducerArgs(argv, process.env, runId);
+  if (options === 'help') {
+    console.log(USAGE);
+    return 0;
+  }
+  const plan = buildSendPlan(options);
+  if (options.dryRun || options.connection.kind === 'none') {
+    for (const planned of plan) console.log(JSON.stringify({ queue: options.queue, ...toServiceBusMessage(planned), round: planned.round }));
+    console.log(`dry run: ${plan.length} messages for queue ${options.queue}, run ${runId}; nothing sent`);
+    return 0;
+  }
+
+  const client = createClient(options.connection);
+  const sender = client.createSender(options.queue);
+  try {
+    const rounds = [...new Set(plan.map((m) => m.round))].sort((a, b) => a - b);
+    for (const round of rounds) {
+      if (round > 0 && options.resendDelaySeconds > 0) {
+        console.log(`waiting ${options.resendDelaySeconds}s before round ${round}`);
+        await sleep(options.resendDelaySeconds * 1000);
+      }
+      const messages = plan.filter((m) => m.round === round);
+      await sendRound(sender, messages);
+      console.log(`round ${round}: sent ${messages.length} (${messages[0]!.applicationProperties.sendReason}) to ${options.queue}`);
+    }
+    console.log(`sent ${plan.length} messages, run ${runId} (correlationId)`);
+    return 0;
+  } finally {
+    await sender.close();
+    await client.close();
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      if (error instanceof ProducerUsageError) {
+        console.error(`error: ${error.message}\n\n${USAGE}`);
+        process.exit(2);
+      }
+      if (error instanceof InvalidMessageError) {
+        console.error(`error: ${error.message}`);
+        process.exit(2);
+      }
+      console.error(error instanceof Error ? `error: ${error.message}` : error);
+      process.exit(1);
+    },
+  );
+}
