@@ -7,17 +7,17 @@ export const Outcome = {
   /** Processed now (first claim). */
   Processed: 'processed',
   /** Processed now after taking over a lapsed or released claim. */
-  ProcessedAfterTakeover: 'processed-after-takeover',
+  ProcessedAfterTakeover: 'reclaimed',
   /** Seen and completed before: acknowledged without effects. */
   Duplicate: 'duplicate',
   /** Another delivery of the key is being processed right now. */
-  InProgress: 'in-progress',
+  InProgress: 'inProgress',
   /** The key was used before for another payload: parked, alerted. */
-  KeyReused: 'key-reused',
+  KeyReused: 'keyReused',
   /** Malformed: parked with a reason. */
   Parked: 'parked',
   /** A stale or repeated version of a naturally idempotent update: ignored. */
-  StaleVersion: 'stale-version',
+  StaleVersion: 'staleVersion',
   /** A transient failure: left to the broker to redeliver. */
   Retry: 'retry',
 } as const;
@@ -37,24 +37,30 @@ export interface OutcomeReport {
 
 const LEVEL: Record<Outcome, LogLevel> = {
   processed: 'info',
-  'processed-after-takeover': 'warn',
+  reclaimed: 'warn',
   duplicate: 'info',
-  'in-progress': 'warn',
-  'key-reused': 'error',
+  inProgress: 'warn',
+  keyReused: 'error',
   parked: 'error',
-  'stale-version': 'info',
+  staleVersion: 'info',
   retry: 'warn',
 };
 
-/** Counts the outcome in the right metric and writes one structured log line for it. */
+/** Outcomes that went through a claim: each counts once in `idempotency.claims` (the duplicate rate's denominator). */
+const CLAIMED: ReadonlySet<Outcome> = new Set<Outcome>([Outcome.Processed, Outcome.ProcessedAfterTakeover, Outcome.Duplicate, Outcome.InProgress, Outcome.KeyReused]);
+
+/**
+ * Counts the outcome in its metrics and writes one structured log line for it. `idempotency.claims`
+ * counts every delivery that reached a claim, whatever it answered, so that duplicates / claims
+ * is the duplicate rate (infra/monitoring/queries/duplicate-rate.kql).
+ */
 export function reportOutcome(telemetry: Telemetry, report: OutcomeReport): void {
   const { consumer, outcome } = report;
+  if (CLAIMED.has(outcome)) telemetry.count(MetricNames.claims, { consumer });
   switch (outcome) {
     case Outcome.Processed:
-      telemetry.count(MetricNames.claims, { consumer });
       break;
     case Outcome.ProcessedAfterTakeover:
-      telemetry.count(MetricNames.claims, { consumer });
       telemetry.count(MetricNames.takeovers, { consumer });
       break;
     case Outcome.Duplicate:

@@ -37,8 +37,8 @@ export interface PaymentsConsumerDeps {
 
 /** What one delivery ended as. The handler returns (message completed) for all of these. */
 export type PaymentDeliveryResult =
-  | { readonly outcome: 'processed' | 'processed-after-takeover' | 'duplicate'; readonly result: ChargeResult }
-  | { readonly outcome: 'parked' | 'key-reused'; readonly reason: string };
+  | { readonly outcome: typeof Outcome.Processed | typeof Outcome.ProcessedAfterTakeover | typeof Outcome.Duplicate; readonly result: ChargeResult }
+  | { readonly outcome: typeof Outcome.Parked | typeof Outcome.KeyReused; readonly reason: string };
 
 /**
  * The payments consumer, free of the Functions runtime. Per delivery:
@@ -84,20 +84,20 @@ export class PaymentsConsumer {
       switch (outcome.kind) {
         case 'duplicate': {
           reportOutcome(telemetry, { ...report, outcome: Outcome.Duplicate, reason: outcome.cached ? 'cached' : 'completed', attempt: outcome.record.attempt });
-          return { outcome: 'duplicate', result: outcome.record.result as ChargeResult };
+          return { outcome: Outcome.Duplicate, result: outcome.record.result as ChargeResult };
         }
         case 'keyReused': {
           const detail = `MessageId ${key.key} was first used for a payload with digest ${outcome.record.digest}; this one has ${digest}`;
           await this.deps.parking.park({ consumer: PAYMENTS_CONSUMER, reason: ParkReason.KeyReused, detail, info, body });
           reportOutcome(telemetry, { ...report, outcome: Outcome.KeyReused, reason: ParkReason.KeyReused, detail });
-          return { outcome: 'key-reused', reason: detail };
+          return { outcome: Outcome.KeyReused, reason: detail };
         }
         case 'claimed':
         case 'reclaimed': {
           const result = await this.charge(outcome.claim, payment, deadline);
-          const takeover = outcome.kind === 'reclaimed';
-          reportOutcome(telemetry, { ...report, outcome: takeover ? Outcome.ProcessedAfterTakeover : Outcome.Processed, attempt: outcome.claim.attempt, reason: result.status });
-          return { outcome: takeover ? 'processed-after-takeover' : 'processed', result };
+          const done = outcome.kind === 'reclaimed' ? Outcome.ProcessedAfterTakeover : Outcome.Processed;
+          reportOutcome(telemetry, { ...report, outcome: done, attempt: outcome.claim.attempt, reason: result.status });
+          return { outcome: done, result };
         }
         case 'inProgress': {
           const now = this.clock.nowMs();
@@ -132,7 +132,7 @@ export class PaymentsConsumer {
   private async park(telemetry: Telemetry, info: MessageInfo, body: unknown, reason: ParkReason, detail: string): Promise<PaymentDeliveryResult> {
     await this.deps.parking.park({ consumer: PAYMENTS_CONSUMER, reason, detail, info, body });
     reportOutcome(telemetry, { consumer: PAYMENTS_CONSUMER, outcome: Outcome.Parked, info, reason, detail });
-    return { outcome: 'parked', reason: `${reason}: ${detail}` };
+    return { outcome: Outcome.Parked, reason: `${reason}: ${detail}` };
   }
 
   /**

@@ -94,7 +94,7 @@ describe('payments consumer: the real handler on Azurite, the local Durable exec
     expect(provider.effectiveCharges).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 1_500)); // the dead consumer's lease lapses
     const redelivered = await r.deliver(payment('pay-c2'), { messageId: 'pay-c2', deliveryCount: 2 });
-    expect(redelivered).toMatchObject({ outcome: 'processed-after-takeover', result: { status: 'succeeded' } });
+    expect(redelivered).toMatchObject({ outcome: 'reclaimed', result: { status: 'succeeded' } });
     expect(provider.rawCalls).toBe(1);
     expect(provider.effectiveCharges).toBe(1);
     expect(await r.t.counter(MetricNames.takeovers, { consumer: 'payments' })).toBe(1);
@@ -135,7 +135,7 @@ describe('payments consumer: the real handler on Azurite, the local Durable exec
     expect(provider.effectiveCharges).toBe(0);
     expect((await r.store.get(keyFromMessageId('payments', 'pay-t')))?.status).toBe('RELEASED');
     expect(await r.deliver(payment('pay-t'), { messageId: 'pay-t', deliveryCount: 2 })).toMatchObject({
-      outcome: 'processed-after-takeover',
+      outcome: 'reclaimed',
       result: { status: 'succeeded' },
     });
     expect(provider.effectiveCharges).toBe(1);
@@ -157,7 +157,7 @@ describe('payments consumer: the real handler on Azurite, the local Durable exec
     const r = await rig();
     await r.deliver(payment('pay-r'), { messageId: 'pay-r' });
     const reused = await r.deliver(payment('pay-r', { amount: 99_999 }), { messageId: 'pay-r' });
-    expect(reused).toMatchObject({ outcome: 'key-reused', reason: expect.stringMatching(/first used for a payload with digest/) });
+    expect(reused).toMatchObject({ outcome: 'keyReused', reason: expect.stringMatching(/first used for a payload with digest/) });
     const parked = await r.parking.list('payments');
     expect(parked).toHaveLength(1);
     expect(parked[0]).toMatchObject({ reason: 'key-reused', messageId: 'pay-r' });
