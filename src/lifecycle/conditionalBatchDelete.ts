@@ -46,7 +46,12 @@ const conditionalDeletePolicy: PipelinePolicy = {
   name: POLICY_NAME,
   sendRequest: (request, next) => {
     const etags = pendingEtags.getStore();
-    if (etags && request.method === 'POST' && /\/\$batch(\?|$)/.test(request.url)) request.body = withEtags(request, etags);
+    if (etags && request.method === 'POST' && /\/\$batch(\?|$)/.test(request.url)) {
+      const body = withEtags(request, etags);
+      request.body = body;
+      // The SDK sets Content-Length when it builds the transaction; the body just grew.
+      if (request.headers.has('Content-Length')) request.headers.set('Content-Length', String(Buffer.byteLength(body, 'utf8')));
+    }
     return next(request);
   },
 };
