@@ -1,6 +1,7 @@
 import { ConfigurationError } from '../../src/core';
 import { loadSettings } from '../../src/config/settings';
-import { assertRetentionCoversRedelivery, redeliveryWindow, retentionMsOf, type RetentionSettings } from '../../src/lifecycle/retention';
+import hostJson from '../../host.json';
+import { assertRetentionCoversRedelivery, DEFAULT_MAX_AUTO_LOCK_RENEWAL_MS, redeliveryWindow, retentionMsOf, type RetentionSettings } from '../../src/lifecycle/retention';
 
 const DAY_MS = 86_400_000;
 const defaults: RetentionSettings = {
@@ -65,6 +66,11 @@ describe('retention rule', () => {
     const settings = { ...defaults, SERVICEBUS_MESSAGE_TTL_SECONDS: 60, DLQ_RESUBMIT_MARGIN_DAYS: 0, IDEMPOTENCY_RETENTION_DAYS: 1, SERVICEBUS_MAX_DELIVERY_COUNT: 2000, SERVICEBUS_LOCK_DURATION_SECONDS: 300 };
     expect(redeliveryWindow(settings).deliveriesMs).toBe(2000 * 600_000);
     expect(() => assertRetentionCoversRedelivery(settings)).toThrow(ConfigurationError);
+  });
+
+  test('the assumed lock auto-renewal is the one host.json configures', () => {
+    const [h, m, sec] = hostJson.extensions.serviceBus.maxAutoLockRenewalDuration.split(':').map(Number);
+    expect(((h! * 60 + m!) * 60 + sec!) * 1000).toBe(DEFAULT_MAX_AUTO_LOCK_RENEWAL_MS);
   });
 
   test('a negative auto-renewal is refused', () => {
