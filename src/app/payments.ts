@@ -5,7 +5,7 @@ import { ParkingStore } from '../messaging/ParkingStore';
 import type { ChargeWorkflow } from '../payments/ChargeWorkflow';
 import { PaymentProviderClient } from '../payments/PaymentProviderClient';
 import { PaymentsConsumer } from '../payments/PaymentsConsumer';
-import { tableClientFromSettings } from '../storage/tableClient';
+import { createTableClient } from '../storage/tableClient';
 import { Telemetry } from '../telemetry/Telemetry';
 import { retentionMsFromSettings } from './retention';
 
@@ -16,7 +16,7 @@ export function parkedTableName(settings: Settings): string {
 
 /** The dedup store as the settings describe it. */
 export function storeFromSettings(settings: Settings): TableIdempotencyStore {
-  return new TableIdempotencyStore(tableClientFromSettings(settings, settings.IDEMPOTENCY_TABLE_NAME), {
+  return new TableIdempotencyStore(createTableClient(settings), {
     partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT,
     leaseMs: settings.IDEMPOTENCY_LEASE_SECONDS * 1000,
     retentionMs: retentionMsFromSettings(settings),
@@ -28,7 +28,7 @@ export function storeFromSettings(settings: Settings): TableIdempotencyStore {
 export function paymentsConsumerFromSettings(settings: Settings, telemetry = new Telemetry(), workflow?: ChargeWorkflow): PaymentsConsumer {
   return new PaymentsConsumer({
     store: storeFromSettings(settings),
-    parking: new ParkingStore(tableClientFromSettings(settings, parkedTableName(settings))),
+    parking: new ParkingStore(createTableClient(settings, {}, parkedTableName(settings))),
     workflow,
     telemetry,
     // A delivery waits at most 80% of a lease: the lease then still covers the completion write.

@@ -1,0 +1,316 @@
+import type { TableClient } from '@azure/data-tables';
+import { systemClock, type Clock } from '../core/clock';
+import { ConfigurationError, IdempotencyError, StoreRequestError } from '../core/errors';
+import { isExpired, type RecordStatus } from '../core/record';
+import { classifyStoreError, toDomainError } from '../core/storeErrors';
+import { MARKER_KIND } from '../core/TableIdempotencyStore';
+import { DEFAULT_PARTITION_COUNT, partitionName, validatePartitionCount } from '../core/tableEncoding';
+import { deleteRowsIfUnchanged, type VersionedRow } from './conditionalBatchDelete';
+import { readSweepPosition, writeSweepPosition, type SweepPosition } from './sweepCheckpoint';
+
+/** Most entities the Table service returns in one query page. */
+export const MAX_PAGE_SIZE = 1000;
+/** Most actions in one entity-group transaction. */
+export const MAX_BATCH_SIZE = 100;
+/** Columns the sweep reads: enough to re-check the expiry rule and to delete by version. */
+const SWEEP_COLUMNS = ['PartitionKey', 'RowKey', 'status', 'leaseExpiresAtMs', 'retentionExpiresAtMs'];
+/** Conditional batch retries of one chunk before falling back to single deletes. */
+const BATCH_ROUNDS = 3;
+const SINGLE_DELETE_CONCURRENCY = 8;
+
+export interface ExpirySweeperOptions {
+  /** Partitions of the table (`IDEMPOTENCY_PARTITION_COUNT`). Default 16. */
+  readonly partitionCount?: number;
+  /** Time a run may take (`EXPIRY_SWEEP_BUDGET_SECONDS` x 1000); it stops after the chunk in hand. */
+  readonly budgetMs: number;
+  readonly clock?: Clock;
+  /** Rows per query page, at most 1000 (the default). */
+  readonly pageSize?: number;
+  /** Deletes per transaction, at most 100 (the default). */
+  readonly batchSize?: number;
+  /** RowKey of the checkpoint row under `sweep-state`; one per table. Default `expiry`. */
+  readonly checkpointName?: string;
+  /** Receives one summary line per run (counts only, never keys or payloads). */
+  readonly log?: (message: string) => void;
+}
+
+/** What one run did. `skipped` = `skippedLeased + skippedChanged + alreadyDeleted`. */
+export interface SweepReport {
+  /** Rows past retention the queries returned (a row scanned again after a restart counts again). */
+  readonly scanned: number;
+  /** Records this run deleted. */
+  readonly deleted: number;
+  /** Scanned rows this run did not delete. */
+  readonly skipped: number;
+  /** Past retention but under a valid lease at the cutoff. */
+  readonly skippedLeased: number;
+  /** Changed since the query (a new claim; 412) and no longer expired. */
+  readonly skippedChanged: number;
+  /** Deleted by someone else (an overlapping sweep) since the query (404). */
+  readonly alreadyDeleted: number;
+  /** Storage requests sent (query pages, transactions, single deletes, checkpoint read and write). */
+  readonly requests: number;
+  /** Partitions finished in this run. */
+  readonly partitionsCompleted: number;
+  /** True when the run stopped on its time budget before visiting every partition once. */
+  readonly stoppedByBudget: boolean;
+  /** Where the next run starts (as written to the checkpoint, unless `checkpointSaved` is false). */
+  readonly next: SweepPosition;
+  /** False when an overlapping run moved the checkpoint first (its position was kept). */
+  readonly checkpointSaved: boolean;
+  /** Records whose retention ended at or before this time were candidates (epoch ms). */
+  readonly cutoffMs: number;
+  readonly durationMs: number;
+}
+
+interface SweepRow extends VersionedRow {
+  readonly status: RecordStatus;
+  readonly leaseExpiresAtMs: number;
+  readonly retentionExpiresAtMs: number;
+}
+
+interface Counts {
+  scanned: number;
+  deleted: number;
+  skippedLeased: number;
+  skippedChanged: number;
+  alreadyDeleted: number;
+  requests: number;
+}
+
+/**
+ * Deletes expired idempotency records, and nothing else, from the table, partition by partition.
+ *
+ * A record goes only when it is past retention and holds no valid lease ({@link isExpired}), and
+ * only in the version that was checked: every delete is conditional on the row's ETag, so a record
+ * re-claimed after the query survives. Local-effect rows and the sweep's own rows are never
+ * selected (`kind eq 'idempotency-marker'`).
+ *
+ * Cost: one query page per up to 1,000 candidates, one transaction per up to 100 deletes of one
+ * partition, plus one checkpoint read and write per run (docs/lifecycle.md, "Cost").
+ *
+ * Runs stop after the chunk in hand once the budget is spent (every run makes progress) and save
+ * a checkpoint (partition, last RowKey done); the next run resumes there and wraps around, so no
+ * partition is skipped forever. Overlapping runs are safe: a delete that finds its row gone (404)
+ * or changed (412) fails its transaction, and the chunk is re-read and retried; the checkpoint
+ * moves only with `If-Match`.
+ *
+ * @example
+ * const report = await new ExpirySweeper(tableClient, { budgetMs: 240_000 }).sweep();
+ */
+export class ExpirySweeper {
+  readonly partitionCount: number;
+  readonly budgetMs: number;
+  readonly pageSize: number;
+  readonly batchSize: number;
+  readonly checkpointName: string;
+  private readonly clock: Clock;
+  private readonly log: ((message: string) => void) | undefined;
+
+  constructor(
+    readonly client: TableClient,
+    options: ExpirySweeperOptions,
+  ) {
+    this.partitionCount = validatePartitionCount(options.partitionCount ?? DEFAULT_PARTITION_COUNT);
+    this.budgetMs = bounded(options.budgetMs, 1, Number.MAX_SAFE_INTEGER, 'budgetMs');
+    this.pageSize = bounded(options.pageSize ?? MAX_PAGE_SIZE, 1, MAX_PAGE_SIZE, 'pageSize');
+    this.batchSize = bounded(options.batchSize ?? MAX_BATCH_SIZE, 1, MAX_BATCH_SIZE, 'batchSize');
+    this.checkpointName = options.checkpointName ?? 'expiry';
+    this.clock = options.clock ?? systemClock;
+    this.log = options.log;
+  }
+
+  /**
+   * One run: from the checkpoint, partition by partition, at most once round all partitions.
+   * @throws StoreUnavailableError (retry on the next tick) / StoreRequestError; never a raw SDK error.
+   */
+  async sweep(): Promise<SweepReport> {
+    const startMs = this.clock.nowMs();
+    const cutoffMs = startMs;
+    const deadlineMs = startMs + this.budgetMs;
+    const counts: Counts = { scanned: 0, deleted: 0, skippedLeased: 0, skippedChanged: 0, alreadyDeleted: 0, requests: 0 };
+    counts.requests++;
+    const stored = await readSweepPosition(this.client, this.checkpointName);
+    let position: SweepPosition = { partitionIndex: stored.partitionIndex % this.partitionCount, afterRowKey: stored.afterRowKey };
+    let progressed = false;
+    const outOfTime = (): boolean => progressed && this.clock.nowMs() >= deadlineMs;
+    let partitionsCompleted = 0;
+    let stoppedByBudget = false;
+    for (let visited = 0; visited < this.partitionCount; visited++) {
+      const partitionKey = partitionName(position.partitionIndex);
+      const finished = await this.sweepPartition(partitionKey, position.afterRowKey, cutoffMs, counts, outOfTime, (rowKey) => {
+        position = { partitionIndex: position.partitionIndex, afterRowKey: rowKey };
+        progressed = true;
+      });
+      if (!finished) {
+        stoppedByBudget = true;
+        break;
+      }
+      partitionsCompleted++;
+      progressed = true;
+      position = { partitionIndex: (position.partitionIndex + 1) % this.partitionCount, afterRowKey: undefined };
+    }
+    counts.requests++;
+    const checkpointSaved = await writeSweepPosition(this.client, this.checkpointName, stored.etag, position, this.clock.nowMs());
+    const skipped = counts.skippedLeased + counts.skippedChanged + counts.alreadyDeleted;
+    const report: SweepReport = {
+      ...counts,
+      skipped,
+      partitionsCompleted,
+      stoppedByBudget,
+      next: position,
+      checkpointSaved,
+      cutoffMs,
+      durationMs: this.clock.nowMs() - startMs,
+    };
+    this.log?.(
+      `expiry sweep: scanned ${report.scanned}, deleted ${report.deleted}, skipped ${skipped} (leased ${report.skippedLeased}, ` +
+        `changed ${report.skippedChanged}, already deleted ${report.alreadyDeleted}), ${report.requests} requests, ` +
+        `${partitionsCompleted}/${this.partitionCount} partitions, ${stoppedByBudget ? 'stopped on budget' : 'cycle done'}, ` +
+        `next ${partitionName(position.partitionIndex)}${position.afterRowKey ? ' (mid-partition)' : ''}` +
+        `${checkpointSaved ? '' : ', checkpoint kept by an overlapping run'}`,
+    );
+    return report;
+  }
+
+  /**
+   * Sweeps one partition from after `afterRowKey`. Calls `advance(rowKey)` once every row up to
+   * `rowKey` is done. @returns false when it stopped on the budget.
+   */
+  private async sweepPartition(
+    partitionKey: string,
+    afterRowKey: string | undefined,
+    cutoffMs: number,
+    counts: Counts,
+    outOfTime: () => boolean,
+    advance: (rowKey: string) => void,
+  ): Promise<boolean> {
+    let filter = `PartitionKey eq '${partitionKey}' and kind eq '${MARKER_KIND}' and retentionExpiresAtMs le ${Math.trunc(cutoffMs)}L`;
+    if (afterRowKey !== undefined) filter += ` and RowKey gt '${odataString(afterRowKey)}'`;
+    for await (const page of this.query(filter, counts)) {
+      let chunk: SweepRow[] = [];
+      let leased = 0;
+      for (let i = 0; i < page.length; i++) {
+        const row = page[i]!;
+        if (isExpired(row, cutoffMs)) chunk.push(row);
+        else leased++;
+        if (chunk.length === this.batchSize || (i === page.length - 1 && (chunk.length > 0 || leased > 0))) {
+          if (outOfTime()) return false;
+          counts.scanned += chunk.length + leased;
+          counts.skippedLeased += leased;
+          await this.deleteChunk(chunk, cutoffMs, counts);
+          advance(row.rowKey);
+          chunk = [];
+          leased = 0;
+        }
+      }
+      if (outOfTime()) return false;
+    }
+    return true;
+  }
+
+  /** Rows matching `filter`, one query page at a time (each page is one request). */
+  private async *query(filter: string, counts: Counts): AsyncGenerator<SweepRow[]> {
+    const pages = this.client.listEntities<Record<string, unknown>>({ queryOptions: { filter, select: SWEEP_COLUMNS } }).byPage({ maxPageSize: this.pageSize });
+    for (;;) {
+      counts.requests++;
+      let result: IteratorResult<Array<Record<string, unknown> & { etag?: string; continuationToken?: string }>>;
+      try {
+        result = await pages.next();
+      } catch (error) {
+        throw toDomainError(error, 'expirySweep.query');
+      }
+      if (result.done) return;
+      const page = result.value as unknown as Array<Record<string, unknown>> & { continuationToken?: string };
+      yield page.map(toSweepRow);
+      if (!page.continuationToken) return;
+    }
+  }
+
+  /**
+   * Deletes `chunk` (expired as read) in one conditional transaction. When it fails on a 404/412,
+   * re-reads the chunk's RowKey range, drops rows gone (already deleted) or no longer expired
+   * (changed), and retries with the current versions; after a few rounds deletes one by one.
+   */
+  private async deleteChunk(chunk: readonly SweepRow[], cutoffMs: number, counts: Counts): Promise<void> {
+    let pending = chunk;
+    for (let round = 0; round < BATCH_ROUNDS && pending.length > 0; round++) {
+      if (round > 0) pending = await this.reread(pending, cutoffMs, counts);
+      if (pending.length === 0) return;
+      counts.requests++;
+      try {
+        await deleteRowsIfUnchanged(this.client, pending);
+        counts.deleted += pending.length;
+        return;
+      } catch (error) {
+        if (error instanceof IdempotencyError) throw error;
+        const conflict = classifyStoreError(error, 'expirySweep.delete');
+        if (conflict === 'exists') throw new StoreRequestError('unexpected 409 answer to a delete transaction', 'expirySweep.delete', 409, error);
+      }
+    }
+    if (pending.length > 0) await this.deleteOneByOne(await this.reread(pending, cutoffMs, counts), counts);
+  }
+
+  /** The rows of `rows` as they are now, still expired; counts the others as gone or changed. */
+  private async reread(rows: readonly SweepRow[], cutoffMs: number, counts: Counts): Promise<SweepRow[]> {
+    const first = rows[0]!;
+    const last = rows[rows.length - 1]!;
+    const filter =
+      `PartitionKey eq '${first.partitionKey}' and RowKey ge '${odataString(first.rowKey)}' and RowKey le '${odataString(last.rowKey)}'` +
+      ` and kind eq '${MARKER_KIND}'`;
+    const wanted = new Set(rows.map((row) => row.rowKey));
+    const current = new Map<string, SweepRow>();
+    for await (const page of this.query(filter, counts)) {
+      for (const row of page) if (wanted.has(row.rowKey)) current.set(row.rowKey, row);
+    }
+    const still: SweepRow[] = [];
+    for (const row of rows) {
+      const now = current.get(row.rowKey);
+      if (!now) counts.alreadyDeleted++;
+      else if (!isExpired(now, cutoffMs)) counts.skippedChanged++;
+      else still.push(now);
+    }
+    return still;
+  }
+
+  /** Last resort: single conditional deletes; 404 counts as already deleted, 412 as changed. */
+  private async deleteOneByOne(rows: readonly SweepRow[], counts: Counts): Promise<void> {
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < rows.length) {
+        const row = rows[next++]!;
+        counts.requests++;
+        try {
+          await this.client.deleteEntity(row.partitionKey, row.rowKey, { etag: row.etag });
+          counts.deleted++;
+        } catch (error) {
+          const conflict = classifyStoreError(error, 'expirySweep.delete');
+          if (conflict === 'notFound') counts.alreadyDeleted++;
+          else counts.skippedChanged++;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SINGLE_DELETE_CONCURRENCY, rows.length) }, worker));
+  }
+}
+
+function toSweepRow(entity: Record<string, unknown>): SweepRow {
+  return {
+    partitionKey: String(entity.partitionKey),
+    rowKey: String(entity.rowKey),
+    etag: String(entity.etag),
+    status: entity.status as RecordStatus,
+    leaseExpiresAtMs: Number(entity.leaseExpiresAtMs ?? 0),
+    retentionExpiresAtMs: Number(entity.retentionExpiresAtMs),
+  };
+}
+
+/** A string literal for an OData filter: single quotes doubled. */
+function odataString(value: string): string {
+  return value.replace(/'/g, "''");
+}
+
+function bounded(value: number, min: number, max: number, name: string): number {
+  if (!Number.isInteger(value) || value < min || value > max) throw new ConfigurationError(`${name} must be an integer from ${min} to ${max}, got ${value}`);
+  return value;
+}
