@@ -7,7 +7,7 @@ import { PaymentProviderClient } from '../payments/PaymentProviderClient';
 import { PaymentsConsumer } from '../payments/PaymentsConsumer';
 import { createTableClient } from '../storage/tableClient';
 import { Telemetry } from '../telemetry/Telemetry';
-import { retentionMsFromSettings } from './retention';
+import { retentionMsOf } from '../lifecycle/retention';
 
 /** The parked-messages table of a dedup table: `<name>parked`. */
 export function parkedTableName(settings: Settings): string {
@@ -19,7 +19,7 @@ export function storeFromSettings(settings: Settings): TableIdempotencyStore {
   return new TableIdempotencyStore(createTableClient(settings), {
     partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT,
     leaseMs: settings.IDEMPOTENCY_LEASE_SECONDS * 1000,
-    retentionMs: retentionMsFromSettings(settings),
+    retentionMs: retentionMsOf(settings),
     cacheSize: settings.IDEMPOTENCY_CACHE_SIZE,
   });
 }

@@ -1,10 +1,12 @@
 import { loadSettings, type Settings } from '../../config/settings';
+import { assertRetentionCoversRedelivery } from '../../lifecycle/retention';
 import { startTelemetry } from '../../telemetry/startTelemetry';
 import { Telemetry } from '../../telemetry/Telemetry';
 
 /**
  * The app's composition root in the Functions host: settings validated once at start (a bad
- * setting fails the start with its name), Application Insights started only when configured.
+ * setting, or a retention shorter than the broker's redelivery window, fails the start with the
+ * settings' names), Application Insights started only when configured.
  * Only `src/functions` uses this; tests build their own objects.
  */
 let settings: Settings | undefined;
@@ -13,6 +15,7 @@ let telemetry: Telemetry | undefined;
 export function appSettings(): Settings {
   if (!settings) {
     settings = loadSettings();
+    assertRetentionCoversRedelivery(settings);
     startTelemetry();
   }
   return settings;
