@@ -64,7 +64,7 @@ param idempotencyRetentionDays int = 30
 param dlqResubmitMarginDays int = 14
 
 param idempotencyPartitionCount int = 16
-param idempotencyLeaseSeconds int = 300
+param idempotencyLeaseSeconds int = 60
 param idempotencyCacheSize int = 10000
 param expiryTimerSchedule string = '0 */15 * * * *'
 param expirySweepBudgetSeconds int = 240
@@ -253,6 +253,7 @@ module api 'app/api.bicep' = {
     durableTaskHubName: durableTaskHubName
     idempotency: {
       tableName: idempotencyTableName
+      parkedTableName: parkedMessagesTableName
       partitionCount: idempotencyPartitionCount
       leaseSeconds: idempotencyLeaseSeconds
       cacheSize: idempotencyCacheSize

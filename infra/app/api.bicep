@@ -70,6 +70,7 @@ var appSettings = {
 
   // src/config/settings.ts (IDEMPOTENCY_TABLE_CONNECTION_STRING is local-only and never set in Azure).
   IDEMPOTENCY_TABLE_NAME: idempotency.tableName
+  PARKED_TABLE_NAME: idempotency.parkedTableName
   IDEMPOTENCY_TABLE_ENDPOINT: storage.properties.primaryEndpoints.table
   IDEMPOTENCY_PARTITION_COUNT: string(idempotency.partitionCount)
   IDEMPOTENCY_LEASE_SECONDS: string(idempotency.leaseSeconds)

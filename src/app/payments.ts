@@ -9,11 +9,6 @@ import { createTableClient } from '../storage/tableClient';
 import { Telemetry } from '../telemetry/Telemetry';
 import { retentionMsOf } from '../lifecycle/retention';
 
-/** The parked-messages table of a dedup table: `<name>parked`. */
-export function parkedTableName(settings: Settings): string {
-  return `${settings.IDEMPOTENCY_TABLE_NAME}parked`;
-}
-
 /** The dedup store as the settings describe it. */
 export function storeFromSettings(settings: Settings): TableIdempotencyStore {
   return new TableIdempotencyStore(createTableClient(settings), {
@@ -28,7 +23,7 @@ export function storeFromSettings(settings: Settings): TableIdempotencyStore {
 export function paymentsConsumerFromSettings(settings: Settings, telemetry = new Telemetry(), workflow?: ChargeWorkflow): PaymentsConsumer {
   return new PaymentsConsumer({
     store: storeFromSettings(settings),
-    parking: new ParkingStore(createTableClient(settings, {}, parkedTableName(settings))),
+    parking: new ParkingStore(createTableClient(settings, {}, settings.PARKED_TABLE_NAME)),
     workflow,
     telemetry,
     // A delivery waits at most 80% of a lease: the lease then still covers the completion write.

@@ -15,11 +15,10 @@ const CHARGE_ENTITY = 'paymentCharge';
 const PROVIDER_RETRY = new df.RetryOptions(2_000, 5);
 PROVIDER_RETRY.backoffCoefficient = 2;
 
-// Validate the settings at start, not at the first message.
-appSettings();
-
 const consumer = once(() => paymentsConsumerFromSettings(appSettings(), appTelemetry()));
 const provider = once(() => providerFromSettings(appSettings(), appTelemetry()));
+// Validate the settings at start, not at the first message (nothing here does I/O).
+provider();
 
 export const paymentsTrigger = makePaymentsHandler({
   consumer,
