@@ -184,6 +184,23 @@ describe('payments consumer: the real handler on Azurite, the local Durable exec
     expect(provider.effectiveCharges).toBe(1);
   });
 
+  test('logs carry key, message id, correlation id, delivery count, outcome and digest, never the payload; provider latency is measured', async () => {
+    const r = await rig();
+    const secret = { paymentId: 'pay-log', customerId: 'customer-secret-7731', amount: 987_654, currency: 'SEK' };
+    await r.deliver(secret, { messageId: 'pay-log', correlationId: 'corr-42', deliveryCount: 3 });
+    await r.deliver(secret, { messageId: 'pay-log', correlationId: 'corr-42', deliveryCount: 4 });
+    const logs = r.t.logs();
+    expect(logs.map((l) => l.attributes.outcome)).toEqual(['processed', 'duplicate']);
+    for (const log of logs) {
+      expect(log.attributes).toMatchObject({ consumer: 'payments', idempotencyKey: 'pay-log', messageId: 'pay-log', correlationId: 'corr-42', digest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      const text = JSON.stringify(log);
+      expect(text).not.toContain('customer-secret-7731');
+      expect(text).not.toContain('987654');
+    }
+    expect(logs[1]!.attributes.deliveryCount).toBe(4);
+    expect(await r.t.histogramCount(MetricNames.providerLatency)).toBe(1);
+  });
+
   test('a duplicate arriving while the first delivery is charging waits and is acknowledged with the result', async () => {
     provider.setLatency(300);
     const r = await rig({ leaseMs: 3_000 });

@@ -27,6 +27,18 @@ export function inMemoryTelemetry() {
     return sum;
   }
 
+  /** Number of values recorded in a histogram. */
+  async function histogramCount(name: string): Promise<number> {
+    const { resourceMetrics } = await reader.collect();
+    let count = 0;
+    for (const scope of resourceMetrics.scopeMetrics)
+      for (const metric of scope.metrics) {
+        if (metric.descriptor.name !== name) continue;
+        for (const point of metric.dataPoints as Array<{ value: { count?: number } }>) count += point.value.count ?? 0;
+      }
+    return count;
+  }
+
   function logs() {
     return logExporter.getFinishedLogRecords().map((r) => ({ body: r.body, severity: r.severityText, attributes: r.attributes as Record<string, unknown> }));
   }
@@ -36,5 +48,5 @@ export function inMemoryTelemetry() {
     await loggerProvider.shutdown();
   }
 
-  return { telemetry, counter, logs, shutdown };
+  return { telemetry, counter, histogramCount, logs, shutdown };
 }
