@@ -15,6 +15,10 @@ let cosmos: CosmosEmulator;
 beforeAll(async () => {
   [azurite, cosmos] = await Promise.all([AzuriteTable.start(), CosmosEmulator.start()]);
 });
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
+});
 afterAll(async () => {
   await Promise.all([azurite?.stop(), cosmos?.stop()]);
 });
@@ -53,6 +57,7 @@ async function setup(overrides: Partial<OrdersHandlerDeps> = {}) {
   const table: TableClient = await freshTable(azurite, 'parked');
   const parking = new ParkingStore(table, new FakeClock());
   const t = inMemoryTelemetry();
+  cleanups.push(t.shutdown);
   const store = new OrdersStore(container);
   const handler = makeOrdersHandler({ store, parking, telemetry: t.telemetry, clock: new FakeClock(), maxDeliveryCount: 10, ...overrides });
   return { container, parking, store, handler, ...t };
@@ -234,6 +239,29 @@ describe('orders consumer: OrderStatusChanged (natural idempotency by version)',
     expect((await parking.list('orders')).map((p) => p.reason)).toEqual(['order-not-found']);
   });
 
+  test('a write between our read and our replace fails the If-Match (412); the re-read decides again', async () => {
+    const { container, handler, parking } = await setup();
+    await handler(order('s-5'), contextFor({ messageId: 's-5' }));
+    // A store whose first read is followed by a competing writer applying version 5.
+    class RacedStore extends OrdersStore {
+      private raced = false;
+      override async readOrder(orderId: string) {
+        const read = await super.readOrder(orderId);
+        if (read && !this.raced) {
+          this.raced = true;
+          expect(await new OrdersStore(container).replaceOrder({ ...read.order, status: 'delivered', statusVersion: 5 }, read.etag)).toBe('replaced');
+        }
+        return read;
+      }
+    }
+    const t = inMemoryTelemetry();
+    cleanups.push(t.shutdown);
+    const racedHandler = makeOrdersHandler({ store: new RacedStore(container), parking, telemetry: t.telemetry });
+    await expect(racedHandler(status('s-5', 'paid', 3), contextFor(statusMeta('s-5', 3)))).resolves.toBe('stale-version');
+    expect((await new OrdersStore(container).readOrder('s-5'))?.order).toMatchObject({ status: 'delivered', statusVersion: 5 });
+    expect(await t.counter(MetricNames.staleVersions, { consumer: 'orders', reason: 'stale' })).toBe(1);
+  });
+
   test('concurrent status updates with different versions converge on the highest version', async () => {
     const { handler, store, counter } = await setup({ maxStatusAttempts: 3 });
     await handler(order('s-4'), contextFor({ messageId: 's-4' }));
@@ -253,7 +281,9 @@ describe('orders consumer: transient failures', () => {
     const dead = await CosmosEmulator.start();
     const endpoint = dead.endpoint;
     await dead.stop();
-    const container = cosmosClientFor(endpoint).database('shop').container('orders');
+    const client = cosmosClientFor(endpoint);
+    cleanups.push(async () => client.dispose());
+    const container = client.database('shop').container('orders');
     const handler = makeOrdersHandler({ store: new OrdersStore(container), parking, telemetry });
     await expect(handler(order('t-1'), contextFor({ messageId: 't-1' }))).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(handler({ orderId: 't-1', status: 'paid', version: 1 }, contextFor({ messageId: 't-1:status:1', type: 'OrderStatusChanged' }))).rejects.toBeInstanceOf(StoreUnavailableError);

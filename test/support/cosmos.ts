@@ -12,6 +12,8 @@ import { ensureOrdersContainer } from '../../src/orders/OrdersStore';
  * accepted. Tests must not assert what only the real service gives.
  */
 export class CosmosEmulator {
+  private shared: CosmosClient | undefined;
+
   private constructor(
     private readonly server: Server,
     readonly endpoint: string,
@@ -27,9 +29,9 @@ export class CosmosEmulator {
     return new CosmosEmulator(server, `http://127.0.0.1:${port}`);
   }
 
-  /** A client for this emulator: endpoint discovery off (plain HTTP), retries short. */
+  /** The client for this emulator (one per emulator, disposed by `stop`). */
   client(): CosmosClient {
-    return cosmosClientFor(this.endpoint);
+    return (this.shared ??= cosmosClientFor(this.endpoint));
   }
 
   /** A fresh, uniquely named orders container (partition key `/orderId`, `defaultTtl: -1`). */
@@ -37,7 +39,10 @@ export class CosmosEmulator {
     return ensureOrdersContainer(this.client(), 'shop', `orders${randomBytes(5).toString('hex')}`);
   }
 
+  /** Disposes the client and closes the server and every open connection. */
   async stop(): Promise<void> {
+    this.shared?.dispose();
+    this.shared = undefined;
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
