@@ -1,5 +1,5 @@
 import { InvocationContext } from '@azure/functions';
-import type { Container } from '@azure/cosmos';
+import type { Container, OperationInput } from '@azure/cosmos';
 import type { TableClient } from '@azure/data-tables';
 import { StoreUnavailableError } from '../../src/core/errors';
 import { ParkingStore } from '../../src/messaging/ParkingStore';
@@ -174,6 +174,26 @@ describe('orders consumer: OrderPlaced on the Cosmos emulator', () => {
     await expect(handler(order('m-ok'), contextFor({ messageId: 'm-ok' }))).resolves.toBe('processed');
     const { resources } = await container.items.query('SELECT VALUE c.orderId FROM c WHERE c.kind = "order"').fetchAll();
     expect(resources).toEqual(['m-ok']);
+  });
+
+  test('our own batch retried after its answer was lost (409 on the retry) counts as processed, not as a duplicate', async () => {
+    const { container, parking, telemetry, counter } = await setup();
+    // The first batch commits but its answer is "lost": the retry of the same ops gets 409 on op 0.
+    const lossy = {
+      // (The SDK rewrites each op's partitionKey in place, so every call gets its own copy.)
+      items: {
+        batch: async (ops: OperationInput[], partitionKey: string) => {
+          await container.items.batch(structuredClone(ops), partitionKey);
+          return container.items.batch(structuredClone(ops), partitionKey);
+        },
+      },
+      item: (id: string, partitionKey: string) => container.item(id, partitionKey),
+    } as unknown as Container;
+    const handler = makeOrdersHandler({ store: new OrdersStore(lossy), parking, telemetry });
+    await expect(handler(order('o-5'), contextFor({ messageId: 'o-5' }))).resolves.toBe('processed');
+    expect(await counter(MetricNames.duplicates)).toBe(0);
+    // A later redelivery is a different attempt (another writer id): a duplicate.
+    await expect(handler(order('o-5'), contextFor({ messageId: 'o-5', deliveryCount: 2 }))).resolves.toBe('duplicate');
   });
 
   test('a batch writes every document when it succeeds; one whose order document exists fails with 409 on its first op', async () => {
