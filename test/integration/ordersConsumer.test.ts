@@ -309,4 +309,11 @@ describe('orders consumer: transient failures', () => {
     await expect(handler({ orderId: 't-1', status: 'paid', version: 1 }, contextFor({ messageId: 't-1:status:1', type: 'OrderStatusChanged' }))).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(await parking.list('orders')).toEqual([]);
   });
+
+  test('when the parking table is unavailable a malformed message is thrown (redelivered), never completed unparked', async () => {
+    const { store, telemetry } = await setup();
+    const parking = { park: async () => Promise.reject(new StoreUnavailableError('table down', 'park')) } as unknown as ParkingStore;
+    const handler = makeOrdersHandler({ store, parking, telemetry });
+    await expect(handler('{not json', contextFor({ messageId: 't-2' }))).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
 });
