@@ -8,6 +8,8 @@ export const ParkReason = {
   MessageIdMismatch: 'message-id-mismatch',
   Oversized: 'oversized',
   KeyReused: 'key-reused',
+  /** An update for an entity that never arrived, still missing on the last delivery. */
+  OrderNotFound: 'order-not-found',
 } as const;
 export type ParkReason = (typeof ParkReason)[keyof typeof ParkReason];
 

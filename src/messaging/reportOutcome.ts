@@ -16,6 +16,8 @@ export const Outcome = {
   KeyReused: 'keyReused',
   /** Malformed: parked with a reason. */
   Parked: 'parked',
+  /** A newer version of a naturally idempotent update was applied (no dedup record involved). */
+  Applied: 'applied',
   /** A stale or repeated version of a naturally idempotent update: ignored. */
   StaleVersion: 'staleVersion',
   /** A transient failure: left to the broker to redeliver. */
@@ -42,6 +44,7 @@ const LEVEL: Record<Outcome, LogLevel> = {
   inProgress: 'warn',
   keyReused: 'error',
   parked: 'error',
+  applied: 'info',
   staleVersion: 'info',
   retry: 'warn',
 };
@@ -75,6 +78,8 @@ export function reportOutcome(telemetry: Telemetry, report: OutcomeReport): void
       break;
     case Outcome.Parked:
       telemetry.count(MetricNames.parked, { consumer, reason: report.reason ?? 'unknown' });
+      break;
+    case Outcome.Applied:
       break;
     case Outcome.StaleVersion:
       telemetry.count(MetricNames.staleVersions, { consumer, reason: report.reason ?? 'stale' });
