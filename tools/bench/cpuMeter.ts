@@ -6,6 +6,8 @@ export interface CpuSample {
   readonly clientMs: number;
   /** undefined where /proc is not readable (not Linux) or the process is gone. */
   readonly serverMs: number | undefined;
+  /** Busy CPU of the whole machine, all cores (/proc/stat); undefined where not readable. */
+  readonly machineMs: number | undefined;
 }
 
 let ticksPerSecond: number | undefined;
@@ -24,16 +26,30 @@ function clockTicks(): number {
 /** CPU time of this process, and of `serverPid` read from /proc/<pid>/stat (utime + stime). */
 export function sampleCpu(serverPid: number | undefined): CpuSample {
   const usage = process.cpuUsage();
-  const clientMs = (usage.user + usage.system) / 1000;
-  if (serverPid === undefined) return { clientMs, serverMs: undefined };
+  return { clientMs: (usage.user + usage.system) / 1000, serverMs: processCpuMs(serverPid), machineMs: machineBusyMs() };
+}
+
+function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
   try {
-    const stat = readFileSync(`/proc/${serverPid}/stat`, 'utf8');
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name (which may contain spaces) start after the last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const ticks = Number(fields[11]) + Number(fields[12]); // utime (14th), stime (15th)
-    return { clientMs, serverMs: (ticks * 1000) / clockTicks() };
+    return (ticks * 1000) / clockTicks();
   } catch {
-    return { clientMs, serverMs: undefined };
+    return undefined;
+  }
+}
+
+function machineBusyMs(): number | undefined {
+  try {
+    // cpu  user nice system idle iowait irq softirq steal ...
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, , , irq, softirq, steal] = fields;
+    return ((user + nice + system + irq + softirq + (steal ?? 0)) * 1000) / clockTicks();
+  } catch {
+    return undefined;
   }
 }
 
@@ -42,5 +58,6 @@ export function cpuBetween(before: CpuSample, after: CpuSample): CpuSample {
   return {
     clientMs: after.clientMs - before.clientMs,
     serverMs: before.serverMs === undefined || after.serverMs === undefined ? undefined : after.serverMs - before.serverMs,
+    machineMs: before.machineMs === undefined || after.machineMs === undefined ? undefined : after.machineMs - before.machineMs,
   };
 }

@@ -16,8 +16,17 @@ export interface BenchReport {
   readonly transactionalRatioVsBaseline: number;
   readonly transactionalBound: number;
   readonly transactionalWithin10PctOfBound: boolean;
+  /** Lowest and highest per-round idempotent / baseline ratio. */
+  readonly throughputRatioRange: readonly [number, number];
+  /** Median ratio over rounds where other processes used < 10% of the machine; null if none was quiet. */
+  readonly throughputRatioQuietRounds: number | null;
+  readonly quietRounds: number;
+  /** Per measured round: idempotent / baseline ratio, and other processes' share of the machine. */
+  readonly rounds: readonly { ratio: number; otherLoad: number | null }[];
   /** Idempotent / baseline ratio predicted from the measured rate of each request type alone. */
   readonly predictedRatioFromStepRates: number;
+  /** Idempotent / baseline ratio predicted from CPU per message (client + Azurite); null without /proc. */
+  readonly predictedRatioFromCpu: number | null;
   readonly ratesPerSecond: Record<string, number>;
   readonly cpuMsPerMessage: Record<string, { client: number; server: number | null }>;
   readonly claimLatencyP50Ms: number;
@@ -47,10 +56,7 @@ export function buildReport(options: BenchOptions, rt: RoundTripFigures, tp: Thr
   const boundIdem = v.baseline.roundTripsPerMessage / v.idempotent.roundTripsPerMessage;
   const boundTx = v.baseline.roundTripsPerMessage / v.transactional.roundTripsPerMessage;
   const within = (ratio: number, bound: number): boolean => Math.abs(ratio - bound) <= WITHIN * bound;
-  // Seconds of the whole system per message if each request cost what it costs alone at this concurrency.
-  const baselineCost = 1 / v.baseline.perSecond;
-  const idemCost = 1 / v.claimStep.perSecond + 1 / v.baseline.perSecond + 1 / v.completeStep.perSecond;
-  const predicted = baselineCost / idemCost;
+  const predicted = tp.predictedRatioFromSteps;
 
   const targets: Target[] = [
     { name: 'roundTripsFresh', value: rt.fresh, target: '<= 2', met: rt.fresh <= 2 },
@@ -88,7 +94,12 @@ export function buildReport(options: BenchOptions, rt: RoundTripFigures, tp: Thr
     transactionalRatioVsBaseline: round(tp.ratioTransactional, 3),
     transactionalBound: round(boundTx, 3),
     transactionalWithin10PctOfBound: within(tp.ratioTransactional, boundTx),
+    throughputRatioRange: [round(tp.ratioIdempotentRange[0], 3), round(tp.ratioIdempotentRange[1], 3)],
+    throughputRatioQuietRounds: tp.ratioIdempotentQuiet === undefined ? null : round(tp.ratioIdempotentQuiet, 3),
+    quietRounds: tp.perRound.filter((r) => r.otherLoad !== undefined && r.otherLoad < 0.1).length,
+    rounds: tp.perRound.map((r) => ({ ratio: round(r.ratio, 3), otherLoad: r.otherLoad === undefined ? null : round(r.otherLoad, 2) })),
     predictedRatioFromStepRates: round(predicted, 3),
+    predictedRatioFromCpu: tp.predictedRatioFromCpu === undefined ? null : round(tp.predictedRatioFromCpu, 3),
     ratesPerSecond: Object.fromEntries(Object.entries(v).map(([k, s]) => [k, Math.round(s.perSecond)])),
     cpuMsPerMessage: Object.fromEntries((Object.keys(v) as (keyof typeof v)[]).map((k) => [k, cpu(k)])),
     claimLatencyP50Ms: round(tp.claimLatencyMs.p50, 1),
@@ -115,23 +126,35 @@ function explain(tp: ThroughputFigures, boundIdem: number, boundTx: number, pred
       `transaction (marker + effect) ${r(v.transactional.perSecond)}/s.`,
   );
   parts.push(
-    `Idempotent ratio ${tp.ratioIdempotent.toFixed(3)} vs round-trip bound ${boundIdem.toFixed(3)}${idemOk ? ' (within 10%)' : ' (NOT within 10%)'}; ` +
-      `the step rates predict ${predicted.toFixed(3)}.`,
+    `Idempotent ratio ${tp.ratioIdempotent.toFixed(3)} (rounds ${tp.ratioIdempotentRange[0].toFixed(3)}..${tp.ratioIdempotentRange[1].toFixed(3)}) ` +
+      `vs round-trip bound ${boundIdem.toFixed(3)}${idemOk ? ' (within 10%)' : ' (NOT within 10%)'}; ` +
+      `the step rates of the same rounds predict ${predicted.toFixed(3)}` +
+      (tp.predictedRatioFromCpu === undefined ? '.' : `, CPU per message predicts ${tp.predictedRatioFromCpu.toFixed(3)}.`),
   );
   if (!idemOk) {
     parts.push(
       Math.abs(tp.ratioIdempotent - predicted) <= WITHIN * predicted
         ? 'The gap to the bound is explained by the per-request costs: Azurite does not charge the same for every request type, so "3 round trips" is not "3 x the baseline\'s cost".'
-        : 'The gap is not explained by the per-request costs alone: look at client CPU (the client and Azurite share 2 cores) and noise between rounds.',
+        : 'The gap is not explained by the per-request costs measured alone: the three requests of a message run one after another, ' +
+            'the client and Azurite share 2 cores (CPU-bound at this concurrency), and the machine is shared (see the spread of the rounds).',
     );
   }
   parts.push(
-    `CPU per message (client + Azurite): baseline ${cpuOf(v.baseline).toFixed(2)} ms, idempotent ${cpuOf(v.idempotent).toFixed(2)} ms, ` +
-      `transactional ${cpuOf(v.transactional).toFixed(2)} ms; the CPU ratio baseline/idempotent is ${(cpuOf(v.baseline) / cpuOf(v.idempotent)).toFixed(3)} ` +
-      '(with both processes on 2 cores, throughput follows CPU per message).',
+    `CPU per message (client + Azurite, medians): baseline ${cpuOf(v.baseline).toFixed(2)} ms, idempotent ${cpuOf(v.idempotent).toFixed(2)} ms, ` +
+      `transactional ${cpuOf(v.transactional).toFixed(2)} ms (client and Azurite share the machine's cores, so throughput follows CPU per message).`,
   );
+  const quiet = tp.perRound.filter((r) => r.otherLoad !== undefined && r.otherLoad < 0.1).length;
+  const loads = tp.perRound.map((r) => r.otherLoad).filter((l): l is number => l !== undefined);
+  if (loads.length) {
+    parts.push(
+      `Other processes used ${Math.round(Math.min(...loads) * 100)}%..${Math.round(Math.max(...loads) * 100)}% of the machine during the rounds; ` +
+        (quiet
+          ? `the ${quiet} quiet round(s) (< 10%) give a median ratio of ${tp.ratioIdempotentQuiet?.toFixed(3)}.`
+          : 'no round was quiet (< 10%): the figures carry that noise.'),
+    );
+  }
   parts.push(
-    `Transactional ratio ${tp.ratioTransactional.toFixed(3)} vs bound ${boundTx.toFixed(3)}${txOk ? ' (within 10%)' : ' (NOT within 10%): one $batch of two entities costs Azurite more than one plain insert (multipart parsing, two rows)'}.`,
+    `Transactional ratio ${tp.ratioTransactional.toFixed(3)} vs bound ${boundTx.toFixed(3)}${txOk ? ' (within 10%)' : ' (NOT within 10%): one $batch of two entities costs more CPU than one plain insert, on both sides (see CPU per message: multipart building and parsing, two rows; the SDK also builds a new TableClient per submitTransaction)'}.`,
   );
   return parts.join(' ');
 }

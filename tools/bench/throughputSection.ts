@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { TableClient } from '@azure/data-tables';
 import { keyFromMessageId, makeIdempotent, partitionName, payloadDigest, TableIdempotencyStore, type Claim } from '../../src/core';
@@ -29,6 +30,8 @@ export interface VariantRun {
   readonly roundTripsPerMessage: number;
   readonly clientCpuMsPerMessage: number;
   readonly serverCpuMsPerMessage: number | undefined;
+  /** Share of the machine's cores (0..1) busy with other processes during the run; undefined without /proc. */
+  readonly otherLoad: number | undefined;
 }
 
 export interface VariantSummary {
@@ -48,8 +51,21 @@ export interface ThroughputFigures {
   readonly variants: Record<Variant, VariantSummary>;
   /** Median over rounds of (idempotent rate / baseline rate in the same round). */
   readonly ratioIdempotent: number;
+  /** Lowest and highest per-round idempotent ratio (the noise). */
+  readonly ratioIdempotentRange: readonly [number, number];
   /** Median over rounds of (transactional rate / baseline rate in the same round). */
   readonly ratioTransactional: number;
+  /**
+   * Median over rounds of the idempotent ratio predicted from each request's rate alone in the
+   * same round: (1/baseline) / (1/claim + 1/baseline + 1/complete).
+   */
+  readonly predictedRatioFromSteps: number;
+  /** Median over rounds of CPU per message (client + Azurite), baseline / idempotent; undefined without /proc. */
+  readonly predictedRatioFromCpu: number | undefined;
+  /** Per measured round: idempotent ratio and the other processes' load on the machine (0..1). */
+  readonly perRound: readonly { readonly ratio: number; readonly otherLoad: number | undefined }[];
+  /** Median idempotent ratio over rounds where other processes used < 10% of the machine; undefined if none. */
+  readonly ratioIdempotentQuiet: number | undefined;
   /** Fresh claims at `concurrency`, every claim of every measured round, in ms. */
   readonly claimLatencyMs: { readonly p50: number; readonly p99: number; readonly samples: number };
   readonly runs: readonly VariantRun[];
@@ -57,6 +73,8 @@ export interface ThroughputFigures {
 
 const RETENTION_MS = 7 * 86_400_000;
 const PARTITIONS = 16;
+/** A round is "quiet" when other processes used less than this share of the machine's cores. */
+const QUIET_LOAD = 0.1;
 
 /**
  * Runs every variant once per round on fresh tables of the same Azurite, at the same
@@ -84,19 +102,42 @@ export async function measureThroughput(
       }
     }
     if (round > 0) runs.push(...measured);
-    log(`  round ${round === 0 ? '0 (warm-up)' : round}: ${measured.map((r) => `${r.variant} ${Math.round(r.perSecond)}/s`).join(', ')}`);
+    const load = measured.map((r) => r.otherLoad ?? 0).reduce((a, b) => Math.max(a, b), 0);
+    log(
+      `  round ${round === 0 ? '0 (warm-up)' : round}: ${measured.map((r) => `${r.variant} ${Math.round(r.perSecond)}/s`).join(', ')}` +
+        ` (other processes: up to ${Math.round(load * 100)}% of the machine)`,
+    );
   }
   const byVariant = (v: Variant): VariantRun[] => runs.filter((r) => r.variant === v);
   const variants = Object.fromEntries(VARIANTS.map((v) => [v, summarize(byVariant(v))])) as Record<Variant, VariantSummary>;
-  const ratio = (v: Variant): number =>
-    median(Array.from({ length: rounds }, (_, i) => byVariant(v)[i].perSecond / byVariant('baseline')[i].perSecond));
+  const perRound = (f: (run: (v: Variant) => VariantRun) => number): number[] =>
+    Array.from({ length: rounds }, (_, i) => f((v) => byVariant(v)[i]));
+  const idemRatios = perRound((r) => r('idempotent').perSecond / r('baseline').perSecond);
+  const cpuOf = (run: VariantRun): number | undefined =>
+    run.serverCpuMsPerMessage === undefined ? undefined : run.clientCpuMsPerMessage + run.serverCpuMsPerMessage;
+  const cpuRatios = perRound((r) => (cpuOf(r('baseline')) ?? Number.NaN) / (cpuOf(r('idempotent')) ?? Number.NaN));
+  const loads = perRound((r) => {
+    const inRound = VARIANTS.map(r);
+    if (inRound.some((run) => run.otherLoad === undefined)) return Number.NaN;
+    const seconds = inRound.reduce((sum, run) => sum + run.seconds, 0);
+    return inRound.reduce((sum, run) => sum + (run.otherLoad as number) * run.seconds, 0) / seconds;
+  });
+  const rows = idemRatios.map((ratio, i) => ({ ratio, otherLoad: Number.isNaN(loads[i]) ? undefined : loads[i] }));
+  const quiet = rows.filter((row) => row.otherLoad !== undefined && row.otherLoad < QUIET_LOAD).map((row) => row.ratio);
   return {
+    perRound: rows,
+    ratioIdempotentQuiet: quiet.length ? median(quiet) : undefined,
     messages,
     concurrency,
     rounds,
     variants,
-    ratioIdempotent: ratio('idempotent'),
-    ratioTransactional: ratio('transactional'),
+    ratioIdempotent: median(idemRatios),
+    ratioIdempotentRange: [Math.min(...idemRatios), Math.max(...idemRatios)],
+    ratioTransactional: median(perRound((r) => r('transactional').perSecond / r('baseline').perSecond)),
+    predictedRatioFromSteps: median(
+      perRound((r) => 1 / r('baseline').perSecond / (1 / r('claimStep').perSecond + 1 / r('baseline').perSecond + 1 / r('completeStep').perSecond)),
+    ),
+    predictedRatioFromCpu: cpuRatios.some(Number.isNaN) ? undefined : median(cpuRatios),
     claimLatencyMs: { p50: percentile(latencies, 50), p99: percentile(latencies, 99), samples: latencies.length },
     runs,
   };
@@ -185,6 +226,10 @@ async function runVariant(
     roundTripsPerMessage: roundTrips / messages,
     clientCpuMsPerMessage: cpu.clientMs / messages,
     serverCpuMsPerMessage: cpu.serverMs === undefined ? undefined : cpu.serverMs / messages,
+    otherLoad:
+      cpu.machineMs === undefined || cpu.serverMs === undefined
+        ? undefined
+        : Math.max(0, cpu.machineMs - cpu.clientMs - cpu.serverMs) / (seconds * 1000 * availableParallelism()),
   };
 }
 
