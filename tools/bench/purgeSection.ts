@@ -1,4 +1,5 @@
 import type { BenchTables } from './BenchTables';
+import { purgeFallback } from './purgeFallback';
 
 /** What one deletion run achieved (the shape tools/bench/purgeBench.ts returns). */
 export interface PurgeFigures {
@@ -39,11 +40,22 @@ export interface PurgeSection {
 export const PURGE_NOT_BUILT_NOTE = 'expiry sweep not built yet';
 
 /**
- * The one place the expiry-sweep measurement is plugged in. When tools/bench/purgeBench.ts lands,
- * set this to an adapter over its export (e.g. `(env) => purgeBench(env.connectionString, env.records)`
- * mapped to {@link PurgeComparison}); main.ts does not change.
+ * The one place the expiry-sweep measurement is plugged in; main.ts does not change. Until
+ * tools/bench/purgeBench.ts (the project's sweeper, its own issue) lands, a minimal stand-in sweep
+ * is measured. When it lands, replace this with an adapter over its export; as drafted on the
+ * expiry branch that is:
+ *
+ *   import { purgeBench } from './purgeBench';
+ *   export const PURGE_MEASUREMENT = { source: 'tools/bench/purgeBench.ts (ExpirySweeper)',
+ *     measure: async (env: PurgeEnv) => { const r = await purgeBench({ connectionString: env.connectionString, records: env.records });
+ *       return { sweep: r, raw: r.baseline }; } };
+ *
+ * Set it to undefined to report the sweep as not built (figures null).
  */
-export const PURGE_MEASUREMENT: { readonly source: string; readonly measure: PurgeMeasurement } | undefined = undefined;
+export const PURGE_MEASUREMENT: { readonly source: string; readonly measure: PurgeMeasurement } | undefined = {
+  source: 'tools/bench/purgeFallback.ts (minimal stand-in sweep, not the project sweeper)',
+  measure: purgeFallback,
+};
 
 /** Runs the plugged-in purge measurement, or reports it as not built. */
 export async function measurePurgeSection(
@@ -58,6 +70,8 @@ export async function measurePurgeSection(
     raw,
     perRoundTrip: sweep.perRoundTrip,
     ratioVsRaw: raw.perRoundTrip > 0 ? sweep.perRoundTrip / raw.perRoundTrip : null,
-    note: `measured by ${plugged.source}: ${sweep.deleted} expired records swept; raw = batch delete of the same rows with known keys`,
+    note:
+      `measured by ${plugged.source}: ${sweep.deleted} expired records swept in ${sweep.roundTrips} round trips ` +
+      `(${sweep.perSecond.toFixed(0)}/s); raw = the same rows deleted in batches of 100 with the keys known, ${raw.roundTrips} round trips`,
   };
 }
