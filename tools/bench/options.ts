@@ -10,7 +10,7 @@ export interface BenchOptions {
   readonly json: boolean;
 }
 
-export const DEFAULT_BENCH_OPTIONS: BenchOptions = { messages: 500, concurrency: 16, rounds: 9, json: false };
+export const DEFAULT_BENCH_OPTIONS: BenchOptions = { messages: 500, concurrency: 16, rounds: 7, json: false };
 
 const USAGE = 'usage: npm run bench -- [--messages N] [--concurrency N] [--rounds N] [--json]';
 
