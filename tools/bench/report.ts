@@ -143,7 +143,7 @@ function explain(tp: ThroughputFigures, boundIdem: number, boundTx: number, pred
     `CPU per message (client + Azurite, medians): baseline ${cpuOf(v.baseline).toFixed(2)} ms, idempotent ${cpuOf(v.idempotent).toFixed(2)} ms, ` +
       `transactional ${cpuOf(v.transactional).toFixed(2)} ms; per request: business insert ${cpuOf(v.baseline).toFixed(2)} ms, ` +
       `claim ${cpuOf(v.claimStep).toFixed(2)} ms, complete ${cpuOf(v.completeStep).toFixed(2)} ms, read ${cpuOf(v.readStep).toFixed(2)} ms ` +
-      `(a marker row carries 13 properties, 5 of them Int64, against the business row's 4, so a claim or completion costs more than the ` +
+      `(a marker row carries 11 properties besides its keys (12 with the result), 4 of them Int64, against the business row's 2, so a claim or completion costs more than the ` +
       `baseline's insert; client and Azurite share the machine's cores, so throughput follows CPU per message).`,
   );
   const quiet = tp.perRound.filter((r) => r.otherLoad !== undefined && r.otherLoad < 0.1).length;
