@@ -4,13 +4,13 @@
  * (counted on the wire), the idempotent consumer's throughput against the same handler without
  * idempotency, fresh-claim latency, and the expiry sweep (when plugged in). See docs/performance.md.
  *
- * Exit code 0 whether or not targets are met (the report says); non-zero only when it crashes.
+ * Exit code 0 whether or not targets are met (the report says); 1 when it crashes, 2 on a bad option.
  * Azurite is stopped in every case.
  */
 import { performance } from 'node:perf_hooks';
 import { AzuriteTable } from '../azurite/AzuriteTable';
 import { BenchTables } from './BenchTables';
-import { parseBenchOptions } from './options';
+import { parseBenchOptions, type BenchOptions } from './options';
 import { measurePurgeSection } from './purgeSection';
 import { buildReport, formatTable } from './report';
 import { measureRoundTrips } from './roundTripSection';
@@ -20,7 +20,14 @@ import { measureThroughput } from './throughputSection';
 const PURGE_RECORDS = 16_000;
 
 async function main(): Promise<void> {
-  const options = parseBenchOptions(process.argv.slice(2));
+  let options: BenchOptions;
+  try {
+    options = parseBenchOptions(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 2;
+    return;
+  }
   // Progress goes to stderr so that stdout holds only the report (with --json: one JSON line).
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const started = performance.now();
