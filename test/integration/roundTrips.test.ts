@@ -1,0 +1,95 @@
+import type { TableClient } from '@azure/data-tables';
+import { keyFromMessageId, payloadDigest, TableIdempotencyStore, type ClaimOutcome, type TableIdempotencyStoreOptions } from '../../src/core';
+import { COUNT_POLICY_NAME, RoundTripCounter } from '../../tools/bench/RoundTripCounter';
+import { AzuriteTable } from '../support/azurite';
+import { FakeClock, freshTable } from '../support/tables';
+
+// These are the core's documented costs (docs/DESIGN.md, "Round trips"): a regression in the
+// store that adds a request fails here, and so does a counter that misses or double-counts.
+const DAY_MS = 86_400_000;
+let azurite: AzuriteTable;
+
+beforeAll(async () => {
+  azurite = await AzuriteTable.start();
+});
+afterAll(async () => {
+  await azurite.stop();
+});
+
+async function counted(options: Partial<TableIdempotencyStoreOptions> = {}): Promise<{ store: TableIdempotencyStore; client: TableClient; counter: RoundTripCounter }> {
+  const client = await freshTable(azurite);
+  const counter = RoundTripCounter.attach(client);
+  const store = new TableIdempotencyStore(client, { retentionMs: 7 * DAY_MS, clock: new FakeClock(), ...options });
+  return { store, client, counter };
+}
+
+const key = keyFromMessageId('payments', 'pay-1');
+const digest = payloadDigest({ paymentId: 'pay-1', amount: 100 });
+
+function claimOf(outcome: ClaimOutcome) {
+  if (outcome.kind !== 'claimed' && outcome.kind !== 'reclaimed') throw new Error(`expected a claim, got ${outcome.kind}`);
+  return outcome.claim;
+}
+
+describe('round trips per message, counted on the wire (Azurite)', () => {
+  test('a fresh message (claim + complete) costs exactly 2 requests', async () => {
+    const { store, counter } = await counted();
+    const n = await counter.measure(async () => {
+      const claim = claimOf(await store.claim(key, digest));
+      await store.complete(claim, { ok: true });
+    });
+    expect(n).toBe(2);
+  });
+
+  test('a duplicate without the cache costs exactly 2 requests (failed insert + read)', async () => {
+    const { store, counter } = await counted();
+    await store.complete(claimOf(await store.claim(key, digest)), { ok: true });
+    let outcome: ClaimOutcome | undefined;
+    const n = await counter.measure(async () => (outcome = await store.claim(key, digest)));
+    expect(outcome).toMatchObject({ kind: 'duplicate', cached: false });
+    expect(n).toBe(2);
+  });
+
+  test('a duplicate answered from the completed-key cache costs 0 requests', async () => {
+    const { store, counter } = await counted({ cacheSize: 100 });
+    await store.complete(claimOf(await store.claim(key, digest)), { ok: true });
+    let outcome: ClaimOutcome | undefined;
+    const n = await counter.measure(async () => (outcome = await store.claim(key, digest)));
+    expect(outcome).toMatchObject({ kind: 'duplicate', cached: true });
+    expect(n).toBe(0);
+  });
+
+  test('commit with one local effect costs exactly 1 request (marker + effect in one transaction)', async () => {
+    const { store, client, counter } = await counted();
+    const n = await counter.measure(() => store.commit(key, digest, { ok: true }, [{ name: 'payment', properties: { amount: 100 } }]));
+    expect(n).toBe(1);
+    const { partitionKey, rowKey } = store.addressOf(key);
+    await expect(client.getEntity(partitionKey, `${rowKey}~payment`)).resolves.toMatchObject({ amount: 100 });
+  });
+
+  test('counter: an SDK retry is counted as one more round trip', async () => {
+    const { store, client, counter } = await counted();
+    // Loses the answer of the first insert (the insert lands, the client sees a 503): the SDK
+    // retries it (409), and the store reads the record and recognises its own claim.
+    let lost = false;
+    client.pipeline.addPolicy(
+      {
+        name: 'loseFirstInsertAnswer',
+        sendRequest: async (request, next) => {
+          const response = await next(request);
+          if (!lost && request.method === 'POST') {
+            lost = true;
+            return { ...response, status: 503 };
+          }
+          return response;
+        },
+      },
+      { afterPhase: 'Sign', afterPolicies: [COUNT_POLICY_NAME] },
+    );
+    let outcome: ClaimOutcome | undefined;
+    const n = await counter.measure(async () => (outcome = await store.claim(key, digest)));
+    expect(lost).toBe(true);
+    expect(outcome?.kind).toBe('claimed');
+    expect(n).toBe(3); // insert, retried insert (409), read
+  });
+});

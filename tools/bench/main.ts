@@ -1,0 +1,63 @@
+/**
+ * `npm run bench [-- --messages N --concurrency N --rounds N --json]`: starts its own Azurite (in
+ * memory, loopback, a free port) and measures, in one run, the store's round trips per message
+ * (counted on the wire), the idempotent consumer's throughput against the same handler without
+ * idempotency, fresh-claim latency, and the expiry sweep (when plugged in). See docs/performance.md.
+ *
+ * Exit code 0 whether or not targets are met (the report says); 1 when it crashes, 2 on a bad option.
+ * Azurite is stopped in every case.
+ */
+import { performance } from 'node:perf_hooks';
+import { AzuriteTable } from '../azurite/AzuriteTable';
+import { BenchTables } from './BenchTables';
+import { parseBenchOptions, type BenchOptions } from './options';
+import { measurePurgeSection } from './purgeSection';
+import { buildReport, formatTable } from './report';
+import { measureRoundTrips } from './roundTripSection';
+import { measureThroughput } from './throughputSection';
+
+/** Expired records the sweep measurement seeds and deletes (about 1,000 per partition of 16). */
+const PURGE_RECORDS = 16_000;
+
+async function main(): Promise<void> {
+  let options: BenchOptions;
+  try {
+    options = parseBenchOptions(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  // Progress goes to stderr so that stdout holds only the report (with --json: one JSON line).
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const started = performance.now();
+  log('bench: starting Azurite (in memory, loopback)...');
+  const azurite = await AzuriteTable.start();
+  const stopOnSignal = (signal: NodeJS.Signals) => {
+    void azurite.stop().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', stopOnSignal);
+  process.once('SIGTERM', stopOnSignal);
+  try {
+    const tables = new BenchTables(azurite.connectionString);
+    log(`bench: round trips per message (${options.messages} messages each)...`);
+    const roundTrips = await measureRoundTrips(tables, options.messages, options.concurrency);
+    log(`bench: throughput, ${options.rounds} rounds + 1 warm-up, ${options.messages} messages per variant, concurrency ${options.concurrency}...`);
+    const throughput = await measureThroughput(tables, azurite.pid, { ...options, log });
+    log('bench: expiry sweep...');
+    const purge = await measurePurgeSection({ connectionString: azurite.connectionString, tables, records: PURGE_RECORDS });
+    const report = buildReport(options, roundTrips, throughput, purge, (performance.now() - started) / 1000);
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify(report)}\n`);
+    } else {
+      process.stdout.write(`${formatTable(report, throughput)}\n`);
+    }
+  } finally {
+    await azurite.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+});
