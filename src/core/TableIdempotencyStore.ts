@@ -182,9 +182,11 @@ export class TableIdempotencyStore implements IdempotencyStore {
   > {
     const address = this.addressOf(key);
     const scoped = scopedKeyString(key);
+    // One owner id for the whole call: a write of ours whose answer was lost is recognised by it.
+    const ownerId = randomUUID();
+    let tookOverFrom: IdempotencyRecord | undefined;
     for (let round = 0; round < 5; round++) {
       const now = this.clock.nowMs();
-      const ownerId = randomUUID();
       const fresh = this.markerEntity(key, address, digest, now, now, state(now, ownerId, 1));
       try {
         const etag = await this.write(fresh, effects, 'create', undefined, 'claim');
@@ -196,7 +198,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
       if (!existing) continue; // deleted between our insert and our read: insert again
       if (existing.ownerId === ownerId) {
         // Our insert landed but its answer was lost (the SDK retried it): the claim is ours.
-        return { kind: 'acquired', address, record: existing };
+        return { kind: 'acquired', address, record: existing, previous: tookOverFrom };
       }
       const decision = decide(existing, digest, this.clock.nowMs());
       if (decision === 'duplicate') {
@@ -205,6 +207,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
       }
       if (decision === 'keyReused') return { kind: 'keyReused', record: existing, digest, cached: false };
       if (decision === 'inProgress') return { kind: 'inProgress', record: existing };
+      tookOverFrom = existing;
       const takeoverNow = this.clock.nowMs();
       const taken = this.markerEntity(key, address, digest, existing.createdAtMs, takeoverNow, state(takeoverNow, ownerId, existing.attempt + 1));
       try {
@@ -233,9 +236,22 @@ export class TableIdempotencyStore implements IdempotencyStore {
       const etag = await this.write(current, effects, 'update', claim.etag, operation);
       return toRecord({ ...current, etag });
     } catch (error) {
-      if (error instanceof Conflict) throw new LeaseLostError(scopedKeyString(claim.key), claim.attempt, operation);
-      throw error;
+      if (!(error instanceof Conflict)) throw error;
     }
+    // The condition failed: either another claimant took over, or this very write landed and its
+    // answer was lost (the SDK retried it with the old ETag). Only our own claim carries our owner id.
+    const current_ = await this.read(claim.address);
+    if (
+      current_ &&
+      current_.ownerId === claim.ownerId &&
+      current_.attempt === claim.attempt &&
+      current_.status === current.status &&
+      current_.leaseExpiresAtMs === toNumber(current.leaseExpiresAtMs) &&
+      (current_.result === undefined ? undefined : JSON.stringify(current_.result)) === current.resultJson
+    ) {
+      return current_;
+    }
+    throw new LeaseLostError(scopedKeyString(claim.key), claim.attempt, operation);
   }
 
   /**

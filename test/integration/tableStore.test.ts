@@ -1,4 +1,5 @@
 import type { TableClient } from '@azure/data-tables';
+import { RestError } from '@azure/core-rest-pipeline';
 import {
   keyFromMessageId,
   LeaseLostError,
@@ -209,6 +210,58 @@ describe('TableIdempotencyStore on Azurite', () => {
     expect((await store.claim(key, digest)).kind).toBe('inProgress');
     clock.advance(60_001);
     expect((await store.claim(key, digest)).kind).toBe('reclaimed');
+  });
+});
+
+/** Lets the next request of `method` reach the server, then loses its answer (the SDK retries it). */
+function loseNextAnswer(client: TableClient, method: string): { lost: () => number } {
+  let armed = true;
+  let lost = 0;
+  client.pipeline.addPolicy(
+    {
+      name: 'loseAnswer',
+      sendRequest: async (request, next) => {
+        const response = await next(request);
+        if (armed && request.method === method) {
+          armed = false;
+          lost++;
+          throw new RestError('socket hang up (answer lost after the server acted)', { code: 'ECONNRESET', request });
+        }
+        return response;
+      },
+    },
+    { afterPhase: 'Retry' },
+  );
+  return { lost: () => lost };
+}
+
+describe('TableIdempotencyStore when an answer is lost after the server acted', () => {
+  test('claim: an insert whose answer was lost (SDK retry gets 409) is still our claim, not "in progress"', async () => {
+    const { store, client } = await newStore();
+    const faults = loseNextAnswer(client, 'POST');
+    const outcome = await store.claim(key, digest);
+    expect(faults.lost()).toBe(1);
+    expect(outcome.kind).toBe('claimed');
+    await store.complete(claimOf(outcome), 'ok');
+  });
+
+  test('complete: a completion whose answer was lost (SDK retry gets 412) is not reported as a lost lease', async () => {
+    const { store, client } = await newStore();
+    const claim = claimOf(await store.claim(key, digest));
+    const faults = loseNextAnswer(client, 'PUT');
+    const record = await store.complete(claim, { ok: true });
+    expect(faults.lost()).toBe(1);
+    expect(record).toMatchObject({ status: RecordStatus.Completed, result: { ok: true }, attempt: 1 });
+  });
+
+  test('takeover: an update whose answer was lost is still our claim', async () => {
+    const { store, client, clock } = await newStore();
+    claimOf(await store.claim(key, digest));
+    clock.advance(60_001);
+    const faults = loseNextAnswer(client, 'PUT');
+    const outcome = await store.claim(key, digest);
+    expect(faults.lost()).toBe(1);
+    expect(outcome).toMatchObject({ kind: 'reclaimed', claim: { attempt: 2 } });
   });
 });
 

@@ -16,8 +16,8 @@ import { buildReport, formatTable } from './report';
 import { measureRoundTrips } from './roundTripSection';
 import { measureThroughput } from './throughputSection';
 
-/** Expired records the sweep measurement seeds and deletes (about 1,000 per partition of 16). */
-const PURGE_RECORDS = 16_000;
+/** Expired records the sweep measurement seeds and deletes (about 2,000 per partition of 16: two query pages each). */
+const PURGE_RECORDS = 32_000;
 
 async function main(): Promise<void> {
   let options: BenchOptions;

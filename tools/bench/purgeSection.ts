@@ -1,5 +1,5 @@
 import type { BenchTables } from './BenchTables';
-import { purgeFallback } from './purgeFallback';
+import { purgeBench } from './purgeBench';
 
 /** What one deletion run achieved (the shape tools/bench/purgeBench.ts returns). */
 export interface PurgeFigures {
@@ -40,21 +40,15 @@ export interface PurgeSection {
 export const PURGE_NOT_BUILT_NOTE = 'expiry sweep not built yet';
 
 /**
- * The one place the expiry-sweep measurement is plugged in; main.ts does not change. Until
- * tools/bench/purgeBench.ts (the project's sweeper, its own issue) lands, a minimal stand-in sweep
- * is measured. When it lands, replace this with an adapter over its export; as drafted on the
- * expiry branch that is:
- *
- *   import { purgeBench } from './purgeBench';
- *   export const PURGE_MEASUREMENT = { source: 'tools/bench/purgeBench.ts (ExpirySweeper)',
- *     measure: async (env: PurgeEnv) => { const r = await purgeBench({ connectionString: env.connectionString, records: env.records });
- *       return { sweep: r, raw: r.baseline }; } };
- *
- * Set it to undefined to report the sweep as not built (figures null).
+ * The one place the expiry-sweep measurement is plugged in: the project's ExpirySweeper, measured by
+ * tools/bench/purgeBench.ts against raw batch deletes of the same rows (keys known, no query).
  */
 export const PURGE_MEASUREMENT: { readonly source: string; readonly measure: PurgeMeasurement } | undefined = {
-  source: 'tools/bench/purgeFallback.ts (minimal stand-in sweep, not the project sweeper)',
-  measure: purgeFallback,
+  source: 'tools/bench/purgeBench.ts (ExpirySweeper)',
+  measure: async (env: PurgeEnv) => {
+    const result = await purgeBench({ connectionString: env.connectionString, records: env.records });
+    return { sweep: result, raw: result.baseline };
+  },
 };
 
 /** Runs the plugged-in purge measurement, or reports it as not built. */
