@@ -1,0 +1,108 @@
+import {
+  KeyInProgressError,
+  KeyReusedError,
+  keyFromBusinessKey,
+  makeIdempotent,
+  RecordStatus,
+  TableIdempotencyStore,
+  type Claim,
+} from '../../src/core';
+import { AzuriteTable } from '../support/azurite';
+import { FakeClock, freshTable } from '../support/tables';
+
+let azurite: AzuriteTable;
+beforeAll(async () => {
+  azurite = await AzuriteTable.start();
+});
+afterAll(async () => {
+  await azurite.stop();
+});
+
+interface Charge {
+  paymentId: string;
+  amount: number;
+}
+
+async function setup(work: (input: Charge, claim: Claim) => Promise<unknown>) {
+  const clock = new FakeClock();
+  const store = new TableIdempotencyStore(await freshTable(azurite), { retentionMs: 86_400_000, leaseMs: 60_000, clock });
+  const events: string[] = [];
+  const charge = makeIdempotent(work, {
+    store,
+    keyOf: (input: Charge) => keyFromBusinessKey('charges', input, (c) => c.paymentId),
+    observer: (e) => events.push(`${e.outcome}:${e.attempt}`),
+  });
+  return { store, charge, events, clock };
+}
+
+describe('makeIdempotent on Azurite', () => {
+  test('runs the work once; a later call returns the stored result without running it', async () => {
+    let runs = 0;
+    const { charge, events } = await setup(async (input) => ({ chargeId: `ch-${++runs}`, amount: input.amount }));
+    expect(await charge({ paymentId: 'p1', amount: 5 })).toEqual({ chargeId: 'ch-1', amount: 5 });
+    expect(await charge({ paymentId: 'p1', amount: 5 })).toEqual({ chargeId: 'ch-1', amount: 5 });
+    expect(runs).toBe(1);
+    expect(events).toEqual(['claimed:1', 'completed:1', 'duplicate:1']);
+  });
+
+  test('20 concurrent calls with one key run the work exactly once; the others are told it is in progress', async () => {
+    let runs = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { charge } = await setup(async () => {
+      runs++;
+      await gate;
+      return 'done';
+    });
+    const calls = Array.from({ length: 20 }, () => charge({ paymentId: 'p-c', amount: 1 }).then((r) => r, (e: unknown) => e));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    release();
+    const results = await Promise.all(calls);
+    expect(runs).toBe(1);
+    expect(results.filter((r) => r === 'done')).toHaveLength(1);
+    expect(results.filter((r) => r instanceof KeyInProgressError)).toHaveLength(19);
+    expect((results.find((r) => r instanceof KeyInProgressError) as KeyInProgressError).retryable).toBe(true);
+  });
+
+  test('a failure releases the key and rethrows; the next call runs again with attempt 2', async () => {
+    const attempts: number[] = [];
+    const { charge, store } = await setup(async (_input, claim) => {
+      attempts.push(claim.attempt);
+      if (attempts.length === 1) throw new Error('provider down');
+      return 'ok';
+    });
+    await expect(charge({ paymentId: 'p-f', amount: 1 })).rejects.toThrow('provider down');
+    expect((await store.get({ consumer: 'charges', key: 'p-f' }))?.status).toBe(RecordStatus.Released);
+    expect(await charge({ paymentId: 'p-f', amount: 1 })).toBe('ok');
+    expect(attempts).toEqual([1, 2]);
+  });
+
+  test('the same key with another payload is KeyReusedError and the work does not run', async () => {
+    let runs = 0;
+    const { charge } = await setup(async () => ++runs);
+    await charge({ paymentId: 'p-r', amount: 1 });
+    await expect(charge({ paymentId: 'p-r', amount: 2 })).rejects.toThrow(KeyReusedError);
+    expect(runs).toBe(1);
+  });
+
+  test('a caller whose lease lapsed and was taken over cannot complete: its result is discarded, the new owner\'s stands', async () => {
+    let firstRelease!: () => void;
+    const firstGate = new Promise<void>((resolve) => (firstRelease = resolve));
+    let calls = 0;
+    const { charge, clock, store } = await setup(async () => {
+      calls++;
+      if (calls === 1) {
+        await firstGate;
+        return 'stale';
+      }
+      return 'fresh';
+    });
+    const slow = charge({ paymentId: 'p-s', amount: 1 }).then((r) => r, (e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    clock.advance(60_001);
+    expect(await charge({ paymentId: 'p-s', amount: 1 })).toBe('fresh');
+    firstRelease();
+    expect(await slow).toMatchObject({ name: 'LeaseLostError' });
+    expect((await store.get({ consumer: 'charges', key: 'p-s' }))?.result).toBe('fresh');
+  });
+});
