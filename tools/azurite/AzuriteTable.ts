@@ -1,0 +1,98 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+
+/** Account name and key Azurite accepts (public, documented development credentials). */
+const DEV_ACCOUNT = 'devstoreaccount1';
+const DEV_KEY = 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==';
+
+/** A free TCP port on loopback, chosen by the OS. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * An Azurite Table service in memory on a loopback port; start it, use it, stop it.
+ * Used by the integration tests (through test/support/azurite.ts) and by the benchmark.
+ */
+export class AzuriteTable {
+  private child: ChildProcess | undefined;
+
+  private constructor(readonly port: number) {}
+
+  /** Starts Azurite's Table service on a free loopback port and waits until it answers. */
+  static async start(port?: number): Promise<AzuriteTable> {
+    const instance = new AzuriteTable(port ?? (await freePort()));
+    await instance.restart();
+    return instance;
+  }
+
+  /** Connection string for `TableClient.fromConnectionString` (needs `allowInsecureConnection`). */
+  get connectionString(): string {
+    return (
+      `DefaultEndpointsProtocol=http;AccountName=${DEV_ACCOUNT};AccountKey=${DEV_KEY};` +
+      `TableEndpoint=http://127.0.0.1:${this.port}/${DEV_ACCOUNT};`
+    );
+  }
+
+  get running(): boolean {
+    return this.child !== undefined;
+  }
+
+  /** Process id of the running Azurite (e.g. to read its CPU time), or undefined when stopped. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** (Re)starts the process on the same port. State is lost: Azurite runs in memory. */
+  async restart(): Promise<void> {
+    if (this.child) return;
+    const main = path.join(require.resolve('azurite/package.json'), '..', 'dist', 'src', 'table', 'main.js');
+    const child = spawn(
+      process.execPath,
+      [main, '--tableHost', '127.0.0.1', '--tablePort', String(this.port), '--inMemoryPersistence', '--disableTelemetry', '--silent', '--skipApiVersionCheck'],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    this.child = child;
+    let stderr = '';
+    child.stderr?.on('data', (d) => (stderr += String(d)));
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`azurite exited with ${child.exitCode}: ${stderr}`);
+      if (await this.answers()) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await this.stop();
+    throw new Error(`azurite did not answer on port ${this.port} within 20 s: ${stderr}`);
+  }
+
+  private async answers(): Promise<boolean> {
+    try {
+      await fetch(`http://127.0.0.1:${this.port}/${DEV_ACCOUNT}/Tables`, { signal: AbortSignal.timeout(1000) });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Stops the process and waits for it to exit (the port is closed afterwards). */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    this.child = undefined;
+    if (child.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
+  }
+}
