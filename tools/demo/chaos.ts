@@ -1,7 +1,7 @@
 import { AzuriteTable } from '../azurite/AzuriteTable';
 import { LocalServiceBus } from '../local/LocalServiceBus';
 import { TcpProxy } from '../local/TcpProxy';
-import { CRASH_POINTS, CrashPoint, FaultPlan, InjectedCrash } from './faults';
+import { CRASH_POINTS, CrashPoint, FaultPlan, InjectedCrash, SLOW_HANDLER } from './faults';
 import { Ledger, type SendTag } from './ledger';
 import type { ChaosEnvironment, ChaosPart, PartReport } from './part';
 import { startPaymentsPart } from './paymentsPart';
@@ -85,6 +85,8 @@ export interface ChaosReport {
   readonly duplicatesDetected: number;
   readonly crashesInjected: number;
   readonly crashesByPoint: Record<CrashPoint, number>;
+  /** Handlers stalled past their lock (then completing with a lock-lost error). */
+  readonly slowHandlers: number;
   readonly providerFaults: Record<string, number>;
   readonly storageOutages: number;
   readonly connectionsReset: number;
@@ -158,7 +160,9 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
       },
       {
         isCrash: (error) => error instanceof InjectedCrash,
-        loseAck: (locked) => faults.shouldCrash(CrashPoint.BeforeAck, `${locked.message.tag!.part}:${locked.message.tag!.index}:${locked.message.tag!.copy}`),
+        loseAck: (locked) => faults.shouldCrash(CrashPoint.BeforeAck, copyId(locked.message.tag!)),
+        // A few handlers stall past their lock: the message goes to another receiver meanwhile.
+        stallBeforeHandler: (locked) => (faults.shouldCrash(SLOW_HANDLER, copyId(locked.message.tag!)) ? o.lockDurationMs + 100 : 0),
         onDelivery: (event) => {
           ledger.recordDelivery(event);
           if (event.kind === 'completed') releaseAfter(event.locked.message.tag!);
@@ -258,6 +262,7 @@ function buildReport(
     duplicatesDetected: parts.reduce((s, p) => s + p.duplicatesDetected, 0),
     crashesInjected: faults.total,
     crashesByPoint: Object.fromEntries(CRASH_POINTS.map((p) => [p, faults.injected[p]])) as Record<CrashPoint, number>,
+    slowHandlers: faults.injected.slowHandler,
     providerFaults,
     storageOutages,
     connectionsReset,
@@ -278,6 +283,10 @@ function buildReport(
     parts,
     elapsedMs,
   };
+}
+
+function copyId(tag: SendTag): string {
+  return `${tag.part}:${tag.index}:${tag.copy}`;
 }
 
 /** Logical messages with at least one accepted send (their first accepted copy is not a duplicate). */

@@ -16,6 +16,11 @@ export const CrashPoint = {
 export type CrashPoint = (typeof CrashPoint)[keyof typeof CrashPoint];
 export const CRASH_POINTS: readonly CrashPoint[] = Object.values(CrashPoint);
 
+/** Fault points that are not crashes: a handler that starts only after its lock expired (lock lost). */
+export const SLOW_HANDLER = 'slowHandler';
+/** Every point the plan decides on. */
+export type FaultPoint = CrashPoint | typeof SLOW_HANDLER;
+
 /** A consumer process dying at a crash point: the engine leaves its message unsettled (the lock lapses). */
 export class InjectedCrash extends Error {
   constructor(readonly point: CrashPoint) {
@@ -32,20 +37,24 @@ export class InjectedCrash extends Error {
  */
 export class FaultPlan {
   private readonly passes = new Map<string, number>();
-  readonly injected: Record<CrashPoint, number> = { beforeClaim: 0, afterClaim: 0, afterCharge: 0, beforeComplete: 0, beforeAck: 0 };
+  readonly injected: Record<FaultPoint, number> = { beforeClaim: 0, afterClaim: 0, afterCharge: 0, beforeComplete: 0, beforeAck: 0, slowHandler: 0 };
 
   constructor(
     private readonly seed: number,
-    private readonly rates: Readonly<Record<CrashPoint, number>>,
+    private readonly rates: Readonly<Record<FaultPoint, number>>,
   ) {}
 
-  /** A plan with the same rate at every point. */
+  /**
+   * `rate` at every crash point; slow handlers at a fifth of it (each one holds a receiver for a
+   * whole lock duration, so at the full rate they would dominate the run's time).
+   */
   static uniform(seed: number, rate: number): FaultPlan {
-    return new FaultPlan(seed, Object.fromEntries(CRASH_POINTS.map((p) => [p, rate])) as Record<CrashPoint, number>);
+    const rates = Object.fromEntries(CRASH_POINTS.map((p) => [p, rate])) as Record<CrashPoint, number>;
+    return new FaultPlan(seed, { ...rates, [SLOW_HANDLER]: rate / 5 });
   }
 
-  /** True (and counted) when `identity` crashes at `point` this time. */
-  shouldCrash(point: CrashPoint, identity: string): boolean {
+  /** True (and counted) when `identity` suffers the fault at `point` this time. */
+  shouldCrash(point: FaultPoint, identity: string): boolean {
     const rate = this.rates[point];
     if (!(rate > 0)) return false;
     const passKey = `${point}\u0000${identity}`;
@@ -61,6 +70,7 @@ export class FaultPlan {
     if (this.shouldCrash(point, identity)) throw new InjectedCrash(point);
   }
 
+  /** Crashes injected (all crash points; slow handlers are not crashes). */
   get total(): number {
     return CRASH_POINTS.reduce((sum, p) => sum + this.injected[p], 0);
   }

@@ -27,6 +27,7 @@ export function formatReport(r: ChaosReport): string {
     ['duplicates delivered', r.duplicatesDelivered, `${r.producerDuplicates} extra producer copies + ${r.redeliveries} redeliveries`],
     ['duplicates detected', r.duplicatesDetected, 'deliveries the consumer answered "duplicate"'],
     ['crashes injected', r.crashesInjected, by(r.crashesByPoint)],
+    ['slow handlers (lock lost)', r.slowHandlers, 'stalled past the lock: another receiver got the message meanwhile'],
     ['provider faults', Object.values(r.providerFaults).reduce((s, n) => s + n, 0), by(r.providerFaults)],
     ['storage outages', r.storageOutages, `${r.connectionsReset} connections reset`],
     ['abandoned / lock expired / lock lost', `${r.abandoned} / ${r.lockExpired} / ${r.lockLost}`],

@@ -39,6 +39,8 @@ export interface EngineHooks<Tag> {
   /** Called after the handler returned; true = the ack is lost (fault injection). */
   readonly loseAck?: (locked: LockedMessage<Tag>, consumer: string) => boolean;
   readonly onDelivery?: (event: DeliveryEvent<Tag>) => void;
+  /** Milliseconds the receiver stalls before calling the handler (a slow handler; > lock duration loses the lock). */
+  readonly stallBeforeHandler?: (locked: LockedMessage<Tag>, consumer: string) => number;
 }
 
 /**
@@ -118,6 +120,8 @@ export class LocalServiceBus<Tag = unknown> {
       lockToken: locked.lockToken,
       enqueuedTimeUtc: new Date(locked.enqueuedAtMs).toISOString(),
     };
+    const stallMs = this.hooks.stallBeforeHandler?.(locked, consumer.name) ?? 0;
+    if (stallMs > 0) await new Promise((resolve) => setTimeout(resolve, stallMs));
     let result: unknown;
     try {
       result = await consumer.deliver(locked.message.body, meta);
