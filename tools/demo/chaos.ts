@@ -144,9 +144,9 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
       ledger.recordSend(message.tag!, accepted);
       sent++;
     };
-    const releaseAfter = (tag: SendTag) => {
+    const releaseAfter = (tag: SendTag, settled: 'completed' | 'deadLettered') => {
       const part = byName.get(tag.part)!;
-      for (const message of part.sendsAfterSettled(tag.index)) send(part.consumer.queue, message);
+      for (const message of part.sendsAfterSettled(tag.index, settled)) send(part.consumer.queue, message);
     };
     const bus: LocalServiceBus<SendTag> = new LocalServiceBus<SendTag>(
       {
@@ -155,7 +155,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
         duplicateDetectionWindowMs: o.brokerDuplicateDetection ? 10 * 60_000 : 0,
         onDeadLetter: (dead) => {
           ledger.recordDeadLetter(dead);
-          releaseAfter(dead.message.tag!);
+          releaseAfter(dead.message.tag!, 'deadLettered');
         },
       },
       {
@@ -165,7 +165,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
         stallBeforeHandler: (locked) => (faults.shouldCrash(SLOW_HANDLER, copyId(locked.message.tag!)) ? o.lockDurationMs + 100 : 0),
         onDelivery: (event) => {
           ledger.recordDelivery(event);
-          if (event.kind === 'completed') releaseAfter(event.locked.message.tag!);
+          if (event.kind === 'completed') releaseAfter(event.locked.message.tag!, 'completed');
         },
       },
     );
@@ -190,7 +190,8 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
       deadLettered: bus.allQueues().reduce((sum, q) => sum + q.stats.deadLettered, 0),
       outage: proxy.cutNow,
     });
-    while (!(sent >= plannedSends && bus.idle && !proxy.cutNow)) {
+    const withheld = () => parts.reduce((sum, p) => sum + p.withheldSends(), 0);
+    while (!(sent + withheld() >= plannedSends && bus.idle && !proxy.cutNow)) {
       if (Date.now() - started > o.timeoutMs) break;
       if (outages < outageAt.length && ledger.events.completed >= outageAt[outages]! && !proxy.cutNow) {
         outages++;

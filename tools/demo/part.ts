@@ -40,10 +40,16 @@ export interface ChaosPart {
   readonly consumer: QueueConsumer;
   /** Sends made at the start, in order. */
   readonly initialSends: readonly QueueMessage<SendTag>[];
-  /** Sends that wait until logical message `index` is settled (completed or dead-lettered). */
-  sendsAfterSettled(index: number): readonly QueueMessage<SendTag>[];
+  /**
+   * Sends that wait until logical message `index` is settled. Called on its first completion, or
+   * on its dead-lettering (then a part may withhold them: e.g. a later reuse of a key whose first
+   * use was never processed would just be that key's first use).
+   */
+  sendsAfterSettled(index: number, settled: 'completed' | 'deadLettered'): readonly QueueMessage<SendTag>[];
   /** All sends of the workload, including those that wait. */
   readonly plannedSends: number;
+  /** Planned sends that will never be made (withheld after a dead-lettering). */
+  withheldSends(): number;
   /** Checks the invariants once every message is settled and background work is drained. */
   verify(ledger: Ledger): Promise<PartReport>;
   /** Waits for background work (e.g. Durable runs) and stops it. */

@@ -33,6 +33,8 @@ const PART = 'payments';
  * - every malformed message is parked with its reason, every reused-key message with `key-reused`;
  * - nothing is lost: each logical message is completed with its expected outcome, or dead-lettered,
  *   or (broker duplicate detection on) dropped by the broker as a resend of a known MessageId.
+ *   A reused-key message is sent once its original is completed; if the original is dead-lettered
+ *   instead, it is withheld (reported), since the consumer would rightly see it as the key's first use.
  */
 export async function startPaymentsPart(env: ChaosEnvironment, options: PaymentsPartOptions): Promise<ChaosPart> {
   const workload = buildPaymentsWorkload({ messages: options.messages, duplicateRate: options.duplicateRate, seed: env.seed });
@@ -55,6 +57,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     tag: { part: PART, index: message.index, copy },
   });
   const waiting = new Map<number, LogicalMessage[]>();
+  const withheld = new Set<number>();
   for (const message of workload.messages) {
     if (message.reusesIndex === undefined) continue;
     waiting.set(message.reusesIndex, [...(waiting.get(message.reusesIndex) ?? []), message]);
@@ -64,13 +67,19 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     consumer: { name: PART, queue: PART, deliver: (body, meta) => rig.deliver(body, meta) },
     initialSends: workload.sends.map((s) => send(workload.messages[s.index]!, s.copy)),
     plannedSends: workload.messages.reduce((sum, m) => sum + 1 + m.extraCopies, 0),
-    sendsAfterSettled(index) {
+    sendsAfterSettled(index, settled) {
       const released = waiting.get(index) ?? [];
       waiting.delete(index);
+      if (settled === 'deadLettered') {
+        // The key's first use was never processed: its "reuse" would be the key's first use. Not sent.
+        for (const m of released) withheld.add(m.index);
+        return [];
+      }
       return released.flatMap((m) => Array.from({ length: 1 + m.extraCopies }, (_, copy) => send(m, copy)));
     },
+    withheldSends: () => [...withheld].reduce((sum, i) => sum + 1 + workload.messages[i]!.extraCopies, 0),
     drain: () => rig.workflow.stop(),
-    verify: (ledger) => verifyPayments(rig, workload.messages, ledger, options.provider),
+    verify: (ledger) => verifyPayments(rig, workload.messages, ledger, options.provider, withheld),
   };
 }
 
@@ -93,7 +102,7 @@ function injectStoreCrashes(rig: PaymentsRig, env: ChaosEnvironment): void {
 
 const EFFECT_OUTCOMES = new Set(['processed', 'reclaimed', 'duplicate']);
 
-async function verifyPayments(rig: PaymentsRig, messages: readonly LogicalMessage[], ledger: Ledger, provider: ProviderHandle): Promise<PartReport> {
+async function verifyPayments(rig: PaymentsRig, messages: readonly LogicalMessage[], ledger: Ledger, provider: ProviderHandle, withheld: ReadonlySet<number>): Promise<PartReport> {
   const violations: string[] = [];
   const lostMessages: string[] = [];
   const label = (m: LogicalMessage) => `#${m.index} ${m.kind} ${m.messageId ?? '(no MessageId)'}`;
@@ -128,7 +137,7 @@ async function verifyPayments(rig: PaymentsRig, messages: readonly LogicalMessag
       if (fate.deadLettered.length > 0) {
         deadLetteredOnly++;
         if (m.kind === 'charge') awaitingOperator.push(m);
-      } else if (!(fate.copiesSent === 0 && fate.copiesDropped > 0)) {
+      } else if (!withheld.has(m.index) && !(fate.copiesSent === 0 && fate.copiesDropped > 0)) {
         lostMessages.push(label(m));
       }
     }
@@ -202,6 +211,7 @@ async function verifyPayments(rig: PaymentsRig, messages: readonly LogicalMessag
       expectedCharges,
       chargeableAwaitingOperator: stillAwaiting.length,
       deadLetteredWithoutCompletion: deadLetteredOnly,
+      reusedKeysWithheld: withheld.size,
     },
   };
 }
