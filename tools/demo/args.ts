@@ -1,5 +1,6 @@
 import type { ChaosOptions } from './chaos';
 import { DEFAULT_CHAOS_OPTIONS } from './chaos';
+import { assertLoopback } from './providerLedger';
 
 /** What `npm run demo -- ...` asked for. */
 export interface DemoArgs {
@@ -61,6 +62,13 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv = 
       chaos[spec.key] = value;
     } else throw new UsageError(`unknown option ${JSON.stringify(name)}`);
   }
-  if (env.PAYMENT_PROVIDER_URL) chaos.providerUrl = env.PAYMENT_PROVIDER_URL;
+  if (env.PAYMENT_PROVIDER_URL) {
+    try {
+      assertLoopback(env.PAYMENT_PROVIDER_URL);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    chaos.providerUrl = env.PAYMENT_PROVIDER_URL;
+  }
   return { chaos: chaos as Partial<ChaosOptions>, json, help };
 }

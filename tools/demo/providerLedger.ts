@@ -63,7 +63,13 @@ async function readStats(url: string): Promise<{ source: ChargeSource; charges: 
 
 /** @throws Error unless the URL's host is a loopback address. */
 export function assertLoopback(url: string): void {
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    throw new Error(`PAYMENT_PROVIDER_URL ${JSON.stringify(url)} is not a URL`);
+  }
+  host = host.replace(/^\[|\]$/g, '');
   if (host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)) return;
   throw new Error(`PAYMENT_PROVIDER_URL ${url} is not a loopback address; the demo only sends traffic to this machine`);
 }
