@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { runChaos, type ChaosReport } from '../../tools/demo/chaos';
 
 /**
@@ -39,4 +41,34 @@ describe('chaos: the payments consumer under duplicates, crashes, lock loss, pro
     expect(report.violations).toEqual([]);
     expect(report.ok).toBe(true);
   });
+});
+
+describe('chaos: the checks catch a broken system', () => {
+  test('chaos: a provider that ignores Idempotency-Key double-charges under crashes, and the run fails with doubleCharged > 0', async () => {
+    // Charges every call anew: a replayed activity (Durable host crash after the charge) charges again.
+    const charges: Array<{ paymentId: string; amount: number }> = [];
+    const server = createServer((req, res) => {
+      if (req.method === 'GET' && req.url === '/__stats') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ charges }));
+      let text = '';
+      req.on('data', (c: Buffer) => (text += String(c)));
+      req.on('end', () => {
+        const body = JSON.parse(text) as { paymentId: string; customerId: string; amount: number; currency: string };
+        if (body.customerId.startsWith('decline')) return void res.writeHead(402, { 'content-type': 'application/json' }).end('{"reason":"card_declined"}');
+        charges.push({ paymentId: body.paymentId, amount: body.amount });
+        res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ id: `ch_${charges.length}`, amount: body.amount, currency: body.currency, status: 'succeeded' }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const report = await runChaos({ messages: 200, crashRate: 0.1, consumers: 4, seed: 3, outages: 0, providerUrl: `http://127.0.0.1:${port}` });
+      expect(report.effectiveChargesSource).toBe('external-stats');
+      expect(report.doubleCharged).toBeGreaterThan(0);
+      expect(report.ok).toBe(false);
+      expect(report.violations.join('\n')).toMatch(/charged twice/);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }, 120_000);
 });
