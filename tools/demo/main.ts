@@ -1,19 +1,40 @@
+import { runChaos } from './chaos';
+import { DEMO_USAGE, parseDemoArgs, UsageError } from './args';
+import { formatProgress, formatReport, reportJson } from './report';
+
 /**
- * `npm run demo`: the app's main job run locally. The full chaos demo (local Service Bus engine,
- * Durable executor, fault injection) comes with its own issue; until then this prints what exists.
+ * `npm run demo`: the app's main job, locally. Starts Azurite (in memory, loopback, free port),
+ * the fake payment provider (unless PAYMENT_PROVIDER_URL names one on loopback) and a local
+ * Service Bus; sends a seeded workload with duplicates, malformed messages, reused keys and
+ * declines through the real payments handler with crashes, provider faults and storage outages
+ * injected; prints progress (stderr) and a table (stdout); `--json` adds one JSON line last.
+ * Exits 1 when an invariant fails, 2 on a usage error.
  */
-function main(): void {
-  console.log(
-    [
-      'azure-idempotent-consumer: local demo',
-      '',
-      'Built so far:',
-      '  - idempotency core (src/core): keys, digest, Table encoding, TableIdempotencyStore, makeIdempotent',
-      '  - tests on a real Azurite: npm test',
-      '',
-      'Not built yet: the payments and orders consumers, the expiry timer and the chaos demo.',
-    ].join('\n'),
-  );
+async function main(): Promise<number> {
+  let args;
+  try {
+    args = parseDemoArgs(process.argv.slice(2));
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(`${error.message}\n${DEMO_USAGE}`);
+    return 2;
+  }
+  if (args.help) {
+    console.log(DEMO_USAGE);
+    return 0;
+  }
+  const report = await runChaos({ ...args.chaos, onProgress: (p) => console.error(formatProgress(p)) });
+  console.log(formatReport(report));
+  if (args.json) console.log(reportJson(report));
+  return report.ok ? 0 : 1;
 }
 
-main();
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    process.exitCode = 1;
+  },
+);

@@ -13,6 +13,12 @@ import { LocalChargeWorkflow, type RunStep } from './LocalChargeWorkflow';
 export interface PaymentsRigOptions {
   /** Table Storage connection string (Azurite). */
   readonly tableConnectionString: string;
+  /**
+   * Storage of the local Durable executor (entity states, instances); default `tableConnectionString`.
+   * The demo points it past its outage proxy: Durable's backend storage (AzureWebJobsStorage) has
+   * its own resilience in Azure, which the local executor does not model.
+   */
+  readonly durableTableConnectionString?: string;
   /** Table names get this prefix, so several rigs can share one Azurite. */
   readonly tablePrefix?: string;
   readonly providerUrl: string;
@@ -42,8 +48,8 @@ export interface DeliveryMetadata {
  */
 export async function startPaymentsRig(options: PaymentsRigOptions) {
   const prefix = options.tablePrefix ?? `r${randomUUID().replace(/-/g, '').slice(0, 8)}`;
-  const table = (name: string) =>
-    TableClient.fromConnectionString(options.tableConnectionString, `${prefix}${name}`, {
+  const table = (name: string, connectionString = options.tableConnectionString) =>
+    TableClient.fromConnectionString(connectionString, `${prefix}${name}`, {
       allowInsecureConnection: true,
       retryOptions: { maxRetries: 2, retryDelayInMs: 50, maxRetryDelayInMs: 500 },
     });
@@ -54,7 +60,7 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
     clock: options.clock,
   });
   const parking = new ParkingStore(table('parked'), options.clock);
-  const durableTable = table('durable');
+  const durableTable = table('durable', options.durableTableConnectionString);
   await Promise.all([store.ensureTable(), parking.ensureTable(), durableTable.createTable()]);
   const telemetry = options.telemetry ?? new Telemetry();
   const provider = new PaymentProviderClient({

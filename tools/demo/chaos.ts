@@ -1,0 +1,298 @@
+import { AzuriteTable } from '../azurite/AzuriteTable';
+import { LocalServiceBus } from '../local/LocalServiceBus';
+import { TcpProxy } from '../local/TcpProxy';
+import { CRASH_POINTS, CrashPoint, FaultPlan, InjectedCrash, SLOW_HANDLER } from './faults';
+import { Ledger, type SendTag } from './ledger';
+import type { ChaosEnvironment, ChaosPart, PartReport } from './part';
+import { startPaymentsPart } from './paymentsPart';
+import { startProvider } from './providerLedger';
+
+export interface ChaosOptions {
+  /** Logical messages per consumer (originals, malformed and reused-key messages; not copies). */
+  readonly messages: number;
+  /** Extra copies the producer sends per message (0.3 = 30 % of messages sent twice). */
+  readonly duplicateRate: number;
+  /** Crash rate at each injection point, and the fake provider's rate of each fault. */
+  readonly crashRate: number;
+  /** Competing receivers per queue. */
+  readonly consumers: number;
+  readonly seed: number;
+  /** Broker duplicate detection (off by default, so producer duplicates reach the consumers). */
+  readonly brokerDuplicateDetection?: boolean;
+  /** Peek-lock duration (no auto-renewal). */
+  readonly lockDurationMs?: number;
+  readonly maxDeliveryCount?: number;
+  /** Claim lease; a delivery waits at most 80 % of it for another one's work. */
+  readonly leaseMs?: number;
+  /** Storage outages (all connections to Table Storage reset) spread over the run, and their length. */
+  readonly outages?: number;
+  readonly outageMs?: number;
+  /** An external provider (loopback only) instead of the demo's own fake one. */
+  readonly providerUrl?: string;
+  /** Gives up waiting for the queues to drain after this long; what is left counts as lost. */
+  readonly timeoutMs?: number;
+  readonly onProgress?: (progress: ChaosProgress) => void;
+  readonly progressEveryMs?: number;
+}
+
+export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, 'providerUrl' | 'onProgress' | 'progressEveryMs'>> = {
+  messages: 2_000,
+  duplicateRate: 0.3,
+  crashRate: 0.05,
+  consumers: 8,
+  seed: 1,
+  brokerDuplicateDetection: false,
+  lockDurationMs: 2_000,
+  maxDeliveryCount: 10,
+  leaseMs: 1_500,
+  outages: 2,
+  outageMs: 1_000,
+  timeoutMs: 600_000,
+};
+
+/** A snapshot while the run goes on. */
+export interface ChaosProgress {
+  readonly elapsedMs: number;
+  readonly sent: number;
+  readonly plannedSends: number;
+  readonly deliveries: number;
+  readonly completed: number;
+  readonly redeliveries: number;
+  readonly inFlight: number;
+  readonly crashes: number;
+  readonly deadLettered: number;
+  readonly outage: boolean;
+}
+
+/** The run's figures and verdict; `ok` is false when an invariant failed (listed in `violations`). */
+export interface ChaosReport {
+  readonly ok: boolean;
+  readonly violations: string[];
+  readonly seed: number;
+  readonly messages: number;
+  readonly uniquePayments: number;
+  readonly uniqueOrders: number;
+  readonly sends: number;
+  /** Extra copies the producer sent (accepted by the broker). */
+  readonly producerDuplicates: number;
+  /** Sends dropped by broker duplicate detection. */
+  readonly brokerDropped: number;
+  readonly deliveries: number;
+  readonly redeliveries: number;
+  /** producerDuplicates + redeliveries. */
+  readonly duplicatesDelivered: number;
+  /** Deliveries the consumers reported as duplicates. */
+  readonly duplicatesDetected: number;
+  readonly crashesInjected: number;
+  readonly crashesByPoint: Record<CrashPoint, number>;
+  /** Handlers stalled past their lock (then completing with a lock-lost error). */
+  readonly slowHandlers: number;
+  readonly providerFaults: Record<string, number>;
+  readonly storageOutages: number;
+  readonly connectionsReset: number;
+  readonly abandoned: number;
+  readonly lockExpired: number;
+  readonly lockLost: number;
+  readonly deadLettered: number;
+  readonly deadLetteredByReason: Record<string, number>;
+  readonly deadLetteredMessages: Array<{ queue: string; messageId: string; deliveryCount: number; reason: string; lastError: string }>;
+  readonly parked: number;
+  readonly parkedByReason: Record<string, number>;
+  readonly effectiveCharges: number;
+  readonly effectiveChargesSource: string;
+  readonly expectedCharges: number;
+  readonly lost: number;
+  readonly lostMessages: string[];
+  readonly doubleCharged: number;
+  readonly parts: PartReport[];
+  readonly elapsedMs: number;
+}
+
+/**
+ * Runs the chaos scenario end to end on this machine and checks the invariants: starts Azurite
+ * (in memory, free loopback port) behind a TCP proxy (storage outages), the fake provider (or uses
+ * `providerUrl`), the consumers (`parts`: payments; orders joins here once it lands), a local
+ * Service Bus with N competing receivers per queue and faults at every step; sends the seeded
+ * workload, waits until every message is settled, drains background work, verifies, stops all.
+ */
+export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<ChaosReport> {
+  const o = { ...DEFAULT_CHAOS_OPTIONS, ...input };
+  const started = Date.now();
+  const faults = FaultPlan.uniform(o.seed, o.crashRate);
+  const ledger = new Ledger();
+  const stops: Array<() => Promise<void>> = [];
+  try {
+    const azurite = await AzuriteTable.start();
+    stops.push(() => azurite.stop());
+    const proxy = await TcpProxy.start(azurite.port);
+    stops.push(() => proxy.stop());
+    const provider = await startProvider({ externalUrl: o.providerUrl, faultRate: o.crashRate, seed: o.seed });
+    stops.push(() => provider.stop());
+    const env: ChaosEnvironment = {
+      tableConnectionString: azurite.connectionString.replace(`:${azurite.port}/`, `:${proxy.port}/`),
+      directTableConnectionString: azurite.connectionString,
+      faults,
+      seed: o.seed,
+    };
+    // The consumers of the run: [payments, orders?]. Orders joins with one more entry here.
+    const parts: ChaosPart[] = [await startPaymentsPart(env, { messages: o.messages, duplicateRate: o.duplicateRate, provider, leaseMs: o.leaseMs, providerTimeoutMs: 500 })];
+    const byName = new Map(parts.map((p) => [p.consumer.name, p]));
+
+    let sent = 0;
+    const send = (queue: string, message: { tag?: SendTag } & Parameters<LocalServiceBus<SendTag>['send']>[1]) => {
+      const accepted = bus.send(queue, message);
+      ledger.recordSend(message.tag!, accepted);
+      sent++;
+    };
+    const releaseAfter = (tag: SendTag, settled: 'completed' | 'deadLettered') => {
+      const part = byName.get(tag.part)!;
+      for (const message of part.sendsAfterSettled(tag.index, settled)) send(part.consumer.queue, message);
+    };
+    const bus: LocalServiceBus<SendTag> = new LocalServiceBus<SendTag>(
+      {
+        lockDurationMs: o.lockDurationMs,
+        maxDeliveryCount: o.maxDeliveryCount,
+        duplicateDetectionWindowMs: o.brokerDuplicateDetection ? 10 * 60_000 : 0,
+        onDeadLetter: (dead) => {
+          ledger.recordDeadLetter(dead);
+          releaseAfter(dead.message.tag!, 'deadLettered');
+        },
+      },
+      {
+        isCrash: (error) => error instanceof InjectedCrash,
+        loseAck: (locked) => faults.shouldCrash(CrashPoint.BeforeAck, copyId(locked.message.tag!)),
+        // A few handlers stall past their lock: the message goes to another receiver meanwhile.
+        stallBeforeHandler: (locked) => (faults.shouldCrash(SLOW_HANDLER, copyId(locked.message.tag!)) ? o.lockDurationMs + 100 : 0),
+        onDelivery: (event) => {
+          ledger.recordDelivery(event);
+          if (event.kind === 'completed') releaseAfter(event.locked.message.tag!, 'completed');
+        },
+      },
+    );
+    stops.unshift(() => bus.stop());
+    for (const part of parts) bus.start(part.consumer, o.consumers);
+    for (const part of parts) for (const message of part.initialSends) send(part.consumer.queue, message);
+    const plannedSends = parts.reduce((sum, p) => sum + p.plannedSends, 0);
+
+    // Wait until every planned message was sent and settled; cut storage at set points meanwhile.
+    const outageAt = Array.from({ length: o.outages }, (_, i) => Math.floor(((i + 1) * plannedSends) / (o.outages + 1)));
+    let outages = 0;
+    let lastProgress = 0;
+    const progress = (): ChaosProgress => ({
+      elapsedMs: Date.now() - started,
+      sent,
+      plannedSends,
+      deliveries: ledger.deliveries,
+      completed: ledger.events.completed,
+      redeliveries: ledger.redeliveries,
+      inFlight: bus.inFlight,
+      crashes: faults.total,
+      deadLettered: bus.allQueues().reduce((sum, q) => sum + q.stats.deadLettered, 0),
+      outage: proxy.cutNow,
+    });
+    const withheld = () => parts.reduce((sum, p) => sum + p.withheldSends(), 0);
+    while (!(sent + withheld() >= plannedSends && bus.idle && !proxy.cutNow)) {
+      if (Date.now() - started > o.timeoutMs) break;
+      if (outages < outageAt.length && ledger.events.completed >= outageAt[outages]! && !proxy.cutNow) {
+        outages++;
+        proxy.cut();
+        setTimeout(() => proxy.restore(), o.outageMs);
+      }
+      if (o.onProgress && Date.now() - lastProgress >= (o.progressEveryMs ?? 1_000)) {
+        lastProgress = Date.now();
+        o.onProgress(progress());
+      }
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    await bus.stop();
+    for (const part of parts) await part.drain();
+    o.onProgress?.(progress());
+
+    const reports: PartReport[] = [];
+    for (const part of parts) reports.push(await part.verify(ledger));
+    return buildReport(o, reports, ledger, bus, faults, provider.fake?.faultsInjected ?? {}, outages, proxy.resets, Date.now() - started);
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+  }
+}
+
+function buildReport(
+  o: { seed: number },
+  parts: PartReport[],
+  ledger: Ledger,
+  bus: LocalServiceBus<SendTag>,
+  faults: FaultPlan,
+  providerFaults: Record<string, number>,
+  storageOutages: number,
+  connectionsReset: number,
+  elapsedMs: number,
+): ChaosReport {
+  const payments = parts.find((p) => p.name === 'payments');
+  const orders = parts.find((p) => p.name === 'orders');
+  const queues = bus.allQueues();
+  const sum = (f: (q: (typeof queues)[number]) => number) => queues.reduce((s, q) => s + f(q), 0);
+  const messages = parts.reduce((s, p) => s + p.messages, 0);
+  const sends = sum((q) => q.stats.sent);
+  const deadLetteredMessages = queues.flatMap((q) =>
+    q.deadLetters.map((d) => ({ queue: q.name, messageId: String(d.message.messageId ?? ''), deliveryCount: d.deliveryCount, reason: d.reason, lastError: d.lastError })),
+  );
+  const deadLetteredByReason: Record<string, number> = {};
+  for (const d of deadLetteredMessages) deadLetteredByReason[d.reason] = (deadLetteredByReason[d.reason] ?? 0) + 1;
+  const parkedByReason: Record<string, number> = {};
+  for (const part of parts) for (const [reason, n] of Object.entries(part.parkedByReason)) parkedByReason[`${part.name}:${reason}`] = n;
+  const producerDuplicates = sends - countFirstCopies(ledger, parts);
+  const lostMessages = parts.flatMap((p) => p.lostMessages.map((m) => `${p.name} ${m}`));
+  const violations = parts.flatMap((p) => p.violations.map((v) => `${p.name}: ${v}`));
+  const doubleCharged = payments?.doubleEffects.length ?? 0;
+  if (lostMessages.length > 0) violations.push(`${lostMessages.length} message(s) lost`);
+  if (doubleCharged > 0) violations.push(`${doubleCharged} payment(s) charged twice: ${payments!.doubleEffects.slice(0, 10).join(', ')}`);
+  const pd = payments?.details ?? {};
+  return {
+    ok: violations.length === 0,
+    violations,
+    seed: o.seed,
+    messages,
+    uniquePayments: payments?.unique ?? 0,
+    uniqueOrders: orders?.unique ?? 0,
+    sends,
+    producerDuplicates,
+    brokerDropped: sum((q) => q.stats.droppedAsDuplicate),
+    deliveries: ledger.deliveries,
+    redeliveries: ledger.redeliveries,
+    duplicatesDelivered: producerDuplicates + ledger.redeliveries,
+    duplicatesDetected: parts.reduce((s, p) => s + p.duplicatesDetected, 0),
+    crashesInjected: faults.total,
+    crashesByPoint: Object.fromEntries(CRASH_POINTS.map((p) => [p, faults.injected[p]])) as Record<CrashPoint, number>,
+    slowHandlers: faults.injected.slowHandler,
+    providerFaults,
+    storageOutages,
+    connectionsReset,
+    abandoned: sum((q) => q.stats.abandoned),
+    lockExpired: sum((q) => q.stats.lockExpired),
+    lockLost: sum((q) => q.stats.lockLost),
+    deadLettered: deadLetteredMessages.length,
+    deadLetteredByReason,
+    deadLetteredMessages,
+    parked: Object.values(parkedByReason).reduce((s, n) => s + n, 0),
+    parkedByReason,
+    effectiveCharges: Number(pd.effectiveCharges ?? 0),
+    effectiveChargesSource: String(pd.effectiveChargesSource ?? 'none'),
+    expectedCharges: Number(pd.expectedCharges ?? 0),
+    lost: lostMessages.length,
+    lostMessages,
+    doubleCharged,
+    parts,
+    elapsedMs,
+  };
+}
+
+function copyId(tag: SendTag): string {
+  return `${tag.part}:${tag.index}:${tag.copy}`;
+}
+
+/** Logical messages with at least one accepted send (their first accepted copy is not a duplicate). */
+function countFirstCopies(ledger: Ledger, parts: PartReport[]): number {
+  let n = 0;
+  for (const part of parts) for (let i = 0; i < part.messages; i++) if (ledger.fate(part.name, i).copiesSent > 0) n++;
+  return n;
+}

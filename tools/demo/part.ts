@@ -1,0 +1,57 @@
+import type { QueueMessage } from '../local/LocalQueue';
+import type { QueueConsumer } from '../local/LocalServiceBus';
+import type { FaultPlan } from './faults';
+import type { Ledger, SendTag } from './ledger';
+
+/** What every consumer of the chaos run shares: storage (behind the outage proxy) and the fault plan. */
+export interface ChaosEnvironment {
+  /** Table Storage through the outage proxy (the consumers' dedup and parking tables). */
+  readonly tableConnectionString: string;
+  /** Table Storage directly (the local Durable executor's backend, not cut by outages). */
+  readonly directTableConnectionString: string;
+  readonly faults: FaultPlan;
+  readonly seed: number;
+}
+
+/** A consumer's verdict on its own workload. */
+export interface PartReport {
+  readonly name: string;
+  /** Logical messages of its workload (originals, malformed and reused-key ones; not copies). */
+  readonly messages: number;
+  /** Distinct valid business ids (payments, orders). */
+  readonly unique: number;
+  readonly duplicatesDetected: number;
+  readonly parkedByReason: Readonly<Record<string, number>>;
+  /** Logical messages neither completed as expected, nor parked, nor dead-lettered, nor dropped by broker dedup. */
+  readonly lostMessages: readonly string[];
+  /** Business ids whose effect happened more than once (payments: charged twice). */
+  readonly doubleEffects: readonly string[];
+  /** Every broken expectation, in words. */
+  readonly violations: readonly string[];
+  /** Consumer-specific figures (e.g. effective charges and where they were counted). */
+  readonly details: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * One consumer taking part in the chaos run: its handler (driven by the engine), its seeded
+ * workload, and its own check of the outcome. Payments is one; orders joins by adding another.
+ */
+export interface ChaosPart {
+  readonly consumer: QueueConsumer;
+  /** Sends made at the start, in order. */
+  readonly initialSends: readonly QueueMessage<SendTag>[];
+  /**
+   * Sends that wait until logical message `index` is settled. Called on its first completion, or
+   * on its dead-lettering (then a part may withhold them: e.g. a later reuse of a key whose first
+   * use was never processed would just be that key's first use).
+   */
+  sendsAfterSettled(index: number, settled: 'completed' | 'deadLettered'): readonly QueueMessage<SendTag>[];
+  /** All sends of the workload, including those that wait. */
+  readonly plannedSends: number;
+  /** Planned sends that will never be made (withheld after a dead-lettering). */
+  withheldSends(): number;
+  /** Checks the invariants once every message is settled and background work is drained. */
+  verify(ledger: Ledger): Promise<PartReport>;
+  /** Waits for background work (e.g. Durable runs) and stops it. */
+  drain(): Promise<void>;
+}

@@ -1,0 +1,115 @@
+import { ParkReason } from '../../src/messaging/body';
+import { mulberry32 } from '../fakeProvider/FakePaymentProvider';
+
+/** What a logical message is meant to test, and so what the consumer must do with it. */
+export type PaymentKind =
+  /** A valid payment: charged exactly once. */
+  | 'charge'
+  /** A valid payment of a `decline*` customer: the provider declines it; recorded, never charged. */
+  | 'decline'
+  /** The paymentId of an earlier payment with another amount, sent after that one was settled: parked `key-reused`. */
+  | 'reusedKey'
+  /** No retry can fix it: parked with `expectedParkReason`. */
+  | 'malformed';
+
+/** One logical message of the workload (its copies share `index`). */
+export interface LogicalMessage {
+  readonly index: number;
+  readonly kind: PaymentKind;
+  readonly messageId: string | undefined;
+  readonly body: unknown;
+  /** For `reusedKey`: the index of the message whose key it reuses (sent once that one is settled). */
+  readonly reusesIndex?: number;
+  readonly expectedParkReason?: ParkReason;
+  /** Extra unchanged copies the producer sends (its retries). */
+  readonly extraCopies: number;
+}
+
+/** One send of the plan: a logical message's original or one of its extra copies. */
+export interface PlannedSend {
+  readonly index: number;
+  readonly copy: number;
+}
+
+export interface PaymentsWorkload {
+  readonly messages: readonly LogicalMessage[];
+  /** Sends in order, except those of `reusedKey` messages, which wait for their original to settle. */
+  readonly sends: readonly PlannedSend[];
+}
+
+export interface WorkloadOptions {
+  readonly messages: number;
+  /** Extra copies per message: the integer part always, the fraction with that probability (0.3 = 30 % get one). */
+  readonly duplicateRate: number;
+  readonly seed: number;
+  /** Shares of the messages (defaults: 2 % malformed, 3 % reused keys, 5 % declines). */
+  readonly malformedShare?: number;
+  readonly reusedShare?: number;
+  readonly declineShare?: number;
+}
+
+/**
+ * A seeded payments workload: mostly valid payments, some declines, a few malformed messages
+ * (bad JSON, bad schema, MessageId not the paymentId, no MessageId) and some reused keys (an
+ * earlier paymentId with another amount), each message with `duplicateRate` extra copies sent a
+ * little later (producer retries). The same options give the same workload.
+ */
+export function buildPaymentsWorkload(options: WorkloadOptions): PaymentsWorkload {
+  const random = mulberry32(options.seed ^ 0x5eed);
+  const malformed = options.malformedShare ?? 0.02;
+  const reused = options.reusedShare ?? 0.03;
+  const decline = options.declineShare ?? 0.05;
+  const messages: LogicalMessage[] = [];
+  const reusable: number[] = [];
+  const extraCopies = () => Math.floor(options.duplicateRate) + (random() < options.duplicateRate % 1 ? 1 : 0);
+  const idOf = (i: number) => `pay-${options.seed}-${String(i).padStart(6, '0')}`;
+
+  for (let index = 0; index < options.messages; index++) {
+    const r = random();
+    const amount = 100 + Math.floor(random() * 99_900);
+    if (r < malformed) {
+      messages.push({ index, kind: 'malformed', ...malformedMessage(index, `bad-${options.seed}-${String(index).padStart(6, '0')}`), extraCopies: extraCopies() });
+    } else if (r < malformed + reused && reusable.length > 0) {
+      const original = messages[reusable.splice(Math.floor(random() * reusable.length), 1)[0]!]!;
+      const body = original.body as { amount: number };
+      messages.push({
+        index,
+        kind: 'reusedKey',
+        messageId: original.messageId,
+        body: { ...body, amount: body.amount + 1 + Math.floor(random() * 1000) },
+        reusesIndex: original.index,
+        expectedParkReason: ParkReason.KeyReused,
+        extraCopies: extraCopies(),
+      });
+    } else {
+      const declined = r < malformed + reused + decline;
+      const paymentId = idOf(index);
+      const customerId = declined ? `decline-${index % 7}` : `cust-${index % 97}`;
+      messages.push({ index, kind: declined ? 'decline' : 'charge', messageId: paymentId, body: { paymentId, customerId, amount, currency: 'EUR' }, extraCopies: extraCopies() });
+      if (!declined) reusable.push(index);
+    }
+  }
+
+  // Originals in order; each extra copy 1-40 positions after its original (a producer retry).
+  const positioned: Array<{ at: number; send: PlannedSend }> = [];
+  for (const message of messages) {
+    if (message.kind === 'reusedKey') continue;
+    positioned.push({ at: message.index, send: { index: message.index, copy: 0 } });
+    for (let copy = 1; copy <= message.extraCopies; copy++) positioned.push({ at: message.index + 0.5 + random() * 40, send: { index: message.index, copy } });
+  }
+  positioned.sort((a, b) => a.at - b.at);
+  return { messages, sends: positioned.map((p) => p.send) };
+}
+
+function malformedMessage(index: number, id: string): Pick<LogicalMessage, 'messageId' | 'body' | 'expectedParkReason'> {
+  switch (index % 4) {
+    case 0:
+      return { messageId: id, body: `{"paymentId": "${id}", "amount": `, expectedParkReason: ParkReason.InvalidJson };
+    case 1:
+      return { messageId: id, body: { paymentId: id, customerId: 'cust-1', amount: 12.5, currency: 'EUR' }, expectedParkReason: ParkReason.InvalidSchema };
+    case 2:
+      return { messageId: `${id}-other`, body: { paymentId: id, customerId: 'cust-1', amount: 1000, currency: 'EUR' }, expectedParkReason: ParkReason.MessageIdMismatch };
+    default:
+      return { messageId: undefined, body: { paymentId: id, customerId: 'cust-1', amount: 1000, currency: 'EUR' }, expectedParkReason: ParkReason.MissingMessageId };
+  }
+}

@@ -1,0 +1,53 @@
+import type { ChaosProgress, ChaosReport } from './chaos';
+
+/** One progress line for a person watching the run. */
+export function formatProgress(p: ChaosProgress): string {
+  const s = (p.elapsedMs / 1000).toFixed(1).padStart(6);
+  return (
+    `[${s}s] sent ${p.sent}/${p.plannedSends}  deliveries ${p.deliveries}  completed ${p.completed}  ` +
+    `redeliveries ${p.redeliveries}  in flight ${p.inFlight}  crashes ${p.crashes}  dead-lettered ${p.deadLettered}` +
+    (p.outage ? '  [storage outage]' : '')
+  );
+}
+
+const by = (counts: Record<string, number>) =>
+  Object.entries(counts)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ') || '-';
+
+/** The end-of-run table: figures, then the invariants with their verdicts. */
+export function formatReport(r: ChaosReport): string {
+  const rows: Array<[string, string | number, string?]> = [
+    ['messages (logical)', r.messages, 'payments incl. malformed and reused-key messages'],
+    ['unique payments', r.uniquePayments, 'valid paymentIds (incl. declined)'],
+    ['unique orders', r.uniqueOrders, 'orders consumer not in the demo yet'],
+    ['sends', r.sends, `broker dropped ${r.brokerDropped} as duplicates`],
+    ['deliveries', r.deliveries],
+    ['duplicates delivered', r.duplicatesDelivered, `${r.producerDuplicates} extra producer copies + ${r.redeliveries} redeliveries`],
+    ['duplicates detected', r.duplicatesDetected, 'deliveries the consumer answered "duplicate"'],
+    ['crashes injected', r.crashesInjected, by(r.crashesByPoint)],
+    ['slow handlers (lock lost)', r.slowHandlers, 'stalled past the lock: another receiver got the message meanwhile'],
+    ['provider faults', Object.values(r.providerFaults).reduce((s, n) => s + n, 0), by(r.providerFaults)],
+    ['storage outages', r.storageOutages, `${r.connectionsReset} connections reset`],
+    ['abandoned / lock expired / lock lost', `${r.abandoned} / ${r.lockExpired} / ${r.lockLost}`],
+    ['dead-lettered', r.deadLettered, by(r.deadLetteredByReason)],
+    ['parked', r.parked, by(r.parkedByReason)],
+    ['effective charges', r.effectiveCharges, `expected ${r.expectedCharges} (source: ${r.effectiveChargesSource})`],
+    ['lost', r.lost],
+    ['double charged', r.doubleCharged],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  const valueWidth = Math.max(...rows.map(([, v]) => String(v).length));
+  const lines = rows.map(([k, v, note]) => `  ${k.padEnd(width)}  ${String(v).padStart(valueWidth)}${note ? `   ${note}` : ''}`);
+  const dlq = r.deadLetteredMessages.slice(0, 5).map((d) => `    DLQ ${d.queue} ${d.messageId} after ${d.deliveryCount} deliveries: ${d.reason} (${d.lastError})`);
+  const verdict = r.ok ? ['  invariants: all hold'] : ['  INVARIANTS FAILED:', ...r.violations.slice(0, 20).map((v) => `    - ${v}`)];
+  return [`chaos run, seed ${r.seed}, ${(r.elapsedMs / 1000).toFixed(1)} s`, ...lines, ...dlq, ...verdict].join('\n');
+}
+
+/** The one-line JSON summary (`--json`): the figures, without the per-part details. */
+export function reportJson(r: ChaosReport): string {
+  const { parts: _parts, ...rest } = r;
+  void _parts;
+  return JSON.stringify(rest);
+}

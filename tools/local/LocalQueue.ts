@@ -1,0 +1,248 @@
+import { randomUUID } from 'node:crypto';
+import { systemClock, type Clock } from '../../src/core/clock';
+
+/** A message as a producer sends it. `tag` is the sender's own bookkeeping; consumers never see it. */
+export interface QueueMessage<Tag = unknown> {
+  readonly messageId?: unknown;
+  readonly body: unknown;
+  readonly correlationId?: string;
+  readonly tag?: Tag;
+}
+
+/** One peek-locked delivery: settle it with `complete` / `abandon` on the queue before `lockedUntilMs`. */
+export interface LockedMessage<Tag = unknown> {
+  readonly message: QueueMessage<Tag>;
+  readonly sequenceNumber: number;
+  readonly lockToken: string;
+  /** 1 on the first delivery, + 1 on every redelivery (after an abandon or an expired lock). */
+  readonly deliveryCount: number;
+  readonly lockedUntilMs: number;
+  readonly enqueuedAtMs: number;
+}
+
+/** A message moved to the dead-letter queue; it stays there for an operator. */
+export interface DeadLetteredMessage<Tag = unknown> {
+  readonly message: QueueMessage<Tag>;
+  readonly sequenceNumber: number;
+  readonly deliveryCount: number;
+  readonly reason: 'MaxDeliveryCountExceeded';
+  /** The last handler error (or `lock expired` when the last delivery was never settled). */
+  readonly lastError: string;
+}
+
+/** Settling a message whose lock expired (or was taken by another receiver): the message stays in the queue. */
+export class MessageLockLostError extends Error {
+  constructor(sequenceNumber: number) {
+    super(`the lock on message ${sequenceNumber} was lost (expired or taken by another receiver); the message stays in the queue`);
+    this.name = 'MessageLockLostError';
+  }
+}
+
+export interface LocalQueueOptions {
+  /** How long a receive holds a message (Service Bus `lockDuration`; no auto-renewal here). */
+  readonly lockDurationMs: number;
+  /** Deliveries before dead-lettering (Service Bus default 10). */
+  readonly maxDeliveryCount?: number;
+  /** Duplicate detection history (Service Bus `duplicateDetectionHistoryTimeWindow`); 0 or absent = off. */
+  readonly duplicateDetectionWindowMs?: number;
+  readonly clock?: Clock;
+  /** Told about every dead-lettered message. */
+  readonly onDeadLetter?: (message: DeadLetteredMessage<never>) => void;
+}
+
+interface Entry {
+  readonly message: QueueMessage;
+  readonly sequenceNumber: number;
+  readonly enqueuedAtMs: number;
+  deliveryCount: number;
+  lockToken?: string;
+  lockedUntilMs?: number;
+  lastError?: string;
+}
+
+/**
+ * One queue with Service Bus peek-lock semantics, in process (tests and the demo only):
+ *
+ * - `receive` locks the first available message for `lockDurationMs` and increments its delivery count;
+ * - `complete` removes it, only while the caller's lock is valid (else {@link MessageLockLostError},
+ *   and the message stays: it will be delivered again);
+ * - `abandon` makes it available at once (at the head) for the next receive;
+ * - a lock that expires unsettled makes the message available again (a crashed or slow receiver);
+ * - a message whose delivery count reached `maxDeliveryCount` goes to the dead-letter queue
+ *   (reason `MaxDeliveryCountExceeded`, with its last error) instead of being delivered again;
+ * - with a duplicate-detection window, a send whose MessageId was sent within the window is dropped
+ *   (send side only: it never stops redelivery).
+ *
+ * ```
+ *  send --> [ready] --receive--> locked(token, until) --complete--> gone
+ *              ^  ^-----abandon------'   |  '--abandon/expiry at maxDeliveryCount--> DLQ
+ *              '------lock expiry--------'
+ * ```
+ */
+export class LocalQueue<Tag = unknown> {
+  private readonly ready: Entry[] = [];
+  private readonly locked = new Map<number, Entry>();
+  private readonly dlq: DeadLetteredMessage<Tag>[] = [];
+  private readonly recentIds = new Map<string, number>();
+  private readonly waiters = new Set<() => void>();
+  private readonly clock: Clock;
+  private sequence = 0;
+  private closed = false;
+  readonly maxDeliveryCount: number;
+  readonly stats = { sent: 0, droppedAsDuplicate: 0, deliveries: 0, completed: 0, abandoned: 0, lockExpired: 0, lockLost: 0, deadLettered: 0 };
+
+  constructor(
+    readonly name: string,
+    private readonly options: LocalQueueOptions,
+  ) {
+    this.clock = options.clock ?? systemClock;
+    this.maxDeliveryCount = options.maxDeliveryCount ?? 10;
+  }
+
+  /** Enqueues a message; returns false when duplicate detection dropped it. */
+  send(message: QueueMessage<Tag>): boolean {
+    const now = this.clock.nowMs();
+    const window = this.options.duplicateDetectionWindowMs ?? 0;
+    const id = typeof message.messageId === 'string' || typeof message.messageId === 'number' ? String(message.messageId) : undefined;
+    if (window > 0 && id !== undefined) {
+      const seenAt = this.recentIds.get(id);
+      if (seenAt !== undefined && now - seenAt < window) {
+        this.stats.droppedAsDuplicate++;
+        return false;
+      }
+      this.recentIds.set(id, now);
+    }
+    this.stats.sent++;
+    this.ready.push({ message, sequenceNumber: ++this.sequence, enqueuedAtMs: now, deliveryCount: 0 });
+    this.wake();
+    return true;
+  }
+
+  /** Waits for a message and locks it; undefined once the queue is closed. */
+  async receive(): Promise<LockedMessage<Tag> | undefined> {
+    for (;;) {
+      if (this.closed) return undefined;
+      this.expireLocks();
+      const entry = this.ready.shift();
+      if (entry) {
+        const now = this.clock.nowMs();
+        entry.deliveryCount++;
+        entry.lockToken = randomUUID();
+        entry.lockedUntilMs = now + this.options.lockDurationMs;
+        this.locked.set(entry.sequenceNumber, entry);
+        this.stats.deliveries++;
+        return {
+          message: entry.message as QueueMessage<Tag>,
+          sequenceNumber: entry.sequenceNumber,
+          lockToken: entry.lockToken,
+          deliveryCount: entry.deliveryCount,
+          lockedUntilMs: entry.lockedUntilMs,
+          enqueuedAtMs: entry.enqueuedAtMs,
+        };
+      }
+      await this.waitForWork();
+    }
+  }
+
+  /** Removes the message. @throws MessageLockLostError when the caller's lock is no longer valid. */
+  complete(locked: LockedMessage<Tag>): void {
+    const entry = this.ownedEntry(locked);
+    this.locked.delete(entry.sequenceNumber);
+    this.stats.completed++;
+    this.wake();
+  }
+
+  /**
+   * Releases the lock: the message is delivered again at once, or dead-lettered when it reached
+   * `maxDeliveryCount`. @throws MessageLockLostError when the caller's lock is no longer valid.
+   */
+  abandon(locked: LockedMessage<Tag>, error: unknown): void {
+    const entry = this.ownedEntry(locked);
+    this.locked.delete(entry.sequenceNumber);
+    entry.lastError = errorText(error);
+    entry.lockToken = undefined;
+    this.stats.abandoned++;
+    this.makeAvailable(entry);
+    this.wake();
+  }
+
+  /** The dead-letter queue (messages stay until an operator acts). */
+  get deadLetters(): readonly DeadLetteredMessage<Tag>[] {
+    return this.dlq;
+  }
+
+  /** Messages waiting or locked (delivered and not yet settled). */
+  get activeCount(): number {
+    return this.ready.length + this.locked.size;
+  }
+
+  /** Wakes every waiting receiver with `undefined`; later receives return `undefined` at once. */
+  close(): void {
+    this.closed = true;
+    this.wake();
+  }
+
+  private ownedEntry(locked: LockedMessage<Tag>): Entry {
+    const entry = this.locked.get(locked.sequenceNumber);
+    if (!entry || entry.lockToken !== locked.lockToken || (entry.lockedUntilMs ?? 0) <= this.clock.nowMs()) {
+      this.stats.lockLost++;
+      throw new MessageLockLostError(locked.sequenceNumber);
+    }
+    return entry;
+  }
+
+  /** Expired locks: the message is available again (or dead-lettered), in sequence order at the head. */
+  private expireLocks(): void {
+    const now = this.clock.nowMs();
+    const expired = [...this.locked.values()].filter((e) => (e.lockedUntilMs ?? 0) <= now).sort((a, b) => b.sequenceNumber - a.sequenceNumber);
+    for (const entry of expired) {
+      this.locked.delete(entry.sequenceNumber);
+      entry.lockToken = undefined;
+      entry.lastError = 'lock expired: the delivery was not settled within the lock duration';
+      this.stats.lockExpired++;
+      this.makeAvailable(entry);
+    }
+  }
+
+  private makeAvailable(entry: Entry): void {
+    if (entry.deliveryCount >= this.maxDeliveryCount) {
+      const dead: DeadLetteredMessage<Tag> = {
+        message: entry.message as QueueMessage<Tag>,
+        sequenceNumber: entry.sequenceNumber,
+        deliveryCount: entry.deliveryCount,
+        reason: 'MaxDeliveryCountExceeded',
+        lastError: entry.lastError ?? 'lock expired',
+      };
+      this.dlq.push(dead);
+      this.stats.deadLettered++;
+      this.options.onDeadLetter?.(dead as DeadLetteredMessage<never>);
+      return;
+    }
+    this.ready.unshift(entry);
+  }
+
+  private waitForWork(): Promise<void> {
+    const now = this.clock.nowMs();
+    let nextExpiry = Infinity;
+    for (const entry of this.locked.values()) nextExpiry = Math.min(nextExpiry, entry.lockedUntilMs ?? Infinity);
+    const waitMs = Math.max(1, Math.min(1_000, nextExpiry - now + 1));
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, waitMs);
+      this.waiters.add(done);
+    });
+  }
+
+  private wake(): void {
+    for (const waiter of [...this.waiters]) waiter();
+  }
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`.slice(0, 500);
+  return String(error).slice(0, 500);
+}
