@@ -54,8 +54,14 @@ describe('makeIdempotent on Azurite', () => {
       await gate;
       return 'done';
     });
-    const calls = Array.from({ length: 20 }, () => charge({ paymentId: 'p-c', amount: 1 }).then((r) => r, (e: unknown) => e));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    let settled = 0;
+    const calls = Array.from({ length: 20 }, () =>
+      charge({ paymentId: 'p-c', amount: 1 })
+        .then((r) => r, (e: unknown) => e)
+        .finally(() => settled++),
+    );
+    // Hold the winner inside its work until the 19 others have been answered.
+    while (settled < 19) await new Promise((resolve) => setTimeout(resolve, 10));
     release();
     const results = await Promise.all(calls);
     expect(runs).toBe(1);
