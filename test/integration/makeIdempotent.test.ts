@@ -104,7 +104,7 @@ describe('makeIdempotent on Azurite', () => {
       return 'fresh';
     });
     const slow = charge({ paymentId: 'p-s', amount: 1 }).then((r) => r, (e: unknown) => e);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    while (calls < 1) await new Promise((resolve) => setTimeout(resolve, 10)); // the slow caller holds the claim
     clock.advance(60_001);
     expect(await charge({ paymentId: 'p-s', amount: 1 })).toBe('fresh');
     firstRelease();
