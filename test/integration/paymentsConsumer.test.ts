@@ -59,7 +59,7 @@ describe('payments consumer: the real handler on Azurite, the local Durable exec
   });
 
   test('20 concurrent deliveries of one message charge once and every delivery is acknowledged', async () => {
-    const r = await rig();
+    const r = await rig({ leaseMs: 10_000 }); // waiting deliveries may wait up to 8 s on a loaded machine
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => r.deliver(payment('pay-20'), { messageId: 'pay-20', deliveryCount: 1 + (i % 3) })));
     expect(results.filter((x) => x.outcome === 'processed')).toHaveLength(1);
     expect(results.filter((x) => x.outcome === 'duplicate')).toHaveLength(19);
@@ -203,9 +203,9 @@ describe('payments consumer: the real handler on Azurite, the local Durable exec
 
   test('a duplicate arriving while the first delivery is charging waits and is acknowledged with the result', async () => {
     provider.setLatency(300);
-    const r = await rig({ leaseMs: 3_000 });
+    const r = await rig({ leaseMs: 10_000 });
     const first = r.deliver(payment('pay-slow'), { messageId: 'pay-slow' });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    while (provider.rawCalls < 1) await new Promise((resolve) => setTimeout(resolve, 10)); // the first delivery is charging
     const second = await r.deliver(payment('pay-slow'), { messageId: 'pay-slow', deliveryCount: 1 });
     expect(second).toMatchObject({ outcome: 'duplicate', result: { status: 'succeeded' } });
     expect(await first).toMatchObject({ outcome: 'processed' });
