@@ -53,7 +53,7 @@ export function paymentChargeEntity(context: EntityContext<ChargeEntityState>): 
 df.app.entity(CHARGE_ENTITY, paymentChargeEntity);
 
 export const chargeProviderActivity: ActivityHandler = async (input: unknown) => {
-  const { payment, idempotencyKey } = input as ChargeActivityInput;
-  return provider().charge(payment, idempotencyKey);
+  const { payment, idempotencyKey, correlationId } = input as ChargeActivityInput;
+  return provider().charge(payment, idempotencyKey, correlationId);
 };
 df.app.activity('chargeProvider', { handler: chargeProviderActivity });

@@ -31,17 +31,22 @@ export class PaymentProviderClient {
 
   /**
    * Charges once per `idempotencyKey`: calling again with the same key and body returns the
-   * first charge. Declines and rejections are results; transient failures throw.
+   * first charge. Declines and rejections are results; transient failures throw. The message's
+   * correlation id, when there is one, goes along as `x-correlation-id`.
    * @throws TransientProviderError
    */
-  async charge(payment: PaymentRequested, idempotencyKey: string): Promise<ChargeResult> {
+  async charge(payment: PaymentRequested, idempotencyKey: string, correlationId?: string): Promise<ChargeResult> {
     const url = new URL('v1/charges', this.options.baseUrl.endsWith('/') ? this.options.baseUrl : `${this.options.baseUrl}/`);
     const started = performance.now();
     let status: number | undefined;
     try {
       const response = await (this.options.fetch ?? fetch)(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+        headers: {
+          'content-type': 'application/json',
+          'idempotency-key': idempotencyKey,
+          ...(correlationId ? { 'x-correlation-id': correlationId } : {}),
+        },
         body: JSON.stringify({ paymentId: payment.paymentId, customerId: payment.customerId, amount: payment.amount, currency: payment.currency }),
         signal: AbortSignal.timeout(this.options.timeoutMs),
       });

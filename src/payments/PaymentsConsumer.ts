@@ -94,7 +94,7 @@ export class PaymentsConsumer {
         }
         case 'claimed':
         case 'reclaimed': {
-          const result = await this.charge(outcome.claim, payment, deadline);
+          const result = await this.charge(outcome.claim, payment, deadline, info.correlationId);
           const done = outcome.kind === 'reclaimed' ? Outcome.ProcessedAfterTakeover : Outcome.Processed;
           reportOutcome(telemetry, { ...report, outcome: done, attempt: outcome.claim.attempt, reason: result.status });
           return { outcome: done, result };
@@ -139,11 +139,11 @@ export class PaymentsConsumer {
    * As the claimant: make sure the key's orchestration runs (starting it only when none runs and
    * none completed), wait for its result, then complete the claim with it.
    */
-  private async charge(claim: Claim, payment: PaymentRequested, deadline: number): Promise<ChargeResult> {
+  private async charge(claim: Claim, payment: PaymentRequested, deadline: number, correlationId: string | undefined): Promise<ChargeResult> {
     const workflow = this.deps.workflow;
     if (!workflow) throw new Error('PaymentsConsumer has no charge workflow (use withWorkflow)');
     const instanceId = chargeInstanceId(claim.address.rowKey);
-    const input = { idempotencyKey: claim.key.key, entityKey: claim.address.rowKey, attempt: claim.attempt, payment };
+    const input = { idempotencyKey: claim.key.key, entityKey: claim.address.rowKey, attempt: claim.attempt, payment, correlationId };
     let status = await workflow.status(instanceId);
     if (status.state === 'none' || status.state === 'failed') {
       await workflow.start(instanceId, input);

@@ -10,11 +10,14 @@ export interface ChargeOrchestrationInput {
   /** Fencing number of the claim that started this run. */
   readonly attempt: number;
   readonly payment: PaymentRequested;
+  /** The message's correlation id, passed on to the provider for end-to-end tracing. */
+  readonly correlationId?: string;
 }
 
 export interface ChargeActivityInput {
   readonly idempotencyKey: string;
   readonly payment: PaymentRequested;
+  readonly correlationId?: string;
 }
 
 /**
@@ -50,7 +53,7 @@ export function* chargeOrchestration<Task>(input: ChargeOrchestrationInput, step
 
   let result: ChargeResult;
   try {
-    result = (yield steps.chargeProvider({ idempotencyKey: input.idempotencyKey, payment: input.payment })) as ChargeResult;
+    result = (yield steps.chargeProvider({ idempotencyKey: input.idempotencyKey, payment: input.payment, correlationId: input.correlationId })) as ChargeResult;
   } catch (error) {
     yield steps.callEntity(entityKey, { name: 'fail', attempt, reason: error instanceof Error ? error.message : String(error) });
     throw error;

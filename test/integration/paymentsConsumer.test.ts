@@ -199,6 +199,7 @@ describe('payments consumer: the real handler on Azurite, the local Durable exec
     }
     expect(logs[1]!.attributes.deliveryCount).toBe(4);
     expect(await r.t.histogramCount(MetricNames.providerLatency)).toBe(1);
+    expect([...(provider.correlationIdsByPayment.get('pay-log') ?? [])]).toEqual(['corr-42']); // end to end
   });
 
   test('a duplicate arriving while the first delivery is charging waits and is acknowledged with the result', async () => {

@@ -47,6 +47,8 @@ export class FakePaymentProvider {
   readonly charges: ChargeRecord[] = [];
   /** Every Idempotency-Key seen per paymentId. */
   readonly keysByPayment = new Map<string, Set<string>>();
+  /** Every `x-correlation-id` seen per paymentId. */
+  readonly correlationIdsByPayment = new Map<string, Set<string>>();
   readonly faultsInjected: Record<ProviderFault, number> = { error5xx: 0, timeout: 0, chargeThenDrop: 0 };
   private readonly keys = new Map<string, KeyEntry>();
   private readonly queued: ProviderFault[] = [];
@@ -150,6 +152,12 @@ export class FakePaymentProvider {
     let keys = this.keysByPayment.get(paymentId);
     if (!keys) this.keysByPayment.set(paymentId, (keys = new Set()));
     keys.add(key);
+    const correlationId = req.headers['x-correlation-id'];
+    if (typeof correlationId === 'string') {
+      let ids = this.correlationIdsByPayment.get(paymentId);
+      if (!ids) this.correlationIdsByPayment.set(paymentId, (ids = new Set()));
+      ids.add(correlationId);
+    }
 
     const fault = this.nextFault();
     if (this.options.latencyMs) await delay(this.options.latencyMs);

@@ -70,7 +70,7 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
   });
   const workflow = new LocalChargeWorkflow({
     table: durableTable,
-    chargeProvider: (input) => provider.charge(input.payment, input.idempotencyKey),
+    chargeProvider: (input) => provider.charge(input.payment, input.idempotencyKey, input.correlationId),
     retry: options.activityRetry ?? { maxAttempts: 3, firstRetryIntervalMs: 50 },
     crashBefore: options.crashBefore,
     restartDelayMs: options.restartDelayMs,
