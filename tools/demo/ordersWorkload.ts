@@ -53,12 +53,15 @@ export interface OrdersWorkloadOptions {
   /** Extra copies per message: the integer part always, the fraction with that probability. */
   readonly duplicateRate: number;
   readonly seed: number;
-  /** Shares of the decisions (defaults: 3 % malformed, 3 % reused keys). */
+  /**
+   * Shares of the draws (one draw makes a malformed message, a reused key, or an order with its
+   * statuses, so per message these are about a third of it). Defaults: 8 % malformed, 6 % reused keys.
+   */
   readonly malformedShare?: number;
   readonly reusedShare?: number;
   /** Most status versions per order (default 4: each order gets 0..4, uniformly). */
   readonly maxVersions?: number;
-  /** Share of orders whose statuses are sent at once, racing their `OrderPlaced` (default 5 %). */
+  /** Share of orders whose statuses are sent at once, racing their `OrderPlaced` (default 8 %). */
   readonly earlyShare?: number;
 }
 
@@ -77,10 +80,10 @@ export function statusOfVersion(version: number): OrderStatus {
  */
 export function buildOrdersWorkload(options: OrdersWorkloadOptions): OrdersWorkload {
   const random = mulberry32(options.seed ^ 0x0de75);
-  const malformedShare = options.malformedShare ?? 0.03;
-  const reusedShare = options.reusedShare ?? 0.03;
+  const malformedShare = options.malformedShare ?? 0.08;
+  const reusedShare = options.reusedShare ?? 0.06;
   const maxVersions = options.maxVersions ?? 4;
-  const earlyShare = options.earlyShare ?? 0.05;
+  const earlyShare = options.earlyShare ?? 0.08;
   const messages: OrderLogicalMessage[] = [];
   const reusable: number[] = [];
   const extraCopies = () => Math.floor(options.duplicateRate) + (random() < options.duplicateRate % 1 ? 1 : 0);
