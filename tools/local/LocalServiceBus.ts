@@ -15,7 +15,7 @@ export interface DeliveryMeta {
 /**
  * A consumer the engine drives: a queue name and the app's handler. Resolving completes the
  * message, rejecting abandons it (Service Bus settlement from Node without `sdkBinding`).
- * Orders joins the demo by adding one of these.
+ * The demo runs two: payments and orders.
  */
 export interface QueueConsumer<Result = unknown> {
   readonly name: string;
