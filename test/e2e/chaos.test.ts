@@ -3,17 +3,21 @@ import type { AddressInfo } from 'node:net';
 import { runChaos, type ChaosReport } from '../../tools/demo/chaos';
 
 /**
- * The whole payments path under chaos: a local Service Bus with 8 competing receivers, 30 %
- * producer duplicates, 5 % crashes at each injection point (before/after the claim, after the
- * provider charged, before completing, ack lost), 1 % slow handlers (lock lost), provider faults
- * at 5 % each, two storage outages; the real handler on Azurite and the fake provider.
- * Measured on the loaded 2-core build machine: 2,000 messages took 53 s alone, 59-90 s inside `npm test` under load: scaled to 1,500 to stay in 60-90 s.
+ * The whole app under chaos: payments and orders side by side on one local Service Bus (two
+ * queues, 8 competing receivers each), 30 % producer duplicates, 5 % crashes at each injection
+ * point (before/after the claim, after the provider charged, before completing, ack lost), 1 % slow
+ * handlers (lock lost), provider faults at 5 % each, two storage outages; the real payments handler
+ * on Azurite and the fake provider, the real orders handler on the Cosmos emulator (parking on Azurite).
+ * Measured on the loaded 2-core build machine: 2,000 payment messages took 53 s alone, 59-90 s inside
+ * `npm test` under load, so payments stay at 1,500; orders add a modest 500 (`ordersShare` 0.25 of
+ * 2,000: about 150 orders with their status changes), which the emulator handles in a few seconds.
  */
-describe('chaos: the payments consumer under duplicates, crashes, lock loss, provider faults and storage outages', () => {
+describe('chaos: payments and orders under duplicates, crashes, lock loss, provider faults and storage outages', () => {
   let report: ChaosReport;
+  const part = (name: string) => report.parts.find((p) => p.name === name)!;
 
   beforeAll(async () => {
-    report = await runChaos({ messages: 1_500, duplicateRate: 0.3, crashRate: 0.05, consumers: 8, seed: 42 });
+    report = await runChaos({ messages: 2_000, ordersShare: 0.25, duplicateRate: 0.3, crashRate: 0.05, consumers: 8, seed: 42 });
   }, 240_000);
 
   test('chaos: every chargeable payment is charged exactly once (the provider counts), none twice', () => {
@@ -21,7 +25,7 @@ describe('chaos: the payments consumer under duplicates, crashes, lock loss, pro
     expect(report.duplicatesDelivered).toBeGreaterThan(500);
     expect(report.doubleCharged).toBe(0);
     // Chargeable = valid, not declined, not a reused key. Only a dead-lettered, uncharged one may be missing.
-    const details = report.parts[0]!.details as { chargeable: number; chargeableAwaitingOperator: number };
+    const details = part('payments').details as { chargeable: number; chargeableAwaitingOperator: number };
     expect(report.effectiveChargesSource).toBe('fake-provider');
     expect(report.effectiveCharges).toBe(details.chargeable - details.chargeableAwaitingOperator);
     expect(details.chargeableAwaitingOperator).toBeLessThanOrEqual(report.deadLettered);
@@ -34,12 +38,54 @@ describe('chaos: the payments consumer under duplicates, crashes, lock loss, pro
   });
 
   test('chaos: every reused-key and malformed message is parked with its reason; no invariant fails', () => {
-    const details = report.parts[0]!.details as { reusedKeys: number; malformed: number };
+    const details = part('payments').details as { reusedKeys: number; malformed: number };
     expect(details.reusedKeys).toBeGreaterThan(10);
     // Parked rows are per (MessageId, body): one per reused-key message unless it only sits in the DLQ.
     expect(report.parkedByReason['payments:key-reused']).toBeGreaterThanOrEqual(details.reusedKeys - report.deadLettered);
     expect(report.violations).toEqual([]);
     expect(report.ok).toBe(true);
+  });
+
+  test('chaos: orders run beside payments on their own queue of the same bus, --messages split 75/25', () => {
+    expect(report.messagesByPart).toEqual({ payments: 1_500, orders: 500 });
+    expect(report.uniqueOrders).toBe(part('orders').unique);
+    expect(report.uniqueOrders).toBeGreaterThan(100);
+    expect(report.violations.filter((v) => v.startsWith('orders:'))).toEqual([]);
+    expect(report.lostMessages.filter((m) => m.startsWith('orders '))).toEqual([]);
+  });
+
+  test('chaos: every valid order exists once in the emulator with its lines and one audit entry (checked on its documents)', () => {
+    const d = part('orders').details as { ordersCreated: number; ordersMissing: number; documents: number };
+    const ordersDeadLettered = report.deadLetteredMessages.filter((m) => m.queue === 'orders').length;
+    expect(report.ordersCreated).toBe(d.ordersCreated);
+    // Only an OrderPlaced that sits in the DLQ may have left no order (the part checks it never completed).
+    expect(d.ordersMissing).toBeLessThanOrEqual(ordersDeadLettered);
+    expect(report.ordersCreated).toBe(report.uniqueOrders - d.ordersMissing);
+    // Each order: itself, >= 1 line, 1 audit entry; no other document in the container.
+    expect(d.documents).toBeGreaterThanOrEqual(3 * report.ordersCreated);
+    expect(part('orders').doubleEffects).toEqual([]);
+  });
+
+  test('chaos: statuses converge on the highest version sent; stale and repeated versions are ignored', () => {
+    const d = part('orders').details as { statusMessages: number; ordersStatusExact: number; ordersStatusUncertain: number; earlyStatuses: number };
+    expect(d.statusMessages).toBeGreaterThan(200);
+    expect(report.statusApplied).toBeGreaterThan(100);
+    expect(report.staleVersionsIgnored).toBeGreaterThan(50);
+    expect(d.earlyStatuses).toBeGreaterThan(0);
+    // Exact final version for every order except those with a status message only in the DLQ (a range then).
+    expect(d.ordersStatusExact + d.ordersStatusUncertain).toBe(report.ordersCreated);
+    expect(d.ordersStatusUncertain).toBeLessThanOrEqual(report.deadLetteredMessages.filter((m) => m.queue === 'orders').length);
+  });
+
+  test('chaos: reused order ids are parked key-reused without changing the order; malformed orders messages are parked with their reason', () => {
+    const d = part('orders').details as { reusedKeys: number; malformed: number };
+    const ordersDeadLettered = report.deadLetteredMessages.filter((m) => m.queue === 'orders').length;
+    expect(d.reusedKeys).toBeGreaterThan(5);
+    expect(d.malformed).toBeGreaterThan(5);
+    expect(report.ordersParkedByReason['key-reused']).toBeGreaterThanOrEqual(d.reusedKeys - ordersDeadLettered);
+    const malformedParked = ['invalid-json', 'invalid-schema', 'message-id-mismatch', 'missing-message-id'].reduce((s, r) => s + (report.ordersParkedByReason[r] ?? 0), 0);
+    expect(malformedParked).toBeGreaterThanOrEqual(d.malformed - ordersDeadLettered);
+    expect(report.parkedByReason['orders:key-reused']).toBe(report.ordersParkedByReason['key-reused']);
   });
 });
 
@@ -61,7 +107,7 @@ describe('chaos: the checks catch a broken system', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = server.address() as AddressInfo;
-      const report = await runChaos({ messages: 150, crashRate: 0.1, consumers: 4, seed: 3, outages: 0, providerUrl: `http://127.0.0.1:${port}` });
+      const report = await runChaos({ messages: 150, ordersShare: 0, crashRate: 0.1, consumers: 4, seed: 3, outages: 0, providerUrl: `http://127.0.0.1:${port}` });
       expect(report.effectiveChargesSource).toBe('external-stats');
       expect(report.doubleCharged).toBeGreaterThan(0);
       expect(report.ok).toBe(false);

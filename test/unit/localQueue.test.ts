@@ -1,6 +1,7 @@
 import { LocalQueue, MessageLockLostError } from '../../tools/local/LocalQueue';
 import { LocalServiceBus, type DeliveryEvent } from '../../tools/local/LocalServiceBus';
 import { FakeClock } from '../support/tables';
+import { buildOrdersWorkload, statusOfVersion } from '../../tools/demo/ordersWorkload';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -90,5 +91,41 @@ describe('LocalServiceBus: competing receivers settle like the Functions trigger
     expect(kinds('fail')).toEqual(['abandoned@1', 'completed@2']);
     expect(kinds('crash')).toEqual(['crashed@1', 'completed@2']);
     expect(kinds('ack')).toEqual(['ackLost@1', 'completed@2']);
+  });
+
+  test('application properties reach the handler as the trigger passes them ({} when the producer set none)', async () => {
+    const seen: unknown[] = [];
+    const bus = new LocalServiceBus({ lockDurationMs: 1_000 });
+    bus.start({ name: 'o', queue: 'orders', deliver: async (_body, meta) => seen.push(meta.applicationProperties) }, 1);
+    bus.send('orders', { messageId: 'a', body: {}, applicationProperties: { type: 'OrderStatusChanged' } });
+    for (let i = 0; i < 100 && !bus.idle; i++) await sleep(10);
+    bus.send('orders', { messageId: 'b', body: {} });
+    for (let i = 0; i < 100 && !bus.idle; i++) await sleep(10);
+    await bus.stop();
+    expect(seen).toEqual([{ type: 'OrderStatusChanged' }, {}]);
+  });
+});
+
+describe('chaos orders workload', () => {
+  test('is seeded; statuses follow their order (or race it when early), versions 1..k say one status each', () => {
+    const a = buildOrdersWorkload({ messages: 400, duplicateRate: 0.3, seed: 5 });
+    expect(buildOrdersWorkload({ messages: 400, duplicateRate: 0.3, seed: 5 })).toEqual(a);
+    expect(a.messages).toHaveLength(400);
+    const statuses = a.messages.filter((m) => m.kind === 'status');
+    for (const s of statuses) {
+      const order = a.messages[s.orderIndex!]!;
+      expect(order.kind).toBe('order');
+      expect(s.body).toEqual({ orderId: order.messageId, status: statusOfVersion(s.version!), version: s.version });
+      expect(s.messageId).toBe(`${order.messageId}:status:${s.version}`);
+      expect(s.applicationProperties).toEqual({ type: 'OrderStatusChanged' });
+    }
+    // Every send is planned exactly once: at the start, or after its order completed.
+    const planned = a.messages.reduce((n, m) => n + 1 + m.extraCopies, 0);
+    const after = [...a.afterOrder.values()].reduce((n, s) => n + s.length, 0);
+    expect(a.initialSends.length + after).toBe(planned);
+    const initial = new Set(a.initialSends.map((s) => s.index));
+    for (const s of statuses) expect(initial.has(s.index)).toBe(Boolean(s.early));
+    for (const m of a.messages.filter((x) => x.kind === 'reusedKey')) expect(initial.has(m.index)).toBe(false);
+    expect(a.messages.some((m) => m.kind === 'malformed') && a.messages.some((m) => m.kind === 'reusedKey') && statuses.some((s) => s.early)).toBe(true);
   });
 });

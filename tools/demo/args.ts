@@ -10,7 +10,8 @@ export interface DemoArgs {
 }
 
 export const DEMO_USAGE = `usage: npm run demo -- [options]
-  --messages N            logical payment messages (default ${DEFAULT_CHAOS_OPTIONS.messages})
+  --messages N            logical messages, split between payments and orders (default ${DEFAULT_CHAOS_OPTIONS.messages})
+  --orders-share R        share of --messages for the orders consumer (default ${DEFAULT_CHAOS_OPTIONS.ordersShare}: 70 % payments, 30 % orders; 0 = payments only)
   --duplicate-rate R      extra copies sent by the producer per message (default ${DEFAULT_CHAOS_OPTIONS.duplicateRate}: 30 % sent twice)
   --crash-rate R          crash rate at each injection point, and rate of each provider fault (default ${DEFAULT_CHAOS_OPTIONS.crashRate})
   --consumers N           competing receivers on the queue (default ${DEFAULT_CHAOS_OPTIONS.consumers})
@@ -29,6 +30,7 @@ export class UsageError extends Error {
 
 const NUMBER_OPTIONS: Record<string, { key: keyof ChaosOptions; min: number; max: number; integer: boolean }> = {
   '--messages': { key: 'messages', min: 1, max: 1_000_000, integer: true },
+  '--orders-share': { key: 'ordersShare', min: 0, max: 1, integer: false },
   '--duplicate-rate': { key: 'duplicateRate', min: 0, max: 10, integer: false },
   '--crash-rate': { key: 'crashRate', min: 0, max: 0.5, integer: false },
   '--consumers': { key: 'consumers', min: 1, max: 256, integer: true },

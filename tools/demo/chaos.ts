@@ -1,15 +1,22 @@
 import { AzuriteTable } from '../azurite/AzuriteTable';
+import { CosmosEmulator } from '../cosmos/CosmosEmulator';
 import { LocalServiceBus } from '../local/LocalServiceBus';
 import { TcpProxy } from '../local/TcpProxy';
 import { CRASH_POINTS, CrashPoint, FaultPlan, InjectedCrash, SLOW_HANDLER } from './faults';
 import { Ledger, type SendTag } from './ledger';
 import type { ChaosEnvironment, ChaosPart, PartReport } from './part';
+import { startOrdersPart } from './ordersPart';
 import { startPaymentsPart } from './paymentsPart';
 import { startProvider } from './providerLedger';
 
 export interface ChaosOptions {
-  /** Logical messages per consumer (originals, malformed and reused-key messages; not copies). */
+  /**
+   * Logical messages of the run (originals, malformed, reused-key and status messages; not copies),
+   * split between the consumers: `round(messages x ordersShare)` to orders, the rest to payments.
+   */
   readonly messages: number;
+  /** Share of `messages` that goes to the orders consumer (default 0.3; 0 = payments only). */
+  readonly ordersShare?: number;
   /** Extra copies the producer sends per message (0.3 = 30 % of messages sent twice). */
   readonly duplicateRate: number;
   /** Crash rate at each injection point, and the fake provider's rate of each fault. */
@@ -37,6 +44,7 @@ export interface ChaosOptions {
 
 export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, 'providerUrl' | 'onProgress' | 'progressEveryMs'>> = {
   messages: 2_000,
+  ordersShare: 0.3,
   duplicateRate: 0.3,
   crashRate: 0.05,
   consumers: 8,
@@ -72,6 +80,16 @@ export interface ChaosReport {
   readonly messages: number;
   readonly uniquePayments: number;
   readonly uniqueOrders: number;
+  /** Logical messages per consumer (how `messages` was split). */
+  readonly messagesByPart: Record<string, number>;
+  /** Orders: order documents in the emulator's container at the end (each valid order at most once). */
+  readonly ordersCreated: number;
+  /** Orders: status changes the handler applied (a newer version written with If-Match). */
+  readonly statusApplied: number;
+  /** Orders: status changes the handler ignored as stale (older) or repeated (same version). */
+  readonly staleVersionsIgnored: number;
+  /** Orders: parked orders messages by reason. */
+  readonly ordersParkedByReason: Record<string, number>;
   readonly sends: number;
   /** Extra copies the producer sent (accepted by the broker). */
   readonly producerDuplicates: number;
@@ -111,9 +129,10 @@ export interface ChaosReport {
 /**
  * Runs the chaos scenario end to end on this machine and checks the invariants: starts Azurite
  * (in memory, free loopback port) behind a TCP proxy (storage outages), the fake provider (or uses
- * `providerUrl`), the consumers (`parts`: payments; orders joins here once it lands), a local
- * Service Bus with N competing receivers per queue and faults at every step; sends the seeded
- * workload, waits until every message is settled, drains background work, verifies, stops all.
+ * `providerUrl`) and the Cosmos emulator (in process, loopback), the consumers (`parts`: payments
+ * and orders, `messages` split by `ordersShare`), a local Service Bus with N competing receivers per
+ * queue and faults at every step; sends the seeded workload, waits until every message is settled,
+ * drains background work, verifies, stops all.
  */
 export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<ChaosReport> {
   const o = { ...DEFAULT_CHAOS_OPTIONS, ...input };
@@ -134,8 +153,18 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
       faults,
       seed: o.seed,
     };
-    // The consumers of the run: [payments, orders?]. Orders joins with one more entry here.
-    const parts: ChaosPart[] = [await startPaymentsPart(env, { messages: o.messages, duplicateRate: o.duplicateRate, provider, leaseMs: o.leaseMs, providerTimeoutMs: 500 })];
+    // The consumers of the run: payments and orders, each on its own queue of the same local Service Bus.
+    const ordersMessages = Math.round(o.messages * o.ordersShare);
+    const paymentsMessages = o.messages - ordersMessages;
+    const parts: ChaosPart[] = [];
+    if (paymentsMessages > 0) {
+      parts.push(await startPaymentsPart(env, { messages: paymentsMessages, duplicateRate: o.duplicateRate, provider, leaseMs: o.leaseMs, providerTimeoutMs: 500 }));
+    }
+    if (ordersMessages > 0) {
+      const cosmos = await CosmosEmulator.start();
+      stops.push(() => cosmos.stop());
+      parts.push(await startOrdersPart(env, { messages: ordersMessages, duplicateRate: o.duplicateRate, cosmosEndpoint: cosmos.endpoint, maxDeliveryCount: o.maxDeliveryCount }));
+    }
     const byName = new Map(parts.map((p) => [p.consumer.name, p]));
 
     let sent = 0;
@@ -247,6 +276,8 @@ function buildReport(
   if (lostMessages.length > 0) violations.push(`${lostMessages.length} message(s) lost`);
   if (doubleCharged > 0) violations.push(`${doubleCharged} payment(s) charged twice: ${payments!.doubleEffects.slice(0, 10).join(', ')}`);
   const pd = payments?.details ?? {};
+  const od = orders?.details ?? {};
+  if (orders && orders.doubleEffects.length > 0) violations.push(`${orders.doubleEffects.length} order(s) created twice: ${orders.doubleEffects.slice(0, 10).join(', ')}`);
   return {
     ok: violations.length === 0,
     violations,
@@ -254,6 +285,11 @@ function buildReport(
     messages,
     uniquePayments: payments?.unique ?? 0,
     uniqueOrders: orders?.unique ?? 0,
+    messagesByPart: Object.fromEntries(parts.map((p) => [p.name, p.messages])),
+    ordersCreated: Number(od.ordersCreated ?? 0),
+    statusApplied: Number(od.statusApplied ?? 0),
+    staleVersionsIgnored: Number(od.staleVersionsIgnored ?? 0),
+    ordersParkedByReason: { ...(orders?.parkedByReason ?? {}) },
     sends,
     producerDuplicates,
     brokerDropped: sum((q) => q.stats.droppedAsDuplicate),

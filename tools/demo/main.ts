@@ -4,10 +4,11 @@ import { formatProgress, formatReport, reportJson } from './report';
 
 /**
  * `npm run demo`: the app's main job, locally. Starts Azurite (in memory, loopback, free port),
- * the fake payment provider (unless PAYMENT_PROVIDER_URL names one on loopback) and a local
- * Service Bus; sends a seeded workload with duplicates, malformed messages, reused keys and
- * declines through the real payments handler with crashes, provider faults and storage outages
- * injected; prints progress (stderr) and a table (stdout); `--json` adds one JSON line last.
+ * the fake payment provider (unless PAYMENT_PROVIDER_URL names one on loopback), the Cosmos
+ * emulator (in process, loopback) and a local Service Bus; sends a seeded workload with
+ * duplicates, malformed messages, reused keys and declines through the real payments handler, and
+ * orders with shuffled, repeated status versions through the real orders handler, with crashes,
+ * provider faults and storage outages injected; prints progress (stderr) and a table (stdout); `--json` adds one JSON line last.
  * Exits 1 when an invariant fails, 2 on a usage error.
  */
 async function main(): Promise<number> {

@@ -34,7 +34,7 @@ export interface PartReport {
 
 /**
  * One consumer taking part in the chaos run: its handler (driven by the engine), its seeded
- * workload, and its own check of the outcome. Payments is one; orders joins by adding another.
+ * workload, and its own check of the outcome: payments (`paymentsPart.ts`) and orders (`ordersPart.ts`).
  */
 export interface ChaosPart {
   readonly consumer: QueueConsumer;

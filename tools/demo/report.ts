@@ -19,9 +19,9 @@ const by = (counts: Record<string, number>) =>
 /** The end-of-run table: figures, then the invariants with their verdicts. */
 export function formatReport(r: ChaosReport): string {
   const rows: Array<[string, string | number, string?]> = [
-    ['messages (logical)', r.messages, 'payments incl. malformed and reused-key messages'],
+    ['messages (logical)', r.messages, `${by(r.messagesByPart)}; incl. malformed, reused-key and status messages`],
     ['unique payments', r.uniquePayments, 'valid paymentIds (incl. declined)'],
-    ['unique orders', r.uniqueOrders, 'orders consumer not in the demo yet'],
+    ['unique orders', r.uniqueOrders, 'valid orderIds'],
     ['sends', r.sends, `broker dropped ${r.brokerDropped} as duplicates`],
     ['deliveries', r.deliveries],
     ['duplicates delivered', r.duplicatesDelivered, `${r.producerDuplicates} extra producer copies + ${r.redeliveries} redeliveries`],
@@ -33,6 +33,10 @@ export function formatReport(r: ChaosReport): string {
     ['abandoned / lock expired / lock lost', `${r.abandoned} / ${r.lockExpired} / ${r.lockLost}`],
     ['dead-lettered', r.deadLettered, by(r.deadLetteredByReason)],
     ['parked', r.parked, by(r.parkedByReason)],
+    ['orders created', r.ordersCreated, 'order documents in the Cosmos emulator (each with its lines and one audit entry)'],
+    ['status changes applied', r.statusApplied, 'newer versions written (If-Match)'],
+    ['stale versions ignored', r.staleVersionsIgnored, 'older or repeated versions'],
+    ['orders parked', Object.values(r.ordersParkedByReason).reduce((s, n) => s + n, 0), by(r.ordersParkedByReason)],
     ['effective charges', r.effectiveCharges, `expected ${r.expectedCharges} (source: ${r.effectiveChargesSource})`],
     ['lost', r.lost],
     ['double charged', r.doubleCharged],

@@ -6,6 +6,8 @@ export interface QueueMessage<Tag = unknown> {
   readonly messageId?: unknown;
   readonly body: unknown;
   readonly correlationId?: string;
+  /** Service Bus application properties (e.g. the orders queue's `type`). */
+  readonly applicationProperties?: Readonly<Record<string, unknown>>;
   readonly tag?: Tag;
 }
 

@@ -5,6 +5,8 @@ export interface DeliveryMeta {
   readonly messageId?: unknown;
   readonly deliveryCount: number;
   readonly correlationId?: string;
+  /** The message's application properties (`{}` when the producer set none, as the trigger passes them). */
+  readonly applicationProperties: Readonly<Record<string, unknown>>;
   readonly sequenceNumber: number;
   readonly lockToken: string;
   readonly enqueuedTimeUtc: string;
@@ -13,7 +15,7 @@ export interface DeliveryMeta {
 /**
  * A consumer the engine drives: a queue name and the app's handler. Resolving completes the
  * message, rejecting abandons it (Service Bus settlement from Node without `sdkBinding`).
- * Orders joins the demo by adding one of these.
+ * The demo runs two: payments and orders.
  */
 export interface QueueConsumer<Result = unknown> {
   readonly name: string;
@@ -116,6 +118,7 @@ export class LocalServiceBus<Tag = unknown> {
       messageId: locked.message.messageId,
       deliveryCount: locked.deliveryCount,
       correlationId: locked.message.correlationId,
+      applicationProperties: locked.message.applicationProperties ?? {},
       sequenceNumber: locked.sequenceNumber,
       lockToken: locked.lockToken,
       enqueuedTimeUtc: new Date(locked.enqueuedAtMs).toISOString(),

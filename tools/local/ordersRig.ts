@@ -1,0 +1,90 @@
+import { InvocationContext } from '@azure/functions';
+import { TableClient } from '@azure/data-tables';
+import type { Container } from '@azure/cosmos';
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../src/core/clock';
+import { ParkingStore } from '../../src/messaging/ParkingStore';
+import { ensureOrdersContainer, OrdersStore } from '../../src/orders/OrdersStore';
+import { makeOrdersHandler, ORDERS_CONSUMER } from '../../src/orders/ordersHandler';
+import { Telemetry } from '../../src/telemetry/Telemetry';
+import { cosmosClientFor } from '../cosmos/CosmosEmulator';
+
+export interface OrdersRigOptions {
+  /** Cosmos endpoint (loopback: the in-process emulator, `tools/cosmos/CosmosEmulator.ts`). */
+  readonly cosmosEndpoint: string;
+  readonly databaseName?: string;
+  /** Default: a fresh unique name, so several rigs can share one emulator. */
+  readonly containerName?: string;
+  /** Table Storage connection string for the parking table (Azurite; the demo passes its outage proxy). */
+  readonly tableConnectionString: string;
+  /** Table names get this prefix, so several rigs can share one Azurite. */
+  readonly tablePrefix?: string;
+  /** The queue's `maxDeliveryCount`: on that delivery a status for a missing order is parked. */
+  readonly maxDeliveryCount?: number;
+  readonly telemetry?: Telemetry;
+  readonly clock?: Clock;
+}
+
+/** Trigger metadata of one delivery, as the Service Bus trigger passes it (camel-cased keys). */
+export interface OrdersDeliveryMetadata {
+  readonly messageId?: unknown;
+  readonly deliveryCount?: number;
+  readonly correlationId?: string;
+  /** `{ type: 'OrderStatusChanged' }` for a status change; absent or `{}` for an `OrderPlaced`. */
+  readonly applicationProperties?: Readonly<Record<string, unknown>>;
+  readonly sequenceNumber?: number;
+  readonly lockToken?: string;
+  readonly enqueuedTimeUtc?: string;
+}
+
+/**
+ * The orders consumer wired for local runs (the demo; tests build it by hand): the real handler
+ * of `makeOrdersHandler` over a Cosmos container partitioned on `/orderId` (created here, as the
+ * Bicep templates do in Azure) and a `ParkingStore` on Table Storage. `deliver` calls the handler
+ * through an `InvocationContext` whose trigger metadata is what the Service Bus trigger gives.
+ */
+export async function startOrdersRig(options: OrdersRigOptions) {
+  const prefix = options.tablePrefix ?? `o${randomUUID().replace(/-/g, '').slice(0, 8)}`;
+  const cosmos = cosmosClientFor(options.cosmosEndpoint);
+  const container: Container = await ensureOrdersContainer(cosmos, options.databaseName ?? 'shop', options.containerName ?? `orders${prefix}`);
+  const parkingTable = TableClient.fromConnectionString(options.tableConnectionString, `${prefix}parked`, {
+    allowInsecureConnection: true,
+    retryOptions: { maxRetries: 2, retryDelayInMs: 50, maxRetryDelayInMs: 500 },
+  });
+  const parking = new ParkingStore(parkingTable, options.clock);
+  await parking.ensureTable();
+  const telemetry = options.telemetry ?? new Telemetry();
+  const store = new OrdersStore(container);
+  const handler = makeOrdersHandler({ store, parking, telemetry, clock: options.clock, maxDeliveryCount: options.maxDeliveryCount ?? 10 });
+
+  /** One delivery through the real handler; resolves to its outcome, rejects when it would be abandoned. */
+  function deliver(body: unknown, metadata: OrdersDeliveryMetadata) {
+    const context = new InvocationContext({
+      invocationId: randomUUID(),
+      functionName: 'ordersConsumer',
+      triggerMetadata: { deliveryCount: 1, ...metadata, applicationProperties: metadata.applicationProperties ?? {} },
+      logHandler: () => undefined,
+    });
+    return handler(body, context);
+  }
+
+  /** Every document of the container (the emulator ignores the partition-key option; this reads all). */
+  async function allDocuments<T = Record<string, unknown>>(): Promise<T[]> {
+    const { resources } = await container.items.query<T>('SELECT * FROM c').fetchAll();
+    return resources;
+  }
+
+  return {
+    consumer: ORDERS_CONSUMER,
+    cosmos,
+    container,
+    store,
+    parking,
+    telemetry,
+    handler,
+    deliver,
+    allDocuments,
+    stop: async () => cosmos.dispose(),
+  };
+}
+export type OrdersRig = Awaited<ReturnType<typeof startOrdersRig>>;
