@@ -13,6 +13,8 @@ import { DEFAULT_PARTITION_COUNT, tableAddress, validatePartitionCount, type Tab
 export const MAX_RESULT_BYTES_LIMIT = 32 * 1024;
 const MAX_REASON_LENGTH = 1024;
 const EFFECT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** The marker properties a completion, release or lease renewal changes. */
+const MUTABLE_PROPERTIES = ['status', 'leaseExpiresAtMs', 'retentionExpiresAtMs', 'updatedAtMs', 'resultJson', 'lastError'] as const;
 /** Marker rows carry this `kind`; local-effect rows carry their own. */
 export const MARKER_KIND = 'idempotency-marker';
 
@@ -211,7 +213,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
       const takeoverNow = this.clock.nowMs();
       const taken = this.markerEntity(key, address, digest, existing.createdAtMs, takeoverNow, state(takeoverNow, ownerId, existing.attempt + 1));
       try {
-        const etag = await this.write(taken, effects, 'update', existing.etag, 'takeover');
+        const etag = await this.write(taken, effects, 'replace', existing.etag, 'takeover');
         return { kind: 'acquired', address, record: toRecord({ ...taken, etag }), previous: existing };
       } catch (error) {
         if (!(error instanceof Conflict)) throw error;
@@ -232,8 +234,12 @@ export class TableIdempotencyStore implements IdempotencyStore {
       resultJson: undefined,
       ...change,
     });
+    // Merge only what changes (fewer bytes to send and store than a full replace); the row was
+    // written whole by this claim, so nothing stale survives the merge.
+    const patch: TableEntity = { partitionKey: current.partitionKey, rowKey: current.rowKey };
+    for (const name of MUTABLE_PROPERTIES) if (current[name] !== undefined) patch[name] = current[name];
     try {
-      const etag = await this.write(current, effects, 'update', claim.etag, operation);
+      const etag = await this.write(patch, effects, 'merge', claim.etag, operation);
       return toRecord({ ...current, etag });
     } catch (error) {
       if (!(error instanceof Conflict)) throw error;
@@ -256,20 +262,17 @@ export class TableIdempotencyStore implements IdempotencyStore {
 
   /**
    * One write: the marker alone, or the marker and its effects in one transaction.
-   * `mode`: create (insert-if-absent) or update (replace if `etag` matches).
+   * `mode`: create (insert-if-absent), replace or merge (both only if `etag` matches).
    * @returns the marker's new etag. @throws Conflict (409/412/404) or a domain error.
    */
-  private async write(marker: TableEntity, effects: readonly LocalEffect[], mode: 'create' | 'update', etag: string | undefined, operation: string): Promise<string> {
+  private async write(marker: TableEntity, effects: readonly LocalEffect[], mode: 'create' | 'replace' | 'merge', etag: string | undefined, operation: string): Promise<string> {
+    const updateMode = mode === 'merge' ? 'Merge' : 'Replace';
     try {
       if (effects.length === 0) {
-        const response =
-          mode === 'create'
-            ? await this.client.createEntity(marker)
-            : await this.client.updateEntity(marker, 'Replace', { etag });
+        const response = mode === 'create' ? await this.client.createEntity(marker) : await this.client.updateEntity(marker, updateMode, { etag });
         return requireEtag(response.etag, operation);
       }
-      const markerAction: TransactionAction =
-        mode === 'create' ? ['create', marker] : ['update', marker, 'Replace', { etag }];
+      const markerAction: TransactionAction = mode === 'create' ? ['create', marker] : ['update', marker, updateMode, { etag }];
       const effectActions = effects.map(
         (effect): TransactionAction => [mode === 'create' ? 'create' : 'upsert', this.effectEntity(marker, effect), 'Replace'] as TransactionAction,
       );

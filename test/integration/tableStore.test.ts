@@ -248,7 +248,7 @@ describe('TableIdempotencyStore when an answer is lost after the server acted', 
   test('complete: a completion whose answer was lost (SDK retry gets 412) is not reported as a lost lease', async () => {
     const { store, client } = await newStore();
     const claim = claimOf(await store.claim(key, digest));
-    const faults = loseNextAnswer(client, 'PUT');
+    const faults = loseNextAnswer(client, 'PATCH'); // a completion is a conditional merge
     const record = await store.complete(claim, { ok: true });
     expect(faults.lost()).toBe(1);
     expect(record).toMatchObject({ status: RecordStatus.Completed, result: { ok: true }, attempt: 1 });
