@@ -37,7 +37,15 @@ const PART = 'payments';
  *   instead, it is withheld (reported), since the consumer would rightly see it as the key's first use.
  */
 export async function startPaymentsPart(env: ChaosEnvironment, options: PaymentsPartOptions): Promise<ChaosPart> {
-  const workload = buildPaymentsWorkload({ messages: options.messages, duplicateRate: options.duplicateRate, seed: env.seed });
+  // An external provider is long-lived and has its own decline rules: give this run's paymentIds a
+  // tag of their own and send no `decline*` customers (only the demo's fake provider declines those).
+  const external = options.provider.fake === undefined;
+  const workload = buildPaymentsWorkload({
+    messages: options.messages,
+    duplicateRate: options.duplicateRate,
+    seed: env.seed,
+    ...(external ? { declineShare: 0, runTag: Date.now().toString(36) } : {}),
+  });
   const rig = await startPaymentsRig({
     tableConnectionString: env.tableConnectionString,
     durableTableConnectionString: env.directTableConnectionString,

@@ -46,6 +46,8 @@ export interface WorkloadOptions {
   readonly malformedShare?: number;
   readonly reusedShare?: number;
   readonly declineShare?: number;
+  /** Goes into every paymentId, so runs against one long-lived external provider never share a key. */
+  readonly runTag?: string;
 }
 
 /**
@@ -62,7 +64,7 @@ export function buildPaymentsWorkload(options: WorkloadOptions): PaymentsWorkloa
   const messages: LogicalMessage[] = [];
   const reusable: number[] = [];
   const extraCopies = () => Math.floor(options.duplicateRate) + (random() < options.duplicateRate % 1 ? 1 : 0);
-  const idOf = (i: number) => `pay-${options.seed}-${String(i).padStart(6, '0')}`;
+  const idOf = (i: number) => `pay-${options.seed}${options.runTag ? `-${options.runTag}` : ''}-${String(i).padStart(6, '0')}`;
 
   for (let index = 0; index < options.messages; index++) {
     const r = random();
