@@ -7,19 +7,12 @@ import { deleteRowsIfUnchanged } from '../../src/lifecycle/conditionalBatchDelet
 import { ExpirySweeper, type SweepReport } from '../../src/lifecycle/ExpirySweeper';
 import { SWEEP_STATE_PARTITION } from '../../src/lifecycle/sweepCheckpoint';
 import { expiredRecord, insertInBatches, seedMarkerEntity, type SeedRecord } from '../../tools/bench/seedRecords';
-import { AzuriteTable } from '../support/azurite';
+import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';
 
 const DAY_MS = 86_400_000;
 const NOW_MS = 1_800_000_000_000;
-let azurite: AzuriteTable;
-
-beforeAll(async () => {
-  azurite = await AzuriteTable.start();
-});
-afterAll(async () => {
-  await azurite.stop();
-});
+const azuriteOf = useAzurite();
 
 /** Counts every HTTP request the client sends (after the SDK's retries: each attempt once). */
 function countRequests(client: TableClient): { readonly count: number } {
@@ -36,7 +29,7 @@ async function allRows(client: TableClient): Promise<Map<string, TableEntity>> {
 
 /** Another client (another process, in effect) on the same table. */
 const secondClient = (client: TableClient): TableClient =>
-  TableClient.fromConnectionString(azurite.connectionString, client.tableName, { allowInsecureConnection: true });
+  TableClient.fromConnectionString(azuriteOf().connectionString, client.tableName, { allowInsecureConnection: true });
 
 const keyOf = (i: number, consumer = 'payments'): IdempotencyKey => keyFromMessageId(consumer, `msg-${i}`);
 const id = (e: TableEntity): string => `${e.partitionKey}/${e.rowKey}`;
@@ -56,7 +49,7 @@ class SteppingClock implements Clock {
 
 describe('ExpirySweeper on Azurite', () => {
   test('sweep: of 10,000 records over 16 partitions exactly the expired markers go; live, leased, effect and checkpoint rows stay', async () => {
-    const client = await freshTable(azurite);
+    const client = await freshTable(azuriteOf());
     const requests = countRequests(client);
     const clock = new FakeClock(NOW_MS);
 
@@ -120,7 +113,7 @@ describe('ExpirySweeper on Azurite', () => {
   });
 
   test('conditional batch delete: one stale ETag fails the whole transaction and deletes nothing', async () => {
-    const client = await freshTable(azurite);
+    const client = await freshTable(azuriteOf());
     const entities = [0, 1, 2].map((i) => ({ partitionKey: 'p000', rowKey: `r${i}`, kind: 'idempotency-marker', n: i }));
     await insertInBatches(client, entities);
     const read = await Promise.all(entities.map((e) => client.getEntity(e.partitionKey, e.rowKey)));
@@ -134,7 +127,7 @@ describe('ExpirySweeper on Azurite', () => {
   });
 
   test('budget: an interrupted sweep resumes from its checkpoint and later runs finish the rest', async () => {
-    const client = await freshTable(azurite);
+    const client = await freshTable(azuriteOf());
     const total = 3_000;
     const live = Array.from({ length: 500 }, (_, i) => seedMarkerEntity({ ...expiredRecord(keyOf(100_000 + i), NOW_MS), retentionExpiresAtMs: NOW_MS + 10 * DAY_MS }));
     await insertInBatches(client, [...Array.from({ length: total }, (_, i) => seedMarkerEntity(expiredRecord(keyOf(i), NOW_MS))), ...live]);
@@ -156,7 +149,7 @@ describe('ExpirySweeper on Azurite', () => {
   });
 
   test('overlap: a sweep that runs entirely inside another deletes each record once; neither surfaces an error', async () => {
-    const client = await freshTable(azurite);
+    const client = await freshTable(azuriteOf());
     const total = 2_000;
     await insertInBatches(client, Array.from({ length: total }, (_, i) => seedMarkerEntity(expiredRecord(keyOf(i), NOW_MS))));
     const clock = new FakeClock(NOW_MS);
@@ -181,7 +174,7 @@ describe('ExpirySweeper on Azurite', () => {
   });
 
   test('overlap: two concurrent sweeps of one table delete every expired record exactly once', async () => {
-    const client = await freshTable(azurite);
+    const client = await freshTable(azuriteOf());
     const total = 2_000;
     await insertInBatches(client, Array.from({ length: total }, (_, i) => seedMarkerEntity(expiredRecord(keyOf(i), NOW_MS))));
     const clientB = secondClient(client);
@@ -193,7 +186,7 @@ describe('ExpirySweeper on Azurite', () => {
   });
 
   test('race: a record re-claimed between the query and the delete is not deleted; the rest of its batch is', async () => {
-    const client = await freshTable(azurite);
+    const client = await freshTable(azuriteOf());
     const clock = new FakeClock(NOW_MS);
     const digest = payloadDigest({ order: 1 });
     const records = Array.from({ length: 300 }, (_, i) => ({ ...expiredRecord(keyOf(i), NOW_MS), digest }));
@@ -233,14 +226,14 @@ describe('expiryTimer handler', () => {
   }
 
   test('sweeps the configured table, logs the counts and adds them to the purge counters', async () => {
-    const client = await freshTable(azurite);
+    const client = await freshTable(azuriteOf());
     await insertInBatches(client, Array.from({ length: 250 }, (_, i) => seedMarkerEntity(expiredRecord(keyOf(i), NOW_MS))));
     const reader = new CollectingReader();
     const provider = new MeterProvider({ readers: [reader] });
     const logs: string[] = [];
     const context = new InvocationContext({ invocationId: 'i1', functionName: 'expiryTimer', logHandler: (_level, ...args) => logs.push(args.join(' ')) });
     const handler = createExpiryTimerHandler({
-      env: { IDEMPOTENCY_TABLE_CONNECTION_STRING: azurite.connectionString, IDEMPOTENCY_TABLE_NAME: client.tableName },
+      env: { IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString, IDEMPOTENCY_TABLE_NAME: client.tableName },
       meter: provider.getMeter('idempotent-consumer'),
       clock: new FakeClock(NOW_MS),
     });
@@ -257,7 +250,7 @@ describe('expiryTimer handler', () => {
 
   test('refuses to sweep when retention is shorter than the redelivery window', async () => {
     const context = new InvocationContext({ invocationId: 'i2', functionName: 'expiryTimer', logHandler: () => undefined });
-    const handler = createExpiryTimerHandler({ env: { IDEMPOTENCY_TABLE_CONNECTION_STRING: azurite.connectionString, IDEMPOTENCY_RETENTION_DAYS: '7' } });
+    const handler = createExpiryTimerHandler({ env: { IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString, IDEMPOTENCY_RETENTION_DAYS: '7' } });
     await expect(handler({ isPastDue: false, schedule: { adjustForDST: false }, scheduleStatus: { last: '', next: '', lastUpdated: '' } }, context)).rejects.toThrow(ConfigurationError);
   });
 });

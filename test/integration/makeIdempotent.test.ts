@@ -7,16 +7,10 @@ import {
   TableIdempotencyStore,
   type Claim,
 } from '../../src/core';
-import { AzuriteTable } from '../support/azurite';
+import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';
 
-let azurite: AzuriteTable;
-beforeAll(async () => {
-  azurite = await AzuriteTable.start();
-});
-afterAll(async () => {
-  await azurite.stop();
-});
+const azuriteOf = useAzurite();
 
 interface Charge {
   paymentId: string;
@@ -25,7 +19,7 @@ interface Charge {
 
 async function setup(work: (input: Charge, claim: Claim) => Promise<unknown>) {
   const clock = new FakeClock();
-  const store = new TableIdempotencyStore(await freshTable(azurite), { retentionMs: 86_400_000, leaseMs: 60_000, clock });
+  const store = new TableIdempotencyStore(await freshTable(azuriteOf()), { retentionMs: 86_400_000, leaseMs: 60_000, clock });
   const events: string[] = [];
   const charge = makeIdempotent(work, {
     store,

@@ -3,18 +3,12 @@ import { MetricNames } from '../../src/telemetry/Telemetry';
 import { keyFromMessageId } from '../../src/core';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
 import { startPaymentsRig, type PaymentsRigOptions } from '../../tools/local/paymentsRig';
-import { AzuriteTable } from '../support/azurite';
+import { useAzurite } from '../support/azurite';
 import { inMemoryTelemetry } from '../support/telemetry';
 
-let azurite: AzuriteTable;
+const azuriteOf = useAzurite();
 let provider: FakePaymentProvider;
 
-beforeAll(async () => {
-  azurite = await AzuriteTable.start();
-});
-afterAll(async () => {
-  await azurite.stop();
-});
 beforeEach(async () => {
   provider = await FakePaymentProvider.start();
 });
@@ -24,7 +18,7 @@ afterEach(async () => {
 
 async function rig(options: Partial<PaymentsRigOptions> = {}) {
   const t = inMemoryTelemetry();
-  const r = await startPaymentsRig({ tableConnectionString: azurite.connectionString, providerUrl: provider.url, telemetry: t.telemetry, ...options });
+  const r = await startPaymentsRig({ tableConnectionString: azuriteOf().connectionString, providerUrl: provider.url, telemetry: t.telemetry, ...options });
   return { ...r, t };
 }
 

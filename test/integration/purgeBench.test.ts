@@ -1,17 +1,11 @@
 import { keyFromMessageId, tableAddress } from '../../src/core';
 import { purgeBench } from '../../tools/bench/purgeBench';
-import { AzuriteTable } from '../support/azurite';
+import { useAzurite } from '../support/azurite';
 
-let azurite: AzuriteTable;
-beforeAll(async () => {
-  azurite = await AzuriteTable.start();
-});
-afterAll(async () => {
-  await azurite.stop();
-});
+const azuriteOf = useAzurite();
 
 test('purge bench: deletes every record and reports round trips of the sweep and of raw batch deletes', async () => {
-  const r = await purgeBench({ connectionString: azurite.connectionString, records: 3_000 });
+  const r = await purgeBench({ connectionString: azuriteOf().connectionString, records: 3_000 });
   console.log(
     `purge of ${r.records} records: sweep ${r.roundTrips} round trips (${r.perRoundTrip.toFixed(1)}/trip), ${r.seconds.toFixed(2)} s, ${r.perSecond.toFixed(0)}/s; ` +
       `raw batches ${r.baseline.roundTrips} round trips (${r.baseline.perRoundTrip.toFixed(1)}/trip), ${r.baseline.seconds.toFixed(2)} s, ${r.baseline.perSecond.toFixed(0)}/s`,

@@ -1,23 +1,16 @@
 import type { TableClient } from '@azure/data-tables';
 import { keyFromMessageId, payloadDigest, TableIdempotencyStore, type ClaimOutcome, type TableIdempotencyStoreOptions } from '../../src/core';
 import { COUNT_POLICY_NAME, RoundTripCounter } from '../../tools/bench/RoundTripCounter';
-import { AzuriteTable } from '../support/azurite';
+import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';
 
 // These are the core's documented costs (docs/DESIGN.md, "Round trips"): a regression in the
 // store that adds a request fails here, and so does a counter that misses or double-counts.
 const DAY_MS = 86_400_000;
-let azurite: AzuriteTable;
-
-beforeAll(async () => {
-  azurite = await AzuriteTable.start();
-});
-afterAll(async () => {
-  await azurite.stop();
-});
+const azuriteOf = useAzurite();
 
 async function counted(options: Partial<TableIdempotencyStoreOptions> = {}): Promise<{ store: TableIdempotencyStore; client: TableClient; counter: RoundTripCounter }> {
-  const client = await freshTable(azurite);
+  const client = await freshTable(azuriteOf());
   const counter = RoundTripCounter.attach(client);
   const store = new TableIdempotencyStore(client, { retentionMs: 7 * DAY_MS, clock: new FakeClock(), ...options });
   return { store, client, counter };

@@ -11,22 +11,15 @@ import {
   type ClaimOutcome,
   type TableIdempotencyStoreOptions,
 } from '../../src/core';
-import { AzuriteTable } from '../support/azurite';
+import { AzuriteTable, useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';
 
 const DAY_MS = 86_400_000;
-let azurite: AzuriteTable;
-
-beforeAll(async () => {
-  azurite = await AzuriteTable.start();
-});
-afterAll(async () => {
-  await azurite.stop();
-});
+const azuriteOf = useAzurite();
 
 async function newStore(options: Partial<TableIdempotencyStoreOptions> = {}): Promise<{ store: TableIdempotencyStore; client: TableClient; clock: FakeClock }> {
   const clock = new FakeClock();
-  const client = await freshTable(azurite);
+  const client = await freshTable(azuriteOf());
   const store = new TableIdempotencyStore(client, { retentionMs: 7 * DAY_MS, leaseMs: 60_000, clock, ...options });
   return { store, client, clock };
 }

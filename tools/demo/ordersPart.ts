@@ -8,7 +8,7 @@ import { startOrdersRig, type OrdersRig } from '../local/ordersRig';
 import { CrashPoint } from './faults';
 import type { Ledger, SendTag } from './ledger';
 import { buildOrdersWorkload, statusOfVersion, type OrderLogicalMessage } from './ordersWorkload';
-import type { ChaosEnvironment, ChaosPart, PartReport } from './part';
+import { sendsOf, type ChaosEnvironment, type ChaosPart, type PartReport } from './part';
 
 export interface OrdersPartOptions {
   readonly messages: number;
@@ -71,7 +71,7 @@ export async function startOrdersPart(env: ChaosEnvironment, options: OrdersPart
       },
     },
     initialSends: workload.initialSends.map((s) => send(workload.messages[s.index]!, s.copy)),
-    plannedSends: workload.messages.reduce((sum, m) => sum + 1 + m.extraCopies, 0),
+    plannedSends: sendsOf(workload.messages),
     sendsAfterSettled(index, settled) {
       const released = waiting.get(index) ?? [];
       waiting.delete(index);
@@ -83,7 +83,7 @@ export async function startOrdersPart(env: ChaosEnvironment, options: OrdersPart
       }
       return released.map((s) => send(workload.messages[s.index]!, s.copy));
     },
-    withheldSends: () => [...withheld].reduce((sum, i) => sum + 1 + workload.messages[i]!.extraCopies, 0),
+    withheldSends: () => sendsOf([...withheld].map((i) => workload.messages[i]!)),
     drain: async () => undefined,
     verify: async (ledger) => {
       try {

@@ -55,3 +55,10 @@ export interface ChaosPart {
   /** Waits for background work (e.g. Durable runs) and stops it. */
   drain(): Promise<void>;
 }
+
+/** How many sends `messages` make: each message once plus its producer copies. */
+export function sendsOf(messages: Iterable<{ readonly extraCopies: number }>): number {
+  let sends = 0;
+  for (const m of messages) sends += 1 + m.extraCopies;
+  return sends;
+}

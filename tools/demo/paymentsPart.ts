@@ -5,7 +5,7 @@ import type { QueueMessage } from '../local/LocalQueue';
 import { startPaymentsRig, type PaymentsRig } from '../local/paymentsRig';
 import { CrashPoint } from './faults';
 import type { Ledger, SendTag } from './ledger';
-import type { ChaosEnvironment, ChaosPart, PartReport } from './part';
+import { sendsOf, type ChaosEnvironment, type ChaosPart, type PartReport } from './part';
 import { buildPaymentsWorkload, type LogicalMessage } from './paymentsWorkload';
 import type { ProviderHandle } from './providerLedger';
 
@@ -74,7 +74,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
   return {
     consumer: { name: PART, queue: PART, deliver: (body, meta) => rig.deliver(body, meta) },
     initialSends: workload.sends.map((s) => send(workload.messages[s.index]!, s.copy)),
-    plannedSends: workload.messages.reduce((sum, m) => sum + 1 + m.extraCopies, 0),
+    plannedSends: sendsOf(workload.messages),
     sendsAfterSettled(index, settled) {
       const released = waiting.get(index) ?? [];
       waiting.delete(index);
@@ -85,7 +85,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
       }
       return released.flatMap((m) => Array.from({ length: 1 + m.extraCopies }, (_, copy) => send(m, copy)));
     },
-    withheldSends: () => [...withheld].reduce((sum, i) => sum + 1 + workload.messages[i]!.extraCopies, 0),
+    withheldSends: () => sendsOf([...withheld].map((i) => workload.messages[i]!)),
     drain: () => rig.workflow.stop(),
     verify: (ledger) => verifyPayments(rig, workload.messages, ledger, options.provider, withheld),
   };
