@@ -22,6 +22,7 @@ param location string
 @description('Object id of the deploying user or service principal. Gets Service Bus Data Sender so the producer CLI can send test messages. Empty: no deployer role.')
 param principalId string = ''
 
+@description('Type of principalId: User for a person, ServicePrincipal when azd or az runs as a service principal (azd sets AZURE_PRINCIPAL_TYPE).')
 @allowed([
   'User'
   'ServicePrincipal'
@@ -44,6 +45,11 @@ param maxDeliveryCount int = 10
 @minValue(1)
 @description('Queue defaultMessageTimeToLive in days (SERVICEBUS_MESSAGE_TTL_SECONDS = days x 86400).')
 param messageTtlDays int = 14
+
+@minValue(0)
+@maxValue(3600)
+@description('Longest the Functions host renews one delivery\'s lock: host.json extensions.serviceBus.maxAutoLockRenewalDuration in seconds (the app\'s retention rule reads the same 300 s).')
+param maxAutoLockRenewalSeconds int = 300
 
 @description('Broker-side duplicate detection window on MessageId (ISO 8601).')
 param duplicateDetectionHistoryTimeWindow string = 'PT10M'
@@ -73,8 +79,9 @@ param expirySweepBudgetSeconds int = 240
 param cosmosDatabaseName string = 'shop'
 param cosmosOrdersContainerName string = 'orders'
 
-@description('Base URL of the third-party payment provider (empty: unset).')
-param paymentProviderUrl string = ''
+@minLength(1)
+@description('Base URL of the third-party payment provider (https). Required: the app refuses to start without it (azd asks for PAYMENT_PROVIDER_URL).')
+param paymentProviderUrl string
 param paymentProviderTimeoutMs int = 10000
 
 param durableTaskHubName string = 'idempotentconsumer'
@@ -104,9 +111,10 @@ var names = {
 var deploymentStorageContainerName = 'app-package-${take(names.functionApp, 32)}-${take(toLower(uniqueString(names.functionApp, resourceToken)), 7)}'
 
 // Retention rule, by construction: a dedup record must outlive every redelivery the broker can still make:
-//   retention >= message TTL + lockDuration x maxDeliveryCount + DLQ resubmit margin
-// Computed from the same parameters the queues use, rounded up to whole days, and never below the request.
-var redeliveryHorizonSeconds = messageTtlDays * 86400 + lockDurationSeconds * maxDeliveryCount + dlqResubmitMarginDays * 86400
+//   retention >= message TTL + maxDeliveryCount x (lockDuration + lock auto-renewal) + DLQ resubmit margin
+// The app's rule (src/lifecycle/retention.ts, redeliveryWindow) is the same sum; a test evaluates this
+// compiled expression against it over a grid of settings. Rounded up to whole days, never below the request.
+var redeliveryHorizonSeconds = messageTtlDays * 86400 + maxDeliveryCount * (lockDurationSeconds + maxAutoLockRenewalSeconds) + dlqResubmitMarginDays * 86400
 var minimumRetentionDays = (redeliveryHorizonSeconds + 86399) / 86400
 var effectiveRetentionDays = max(idempotencyRetentionDays, minimumRetentionDays)
 
@@ -307,4 +315,3 @@ output SERVICEBUS_FULLY_QUALIFIED_NAMESPACE string = serviceBus.outputs.fullyQua
 output COSMOS_ENDPOINT string = cosmos.outputs.endpoint
 output IDEMPOTENCY_TABLE_ENDPOINT string = storage.outputs.tableEndpoint
 output IDEMPOTENCY_RETENTION_DAYS int = effectiveRetentionDays
-output APPLICATIONINSIGHTS_CONNECTION_STRING string = monitoring.outputs.connectionString

@@ -27,6 +27,9 @@ param cosmosEndpoint string
 param runtimeVersion string = '22'
 param instanceMemoryMB int = 2048
 param maximumInstanceCount int = 100
+@minValue(0)
+@description('Always-ready instances of the Durable Functions group (orchestrations, entities, activities). Documented advice for Durable Functions on Flex Consumption: 1, so a charge never waits for a cold Durable start.')
+param durableAlwaysReadyInstances int = 1
 
 @description('Settings read by the app code (src/config/settings.ts) and by host.json, computed in main.bicep.')
 param idempotency object
@@ -123,6 +126,12 @@ resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
       scaleAndConcurrency: {
         instanceMemoryMB: instanceMemoryMB
         maximumInstanceCount: maximumInstanceCount
+        alwaysReady: [
+          {
+            name: 'durable'
+            instanceCount: durableAlwaysReadyInstances
+          }
+        ]
       }
       runtime: {
         name: 'node'

@@ -43,5 +43,4 @@ resource appInsights 'Microsoft.Insights/components@2020-02-02' = {
 output applicationInsightsName string = appInsights.name
 output applicationInsightsId string = appInsights.id
 // The connection string carries no secret once local auth is disabled; ingestion needs an Entra token.
-output connectionString string = appInsights.properties.ConnectionString
 output logAnalyticsId string = workspace.id

@@ -1,0 +1,127 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { compileTemplates, formatDiagnostic } from '../../tools/infra/compileTemplates';
+import { ArmEvaluator, type ResourceJson, type TemplateJson } from './armExpressions';
+
+/**
+ * infra/main.bicep compiled by the real Bicep CLI (once per test process), and what a deployment of
+ * it would set, evaluated with {@link ArmEvaluator}. Without a Bicep CLI (and no dotnet to restore
+ * one) the tests that need it are skipped with a notice, except under CI=true, where that fails.
+ */
+let compiled: TemplateJson | undefined | null;
+
+export function compiledMainTemplate(): TemplateJson | undefined {
+  if (compiled === undefined) {
+    const outFile = join(mkdtempSync(join(tmpdir(), 'infra-')), 'main.json');
+    const result = compileTemplates({ outFile });
+    if (!result) {
+      if (/^(1|true)$/i.test(process.env.CI ?? '')) throw new Error('CI=true and no Bicep CLI: the compiled-template tests cannot run');
+      console.warn('NOT COMPILED: no Bicep CLI or dotnet here; the compiled-template tests are skipped');
+      compiled = null;
+    } else {
+      if (result.errors.length > 0 || result.failures.length > 0) {
+        throw new Error(`bicep build failed:\n${[...result.errors.map(formatDiagnostic), ...result.failures].join('\n')}`);
+      }
+      compiled = JSON.parse(readFileSync(outFile, 'utf8')) as TemplateJson;
+    }
+  }
+  return compiled ?? undefined;
+}
+
+/** `describe` when the template compiled here, `describe.skip` otherwise (see {@link compiledMainTemplate}). */
+export const describeCompiled = (name: string, fn: () => void) => (compiledMainTemplate() ? describe(name, fn) : describe.skip(name, fn));
+
+/** The parameter values `azd up` passes: infra/main.parameters.json with the azd variables given in `env`. */
+export function azdParameters(env: Record<string, string>): Record<string, unknown> {
+  const file = JSON.parse(readFileSync(join(__dirname, '..', '..', 'infra', 'main.parameters.json'), 'utf8')) as { parameters: Record<string, { value: unknown }> };
+  const out: Record<string, unknown> = {};
+  for (const [name, { value }] of Object.entries(file.parameters)) {
+    out[name] =
+      typeof value === 'string'
+        ? value.replace(/\$\{([A-Z0-9_]+)(?:=([^}]*))?\}/g, (_, variable: string, fallback: string | undefined) => env[variable] ?? fallback ?? '')
+        : value;
+  }
+  return out;
+}
+
+/** A module (nested deployment) of main.bicep, with its parameters evaluated in main's scope. */
+export interface DeployedModule {
+  readonly name: string;
+  readonly template: TemplateJson;
+  readonly evaluator: ArmEvaluator;
+  /** The module's resources whose condition holds, with names and properties evaluated. */
+  resources(): Array<{ type: string; name: unknown; scope?: unknown; properties: Record<string, unknown> }>;
+}
+
+/** A deployment of main.bicep with `parameters`: its modules, evaluated on demand. */
+export class Deployment {
+  readonly main: ArmEvaluator;
+  readonly modules: DeployedModule[] = [];
+
+  constructor(readonly template: TemplateJson, parameters: Record<string, unknown>) {
+    const outputs = new Map<string, () => Record<string, unknown>>();
+    this.main = new ArmEvaluator({ template, parameters, modules: outputs });
+    for (const resource of template.resources) {
+      if (resource.type !== 'Microsoft.Resources/deployments') continue;
+      const count = resource.copy ? (this.main.value(resource.copy.count) as number) : 1;
+      for (let i = 0; i < count; i++) {
+        const outer = resource.copy ? new ArmEvaluator({ template, parameters, modules: outputs, copyIndex: i }) : this.main;
+        if (resource.condition !== undefined && !outer.value(resource.condition)) continue;
+        const module = this.moduleOf(resource, outer, outputs);
+        this.modules.push(module);
+        outputs.set(module.name, () => {
+          const out: Record<string, unknown> = {};
+          for (const [k, v] of Object.entries(module.template.outputs ?? {})) out[k] = module.evaluator.value(v.value);
+          return out;
+        });
+      }
+    }
+  }
+
+  private moduleOf(resource: ResourceJson, outer: ArmEvaluator, outputs: Map<string, () => Record<string, unknown>>): DeployedModule {
+    const template = resource.properties!.template!;
+    const parameters: Record<string, unknown> = {};
+    // A module parameter is `{ value: ... }`, or an expression that yields one (Bicep emits `[if(c, createObject('value', a), ...)]`).
+    for (const [k, v] of Object.entries(resource.properties!.parameters ?? {})) parameters[k] = (outer.value(v) as { value: unknown }).value;
+    const evaluator = new ArmEvaluator({ template, parameters, modules: outputs });
+    return {
+      name: String(outer.value(resource.name)),
+      template,
+      evaluator,
+      resources: () =>
+        template.resources.flatMap((r) => {
+          const count = r.copy ? (evaluator.value(r.copy.count) as number) : 1;
+          return Array.from({ length: count }, (_, i) => (r.copy ? evaluator.withCopyIndex(i) : evaluator))
+            .filter((e) => r.condition === undefined || e.value(r.condition))
+            .map((e) => ({ type: r.type, name: e.value(r.name), scope: r.scope === undefined ? undefined : e.value(r.scope), properties: (e.value(r.properties ?? {}) ?? {}) as Record<string, unknown> }));
+        }),
+    };
+  }
+
+  /** Modules that deploy a resource of `type`. */
+  modulesWith(type: string): DeployedModule[] {
+    return this.modules.filter((m) => m.template.resources.some((r) => r.type === type));
+  }
+
+  /** The one module that deploys a resource of `type`. */
+  moduleWith(type: string): DeployedModule {
+    const found = this.modulesWith(type);
+    if (found.length !== 1) throw new Error(`${found.length} modules deploy ${type}`);
+    return found[0];
+  }
+
+  /** Every resource of every module, evaluated. */
+  allResources(): Array<{ module: string; type: string; name: unknown; properties: Record<string, unknown> }> {
+    return this.modules.flatMap((m) => m.resources().map((r) => ({ module: m.name, ...r })));
+  }
+
+  /** The Function App's app settings as deployed (values Azure fills in are placeholders). */
+  appSettings(): Record<string, string> {
+    const config = this.moduleWith('Microsoft.Web/sites')
+      .resources()
+      .find((r) => r.type === 'Microsoft.Web/sites/config' && String(r.name).endsWith('/appsettings'));
+    if (!config) throw new Error('no Microsoft.Web/sites/config appsettings resource');
+    return Object.fromEntries(Object.entries(config.properties).map(([k, v]) => [k, String(v)]));
+  }
+}

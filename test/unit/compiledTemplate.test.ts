@@ -1,0 +1,228 @@
+import { SETTING_NAMES } from '../../src/config/settings';
+import { redeliveryWindow } from '../../src/lifecycle/retention';
+import { azdParameters, compiledMainTemplate, describeCompiled, Deployment } from '../support/compiledTemplate';
+
+/**
+ * Tests on infra/main.bicep as the real Bicep CLI compiles it (ARM JSON), evaluated for the parameters
+ * azd passes: what the Function App gets, which queues, roles and scopes, and what the outputs expose.
+ */
+
+/** The azd environment of a default `azd up` (values azd or the user supplies). */
+const AZD_ENV = {
+  AZURE_ENV_NAME: 'dev',
+  AZURE_LOCATION: 'swedencentral',
+  AZURE_PRINCIPAL_ID: '22222222-2222-2222-2222-222222222222',
+  PAYMENT_PROVIDER_URL: 'https://provider.example.com',
+};
+
+/** Settings the code reads that are never deployed (local emulators only; see docs/deploy.md). */
+const LOCAL_ONLY = ['IDEMPOTENCY_TABLE_CONNECTION_STRING', 'COSMOS_KEY'];
+
+describeCompiled('compiled infra/main.bicep: parameters', () => {
+  const template = () => compiledMainTemplate()!;
+
+  test('no parameter the app needs has an empty default; optional ones are only those that switch a feature off', () => {
+    const emptyDefaults = Object.entries(template().parameters ?? {})
+      .filter(([, p]) => p.defaultValue === '')
+      .map(([name]) => name);
+    // principalId: no deployer role; resourceGroupName: derived name; alertActionGroupId: alerts without an action group.
+    expect(emptyDefaults.sort()).toEqual(['alertActionGroupId', 'principalId', 'resourceGroupName']);
+    expect(template().parameters!.paymentProviderUrl.defaultValue).toBeUndefined();
+    expect(template().parameters!.paymentProviderUrl.minLength).toBe(1);
+  });
+
+  test('every required parameter is mapped for azd in main.parameters.json', () => {
+    const required = Object.entries(template().parameters ?? {})
+      .filter(([, p]) => p.defaultValue === undefined)
+      .map(([name]) => name);
+    const mapped = azdParameters(AZD_ENV);
+    expect(required.filter((name) => !(name in mapped))).toEqual([]);
+    expect(required.sort()).toEqual(['environmentName', 'location', 'paymentProviderUrl']);
+  });
+
+  test('principalType comes from AZURE_PRINCIPAL_TYPE (User when azd does not set it)', () => {
+    expect(azdParameters(AZD_ENV).principalType).toBe('User');
+    expect(azdParameters({ ...AZD_ENV, AZURE_PRINCIPAL_TYPE: 'ServicePrincipal' }).principalType).toBe('ServicePrincipal');
+    expect(template().parameters!.principalType.allowedValues).toEqual(['User', 'ServicePrincipal']);
+  });
+
+  test('a deployment without PAYMENT_PROVIDER_URL cannot be evaluated (required, no silent empty value)', () => {
+    const { paymentProviderUrl: _omitted, ...rest } = azdParameters(AZD_ENV);
+    expect(() => new Deployment(template(), rest).appSettings()).toThrow(/required parameter paymentProviderUrl/);
+  });
+});
+
+describeCompiled('compiled infra/main.bicep: the Function App', () => {
+  const deployment = () => new Deployment(compiledMainTemplate()!, azdParameters(AZD_ENV));
+
+  test('every setting the code reads, except the local-only ones, is an app setting of the Function App', () => {
+    const settings = deployment().appSettings();
+    const expected = SETTING_NAMES.filter((name) => !LOCAL_ONLY.includes(name));
+    expect(expected.filter((name) => !(name in settings))).toEqual([]);
+    expect(LOCAL_ONLY.filter((name) => name in settings)).toEqual([]);
+  });
+
+  test('the provider URL is the parameter azd passes, and Application Insights ingestion uses the identity (Entra)', () => {
+    const settings = deployment().appSettings();
+    expect(settings.PAYMENT_PROVIDER_URL).toBe(AZD_ENV.PAYMENT_PROVIDER_URL);
+    const clientId = settings.AZURE_CLIENT_ID;
+    expect(clientId).toBeTruthy();
+    expect(settings.APPLICATIONINSIGHTS_AUTHENTICATION_STRING).toBe(`ClientId=${clientId};Authorization=AAD`);
+  });
+
+  test('the delivery settings the app reads are the values its queues are deployed with', () => {
+    const d = deployment();
+    const settings = d.appSettings();
+    const queues = queueProperties(d);
+    for (const q of queues) {
+      expect(q.lockDuration).toBe(`PT${settings.SERVICEBUS_LOCK_DURATION_SECONDS}S`);
+      expect(String(q.maxDeliveryCount)).toBe(settings.SERVICEBUS_MAX_DELIVERY_COUNT);
+      expect(q.defaultMessageTimeToLive).toBe(`P${Number(settings.SERVICEBUS_MESSAGE_TTL_SECONDS) / 86_400}D`);
+    }
+  });
+
+  test('Flex Consumption: Node 22, one always-ready instance for the durable group', () => {
+    const site = deployment()
+      .moduleWith('Microsoft.Web/sites')
+      .resources()
+      .find((r) => r.type === 'Microsoft.Web/sites')!;
+    const config = site.properties.functionAppConfig as { runtime: unknown; scaleAndConcurrency: { alwaysReady: unknown } };
+    expect(config.runtime).toEqual({ name: 'node', version: '22' });
+    expect(config.scaleAndConcurrency.alwaysReady).toEqual([{ name: 'durable', instanceCount: 1 }]);
+  });
+});
+
+describeCompiled('compiled infra/main.bicep: queues, roles, local auth, outputs', () => {
+  const deployment = () => new Deployment(compiledMainTemplate()!, azdParameters(AZD_ENV));
+
+  test('queues payments and orders: duplicate detection, lock, deliveries, TTL, dead-lettering on expiry', () => {
+    const queues = queueProperties(deployment());
+    expect(queues.map((q) => q.name).sort()).toEqual(['payments', 'orders'].sort());
+    for (const q of queues) {
+      expect(q).toMatchObject({
+        requiresDuplicateDetection: true,
+        duplicateDetectionHistoryTimeWindow: 'PT10M',
+        lockDuration: 'PT60S',
+        maxDeliveryCount: 10,
+        deadLetteringOnMessageExpiration: true,
+        requiresSession: false,
+      });
+    }
+  });
+
+  test('role assignments: the app identity gets its data roles on the right resources; the deployer may send', () => {
+    const d = deployment();
+    const assignments = d.modulesWith('Microsoft.Authorization/roleAssignments').map((m) => {
+      const p = m.evaluator;
+      return {
+        target: p.parameter('target'),
+        role: p.parameter('roleDefinitionId'),
+        principal: p.parameter('principalId') === AZD_ENV.AZURE_PRINCIPAL_ID ? 'deployer' : 'app',
+        principalType: p.parameter('principalType'),
+        // The assignment resource that the module's condition keeps, and its scope.
+        scopes: m.resources().filter((r) => r.type === 'Microsoft.Authorization/roleAssignments').map((r) => String((r as unknown as { scope?: unknown }).scope ?? '')),
+      };
+    });
+    expect(assignments.map(({ target, role, principal, principalType }) => ({ target, role, principal, principalType }))).toEqual([
+      { target: 'serviceBus', role: '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0', principal: 'app', principalType: 'ServicePrincipal' },
+      { target: 'storage', role: 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b', principal: 'app', principalType: 'ServicePrincipal' },
+      { target: 'storage', role: '974c5e8b-45b9-4653-ba55-5f855dd0fb88', principal: 'app', principalType: 'ServicePrincipal' },
+      { target: 'storage', role: '0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3', principal: 'app', principalType: 'ServicePrincipal' },
+      { target: 'appInsights', role: '3913510d-42f4-4e42-8a64-420c390055eb', principal: 'app', principalType: 'ServicePrincipal' },
+      { target: 'serviceBus', role: '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39', principal: 'deployer', principalType: 'User' },
+    ]);
+    for (const a of assignments) expect(a.scopes).toHaveLength(1);
+    // Scope of each assignment: the one resource of its target, never the resource group.
+    const scopeTypes = d
+      .modulesWith('Microsoft.Authorization/roleAssignments')
+      .map((m) => m.template.resources.filter((r) => r.type === 'Microsoft.Authorization/roleAssignments' && (r.condition === undefined || m.evaluator.value(r.condition))).map((r) => String(r.scope)));
+    for (const [i, scopes] of scopeTypes.entries()) {
+      const expected = { serviceBus: 'Microsoft.ServiceBus/namespaces', storage: 'Microsoft.Storage/storageAccounts', appInsights: 'Microsoft.Insights/components' }[assignments[i].target as string];
+      expect(scopes[0]).toContain(expected);
+    }
+  });
+
+  test('with AZURE_PRINCIPAL_TYPE=ServicePrincipal the deployer assignment says so', () => {
+    const d = new Deployment(compiledMainTemplate()!, azdParameters({ ...AZD_ENV, AZURE_PRINCIPAL_TYPE: 'ServicePrincipal' }));
+    const deployer = d.modulesWith('Microsoft.Authorization/roleAssignments').filter((m) => m.evaluator.parameter('principalId') === AZD_ENV.AZURE_PRINCIPAL_ID);
+    expect(deployer.map((m) => m.evaluator.parameter('principalType'))).toEqual(['ServicePrincipal']);
+  });
+
+  test('without principalId no deployer role is assigned', () => {
+    const d = new Deployment(compiledMainTemplate()!, azdParameters({ ...AZD_ENV, AZURE_PRINCIPAL_ID: '' }));
+    expect(d.modulesWith('Microsoft.Authorization/roleAssignments')).toHaveLength(5);
+  });
+
+  test('local auth is off everywhere: Storage shared keys, Service Bus, Cosmos DB, Application Insights', () => {
+    const byType = (type: string) => deployment().allResources().filter((r) => r.type === type);
+    expect(byType('Microsoft.Storage/storageAccounts').map((r) => r.properties.allowSharedKeyAccess)).toEqual([false]);
+    expect(byType('Microsoft.ServiceBus/namespaces').map((r) => r.properties.disableLocalAuth)).toEqual([true]);
+    expect(byType('Microsoft.DocumentDB/databaseAccounts').map((r) => r.properties.disableLocalAuth)).toEqual([true]);
+    expect(byType('Microsoft.Insights/components').map((r) => r.properties.DisableLocalAuth)).toEqual([true]);
+  });
+
+  test('no output of main or of a module carries a key or a connection string', () => {
+    const template = compiledMainTemplate()!;
+    const all = [
+      ...Object.entries(template.outputs ?? {}),
+      ...(template.resources.flatMap((r) => Object.entries(r.properties?.template?.outputs ?? {})) as Array<[string, { value: unknown }]>),
+    ];
+    expect(all.length).toBeGreaterThan(10);
+    const leaking = all.filter(([name, o]) => /key|connectionstring|secret|password|sas/i.test(name) || /listKeys|listConnectionStrings|ConnectionString|InstrumentationKey/i.test(JSON.stringify(o.value)));
+    expect(leaking.map(([name]) => name)).toEqual([]);
+  });
+});
+
+describeCompiled('compiled infra/main.bicep: one retention rule', () => {
+  test('the deployed retention is the code rule (incl. lock auto-renewal per delivery), rounded up to days, over a grid', () => {
+    const template = compiledMainTemplate()!;
+    let cases = 0;
+    for (const ttlDays of [1, 14, 90])
+      for (const lockSeconds of [5, 60, 300])
+        for (const deliveries of [1, 10, 2000])
+          for (const marginDays of [0, 14])
+            for (const renewalSeconds of [0, 300])
+              for (const requestedDays of [1, 30]) {
+                const deployment = new Deployment(template, {
+                  ...azdParameters(AZD_ENV),
+                  messageTtlDays: ttlDays,
+                  lockDurationSeconds: lockSeconds,
+                  maxDeliveryCount: deliveries,
+                  dlqResubmitMarginDays: marginDays,
+                  maxAutoLockRenewalSeconds: renewalSeconds,
+                  idempotencyRetentionDays: requestedDays,
+                });
+                const deployed = Number(deployment.appSettings().IDEMPOTENCY_RETENTION_DAYS);
+                const window = redeliveryWindow(
+                  {
+                    IDEMPOTENCY_RETENTION_DAYS: deployed,
+                    SERVICEBUS_MESSAGE_TTL_SECONDS: ttlDays * 86_400,
+                    SERVICEBUS_LOCK_DURATION_SECONDS: lockSeconds,
+                    SERVICEBUS_MAX_DELIVERY_COUNT: deliveries,
+                    DLQ_RESUBMIT_MARGIN_DAYS: marginDays,
+                  },
+                  { maxAutoLockRenewalMs: renewalSeconds * 1000 },
+                );
+                const minimumDays = Math.ceil(window.totalMs / 86_400_000);
+                expect({ ttlDays, lockSeconds, deliveries, marginDays, renewalSeconds, requestedDays, deployed }).toEqual({
+                  ttlDays,
+                  lockSeconds,
+                  deliveries,
+                  marginDays,
+                  renewalSeconds,
+                  requestedDays,
+                  deployed: Math.max(requestedDays, minimumDays),
+                });
+                cases++;
+              }
+    expect(cases).toBe(216);
+  });
+});
+
+/** The evaluated properties (and names) of every queue the template deploys. */
+function queueProperties(d: Deployment): Array<Record<string, unknown> & { name: string }> {
+  return d
+    .allResources()
+    .filter((r) => r.type === 'Microsoft.ServiceBus/namespaces/queues')
+    .map((r) => ({ ...r.properties, name: String(r.name).split('/').pop()! }));
+}

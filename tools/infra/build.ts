@@ -1,0 +1,30 @@
+import { relative } from 'node:path';
+import { compileTemplates, formatDiagnostic, REPO_ROOT } from './compileTemplates';
+
+/**
+ * `npm run infra:build`: compiles infra/main.bicep with the real Bicep CLI (found, or restored from
+ * NuGet with dotnet) and lints it with infra/bicepconfig.json. Exit 0 only with zero errors and zero
+ * warnings. Without any Bicep CLI it says so plainly; with CI=true that is a failure, never a skip.
+ */
+function main(): number {
+  const ci = /^(1|true)$/i.test(process.env.CI ?? '');
+  const result = compileTemplates({ log: (line) => console.log(`infra:build: ${line}`) });
+  if (!result) {
+    const message =
+      'infra:build: NOT COMPILED: no Bicep CLI found (BICEP_CLI, bicep or az on PATH) and no dotnet to restore ' +
+      'Azure.Bicep.CommandLine from NuGet. The templates in infra/ were not checked by a compiler.';
+    if (ci) {
+      console.error(`${message} CI=true: failing.`);
+      return 1;
+    }
+    console.warn(message);
+    return 0;
+  }
+  console.log(`infra:build: ${result.version} (${result.cli.source})`);
+  for (const d of [...result.errors, ...result.warnings]) console.log(formatDiagnostic(d));
+  for (const f of result.failures) console.log(`infra:build: ${f}`);
+  console.log(`infra:build: ${result.errors.length} errors, ${result.warnings.length} warnings; ARM template: ${relative(REPO_ROOT, result.templatePath)}`);
+  return result.errors.length === 0 && result.warnings.length === 0 && result.failures.length === 0 ? 0 : 1;
+}
+
+process.exitCode = main();

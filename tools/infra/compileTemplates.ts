@@ -1,0 +1,72 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { bicepVersion, findBicep, runBicep, type BicepCli, type BicepDiagnostic } from './bicepCli';
+
+/** The repository root (this file is tools/infra/*.ts, or dist/tools/infra/*.js once built). */
+export const REPO_ROOT = (() => {
+  let dir = __dirname;
+  while (!existsFile(join(dir, 'package.json')) || !existsFile(join(dir, 'infra', 'main.bicep'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`no repository root above ${__dirname}`);
+    dir = parent;
+  }
+  return dir;
+})();
+
+function existsFile(path: string): boolean {
+  try {
+    readFileSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const MAIN_BICEP = join(REPO_ROOT, 'infra', 'main.bicep');
+/** Where the compiled ARM template goes (ignored by git, not deployed). */
+export const COMPILED_TEMPLATE = join(REPO_ROOT, 'dist', 'infra', 'main.json');
+
+export interface CompileResult {
+  readonly cli: BicepCli;
+  readonly version: string;
+  readonly templatePath: string;
+  readonly errors: readonly BicepDiagnostic[];
+  readonly warnings: readonly BicepDiagnostic[];
+  /** Problems that are not diagnostics (the CLI crashed, wrote nothing). */
+  readonly failures: readonly string[];
+}
+
+/**
+ * Compiles `infra/main.bicep` to ARM JSON and lints it, with the rules of `infra/bicepconfig.json`.
+ * Returns undefined when no Bicep CLI can be found or restored (see {@link findBicep}).
+ */
+export function compileTemplates(options: { outFile?: string; log?: (line: string) => void } = {}): CompileResult | undefined {
+  const cli = findBicep(process.env, options.log);
+  if (!cli) return undefined;
+  const outFile = options.outFile ?? COMPILED_TEMPLATE;
+  mkdirSync(dirname(outFile), { recursive: true });
+  const az = cli.prefix.length > 0;
+  const build = runBicep(cli, az ? ['build', '--file', MAIN_BICEP, '--outfile', outFile] : ['build', MAIN_BICEP, '--outfile', outFile]);
+  const lint = runBicep(cli, az ? ['lint', '--file', MAIN_BICEP] : ['lint', MAIN_BICEP]);
+  // build and lint report the same linter diagnostics: count each once.
+  const seen = new Map<string, BicepDiagnostic>();
+  for (const d of [...build.diagnostics, ...lint.diagnostics]) seen.set(`${d.file}:${d.line}:${d.column}:${d.code}`, d);
+  const all = [...seen.values()];
+  const failures: string[] = [];
+  if (build.status !== 0 && !all.some((d) => d.level === 'Error')) failures.push(`bicep build exited ${build.status}: ${build.otherOutput || build.stdout}`);
+  if (lint.status !== 0 && !all.some((d) => d.level === 'Error')) failures.push(`bicep lint exited ${lint.status}: ${lint.otherOutput || lint.stdout}`);
+  if (build.status === 0 && !existsFile(outFile)) failures.push(`bicep build wrote no ${outFile}`);
+  return {
+    cli,
+    version: bicepVersion(cli),
+    templatePath: outFile,
+    errors: all.filter((d) => d.level === 'Error'),
+    warnings: all.filter((d) => d.level === 'Warning'),
+    failures,
+  };
+}
+
+/** One diagnostic as the CLI prints it, with the path relative to the repository. */
+export function formatDiagnostic(d: BicepDiagnostic): string {
+  return `${relative(REPO_ROOT, d.file)}(${d.line},${d.column}) : ${d.level} ${d.code}: ${d.message}`;
+}
