@@ -131,8 +131,8 @@ var roleAssignments = [
   { principal: 'deployer', target: 'serviceBus', targetName: names.serviceBus, roleDefinitionId: roles.serviceBusDataSender }
 ]
 
-// Microsoft.Resources/resourceGroups@2021-04-01
-resource rg 'Microsoft.Resources/resourceGroups@2021-04-01' = {
+// Microsoft.Resources/resourceGroups@2025-04-01
+resource rg 'Microsoft.Resources/resourceGroups@2025-04-01' = {
   name: names.resourceGroup
   location: location
   tags: tags

@@ -35,7 +35,7 @@ param cosmos object
 param paymentProvider object
 param durableTaskHubName string
 
-resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
+resource storage 'Microsoft.Storage/storageAccounts@2026-09-01' existing = {
   name: storageAccountName
 }
 
@@ -91,8 +91,8 @@ var appSettings = {
   COSMOS_ORDERS_CONTAINER: cosmos.ordersContainerName
 }
 
-// Microsoft.Web/sites@2024-04-01 with functionAppConfig (Flex Consumption)
-resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
+// Microsoft.Web/sites@2025-03-01 with functionAppConfig (Flex Consumption)
+resource functionApp 'Microsoft.Web/sites@2025-03-01' = {
   name: name
   location: location
   tags: union(tags, { 'azd-service-name': serviceName })

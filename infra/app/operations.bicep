@@ -153,8 +153,8 @@ var actions = empty(actionGroupId) ? {} : {
   ]
 }
 
-// Microsoft.Insights/scheduledQueryRules@2021-08-01 (log alert, kind LogAlert)
-resource keyReuseAlert 'Microsoft.Insights/scheduledQueryRules@2021-08-01' = {
+// Microsoft.Insights/scheduledQueryRules@2026-03-01 (log alert, kind LogAlert)
+resource keyReuseAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
   name: '${alertNamePrefix}-idempotency-key-reuse'
   location: location
   tags: tags
@@ -198,7 +198,7 @@ resource keyReuseAlert 'Microsoft.Insights/scheduledQueryRules@2021-08-01' = {
   }
 }
 
-resource duplicateRateAlert 'Microsoft.Insights/scheduledQueryRules@2021-08-01' = {
+resource duplicateRateAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
   name: '${alertNamePrefix}-idempotency-duplicate-rate'
   location: location
   tags: tags

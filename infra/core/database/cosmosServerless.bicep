@@ -16,8 +16,8 @@ param dataContributorPrincipalId string
 // Cosmos DB Built-in Data Contributor (a Cosmos SQL role definition, fixed id in every account).
 var cosmosBuiltInDataContributorRoleId = '00000000-0000-0000-0000-000000000002'
 
-// Microsoft.DocumentDB/databaseAccounts@2024-05-15
-resource account 'Microsoft.DocumentDB/databaseAccounts@2024-05-15' = {
+// Microsoft.DocumentDB/databaseAccounts@2026-03-15
+resource account 'Microsoft.DocumentDB/databaseAccounts@2026-03-15' = {
   name: name
   location: location
   tags: tags
@@ -44,7 +44,7 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2024-05-15' = {
   }
 }
 
-resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2024-05-15' = {
+resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2026-03-15' = {
   parent: account
   name: databaseName
   properties: {
@@ -54,7 +54,7 @@ resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2024-05-15
   }
 }
 
-resource ordersContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-05-15' = {
+resource ordersContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2026-03-15' = {
   parent: database
   name: ordersContainerName
   properties: {
@@ -80,7 +80,7 @@ resource ordersContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/con
   }
 }
 
-resource dataContributor 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-05-15' = {
+resource dataContributor 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2026-03-15' = {
   parent: account
   name: guid(account.id, dataContributorPrincipalId, cosmosBuiltInDataContributorRoleId)
   properties: {

@@ -4,8 +4,8 @@ param name string
 param location string = resourceGroup().location
 param tags object = {}
 
-// Microsoft.Web/serverfarms@2024-04-01
-resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
+// Microsoft.Web/serverfarms@2025-03-01
+resource plan 'Microsoft.Web/serverfarms@2025-03-01' = {
   name: name
   location: location
   tags: tags

@@ -4,8 +4,8 @@ param name string
 param location string = resourceGroup().location
 param tags object = {}
 
-// Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31 (GA)
-resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' = {
+// Microsoft.ManagedIdentity/userAssignedIdentities@2024-11-30 (GA)
+resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2024-11-30' = {
   name: name
   location: location
   tags: tags

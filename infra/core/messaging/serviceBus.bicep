@@ -28,8 +28,8 @@ param messageTtlDays int
 @description('ISO 8601 window of broker-side duplicate detection on MessageId.')
 param duplicateDetectionHistoryTimeWindow string = 'PT10M'
 
-// Microsoft.ServiceBus/namespaces@2024-01-01
-resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
+// Microsoft.ServiceBus/namespaces@2026-01-01
+resource namespace 'Microsoft.ServiceBus/namespaces@2026-01-01' = {
   name: name
   location: location
   tags: tags
@@ -44,8 +44,8 @@ resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
   }
 }
 
-// Microsoft.ServiceBus/namespaces/queues@2024-01-01
-resource queues 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [
+// Microsoft.ServiceBus/namespaces/queues@2026-01-01
+resource queues 'Microsoft.ServiceBus/namespaces/queues@2026-01-01' = [
   for queueName in queueNames: {
     parent: namespace
     name: queueName

@@ -12,8 +12,8 @@ param tags object = {}
 @minValue(30)
 param retentionInDays int = 30
 
-// Microsoft.OperationalInsights/workspaces@2023-09-01
-resource workspace 'Microsoft.OperationalInsights/workspaces@2023-09-01' = {
+// Microsoft.OperationalInsights/workspaces@2026-03-01
+resource workspace 'Microsoft.OperationalInsights/workspaces@2026-03-01' = {
   name: logAnalyticsName
   location: location
   tags: tags

@@ -30,11 +30,11 @@ param principalType string = 'ServicePrincipal'
 
 var roleId = subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roleDefinitionId)
 
-resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = if (target == 'storage') {
+resource storage 'Microsoft.Storage/storageAccounts@2026-09-01' existing = if (target == 'storage') {
   name: targetName
 }
 
-resource serviceBus 'Microsoft.ServiceBus/namespaces@2024-01-01' existing = if (target == 'serviceBus') {
+resource serviceBus 'Microsoft.ServiceBus/namespaces@2026-01-01' existing = if (target == 'serviceBus') {
   name: targetName
 }
 

@@ -14,8 +14,8 @@ param deploymentContainerName string
 @description('Tables to create (the dedup store and the parked-message table).')
 param tableNames array
 
-// Microsoft.Storage/storageAccounts@2023-05-01
-resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' = {
+// Microsoft.Storage/storageAccounts@2026-09-01
+resource storage 'Microsoft.Storage/storageAccounts@2026-09-01' = {
   name: name
   location: location
   tags: tags
@@ -39,12 +39,12 @@ resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' = {
   }
 }
 
-resource blobService 'Microsoft.Storage/storageAccounts/blobServices@2023-05-01' = {
+resource blobService 'Microsoft.Storage/storageAccounts/blobServices@2026-09-01' = {
   parent: storage
   name: 'default'
 }
 
-resource deploymentContainer 'Microsoft.Storage/storageAccounts/blobServices/containers@2023-05-01' = {
+resource deploymentContainer 'Microsoft.Storage/storageAccounts/blobServices/containers@2026-09-01' = {
   parent: blobService
   name: deploymentContainerName
   properties: {
@@ -52,12 +52,12 @@ resource deploymentContainer 'Microsoft.Storage/storageAccounts/blobServices/con
   }
 }
 
-resource tableService 'Microsoft.Storage/storageAccounts/tableServices@2023-05-01' = {
+resource tableService 'Microsoft.Storage/storageAccounts/tableServices@2026-09-01' = {
   parent: storage
   name: 'default'
 }
 
-resource tables 'Microsoft.Storage/storageAccounts/tableServices/tables@2023-05-01' = [
+resource tables 'Microsoft.Storage/storageAccounts/tableServices/tables@2026-09-01' = [
   for tableName in tableNames: {
     parent: tableService
     name: tableName
