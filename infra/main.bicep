@@ -139,7 +139,6 @@ resource rg 'Microsoft.Resources/resourceGroups@2025-04-01' = {
 }
 
 module identity 'core/identity/userAssignedIdentity.bicep' = {
-  name: 'identity'
   scope: rg
   params: {
     name: names.identity
@@ -149,7 +148,6 @@ module identity 'core/identity/userAssignedIdentity.bicep' = {
 }
 
 module plan 'core/host/flexConsumptionPlan.bicep' = {
-  name: 'plan'
   scope: rg
   params: {
     name: names.plan
@@ -159,7 +157,6 @@ module plan 'core/host/flexConsumptionPlan.bicep' = {
 }
 
 module storage 'core/storage/storageAccount.bicep' = {
-  name: 'storage'
   scope: rg
   params: {
     name: names.storage
@@ -174,7 +171,6 @@ module storage 'core/storage/storageAccount.bicep' = {
 }
 
 module serviceBus 'core/messaging/serviceBus.bicep' = {
-  name: 'serviceBus'
   scope: rg
   params: {
     name: names.serviceBus
@@ -192,7 +188,6 @@ module serviceBus 'core/messaging/serviceBus.bicep' = {
 }
 
 module cosmos 'core/database/cosmosServerless.bicep' = {
-  name: 'cosmos'
   scope: rg
   params: {
     name: names.cosmos
@@ -205,7 +200,6 @@ module cosmos 'core/database/cosmosServerless.bicep' = {
 }
 
 module monitoring 'core/monitor/monitoring.bicep' = {
-  name: 'monitoring'
   scope: rg
   params: {
     logAnalyticsName: names.logAnalytics
@@ -217,7 +211,6 @@ module monitoring 'core/monitor/monitoring.bicep' = {
 
 module roleAssignment 'core/security/roleAssignment.bicep' = [
   for (assignment, i) in roleAssignments: if (assignment.principal == 'app' || !empty(principalId)) {
-    name: 'role-${i}-${assignment.target}'
     scope: rg
     params: {
       target: assignment.target
@@ -235,7 +228,6 @@ module roleAssignment 'core/security/roleAssignment.bicep' = [
 ]
 
 module api 'app/api.bicep' = {
-  name: 'api'
   scope: rg
   params: {
     name: names.functionApp
@@ -285,7 +277,6 @@ module api 'app/api.bicep' = {
 }
 
 module operations 'app/operations.bicep' = {
-  name: 'operations'
   scope: rg
   params: {
     location: location
