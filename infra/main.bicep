@@ -195,6 +195,7 @@ module cosmos 'core/database/cosmosServerless.bicep' = {
     tags: tags
     databaseName: cosmosDatabaseName
     ordersContainerName: cosmosOrdersContainerName
+    #disable-next-line what-if-short-circuiting // The principal id exists only once the identity is created; the Cosmos role assignment name is derived from it.
     dataContributorPrincipalId: identity.outputs.principalId
   }
 }
@@ -216,6 +217,7 @@ module roleAssignment 'core/security/roleAssignment.bicep' = [
       target: assignment.target
       targetName: assignment.targetName
       roleDefinitionId: assignment.roleDefinitionId
+      #disable-next-line what-if-short-circuiting // The app identity's principal id exists only once it is created; the role assignment name is derived from it.
       principalId: assignment.principal == 'app' ? identity.outputs.principalId : principalId
       principalType: assignment.principal == 'app' ? 'ServicePrincipal' : principalType
     }
@@ -236,9 +238,9 @@ module api 'app/api.bicep' = {
     appServicePlanId: plan.outputs.resourceId
     identityId: identity.outputs.resourceId
     identityClientId: identity.outputs.clientId
-    storageAccountName: storage.outputs.name
+    storageAccountName: names.storage
     deploymentStorageContainerName: deploymentStorageContainerName
-    applicationInsightsName: monitoring.outputs.applicationInsightsName
+    applicationInsightsName: names.appInsights
     serviceBusFullyQualifiedNamespace: serviceBus.outputs.fullyQualifiedNamespace
     cosmosEndpoint: cosmos.outputs.endpoint
     runtimeVersion: '22'
@@ -273,6 +275,8 @@ module api 'app/api.bicep' = {
   // The host starts as soon as the site exists: give it its data-plane roles first.
   dependsOn: [
     roleAssignment
+    storage
+    monitoring
   ]
 }
 
@@ -281,12 +285,16 @@ module operations 'app/operations.bicep' = {
   params: {
     location: location
     tags: tags
-    applicationInsightsName: monitoring.outputs.applicationInsightsName
+    applicationInsightsName: names.appInsights
     alertNamePrefix: names.alertPrefix
     duplicateRateThresholdPercent: duplicateRateAlertThresholdPercent
     duplicateRateMinClaims: duplicateRateAlertMinClaims
     actionGroupId: alertActionGroupId
   }
+  // Names come from `names` (known before deployment, for What-If), so the order is explicit.
+  dependsOn: [
+    monitoring
+  ]
 }
 
 output AZURE_LOCATION string = location
