@@ -7,9 +7,11 @@ Flex Consumption rejects FUNCTIONS_WORKER_RUNTIME and FUNCTIONS_EXTENSION_VERSIO
 runtime comes from functionAppConfig.runtime), so they are deliberately absent.
 '''
 
+import { tagsType, idempotencySettingsType, serviceBusSettingsType, cosmosSettingsType, paymentProviderSettingsType } from '../types.bicep'
+
 param name string
 param location string = resourceGroup().location
-param tags object = {}
+param tags tagsType = {}
 param serviceName string = 'api'
 
 param appServicePlanId string
@@ -29,10 +31,10 @@ param instanceMemoryMB int = 2048
 param maximumInstanceCount int = 100
 
 @description('Settings read by the app code (src/config/settings.ts) and by host.json, computed in main.bicep.')
-param idempotency object
-param serviceBus object
-param cosmos object
-param paymentProvider object
+param idempotency idempotencySettingsType
+param serviceBus serviceBusSettingsType
+param cosmos cosmosSettingsType
+param paymentProvider paymentProviderSettingsType
 param durableTaskHubName string
 
 resource storage 'Microsoft.Storage/storageAccounts@2026-09-01' existing = {

@@ -4,8 +4,10 @@ The KQL lives in infra/monitoring/queries/*.kql and is loaded here with loadText
 operator runs by hand and the queries deployed are the same text.
 '''
 
+import { tagsType } from '../types.bicep'
+
 param location string = resourceGroup().location
-param tags object = {}
+param tags tagsType = {}
 param applicationInsightsName string
 
 @description('Prefix for alert rule names, e.g. alert-<resourceToken>.')

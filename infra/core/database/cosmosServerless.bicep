@@ -4,9 +4,11 @@ defaultTtl -1: TTL is on, nothing expires unless an item sets its own `ttl`. The
 (Cosmos DB Built-in Data Contributor) is a Cosmos SQL role assignment, not an Azure RBAC one.
 '''
 
+import { tagsType } from '../../types.bicep'
+
 param name string
 param location string = resourceGroup().location
-param tags object = {}
+param tags tagsType = {}
 param databaseName string
 param ordersContainerName string
 

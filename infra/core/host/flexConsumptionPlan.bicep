@@ -1,8 +1,10 @@
 metadata description = 'Flex Consumption (FC1) plan for the Function App. Linux only, hence reserved: true.'
 
+import { tagsType } from '../../types.bicep'
+
 param name string
 param location string = resourceGroup().location
-param tags object = {}
+param tags tagsType = {}
 
 // Microsoft.Web/serverfarms@2025-03-01
 resource plan 'Microsoft.Web/serverfarms@2025-03-01' = {

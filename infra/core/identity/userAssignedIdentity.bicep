@@ -1,8 +1,10 @@
 metadata description = 'The one user-assigned managed identity the Function App uses for every data-plane call.'
 
+import { tagsType } from '../../types.bicep'
+
 param name string
 param location string = resourceGroup().location
-param tags object = {}
+param tags tagsType = {}
 
 // Microsoft.ManagedIdentity/userAssignedIdentities@2024-11-30 (GA)
 resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2024-11-30' = {

@@ -5,12 +5,14 @@ app settings (SERVICEBUS_LOCK_DURATION_SECONDS, SERVICEBUS_MAX_DELIVERY_COUNT, S
 so the idempotency retention rule is computed from what the broker really does.
 '''
 
+import { tagsType } from '../../types.bicep'
+
 param name string
 param location string = resourceGroup().location
-param tags object = {}
+param tags tagsType = {}
 
 @description('Queue names, one per consumer.')
-param queueNames array
+param queueNames string[]
 
 @minValue(5)
 @maxValue(300)

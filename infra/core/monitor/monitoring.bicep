@@ -4,10 +4,12 @@ key) authentication disabled: telemetry is accepted only with a Microsoft Entra 
 identity gets Monitoring Metrics Publisher and the app sets APPLICATIONINSIGHTS_AUTHENTICATION_STRING.
 '''
 
+import { tagsType } from '../../types.bicep'
+
 param logAnalyticsName string
 param applicationInsightsName string
 param location string = resourceGroup().location
-param tags object = {}
+param tags tagsType = {}
 
 @minValue(30)
 param retentionInDays int = 30

@@ -4,15 +4,17 @@ with the Azure Storage provider), the Flex Consumption deployment container, and
 (tables). Shared keys are disabled: every caller authenticates with Microsoft Entra ID.
 '''
 
+import { tagsType } from '../../types.bicep'
+
 param name string
 param location string = resourceGroup().location
-param tags object = {}
+param tags tagsType = {}
 
 @description('Blob container Flex Consumption deploys the app package into.')
 param deploymentContainerName string
 
 @description('Tables to create (the dedup store and the parked-message table).')
-param tableNames array
+param tableNames string[]
 
 // Microsoft.Storage/storageAccounts@2026-09-01
 resource storage 'Microsoft.Storage/storageAccounts@2026-09-01' = {
