@@ -26,8 +26,10 @@ param principalId string = ''
   'User'
   'ServicePrincipal'
 ])
+@description('Principal type of principalId.')
 param principalType string = 'User'
 
+@description('Resource group name (empty: rg-<environmentName>).')
 param resourceGroupName string = ''
 
 // ---- Service Bus delivery settings: the same values go to the queues and to the app settings. ----
@@ -48,11 +50,15 @@ param messageTtlDays int = 14
 @description('Broker-side duplicate detection window on MessageId (ISO 8601).')
 param duplicateDetectionHistoryTimeWindow string = 'PT10M'
 
+@description('Payments queue name (PAYMENTS_QUEUE_NAME).')
 param paymentsQueueName string = 'payments'
+@description('Orders queue name (ORDERS_QUEUE_NAME).')
 param ordersQueueName string = 'orders'
 
 // ---- Idempotency store. ----
+@description('Dedup record table name (IDEMPOTENCY_TABLE_NAME).')
 param idempotencyTableName string = 'idempotency'
+@description('Parked-message table name (PARKED_TABLE_NAME).')
 param parkedMessagesTableName string = 'parkedmessages'
 
 @minValue(1)
@@ -63,32 +69,47 @@ param idempotencyRetentionDays int = 30
 @description('Days an operator may take to resubmit a dead-lettered message (DLQ_RESUBMIT_MARGIN_DAYS).')
 param dlqResubmitMarginDays int = 14
 
+@description('Partitions of the dedup table, fixed for the table\'s lifetime (IDEMPOTENCY_PARTITION_COUNT).')
 param idempotencyPartitionCount int = 16
+@description('Default claim lease in seconds (IDEMPOTENCY_LEASE_SECONDS).')
 param idempotencyLeaseSeconds int = 60
+@description('Entries of the in-process cache of completed keys, 0 turns it off (IDEMPOTENCY_CACHE_SIZE).')
 param idempotencyCacheSize int = 10000
+@description('NCRONTAB schedule of the dedup-record expiry timer (EXPIRY_TIMER_SCHEDULE).')
 param expiryTimerSchedule string = '0 */15 * * * *'
+@description('Time budget of one expiry sweep in seconds (EXPIRY_SWEEP_BUDGET_SECONDS).')
 param expirySweepBudgetSeconds int = 240
 
 // ---- Orders store and payment provider. ----
+@description('Cosmos DB database name (COSMOS_DATABASE_NAME).')
 param cosmosDatabaseName string = 'shop'
+@description('Cosmos DB orders container name (COSMOS_ORDERS_CONTAINER).')
 param cosmosOrdersContainerName string = 'orders'
 
 @description('Base URL of the third-party payment provider (empty: unset).')
 param paymentProviderUrl string = ''
+@description('Timeout of one payment provider call in milliseconds (PAYMENT_PROVIDER_TIMEOUT_MS).')
 param paymentProviderTimeoutMs int = 10000
 
+@description('Durable Functions task hub name (DURABLE_TASK_HUB_NAME).')
 param durableTaskHubName string = 'idempotentconsumer'
 
 // ---- Alerts. ----
 @description('Duplicate rate (percent of claim attempts per consumer over 15 minutes) that fires the alert.')
 param duplicateRateAlertThresholdPercent int = 5
+@description('Claim attempts a consumer needs in 15 minutes before its duplicate rate can fire the alert.')
 param duplicateRateAlertMinClaims int = 50
+@description('Action group resource id the alerts notify (empty: alerts only show in the portal).')
 param alertActionGroupId string = ''
 
+@description('Resource-type name prefixes (abbreviations.json).')
 var abbrs = loadJsonContent('./abbreviations.json')
+@description('Token unique to subscription, environment and location, used in resource names.')
 var resourceToken = toLower(uniqueString(subscription().id, environmentName, location))
+@description('Tags on every resource: the azd environment name.')
 var tags = { 'azd-env-name': environmentName }
 
+@description('Every resource name, all known before deployment.')
 var names = {
   resourceGroup: !empty(resourceGroupName) ? resourceGroupName : '${abbrs.resourcesResourceGroups}${environmentName}'
   functionApp: '${abbrs.webSitesFunctions}api-${resourceToken}'
@@ -101,16 +122,21 @@ var names = {
   appInsights: '${abbrs.insightsComponents}${resourceToken}'
   alertPrefix: '${abbrs.insightsScheduledQueryRules}${resourceToken}'
 }
+@description('Blob container the app package is deployed to, unique to the Function App.')
 var deploymentStorageContainerName = 'app-package-${take(names.functionApp, 32)}-${take(toLower(uniqueString(names.functionApp, resourceToken)), 7)}'
 
 // Retention rule, by construction: a dedup record must outlive every redelivery the broker can still make:
 //   retention >= message TTL + lockDuration x maxDeliveryCount + DLQ resubmit margin
 // Computed from the same parameters the queues use, rounded up to whole days, and never below the request.
+@description('Seconds after enqueue during which a message can still arrive (redelivery or DLQ resubmission); a dedup record must outlive it.')
 var redeliveryHorizonSeconds = messageTtlDays * 86400 + lockDurationSeconds * maxDeliveryCount + dlqResubmitMarginDays * 86400
+@description('redeliveryHorizonSeconds rounded up to whole days.')
 var minimumRetentionDays = (redeliveryHorizonSeconds + 86399) / 86400
+@description('Deployed dedup-record retention: the requested days, raised to minimumRetentionDays.')
 var effectiveRetentionDays = max(idempotencyRetentionDays, minimumRetentionDays)
 
 // Built-in Azure role definition ids (documented GUIDs; the same map is asserted in the cross-check test).
+@description('Built-in Azure role definition ids, by role.')
 var roles = {
   serviceBusDataReceiver: '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0' // Azure Service Bus Data Receiver
   serviceBusDataSender: '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39' // Azure Service Bus Data Sender
@@ -122,6 +148,7 @@ var roles = {
 
 // Every Azure RBAC assignment, deployed by looping the one reusable module. `principal` says who gets it:
 // 'app' = the Function App's user-assigned identity, 'deployer' = principalId (skipped when empty).
+@description('Every Azure RBAC assignment: who gets it, on which resource, which role.')
 var roleAssignments = [
   { principal: 'app', target: 'serviceBus', targetName: names.serviceBus, roleDefinitionId: roles.serviceBusDataReceiver }
   { principal: 'app', target: 'storage', targetName: names.storage, roleDefinitionId: roles.storageBlobDataOwner }
@@ -297,13 +324,23 @@ module operations 'app/operations.bicep' = {
   ]
 }
 
+@description('Primary location of the resources.')
 output AZURE_LOCATION string = location
+@description('Tenant of the subscription.')
 output AZURE_TENANT_ID string = tenant().tenantId
+@description('Resource group holding every resource.')
 output RESOURCE_GROUP string = rg.name
+@description('Function App name of azd service api.')
 output SERVICE_API_NAME string = api.outputs.name
+@description('Function App name.')
 output AZURE_FUNCTION_NAME string = api.outputs.name
+@description('Service Bus namespace host name, for the producer CLI.')
 output SERVICEBUS_FULLY_QUALIFIED_NAMESPACE string = serviceBus.outputs.fullyQualifiedNamespace
+@description('Cosmos DB account endpoint.')
 output COSMOS_ENDPOINT string = cosmos.outputs.endpoint
+@description('Table service endpoint of the idempotency store.')
 output IDEMPOTENCY_TABLE_ENDPOINT string = storage.outputs.tableEndpoint
+@description('Dedup-record retention in days as deployed (effectiveRetentionDays).')
 output IDEMPOTENCY_RETENTION_DAYS int = effectiveRetentionDays
+@description('Application Insights connection string (ingestion needs an Entra token).')
 output APPLICATIONINSIGHTS_CONNECTION_STRING string = monitoring.outputs.connectionString

@@ -6,16 +6,22 @@ defaultTtl -1: TTL is on, nothing expires unless an item sets its own `ttl`. The
 
 import { tagsType } from '../../types.bicep'
 
+@description('Cosmos DB account name.')
 param name string
+@description('Location of the account.')
 param location string = resourceGroup().location
+@description('Tags applied to the account.')
 param tags tagsType = {}
+@description('SQL database name.')
 param databaseName string
+@description('Orders container name (partition key /orderId).')
 param ordersContainerName string
 
 @description('Object id of the identity that reads and writes items.')
 param dataContributorPrincipalId string
 
 // Cosmos DB Built-in Data Contributor (a Cosmos SQL role definition, fixed id in every account).
+@description('Id of the Cosmos DB Built-in Data Contributor SQL role definition.')
 var cosmosBuiltInDataContributorRoleId = '00000000-0000-0000-0000-000000000002'
 
 // Microsoft.DocumentDB/databaseAccounts@2026-03-15
@@ -92,5 +98,7 @@ resource dataContributor 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignmen
   }
 }
 
+@description('Cosmos DB account name.')
 output name string = account.name
+@description('Cosmos DB account endpoint.')
 output endpoint string = account.properties.documentEndpoint

@@ -2,8 +2,11 @@ metadata description = 'Flex Consumption (FC1) plan for the Function App. Linux 
 
 import { tagsType } from '../../types.bicep'
 
+@description('Plan name.')
 param name string
+@description('Location of the plan.')
 param location string = resourceGroup().location
+@description('Tags applied to the plan.')
 param tags tagsType = {}
 
 // Microsoft.Web/serverfarms@2025-03-01
@@ -21,5 +24,7 @@ resource plan 'Microsoft.Web/serverfarms@2025-03-01' = {
   }
 }
 
+@description('Resource id of the plan.')
 output resourceId string = plan.id
+@description('Plan name.')
 output name string = plan.name

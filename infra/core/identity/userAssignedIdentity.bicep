@@ -2,8 +2,11 @@ metadata description = 'The one user-assigned managed identity the Function App 
 
 import { tagsType } from '../../types.bicep'
 
+@description('Identity name.')
 param name string
+@description('Location of the identity.')
 param location string = resourceGroup().location
+@description('Tags applied to the identity.')
 param tags tagsType = {}
 
 // Microsoft.ManagedIdentity/userAssignedIdentities@2024-11-30 (GA)
@@ -13,7 +16,11 @@ resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2024-11-30' 
   tags: tags
 }
 
+@description('Resource id of the identity.')
 output resourceId string = identity.id
+@description('Identity name.')
 output name string = identity.name
+@description('Object (principal) id of the identity, for role assignments.')
 output principalId string = identity.properties.principalId
+@description('Client id of the identity, for token requests.')
 output clientId string = identity.properties.clientId

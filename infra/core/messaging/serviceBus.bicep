@@ -7,8 +7,11 @@ so the idempotency retention rule is computed from what the broker really does.
 
 import { tagsType } from '../../types.bicep'
 
+@description('Service Bus namespace name.')
 param name string
+@description('Location of the namespace.')
 param location string = resourceGroup().location
+@description('Tags applied to the namespace.')
 param tags tagsType = {}
 
 @description('Queue names, one per consumer.')
@@ -64,7 +67,10 @@ resource queues 'Microsoft.ServiceBus/namespaces/queues@2026-01-01' = [
   }
 ]
 
+@description('Namespace name.')
 output name string = namespace.name
+@description('Resource id of the namespace.')
 output resourceId string = namespace.id
 // e.g. sb-abc.servicebus.windows.net: the host name the identity-based connection wants.
+@description('Host name of the namespace, for identity-based connections.')
 output fullyQualifiedNamespace string = '${namespace.name}.servicebus.windows.net'

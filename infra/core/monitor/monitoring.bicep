@@ -6,12 +6,17 @@ identity gets Monitoring Metrics Publisher and the app sets APPLICATIONINSIGHTS_
 
 import { tagsType } from '../../types.bicep'
 
+@description('Log Analytics workspace name.')
 param logAnalyticsName string
+@description('Application Insights component name.')
 param applicationInsightsName string
+@description('Location of the workspace and the component.')
 param location string = resourceGroup().location
+@description('Tags applied to the workspace and the component.')
 param tags tagsType = {}
 
 @minValue(30)
+@description('Log Analytics data retention in days.')
 param retentionInDays int = 30
 
 // Microsoft.OperationalInsights/workspaces@2026-03-01
@@ -42,8 +47,12 @@ resource appInsights 'Microsoft.Insights/components@2020-02-02' = {
   }
 }
 
+@description('Application Insights component name.')
 output applicationInsightsName string = appInsights.name
+@description('Resource id of the Application Insights component.')
 output applicationInsightsId string = appInsights.id
 // The connection string carries no secret once local auth is disabled; ingestion needs an Entra token.
+@description('Application Insights connection string; ingestion also needs an Entra token (local auth is disabled).')
 output connectionString string = appInsights.properties.ConnectionString
+@description('Resource id of the Log Analytics workspace.')
 output logAnalyticsId string = workspace.id

@@ -19,6 +19,7 @@ param targetName string
 @description('Built-in role definition GUID.')
 param roleDefinitionId string
 
+@description('Object id of the principal that gets the role.')
 param principalId string
 
 @allowed([
@@ -26,8 +27,10 @@ param principalId string
   'User'
   'Group'
 ])
+@description('Type of that principal.')
 param principalType string = 'ServicePrincipal'
 
+@description('Resource id of the role definition.')
 var roleId = subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roleDefinitionId)
 
 resource storage 'Microsoft.Storage/storageAccounts@2026-09-01' existing = if (target == 'storage') {

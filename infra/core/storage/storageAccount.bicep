@@ -6,8 +6,11 @@ with the Azure Storage provider), the Flex Consumption deployment container, and
 
 import { tagsType } from '../../types.bicep'
 
+@description('Storage account name.')
 param name string
+@description('Location of the account.')
 param location string = resourceGroup().location
+@description('Tags applied to the account.')
 param tags tagsType = {}
 
 @description('Blob container Flex Consumption deploys the app package into.')
@@ -66,8 +69,13 @@ resource tables 'Microsoft.Storage/storageAccounts/tableServices/tables@2026-09-
   }
 ]
 
+@description('Storage account name.')
 output name string = storage.name
+@description('Resource id of the storage account.')
 output resourceId string = storage.id
+@description('Blob service endpoint.')
 output blobEndpoint string = storage.properties.primaryEndpoints.blob
+@description('Queue service endpoint.')
 output queueEndpoint string = storage.properties.primaryEndpoints.queue
+@description('Table service endpoint.')
 output tableEndpoint string = storage.properties.primaryEndpoints.table
