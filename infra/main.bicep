@@ -1,8 +1,8 @@
 // Idempotent consumer on Azure Functions (Flex Consumption, Node 22): subscription-scope entry point for
 // `azd up` and `az deployment sub create`. Layout follows Azure-Samples/functions-quickstart-typescript-azd:
 // main.bicep creates the resource group and calls modules in app/ (this app) and core/ (generic pieces).
-// No Bicep compiler is reachable on the build machines: this was written against the documented resource
-// schemas (API versions noted at each resource) and is checked by test/unit/infraConsistency.test.ts only.
+// Compiled and linted with every rule on by the Bicep CLI 0.49.2 (infra/bicepconfig.json); API versions are
+// the most recent stable ones it knows. test/unit/infraConsistency.test.ts cross-checks it against the code.
 targetScope = 'subscription'
 
 @minLength(1)
