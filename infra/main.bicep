@@ -1,8 +1,8 @@
 // Idempotent consumer on Azure Functions (Flex Consumption, Node 22): subscription-scope entry point for
 // `azd up` and `az deployment sub create`. Layout follows Azure-Samples/functions-quickstart-typescript-azd:
 // main.bicep creates the resource group and calls modules in app/ (this app) and core/ (generic pieces).
-// No Bicep compiler is reachable on the build machines: this was written against the documented resource
-// schemas (API versions noted at each resource) and is checked by test/unit/infraConsistency.test.ts only.
+// Compiled and linted with every rule on by the Bicep CLI 0.49.2 (infra/bicepconfig.json); API versions are
+// the most recent stable ones it knows. test/unit/infraConsistency.test.ts cross-checks it against the code.
 targetScope = 'subscription'
 
 @minLength(1)
@@ -29,6 +29,7 @@ param principalId string = ''
 ])
 param principalType string = 'User'
 
+@description('Resource group name (empty: rg-<environmentName>).')
 param resourceGroupName string = ''
 
 // ---- Service Bus delivery settings: the same values go to the queues and to the app settings. ----
@@ -54,11 +55,15 @@ param maxAutoLockRenewalSeconds int = 300
 @description('Broker-side duplicate detection window on MessageId (ISO 8601).')
 param duplicateDetectionHistoryTimeWindow string = 'PT10M'
 
+@description('Payments queue name (PAYMENTS_QUEUE_NAME).')
 param paymentsQueueName string = 'payments'
+@description('Orders queue name (ORDERS_QUEUE_NAME).')
 param ordersQueueName string = 'orders'
 
 // ---- Idempotency store. ----
+@description('Dedup record table name (IDEMPOTENCY_TABLE_NAME).')
 param idempotencyTableName string = 'idempotency'
+@description('Parked-message table name (PARKED_TABLE_NAME).')
 param parkedMessagesTableName string = 'parkedmessages'
 
 @minValue(1)
@@ -69,33 +74,48 @@ param idempotencyRetentionDays int = 30
 @description('Days an operator may take to resubmit a dead-lettered message (DLQ_RESUBMIT_MARGIN_DAYS).')
 param dlqResubmitMarginDays int = 14
 
+@description('Partitions of the dedup table, fixed for the table\'s lifetime (IDEMPOTENCY_PARTITION_COUNT).')
 param idempotencyPartitionCount int = 16
+@description('Default claim lease in seconds (IDEMPOTENCY_LEASE_SECONDS).')
 param idempotencyLeaseSeconds int = 60
+@description('Entries of the in-process cache of completed keys, 0 turns it off (IDEMPOTENCY_CACHE_SIZE).')
 param idempotencyCacheSize int = 10000
+@description('NCRONTAB schedule of the dedup-record expiry timer (EXPIRY_TIMER_SCHEDULE).')
 param expiryTimerSchedule string = '0 */15 * * * *'
+@description('Time budget of one expiry sweep in seconds (EXPIRY_SWEEP_BUDGET_SECONDS).')
 param expirySweepBudgetSeconds int = 240
 
 // ---- Orders store and payment provider. ----
+@description('Cosmos DB database name (COSMOS_DATABASE_NAME).')
 param cosmosDatabaseName string = 'shop'
+@description('Cosmos DB orders container name (COSMOS_ORDERS_CONTAINER).')
 param cosmosOrdersContainerName string = 'orders'
 
 @minLength(1)
 @description('Base URL of the third-party payment provider (https). Required: the app refuses to start without it (azd asks for PAYMENT_PROVIDER_URL).')
 param paymentProviderUrl string
+@description('Timeout of one payment provider call in milliseconds (PAYMENT_PROVIDER_TIMEOUT_MS).')
 param paymentProviderTimeoutMs int = 10000
 
+@description('Durable Functions task hub name (DURABLE_TASK_HUB_NAME).')
 param durableTaskHubName string = 'idempotentconsumer'
 
 // ---- Alerts. ----
 @description('Duplicate rate (percent of claim attempts per consumer over 15 minutes) that fires the alert.')
 param duplicateRateAlertThresholdPercent int = 5
+@description('Claim attempts a consumer needs in 15 minutes before its duplicate rate can fire the alert.')
 param duplicateRateAlertMinClaims int = 50
+@description('Action group resource id the alerts notify (empty: alerts only show in the portal).')
 param alertActionGroupId string = ''
 
+@description('Resource-type name prefixes (abbreviations.json).')
 var abbrs = loadJsonContent('./abbreviations.json')
+@description('Token unique to subscription, environment and location, used in resource names.')
 var resourceToken = toLower(uniqueString(subscription().id, environmentName, location))
+@description('Tags on every resource: the azd environment name.')
 var tags = { 'azd-env-name': environmentName }
 
+@description('Every resource name, all known before deployment.')
 var names = {
   resourceGroup: !empty(resourceGroupName) ? resourceGroupName : '${abbrs.resourcesResourceGroups}${environmentName}'
   functionApp: '${abbrs.webSitesFunctions}api-${resourceToken}'
@@ -108,17 +128,22 @@ var names = {
   appInsights: '${abbrs.insightsComponents}${resourceToken}'
   alertPrefix: '${abbrs.insightsScheduledQueryRules}${resourceToken}'
 }
+@description('Blob container the app package is deployed to, unique to the Function App.')
 var deploymentStorageContainerName = 'app-package-${take(names.functionApp, 32)}-${take(toLower(uniqueString(names.functionApp, resourceToken)), 7)}'
 
 // Retention rule, by construction: a dedup record must outlive every redelivery the broker can still make:
 //   retention >= message TTL + maxDeliveryCount x (lockDuration + lock auto-renewal) + DLQ resubmit margin
 // The app's rule (src/lifecycle/retention.ts, redeliveryWindow) is the same sum; a test evaluates this
 // compiled expression against it over a grid of settings. Rounded up to whole days, never below the request.
+@description('Seconds after enqueue during which a message can still arrive (redelivery or DLQ resubmission); a dedup record must outlive it.')
 var redeliveryHorizonSeconds = messageTtlDays * 86400 + maxDeliveryCount * (lockDurationSeconds + maxAutoLockRenewalSeconds) + dlqResubmitMarginDays * 86400
+@description('redeliveryHorizonSeconds rounded up to whole days.')
 var minimumRetentionDays = (redeliveryHorizonSeconds + 86399) / 86400
+@description('Deployed dedup-record retention: the requested days, raised to minimumRetentionDays.')
 var effectiveRetentionDays = max(idempotencyRetentionDays, minimumRetentionDays)
 
 // Built-in Azure role definition ids (documented GUIDs; the same map is asserted in the cross-check test).
+@description('Built-in Azure role definition ids, by role.')
 var roles = {
   serviceBusDataReceiver: '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0' // Azure Service Bus Data Receiver
   serviceBusDataSender: '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39' // Azure Service Bus Data Sender
@@ -130,6 +155,7 @@ var roles = {
 
 // Every Azure RBAC assignment, deployed by looping the one reusable module. `principal` says who gets it:
 // 'app' = the Function App's user-assigned identity, 'deployer' = principalId (skipped when empty).
+@description('Every Azure RBAC assignment: who gets it, on which resource, which role.')
 var roleAssignments = [
   { principal: 'app', target: 'serviceBus', targetName: names.serviceBus, roleDefinitionId: roles.serviceBusDataReceiver }
   { principal: 'app', target: 'storage', targetName: names.storage, roleDefinitionId: roles.storageBlobDataOwner }
@@ -139,15 +165,14 @@ var roleAssignments = [
   { principal: 'deployer', target: 'serviceBus', targetName: names.serviceBus, roleDefinitionId: roles.serviceBusDataSender }
 ]
 
-// Microsoft.Resources/resourceGroups@2021-04-01
-resource rg 'Microsoft.Resources/resourceGroups@2021-04-01' = {
+// Microsoft.Resources/resourceGroups@2025-04-01
+resource rg 'Microsoft.Resources/resourceGroups@2025-04-01' = {
   name: names.resourceGroup
   location: location
   tags: tags
 }
 
 module identity 'core/identity/userAssignedIdentity.bicep' = {
-  name: 'identity'
   scope: rg
   params: {
     name: names.identity
@@ -157,7 +182,6 @@ module identity 'core/identity/userAssignedIdentity.bicep' = {
 }
 
 module plan 'core/host/flexConsumptionPlan.bicep' = {
-  name: 'plan'
   scope: rg
   params: {
     name: names.plan
@@ -167,7 +191,6 @@ module plan 'core/host/flexConsumptionPlan.bicep' = {
 }
 
 module storage 'core/storage/storageAccount.bicep' = {
-  name: 'storage'
   scope: rg
   params: {
     name: names.storage
@@ -182,7 +205,6 @@ module storage 'core/storage/storageAccount.bicep' = {
 }
 
 module serviceBus 'core/messaging/serviceBus.bicep' = {
-  name: 'serviceBus'
   scope: rg
   params: {
     name: names.serviceBus
@@ -200,7 +222,6 @@ module serviceBus 'core/messaging/serviceBus.bicep' = {
 }
 
 module cosmos 'core/database/cosmosServerless.bicep' = {
-  name: 'cosmos'
   scope: rg
   params: {
     name: names.cosmos
@@ -208,12 +229,12 @@ module cosmos 'core/database/cosmosServerless.bicep' = {
     tags: tags
     databaseName: cosmosDatabaseName
     ordersContainerName: cosmosOrdersContainerName
+    #disable-next-line what-if-short-circuiting // The principal id exists only once the identity is created; the Cosmos role assignment name is derived from it.
     dataContributorPrincipalId: identity.outputs.principalId
   }
 }
 
 module monitoring 'core/monitor/monitoring.bicep' = {
-  name: 'monitoring'
   scope: rg
   params: {
     logAnalyticsName: names.logAnalytics
@@ -225,12 +246,12 @@ module monitoring 'core/monitor/monitoring.bicep' = {
 
 module roleAssignment 'core/security/roleAssignment.bicep' = [
   for (assignment, i) in roleAssignments: if (assignment.principal == 'app' || !empty(principalId)) {
-    name: 'role-${i}-${assignment.target}'
     scope: rg
     params: {
       target: assignment.target
       targetName: assignment.targetName
       roleDefinitionId: assignment.roleDefinitionId
+      #disable-next-line what-if-short-circuiting // The app identity's principal id exists only once it is created; the role assignment name is derived from it.
       principalId: assignment.principal == 'app' ? identity.outputs.principalId : principalId
       principalType: assignment.principal == 'app' ? 'ServicePrincipal' : principalType
     }
@@ -243,7 +264,6 @@ module roleAssignment 'core/security/roleAssignment.bicep' = [
 ]
 
 module api 'app/api.bicep' = {
-  name: 'api'
   scope: rg
   params: {
     name: names.functionApp
@@ -252,9 +272,9 @@ module api 'app/api.bicep' = {
     appServicePlanId: plan.outputs.resourceId
     identityId: identity.outputs.resourceId
     identityClientId: identity.outputs.clientId
-    storageAccountName: storage.outputs.name
+    storageAccountName: names.storage
     deploymentStorageContainerName: deploymentStorageContainerName
-    applicationInsightsName: monitoring.outputs.applicationInsightsName
+    applicationInsightsName: names.appInsights
     serviceBusFullyQualifiedNamespace: serviceBus.outputs.fullyQualifiedNamespace
     cosmosEndpoint: cosmos.outputs.endpoint
     runtimeVersion: '22'
@@ -289,29 +309,43 @@ module api 'app/api.bicep' = {
   // The host starts as soon as the site exists: give it its data-plane roles first.
   dependsOn: [
     roleAssignment
+    storage
+    monitoring
   ]
 }
 
 module operations 'app/operations.bicep' = {
-  name: 'operations'
   scope: rg
   params: {
     location: location
     tags: tags
-    applicationInsightsName: monitoring.outputs.applicationInsightsName
+    applicationInsightsName: names.appInsights
     alertNamePrefix: names.alertPrefix
     duplicateRateThresholdPercent: duplicateRateAlertThresholdPercent
     duplicateRateMinClaims: duplicateRateAlertMinClaims
     actionGroupId: alertActionGroupId
   }
+  // Names come from `names` (known before deployment, for What-If), so the order is explicit.
+  dependsOn: [
+    monitoring
+  ]
 }
 
+@description('Primary location of the resources.')
 output AZURE_LOCATION string = location
+@description('Tenant of the subscription.')
 output AZURE_TENANT_ID string = tenant().tenantId
+@description('Resource group holding every resource.')
 output RESOURCE_GROUP string = rg.name
+@description('Function App name of azd service api.')
 output SERVICE_API_NAME string = api.outputs.name
+@description('Function App name.')
 output AZURE_FUNCTION_NAME string = api.outputs.name
+@description('Service Bus namespace host name, for the producer CLI.')
 output SERVICEBUS_FULLY_QUALIFIED_NAMESPACE string = serviceBus.outputs.fullyQualifiedNamespace
+@description('Cosmos DB account endpoint.')
 output COSMOS_ENDPOINT string = cosmos.outputs.endpoint
+@description('Table service endpoint of the idempotency store.')
 output IDEMPOTENCY_TABLE_ENDPOINT string = storage.outputs.tableEndpoint
+@description('Dedup-record retention in days as deployed (effectiveRetentionDays).')
 output IDEMPOTENCY_RETENTION_DAYS int = effectiveRetentionDays

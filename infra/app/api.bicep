@@ -7,38 +7,58 @@ Flex Consumption rejects FUNCTIONS_WORKER_RUNTIME and FUNCTIONS_EXTENSION_VERSIO
 runtime comes from functionAppConfig.runtime), so they are deliberately absent.
 '''
 
+import { tagsType, idempotencySettingsType, serviceBusSettingsType, cosmosSettingsType, paymentProviderSettingsType } from '../types.bicep'
+
+@description('Function App name.')
 param name string
+@description('Location of the Function App.')
 param location string = resourceGroup().location
-param tags object = {}
+@description('Tags applied to the Function App (plus azd-service-name).')
+param tags tagsType = {}
+@description('azd service name (azure.yaml), set as the azd-service-name tag.')
 param serviceName string = 'api'
 
+@description('Resource id of the Flex Consumption plan.')
 param appServicePlanId string
+@description('Resource id of the user-assigned identity the app runs as.')
 param identityId string
+@description('Client id of that identity (AZURE_CLIENT_ID and the identity-based connections).')
 param identityClientId string
 
+@description('Storage account of AzureWebJobsStorage, the deployment container and the idempotency tables.')
 param storageAccountName string
+@description('Blob container Flex Consumption deploys the app package from.')
 param deploymentStorageContainerName string
+@description('Application Insights component the app sends telemetry to.')
 param applicationInsightsName string
 
 @description('Service Bus namespace host name, e.g. sb-abc.servicebus.windows.net.')
 param serviceBusFullyQualifiedNamespace string
+@description('Cosmos DB account endpoint (COSMOS_ENDPOINT).')
 param cosmosEndpoint string
 
+@description('Node.js version of the Flex Consumption runtime.')
 param runtimeVersion string = '22'
+@description('Memory of each instance in MB.')
 param instanceMemoryMB int = 2048
+@description('Largest number of instances the app scales out to.')
 param maximumInstanceCount int = 100
 @minValue(0)
 @description('Always-ready instances of the Durable Functions group (orchestrations, entities, activities). Documented advice for Durable Functions on Flex Consumption: 1, so a charge never waits for a cold Durable start.')
 param durableAlwaysReadyInstances int = 1
 
 @description('Settings read by the app code (src/config/settings.ts) and by host.json, computed in main.bicep.')
-param idempotency object
-param serviceBus object
-param cosmos object
-param paymentProvider object
+param idempotency idempotencySettingsType
+@description('Service Bus delivery settings and queue names, computed in main.bicep.')
+param serviceBus serviceBusSettingsType
+@description('Cosmos DB database and container names.')
+param cosmos cosmosSettingsType
+@description('Payment provider URL and timeout.')
+param paymentProvider paymentProviderSettingsType
+@description('Durable Functions task hub name (DURABLE_TASK_HUB_NAME, used by host.json).')
 param durableTaskHubName string
 
-resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
+resource storage 'Microsoft.Storage/storageAccounts@2026-09-01' existing = {
   name: storageAccountName
 }
 
@@ -46,6 +66,7 @@ resource applicationInsights 'Microsoft.Insights/components@2020-02-02' existing
   name: applicationInsightsName
 }
 
+@description('Every app setting of the Function App: host storage, Service Bus, telemetry and the settings the code reads.')
 var appSettings = {
   // Host storage (AzureWebJobsStorage), identity-based: Functions host, timers, Durable Functions (Azure
   // Storage provider: queues + tables + blobs).
@@ -94,8 +115,8 @@ var appSettings = {
   COSMOS_ORDERS_CONTAINER: cosmos.ordersContainerName
 }
 
-// Microsoft.Web/sites@2024-04-01 with functionAppConfig (Flex Consumption)
-resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
+// Microsoft.Web/sites@2025-03-01 with functionAppConfig (Flex Consumption)
+resource functionApp 'Microsoft.Web/sites@2025-03-01' = {
   name: name
   location: location
   tags: union(tags, { 'azd-service-name': serviceName })
@@ -146,5 +167,7 @@ resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
   }
 }
 
+@description('Function App name.')
 output name string = functionApp.name
+@description('Function App base URL.')
 output uri string = 'https://${functionApp.properties.defaultHostName}'

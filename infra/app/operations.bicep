@@ -4,8 +4,13 @@ The KQL lives in infra/monitoring/queries/*.kql and is loaded here with loadText
 operator runs by hand and the queries deployed are the same text.
 '''
 
+import { tagsType } from '../types.bicep'
+
+@description('Location of the workbook and alert rules.')
 param location string = resourceGroup().location
-param tags object = {}
+@description('Tags applied to the workbook and alert rules.')
+param tags tagsType = {}
+@description('Application Insights component the workbook and alerts query.')
 param applicationInsightsName string
 
 @description('Prefix for alert rule names, e.g. alert-<resourceToken>.')
@@ -27,6 +32,7 @@ resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
   name: applicationInsightsName
 }
 
+@description('KQL of every file in infra/monitoring/queries, by name.')
 var queries = {
   duplicateRate: loadTextContent('../monitoring/queries/duplicate-rate.kql')
   duplicateReasons: loadTextContent('../monitoring/queries/duplicate-reasons.kql')
@@ -43,6 +49,7 @@ var queries = {
 }
 
 // One workbook tile: a KQL query against this Application Insights component.
+@description('Workbook tiles: title, query and visualization.')
 var panels = [
   {
     title: 'Duplicate rate by consumer (%)'
@@ -97,6 +104,7 @@ var panels = [
 ]
 
 // One KqlItem per panel (a top-level for-expression: Bicep allows loops only as a declaration's value).
+@description('Workbook KqlItem of each panel.')
 var panelItems = [
   for (panel, i) in panels: {
     type: 3
@@ -116,6 +124,7 @@ var panelItems = [
   }
 ]
 
+@description('Workbook header text.')
 var headerItem = {
   type: 1
   name: 'header'
@@ -124,6 +133,7 @@ var headerItem = {
   }
 }
 
+@description('Workbook definition (Notebook/1.0), serialized into serializedData.')
 var workbookContent = {
   version: 'Notebook/1.0'
   items: concat([headerItem], panelItems)
@@ -147,14 +157,15 @@ resource workbook 'Microsoft.Insights/workbooks@2023-06-01' = {
   }
 }
 
+@description('Alert actions: the action group when actionGroupId is set, none otherwise.')
 var actions = empty(actionGroupId) ? {} : {
   actionGroups: [
     actionGroupId
   ]
 }
 
-// Microsoft.Insights/scheduledQueryRules@2021-08-01 (log alert, kind LogAlert)
-resource keyReuseAlert 'Microsoft.Insights/scheduledQueryRules@2021-08-01' = {
+// Microsoft.Insights/scheduledQueryRules@2026-03-01 (log alert, kind LogAlert)
+resource keyReuseAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
   name: '${alertNamePrefix}-idempotency-key-reuse'
   location: location
   tags: tags
@@ -198,7 +209,7 @@ resource keyReuseAlert 'Microsoft.Insights/scheduledQueryRules@2021-08-01' = {
   }
 }
 
-resource duplicateRateAlert 'Microsoft.Insights/scheduledQueryRules@2021-08-01' = {
+resource duplicateRateAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
   name: '${alertNamePrefix}-idempotency-duplicate-rate'
   location: location
   tags: tags
@@ -242,4 +253,5 @@ resource duplicateRateAlert 'Microsoft.Insights/scheduledQueryRules@2021-08-01' 
   }
 }
 
+@description('Resource id of the workbook.')
 output workbookId string = workbook.id

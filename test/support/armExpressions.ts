@@ -41,11 +41,15 @@ export interface Scope {
 export interface TemplateJson {
   parameters?: Record<string, { type: string; defaultValue?: Json; minLength?: number; allowedValues?: Json[] }>;
   variables?: Record<string, Json>;
-  resources: ResourceJson[];
+  /** An array, or (languageVersion 2.0, symbolic names) an object keyed by symbolic name. */
+  resources: ResourceJson[] | Record<string, ResourceJson>;
   outputs?: Record<string, { type: string; value: Json }>;
 }
 
 export interface ResourceJson {
+  /** The symbolic name (languageVersion 2.0 templates). */
+  symbol?: string;
+  existing?: boolean;
   type: string;
   name: string;
   apiVersion?: string;
@@ -267,6 +271,8 @@ export class ArmEvaluator {
         return createHash('sha256').update(args.map(String).join('|')).digest('hex').slice(0, 32);
       case 'subscription':
         return { id: '/subscriptions/00000000-0000-0000-0000-000000000000', subscriptionId: '00000000-0000-0000-0000-000000000000', tenantId: 'tenant' };
+      case 'deployment':
+        return { name: 'main' };
       case 'tenant':
         return { tenantId: '11111111-1111-1111-1111-111111111111' };
       case 'resourcegroup':
@@ -281,9 +287,10 @@ export class ArmEvaluator {
       }
       case 'reference': {
         const id = String(args[0]);
-        const m = /^(?:resourceid|extensionresourceid):Microsoft\.Resources\/deployments\/(.+)$/.exec(id);
-        if (m && this.scope.modules?.has(m[1])) {
-          const outputs = this.scope.modules.get(m[1])!();
+        // A module by symbolic name (`reference('storage')`) or by deployment id.
+        const moduleName = /^(?:resourceid|extensionresourceid):Microsoft\.Resources\/deployments\/(.+)$/.exec(id)?.[1] ?? id;
+        if (this.scope.modules?.has(moduleName)) {
+          const outputs = this.scope.modules.get(moduleName)!();
           return { outputs: Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, { value: v }])) };
         }
         return azureValue(`reference(${id})`);
@@ -292,6 +299,11 @@ export class ArmEvaluator {
         throw new Error(`ARM function ${name}() is not modelled by test/support/armExpressions.ts`);
     }
   }
+}
+
+/** A template's resources as an array, each with its symbolic name when it has one. */
+export function resourcesOf(template: TemplateJson): ResourceJson[] {
+  return Array.isArray(template.resources) ? template.resources : Object.entries(template.resources).map(([symbol, r]) => ({ ...r, symbol }));
 }
 
 function member(value: unknown, key: string | number): unknown {

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compileTemplates, formatDiagnostic } from '../../tools/infra/compileTemplates';
-import { ArmEvaluator, type ResourceJson, type TemplateJson } from './armExpressions';
+import { ArmEvaluator, resourcesOf, type ResourceJson, type TemplateJson } from './armExpressions';
 
 /**
  * infra/main.bicep compiled by the real Bicep CLI (once per test process), and what a deployment of
@@ -62,15 +62,15 @@ export class Deployment {
   constructor(readonly template: TemplateJson, parameters: Record<string, unknown>) {
     const outputs = new Map<string, () => Record<string, unknown>>();
     this.main = new ArmEvaluator({ template, parameters, modules: outputs });
-    for (const resource of template.resources) {
+    for (const resource of resourcesOf(template)) {
       if (resource.type !== 'Microsoft.Resources/deployments') continue;
       const count = resource.copy ? (this.main.value(resource.copy.count) as number) : 1;
       for (let i = 0; i < count; i++) {
         const outer = resource.copy ? new ArmEvaluator({ template, parameters, modules: outputs, copyIndex: i }) : this.main;
         if (resource.condition !== undefined && !outer.value(resource.condition)) continue;
-        const module = this.moduleOf(resource, outer, outputs);
+        const module = this.moduleOf(resource, outer);
         this.modules.push(module);
-        outputs.set(module.name, () => {
+        outputs.set(resource.symbol ?? module.name, () => {
           const out: Record<string, unknown> = {};
           for (const [k, v] of Object.entries(module.template.outputs ?? {})) out[k] = module.evaluator.value(v.value);
           return out;
@@ -79,18 +79,19 @@ export class Deployment {
     }
   }
 
-  private moduleOf(resource: ResourceJson, outer: ArmEvaluator, outputs: Map<string, () => Record<string, unknown>>): DeployedModule {
+  private moduleOf(resource: ResourceJson, outer: ArmEvaluator): DeployedModule {
     const template = resource.properties!.template!;
     const parameters: Record<string, unknown> = {};
     // A module parameter is `{ value: ... }`, or an expression that yields one (Bicep emits `[if(c, createObject('value', a), ...)]`).
     for (const [k, v] of Object.entries(resource.properties!.parameters ?? {})) parameters[k] = (outer.value(v) as { value: unknown }).value;
-    const evaluator = new ArmEvaluator({ template, parameters, modules: outputs });
+    // The modules deploy no modules of their own: `reference(...)` inside one is an Azure value.
+    const evaluator = new ArmEvaluator({ template, parameters });
     return {
       name: String(outer.value(resource.name)),
       template,
       evaluator,
       resources: () =>
-        template.resources.flatMap((r) => {
+        resourcesOf(template).filter((r) => !r.existing).flatMap((r) => {
           const count = r.copy ? (evaluator.value(r.copy.count) as number) : 1;
           return Array.from({ length: count }, (_, i) => (r.copy ? evaluator.withCopyIndex(i) : evaluator))
             .filter((e) => r.condition === undefined || e.value(r.condition))
@@ -101,7 +102,7 @@ export class Deployment {
 
   /** Modules that deploy a resource of `type`. */
   modulesWith(type: string): DeployedModule[] {
-    return this.modules.filter((m) => m.template.resources.some((r) => r.type === type));
+    return this.modules.filter((m) => resourcesOf(m.template).some((r) => r.type === type && !r.existing));
   }
 
   /** The one module that deploys a resource of `type`. */

@@ -4,20 +4,28 @@ defaultTtl -1: TTL is on, nothing expires unless an item sets its own `ttl`. The
 (Cosmos DB Built-in Data Contributor) is a Cosmos SQL role assignment, not an Azure RBAC one.
 '''
 
+import { tagsType } from '../../types.bicep'
+
+@description('Cosmos DB account name.')
 param name string
+@description('Location of the account.')
 param location string = resourceGroup().location
-param tags object = {}
+@description('Tags applied to the account.')
+param tags tagsType = {}
+@description('SQL database name.')
 param databaseName string
+@description('Orders container name (partition key /orderId).')
 param ordersContainerName string
 
 @description('Object id of the identity that reads and writes items.')
 param dataContributorPrincipalId string
 
 // Cosmos DB Built-in Data Contributor (a Cosmos SQL role definition, fixed id in every account).
+@description('Id of the Cosmos DB Built-in Data Contributor SQL role definition.')
 var cosmosBuiltInDataContributorRoleId = '00000000-0000-0000-0000-000000000002'
 
-// Microsoft.DocumentDB/databaseAccounts@2024-05-15
-resource account 'Microsoft.DocumentDB/databaseAccounts@2024-05-15' = {
+// Microsoft.DocumentDB/databaseAccounts@2026-03-15
+resource account 'Microsoft.DocumentDB/databaseAccounts@2026-03-15' = {
   name: name
   location: location
   tags: tags
@@ -44,7 +52,7 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2024-05-15' = {
   }
 }
 
-resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2024-05-15' = {
+resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2026-03-15' = {
   parent: account
   name: databaseName
   properties: {
@@ -54,7 +62,7 @@ resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2024-05-15
   }
 }
 
-resource ordersContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-05-15' = {
+resource ordersContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2026-03-15' = {
   parent: database
   name: ordersContainerName
   properties: {
@@ -80,7 +88,7 @@ resource ordersContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/con
   }
 }
 
-resource dataContributor 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-05-15' = {
+resource dataContributor 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2026-03-15' = {
   parent: account
   name: guid(account.id, dataContributorPrincipalId, cosmosBuiltInDataContributorRoleId)
   properties: {
@@ -90,5 +98,7 @@ resource dataContributor 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignmen
   }
 }
 
+@description('Cosmos DB account name.')
 output name string = account.name
+@description('Cosmos DB account endpoint.')
 output endpoint string = account.properties.documentEndpoint

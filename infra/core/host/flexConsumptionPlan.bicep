@@ -1,11 +1,16 @@
 metadata description = 'Flex Consumption (FC1) plan for the Function App. Linux only, hence reserved: true.'
 
-param name string
-param location string = resourceGroup().location
-param tags object = {}
+import { tagsType } from '../../types.bicep'
 
-// Microsoft.Web/serverfarms@2024-04-01
-resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
+@description('Plan name.')
+param name string
+@description('Location of the plan.')
+param location string = resourceGroup().location
+@description('Tags applied to the plan.')
+param tags tagsType = {}
+
+// Microsoft.Web/serverfarms@2025-03-01
+resource plan 'Microsoft.Web/serverfarms@2025-03-01' = {
   name: name
   location: location
   tags: tags
@@ -19,5 +24,7 @@ resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
   }
 }
 
+@description('Resource id of the plan.')
 output resourceId string = plan.id
+@description('Plan name.')
 output name string = plan.name

@@ -5,12 +5,17 @@ app settings (SERVICEBUS_LOCK_DURATION_SECONDS, SERVICEBUS_MAX_DELIVERY_COUNT, S
 so the idempotency retention rule is computed from what the broker really does.
 '''
 
+import { tagsType } from '../../types.bicep'
+
+@description('Service Bus namespace name.')
 param name string
+@description('Location of the namespace.')
 param location string = resourceGroup().location
-param tags object = {}
+@description('Tags applied to the namespace.')
+param tags tagsType = {}
 
 @description('Queue names, one per consumer.')
-param queueNames array
+param queueNames string[]
 
 @minValue(5)
 @maxValue(300)
@@ -28,8 +33,8 @@ param messageTtlDays int
 @description('ISO 8601 window of broker-side duplicate detection on MessageId.')
 param duplicateDetectionHistoryTimeWindow string = 'PT10M'
 
-// Microsoft.ServiceBus/namespaces@2024-01-01
-resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
+// Microsoft.ServiceBus/namespaces@2026-01-01
+resource namespace 'Microsoft.ServiceBus/namespaces@2026-01-01' = {
   name: name
   location: location
   tags: tags
@@ -44,8 +49,8 @@ resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
   }
 }
 
-// Microsoft.ServiceBus/namespaces/queues@2024-01-01
-resource queues 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [
+// Microsoft.ServiceBus/namespaces/queues@2026-01-01
+resource queues 'Microsoft.ServiceBus/namespaces/queues@2026-01-01' = [
   for queueName in queueNames: {
     parent: namespace
     name: queueName
@@ -62,7 +67,10 @@ resource queues 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [
   }
 ]
 
+@description('Namespace name.')
 output name string = namespace.name
+@description('Resource id of the namespace.')
 output resourceId string = namespace.id
 // e.g. sb-abc.servicebus.windows.net: the host name the identity-based connection wants.
+@description('Host name of the namespace, for identity-based connections.')
 output fullyQualifiedNamespace string = '${namespace.name}.servicebus.windows.net'

@@ -4,16 +4,23 @@ key) authentication disabled: telemetry is accepted only with a Microsoft Entra 
 identity gets Monitoring Metrics Publisher and the app sets APPLICATIONINSIGHTS_AUTHENTICATION_STRING.
 '''
 
+import { tagsType } from '../../types.bicep'
+
+@description('Log Analytics workspace name.')
 param logAnalyticsName string
+@description('Application Insights component name.')
 param applicationInsightsName string
+@description('Location of the workspace and the component.')
 param location string = resourceGroup().location
-param tags object = {}
+@description('Tags applied to the workspace and the component.')
+param tags tagsType = {}
 
 @minValue(30)
+@description('Log Analytics data retention in days.')
 param retentionInDays int = 30
 
-// Microsoft.OperationalInsights/workspaces@2023-09-01
-resource workspace 'Microsoft.OperationalInsights/workspaces@2023-09-01' = {
+// Microsoft.OperationalInsights/workspaces@2026-03-01
+resource workspace 'Microsoft.OperationalInsights/workspaces@2026-03-01' = {
   name: logAnalyticsName
   location: location
   tags: tags
@@ -40,7 +47,9 @@ resource appInsights 'Microsoft.Insights/components@2020-02-02' = {
   }
 }
 
+@description('Application Insights component name.')
 output applicationInsightsName string = appInsights.name
+@description('Resource id of the Application Insights component.')
 output applicationInsightsId string = appInsights.id
-// The connection string carries no secret once local auth is disabled; ingestion needs an Entra token.
+@description('Resource id of the Log Analytics workspace.')
 output logAnalyticsId string = workspace.id

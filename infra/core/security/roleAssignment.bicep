@@ -19,6 +19,7 @@ param targetName string
 @description('Built-in role definition GUID.')
 param roleDefinitionId string
 
+@description('Object id of the principal that gets the role.')
 param principalId string
 
 @allowed([
@@ -26,15 +27,17 @@ param principalId string
   'User'
   'Group'
 ])
+@description('Type of that principal.')
 param principalType string = 'ServicePrincipal'
 
+@description('Resource id of the role definition.')
 var roleId = subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roleDefinitionId)
 
-resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = if (target == 'storage') {
+resource storage 'Microsoft.Storage/storageAccounts@2026-09-01' existing = if (target == 'storage') {
   name: targetName
 }
 
-resource serviceBus 'Microsoft.ServiceBus/namespaces@2024-01-01' existing = if (target == 'serviceBus') {
+resource serviceBus 'Microsoft.ServiceBus/namespaces@2026-01-01' existing = if (target == 'serviceBus') {
   name: targetName
 }
 

@@ -4,18 +4,23 @@ with the Azure Storage provider), the Flex Consumption deployment container, and
 (tables). Shared keys are disabled: every caller authenticates with Microsoft Entra ID.
 '''
 
+import { tagsType } from '../../types.bicep'
+
+@description('Storage account name.')
 param name string
+@description('Location of the account.')
 param location string = resourceGroup().location
-param tags object = {}
+@description('Tags applied to the account.')
+param tags tagsType = {}
 
 @description('Blob container Flex Consumption deploys the app package into.')
 param deploymentContainerName string
 
 @description('Tables to create (the dedup store and the parked-message table).')
-param tableNames array
+param tableNames string[]
 
-// Microsoft.Storage/storageAccounts@2023-05-01
-resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' = {
+// Microsoft.Storage/storageAccounts@2026-09-01
+resource storage 'Microsoft.Storage/storageAccounts@2026-09-01' = {
   name: name
   location: location
   tags: tags
@@ -39,12 +44,12 @@ resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' = {
   }
 }
 
-resource blobService 'Microsoft.Storage/storageAccounts/blobServices@2023-05-01' = {
+resource blobService 'Microsoft.Storage/storageAccounts/blobServices@2026-09-01' = {
   parent: storage
   name: 'default'
 }
 
-resource deploymentContainer 'Microsoft.Storage/storageAccounts/blobServices/containers@2023-05-01' = {
+resource deploymentContainer 'Microsoft.Storage/storageAccounts/blobServices/containers@2026-09-01' = {
   parent: blobService
   name: deploymentContainerName
   properties: {
@@ -52,20 +57,25 @@ resource deploymentContainer 'Microsoft.Storage/storageAccounts/blobServices/con
   }
 }
 
-resource tableService 'Microsoft.Storage/storageAccounts/tableServices@2023-05-01' = {
+resource tableService 'Microsoft.Storage/storageAccounts/tableServices@2026-09-01' = {
   parent: storage
   name: 'default'
 }
 
-resource tables 'Microsoft.Storage/storageAccounts/tableServices/tables@2023-05-01' = [
+resource tables 'Microsoft.Storage/storageAccounts/tableServices/tables@2026-09-01' = [
   for tableName in tableNames: {
     parent: tableService
     name: tableName
   }
 ]
 
+@description('Storage account name.')
 output name string = storage.name
+@description('Resource id of the storage account.')
 output resourceId string = storage.id
+@description('Blob service endpoint.')
 output blobEndpoint string = storage.properties.primaryEndpoints.blob
+@description('Queue service endpoint.')
 output queueEndpoint string = storage.properties.primaryEndpoints.queue
+@description('Table service endpoint.')
 output tableEndpoint string = storage.properties.primaryEndpoints.table

@@ -1,0 +1,78 @@
+metadata description = 'User-defined types shared by the modules: tags and the settings objects main.bicep passes to app/api.bicep.'
+
+@export()
+@description('Resource tags: tag name to string value.')
+type tagsType = {
+  @description('Tag value.')
+  *: string
+}
+
+@export()
+@description('Idempotency store settings, written to the app settings read by src/config/settings.ts.')
+type idempotencySettingsType = {
+  @description('Dedup record table (IDEMPOTENCY_TABLE_NAME).')
+  tableName: string
+
+  @description('Parked-message table (PARKED_TABLE_NAME).')
+  parkedTableName: string
+
+  @description('Partitions the dedup records spread over, fixed for a table\'s lifetime (IDEMPOTENCY_PARTITION_COUNT).')
+  partitionCount: int
+
+  @description('Default lease of a claim in seconds (IDEMPOTENCY_LEASE_SECONDS).')
+  leaseSeconds: int
+
+  @description('Entries of the in-process cache of completed keys, 0 turns it off (IDEMPOTENCY_CACHE_SIZE).')
+  cacheSize: int
+
+  @description('Dedup record retention in days, already raised to the redelivery horizon (IDEMPOTENCY_RETENTION_DAYS).')
+  retentionDays: int
+
+  @description('Days an operator may take to resubmit a dead-lettered message (DLQ_RESUBMIT_MARGIN_DAYS).')
+  dlqResubmitMarginDays: int
+
+  @description('NCRONTAB schedule of the expiry timer (EXPIRY_TIMER_SCHEDULE).')
+  expiryTimerSchedule: string
+
+  @description('Time budget of one expiry sweep in seconds (EXPIRY_SWEEP_BUDGET_SECONDS).')
+  expirySweepBudgetSeconds: int
+}
+
+@export()
+@description('Service Bus delivery settings and queue names, the same values the queues are created with.')
+type serviceBusSettingsType = {
+  @description('Queue lock duration in seconds (SERVICEBUS_LOCK_DURATION_SECONDS).')
+  lockDurationSeconds: int
+
+  @description('Queue maxDeliveryCount (SERVICEBUS_MAX_DELIVERY_COUNT).')
+  maxDeliveryCount: int
+
+  @description('Queue default message time-to-live in days (SERVICEBUS_MESSAGE_TTL_SECONDS = days x 86400).')
+  messageTtlDays: int
+
+  @description('Payments queue name (PAYMENTS_QUEUE_NAME).')
+  paymentsQueueName: string
+
+  @description('Orders queue name (ORDERS_QUEUE_NAME).')
+  ordersQueueName: string
+}
+
+@export()
+@description('Cosmos DB orders store names.')
+type cosmosSettingsType = {
+  @description('Database name (COSMOS_DATABASE_NAME).')
+  databaseName: string
+
+  @description('Orders container name (COSMOS_ORDERS_CONTAINER).')
+  ordersContainerName: string
+}
+
+@export()
+@description('Third-party payment provider settings.')
+type paymentProviderSettingsType = {
+  @description('Base URL of the provider (PAYMENT_PROVIDER_URL); required.')
+  url: string
+
+  @description('Timeout of one provider call in milliseconds (PAYMENT_PROVIDER_TIMEOUT_MS).')
+  timeoutMs: int
+}
