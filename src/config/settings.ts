@@ -26,6 +26,7 @@ export const SETTING_NAMES = [
   'PAYMENT_PROVIDER_URL',
   'PAYMENT_PROVIDER_TIMEOUT_MS',
   'COSMOS_ENDPOINT',
+  'COSMOS_KEY',
   'COSMOS_DATABASE_NAME',
   'COSMOS_ORDERS_CONTAINER',
   'AZURE_CLIENT_ID',
@@ -57,6 +58,8 @@ const schema = z
     PAYMENT_PROVIDER_URL: z.string().url().optional(),
     PAYMENT_PROVIDER_TIMEOUT_MS: int(100, 120_000).default(10_000),
     COSMOS_ENDPOINT: z.string().url().optional(),
+    /** Local only (the Cosmos DB emulator's key); never deployed: Azure uses the managed identity. */
+    COSMOS_KEY: optionalText,
     COSMOS_DATABASE_NAME: z.string().trim().min(1).default('shop'),
     COSMOS_ORDERS_CONTAINER: z.string().trim().min(1).default('orders'),
     AZURE_CLIENT_ID: optionalText,

@@ -13,12 +13,15 @@ import { createTableClient } from '../storage/tableClient';
  * Cosmos at `COSMOS_ENDPOINT` with Microsoft Entra ID (`DefaultAzureCredential`, user-assigned
  * identity `AZURE_CLIENT_ID`; the account has local auth disabled), database
  * `COSMOS_DATABASE_NAME`, container `COSMOS_ORDERS_CONTAINER`; parking on Table Storage.
+ * With `COSMOS_KEY` (local runs against the Cosmos DB emulator only; never deployed) the key is used instead.
  * Sends nothing: the credential and the clients connect on first use.
  * @throws ConfigurationError when `COSMOS_ENDPOINT` is missing.
  */
 export function ordersDepsFromSettings(settings: Settings, telemetry: Telemetry = new Telemetry()): OrdersHandlerDeps {
   if (!settings.COSMOS_ENDPOINT) throw new ConfigurationError('COSMOS_ENDPOINT: required by the orders consumer');
-  const cosmos = new CosmosClient({ endpoint: settings.COSMOS_ENDPOINT, aadCredentials: new DefaultAzureCredential({ managedIdentityClientId: settings.AZURE_CLIENT_ID }) });
+  const cosmos = settings.COSMOS_KEY
+    ? new CosmosClient({ endpoint: settings.COSMOS_ENDPOINT, key: settings.COSMOS_KEY })
+    : new CosmosClient({ endpoint: settings.COSMOS_ENDPOINT, aadCredentials: new DefaultAzureCredential({ managedIdentityClientId: settings.AZURE_CLIENT_ID }) });
   const container = cosmos.database(settings.COSMOS_DATABASE_NAME).container(settings.COSMOS_ORDERS_CONTAINER);
   return {
     store: new OrdersStore(container),

@@ -23,6 +23,8 @@ const hostJson = read('host.json');
 const LOCAL_ONLY_SETTINGS: readonly string[] = [
   // Azurite connection string for local runs; Azure uses IDEMPOTENCY_TABLE_ENDPOINT with managed identity.
   'IDEMPOTENCY_TABLE_CONNECTION_STRING',
+  // Key of the local Cosmos DB emulator; Azure uses COSMOS_ENDPOINT with the managed identity (local auth off).
+  'COSMOS_KEY',
 ];
 
 /** App settings the Functions host or the platform reads (not the app code), as set in the Bicep. */

@@ -1,0 +1,56 @@
+'use strict';
+/**
+ * Loads a built Functions app the way the Node worker does, in its own process, and prints what it
+ * registered as one JSON line. The worker provides the module `@azure/functions-core`; here a recorder
+ * stands in for it, and for `applicationinsights` (so nothing is exported and no network call is made).
+ * Usage: node workerLoader.js <entry file>...   (env: the app settings)
+ * Output: {"functions":[{name, bindings}], "telemetry":[{...}], "error": null | {name, message}}
+ */
+const Module = require('node:module');
+
+const functions = [];
+const telemetry = [];
+const coreApi = {
+  version: '3.10.1',
+  hostVersion: '4.1040.0',
+  registerFunction(metadata, callback) {
+    functions.push({ name: metadata.name, bindings: metadata.bindings, hasCallback: typeof callback === 'function' });
+    return { dispose() {} };
+  },
+  setProgrammingModel() {},
+  getProgrammingModel() {
+    return undefined;
+  },
+  registerHook() {
+    return { dispose() {} };
+  },
+  log() {},
+};
+const appInsightsRecorder = {
+  useAzureMonitor(options) {
+    const exporter = options.azureMonitorExporterOptions || {};
+    telemetry.push({
+      connectionString: exporter.connectionString,
+      credential: exporter.credential ? exporter.credential.constructor.name : null,
+      enableLiveMetrics: options.enableLiveMetrics,
+    });
+  },
+};
+const originalLoad = Module._load;
+Module._load = function load(request, parent, isMain) {
+  if (request === '@azure/functions-core') return coreApi;
+  if (request === 'applicationinsights') return appInsightsRecorder;
+  return originalLoad.call(this, request, parent, isMain);
+};
+
+let error = null;
+for (const file of process.argv.slice(2)) {
+  try {
+    require(file);
+  } catch (e) {
+    // On Node 20+ the worker stops here: an entry point that throws blocks every function of the app.
+    error = { file, name: e && e.name, message: e && e.message };
+    break;
+  }
+}
+process.stdout.write(`${JSON.stringify({ functions, telemetry, error })}\n`);
