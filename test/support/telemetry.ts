@@ -39,6 +39,19 @@ export function inMemoryTelemetry() {
     return count;
   }
 
+  /** Attribute names seen per metric name, over every point exported so far. */
+  async function metricAttributeNames(): Promise<Map<string, Set<string>>> {
+    const { resourceMetrics } = await reader.collect();
+    const names = new Map<string, Set<string>>();
+    for (const scope of resourceMetrics.scopeMetrics)
+      for (const metric of scope.metrics) {
+        const set = names.get(metric.descriptor.name) ?? new Set<string>();
+        for (const point of metric.dataPoints as Array<{ attributes: Record<string, unknown> }>) for (const k of Object.keys(point.attributes)) set.add(k);
+        names.set(metric.descriptor.name, set);
+      }
+    return names;
+  }
+
   function logs() {
     return logExporter.getFinishedLogRecords().map((r) => ({ body: r.body, severity: r.severityText, attributes: r.attributes as Record<string, unknown> }));
   }
@@ -48,5 +61,5 @@ export function inMemoryTelemetry() {
     await loggerProvider.shutdown();
   }
 
-  return { telemetry, counter, histogramCount, logs, shutdown };
+  return { telemetry, meter: meterProvider.getMeter('test'), counter, histogramCount, metricAttributeNames, logs, shutdown };
 }

@@ -1,0 +1,73 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { providerFromSettings } from '../../src/app/payments';
+import { loadSettings } from '../../src/config/settings';
+import type { SweepReport } from '../../src/lifecycle/ExpirySweeper';
+import { recordSweepMetrics } from '../../src/lifecycle/sweepMetrics';
+import { Outcome, reportOutcome } from '../../src/messaging/reportOutcome';
+import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
+import { inMemoryTelemetry } from '../support/telemetry';
+
+/**
+ * Every `customDimensions.X` a query in infra/monitoring reads is an attribute the code really emits
+ * for the metric (customMetrics) or the log lines (traces) it queries. What the code emits is
+ * recorded here through in-memory exporters, by driving the real reporting paths: every consumer
+ * outcome, one expiry sweep, and one provider call through the app's own provider wiring.
+ */
+const QUERIES = join(__dirname, '..', '..', 'infra', 'monitoring', 'queries');
+
+describe('monitoring queries read only what the code emits', () => {
+  let emitted: { metrics: Map<string, Set<string>>; logAttributes: Set<string> };
+
+  beforeAll(async () => {
+    const t = inMemoryTelemetry();
+    const info = { messageId: 'm-1', deliveryCount: 2, correlationId: 'c-1', enqueuedTimeUtc: '2026-11-30T00:00:00Z' };
+    for (const outcome of Object.values(Outcome)) {
+      reportOutcome(t.telemetry, { consumer: 'payments', outcome, info, idempotencyKey: 'm-1', digest: 'd'.repeat(64), reason: 'r', attempt: 1, detail: 'detail' });
+    }
+    recordSweepMetrics(t.meter, { scanned: 3, deleted: 1, skipped: 2, skippedLeased: 1, skippedChanged: 1, alreadyDeleted: 0, requests: 4 } as unknown as SweepReport);
+    const provider = await FakePaymentProvider.start();
+    try {
+      const settings = loadSettings({ IDEMPOTENCY_TABLE_CONNECTION_STRING: 'UseDevelopmentStorage=true', PAYMENT_PROVIDER_URL: provider.url });
+      await providerFromSettings(settings, t.telemetry).charge({ paymentId: 'p-1', customerId: 'c', amount: 100, currency: 'EUR' }, 'payments/p-1');
+    } finally {
+      await provider.stop();
+    }
+    emitted = { metrics: await t.metricAttributeNames(), logAttributes: new Set(t.logs().flatMap((l) => Object.keys(l.attributes))) };
+    await t.shutdown();
+  });
+
+  const files = readdirSync(QUERIES).filter((f) => f.endsWith('.kql'));
+
+  test('the recording saw the provider latency histogram and the outcome logs', () => {
+    expect(emitted.metrics.get('payments.provider.latency')).toEqual(new Set(['statusCode']));
+    expect(emitted.logAttributes.has('idempotencyKey')).toBe(true);
+    expect(files.length).toBeGreaterThanOrEqual(12);
+  });
+
+  test.each(files)('%s', (file) => {
+    const kql = readFileSync(join(QUERIES, file), 'utf8').replace(/^\s*\/\/.*$/gm, '');
+    const dimensions = [...new Set([...kql.matchAll(/customDimensions\.(\w+)|customDimensions\[['"]([^'"]+)['"]\]/g)].map((m) => m[1] ?? m[2]))];
+    const metricNames = [...kql.matchAll(/name\s*(?:==|in)\s*\(?\s*((?:'[^']+'\s*,?\s*)+)\)?/g)].flatMap((m) => [...m[1].matchAll(/'([^']+)'/g)].map((n) => n[1]));
+    const problems: string[] = [];
+    if (/\bcustomMetrics\b/.test(kql)) {
+      expect(metricNames.length).toBeGreaterThan(0);
+      for (const name of metricNames) {
+        const attributes = emitted.metrics.get(name);
+        if (!attributes) {
+          problems.push(`metric ${name} is never emitted`);
+          continue;
+        }
+        // A dimension must be emitted by every metric the query reads (else it is empty for some rows);
+        // a query that also reads traces may take it from the log lines.
+        const alsoTraces = /\btraces\b/.test(kql);
+        for (const d of dimensions) if (!attributes.has(d) && !(alsoTraces && emitted.logAttributes.has(d))) problems.push(`${name} has no attribute ${d}`);
+      }
+    } else if (/\btraces\b/.test(kql)) {
+      for (const d of dimensions) if (!emitted.logAttributes.has(d)) problems.push(`log lines have no attribute ${d}`);
+    } else {
+      problems.push('reads neither customMetrics nor traces');
+    }
+    expect([...new Set(problems)]).toEqual([]);
+  });
+});
