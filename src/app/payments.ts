@@ -8,6 +8,7 @@ import { PaymentsConsumer } from '../payments/PaymentsConsumer';
 import { createTableClient } from '../storage/tableClient';
 import { Telemetry } from '../telemetry/Telemetry';
 import { retentionMsOf } from '../lifecycle/retention';
+import { waitBudgetMsOf } from '../payments/chargePatience';
 
 /** The dedup store as the settings describe it. */
 export function storeFromSettings(settings: Settings): TableIdempotencyStore {
@@ -27,7 +28,7 @@ export function paymentsConsumerFromSettings(settings: Settings, telemetry = new
     workflow,
     telemetry,
     // A delivery waits at most 80% of a lease: the lease then still covers the completion write.
-    waitBudgetMs: settings.IDEMPOTENCY_LEASE_SECONDS * 800,
+    waitBudgetMs: waitBudgetMsOf(settings),
   });
 }
 

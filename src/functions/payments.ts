@@ -2,6 +2,7 @@ import { app } from '@azure/functions';
 import * as df from 'durable-functions';
 import type { ActivityHandler, EntityContext, OrchestrationContext } from 'durable-functions';
 import { paymentsConsumerFromSettings, providerFromSettings } from '../app/payments';
+import { PROVIDER_RETRY as PROVIDER_RETRY_POLICY } from '../payments/chargePatience';
 import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityState } from '../payments/chargeEntity';
 import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestrationInput } from '../payments/chargeOrchestration';
 import { appSettings, appTelemetry, once } from './handlers/appContext';
@@ -11,9 +12,9 @@ import { makePaymentsHandler } from './handlers/paymentsHandler';
 /** Registrations of the payments consumer: trigger, orchestration, entity and activity. */
 
 const CHARGE_ENTITY = 'paymentCharge';
-/** Provider activity retries: 5 attempts, 2 s then doubling (2, 4, 8, 16 s), inside the delivery's wait budget. */
-const PROVIDER_RETRY = new df.RetryOptions(2_000, 5);
-PROVIDER_RETRY.backoffCoefficient = 2;
+/** Provider activity retries (2, 4, 8, 16 s), counted in the deliveries' patience (chargePatience.ts). */
+const PROVIDER_RETRY = new df.RetryOptions(PROVIDER_RETRY_POLICY.firstRetryIntervalMs, PROVIDER_RETRY_POLICY.maxNumberOfAttempts);
+PROVIDER_RETRY.backoffCoefficient = PROVIDER_RETRY_POLICY.backoffCoefficient;
 
 const consumer = once(() => paymentsConsumerFromSettings(appSettings(), appTelemetry()));
 const provider = once(() => providerFromSettings(appSettings(), appTelemetry()));

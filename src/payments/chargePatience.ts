@@ -1,0 +1,78 @@
+import { ConfigurationError } from '../core/errors';
+import type { Settings } from '../config/settings';
+
+/**
+ * How long the payments consumer keeps a message (all its deliveries) against how long a charge can
+ * take on a cold Durable Functions start. Each delivery waits at most `waitBudgetMs` for the charge,
+ * then throws (Service Bus redelivers at once, `deliveryCount + 1`); after `maxDeliveryCount`
+ * deliveries the message is dead-lettered. A charge that is still running then completes nobody's
+ * message: its payment sits charged in the dead-letter queue. So the deliveries' patience must cover
+ * the slowest charge the platform can produce, with room to spare.
+ */
+
+/** host.json `extensions.durableTask.storageProvider.maxQueuePollingInterval` (a test holds them equal). */
+export const DURABLE_MAX_QUEUE_POLLING_MS = 10_000;
+
+/**
+ * Queue hops of one charge, each of which can wait one polling interval on an idle task hub: start ->
+ * orchestrator; orchestrator -> entity (begin) -> orchestrator; orchestrator -> activity -> orchestrator;
+ * orchestrator -> entity (record) -> orchestrator.
+ */
+export const CHARGE_QUEUE_HOPS = 9;
+
+/** Provider activity retry policy (`df.RetryOptions`): first retry after 2 s, doubling, 5 attempts. */
+export const PROVIDER_RETRY = { firstRetryIntervalMs: 2_000, maxNumberOfAttempts: 5, backoffCoefficient: 2 } as const;
+
+/** A Flex Consumption instance start when no instance is ready (documented as seconds; 10 s assumed). */
+export const COLD_START_MS = 10_000;
+
+/** Patience must be at least this many times the worst charge. */
+export const PATIENCE_SAFETY_FACTOR = 2;
+
+/** The share of a lease one delivery waits: the lease then still covers the completion write. */
+export const WAIT_SHARE_OF_LEASE = 0.8;
+
+export interface ChargeTimeBound {
+  readonly coldStartMs: number;
+  readonly queueHopsMs: number;
+  readonly providerCallsMs: number;
+  readonly retryDelaysMs: number;
+  readonly totalMs: number;
+}
+
+/** The slowest charge: a cold start, every hop waiting a full polling interval, every provider attempt timing out. */
+export function worstCaseChargeMs(providerTimeoutMs: number, pollingMs = DURABLE_MAX_QUEUE_POLLING_MS): ChargeTimeBound {
+  const { firstRetryIntervalMs, maxNumberOfAttempts, backoffCoefficient } = PROVIDER_RETRY;
+  let retryDelaysMs = 0;
+  for (let retry = 0; retry < maxNumberOfAttempts - 1; retry++) retryDelaysMs += firstRetryIntervalMs * backoffCoefficient ** retry;
+  const queueHopsMs = CHARGE_QUEUE_HOPS * pollingMs;
+  const providerCallsMs = maxNumberOfAttempts * providerTimeoutMs;
+  return { coldStartMs: COLD_START_MS, queueHopsMs, providerCallsMs, retryDelaysMs, totalMs: COLD_START_MS + queueHopsMs + providerCallsMs + retryDelaysMs };
+}
+
+/** One delivery's wait budget for `IDEMPOTENCY_LEASE_SECONDS`. */
+export function waitBudgetMsOf(settings: Pick<Settings, 'IDEMPOTENCY_LEASE_SECONDS'>): number {
+  return Math.floor(settings.IDEMPOTENCY_LEASE_SECONDS * 1000 * WAIT_SHARE_OF_LEASE);
+}
+
+/**
+ * Refuses settings whose deliveries give up on a charge before a cold Durable start could finish it.
+ * @throws ConfigurationError naming the settings and the shortfall.
+ * @returns the patience and the bound, for logging.
+ */
+export function assertPatienceCoversCharge(
+  settings: Pick<Settings, 'IDEMPOTENCY_LEASE_SECONDS' | 'SERVICEBUS_MAX_DELIVERY_COUNT' | 'PAYMENT_PROVIDER_TIMEOUT_MS'>,
+): { patienceMs: number; bound: ChargeTimeBound } {
+  const bound = worstCaseChargeMs(settings.PAYMENT_PROVIDER_TIMEOUT_MS);
+  const patienceMs = waitBudgetMsOf(settings) * settings.SERVICEBUS_MAX_DELIVERY_COUNT;
+  if (patienceMs < PATIENCE_SAFETY_FACTOR * bound.totalMs) {
+    throw new ConfigurationError(
+      `SERVICEBUS_MAX_DELIVERY_COUNT (${settings.SERVICEBUS_MAX_DELIVERY_COUNT}) x ${WAIT_SHARE_OF_LEASE} x IDEMPOTENCY_LEASE_SECONDS ` +
+        `(${settings.IDEMPOTENCY_LEASE_SECONDS} s) = ${patienceMs / 1000} s of deliveries is less than ${PATIENCE_SAFETY_FACTOR} x the slowest charge ` +
+        `(${bound.totalMs / 1000} s: cold start ${bound.coldStartMs / 1000} s + ${CHARGE_QUEUE_HOPS} queue hops x ${DURABLE_MAX_QUEUE_POLLING_MS / 1000} s + ` +
+        `${PROVIDER_RETRY.maxNumberOfAttempts} provider calls x PAYMENT_PROVIDER_TIMEOUT_MS (${settings.PAYMENT_PROVIDER_TIMEOUT_MS} ms) + retry delays ` +
+        `${bound.retryDelaysMs / 1000} s): charged payments would reach the dead-letter queue. Raise the delivery count or the lease, or lower the timeout`,
+    );
+  }
+  return { patienceMs, bound };
+}

@@ -1,0 +1,36 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadSettings } from '../../src/config/settings';
+import { assertPatienceCoversCharge, DURABLE_MAX_QUEUE_POLLING_MS, PROVIDER_RETRY, waitBudgetMsOf, worstCaseChargeMs } from '../../src/payments/chargePatience';
+
+const host = JSON.parse(readFileSync(join(__dirname, '..', '..', 'host.json'), 'utf8')) as {
+  extensions: { durableTask: { storageProvider: { maxQueuePollingInterval: string } } };
+};
+const base = { IDEMPOTENCY_TABLE_CONNECTION_STRING: 'UseDevelopmentStorage=true', PAYMENT_PROVIDER_URL: 'https://p.example' };
+
+describe('the payments consumer outlasts a cold Durable start', () => {
+  test('the polling interval the bound assumes is the one host.json sets (at most 10 s on Flex Consumption)', () => {
+    const [h, m, s] = host.extensions.durableTask.storageProvider.maxQueuePollingInterval.split(':').map(Number);
+    expect(((h * 60 + m) * 60 + s) * 1000).toBe(DURABLE_MAX_QUEUE_POLLING_MS);
+    expect(DURABLE_MAX_QUEUE_POLLING_MS).toBeLessThanOrEqual(10_000);
+  });
+
+  test('defaults: 10 deliveries x 48 s = 480 s against a worst charge of 180 s (cold start, 9 hops x 10 s, 5 x 10 s calls, 30 s of retries)', () => {
+    const settings = loadSettings(base);
+    const bound = worstCaseChargeMs(settings.PAYMENT_PROVIDER_TIMEOUT_MS);
+    expect(bound).toEqual({ coldStartMs: 10_000, queueHopsMs: 90_000, providerCallsMs: 50_000, retryDelaysMs: 30_000, totalMs: 180_000 });
+    expect(waitBudgetMsOf(settings)).toBe(48_000);
+    expect(assertPatienceCoversCharge(settings).patienceMs).toBe(480_000);
+    expect(PROVIDER_RETRY.maxNumberOfAttempts).toBe(5);
+  });
+
+  test('with the pre-Flex default polling of 30 s the same settings would not be patient enough', () => {
+    expect(2 * worstCaseChargeMs(10_000, 30_000).totalMs).toBeGreaterThan(480_000);
+  });
+
+  test('too few deliveries or too short a lease refuse to start, naming the settings', () => {
+    expect(() => assertPatienceCoversCharge(loadSettings({ ...base, SERVICEBUS_MAX_DELIVERY_COUNT: '3' }))).toThrow(/SERVICEBUS_MAX_DELIVERY_COUNT \(3\).*IDEMPOTENCY_LEASE_SECONDS \(60 s\).*dead-letter/);
+    expect(() => assertPatienceCoversCharge(loadSettings({ ...base, IDEMPOTENCY_LEASE_SECONDS: '20' }))).toThrow(/IDEMPOTENCY_LEASE_SECONDS \(20 s\)/);
+    expect(() => assertPatienceCoversCharge(loadSettings({ ...base, PAYMENT_PROVIDER_TIMEOUT_MS: '60000' }))).toThrow(/PAYMENT_PROVIDER_TIMEOUT_MS \(60000 ms\)/);
+  });
+});
