@@ -95,6 +95,8 @@ param cosmosOrdersContainerName string = 'orders'
 @description('Base URL of the third-party payment provider (https). Required: the app refuses to start without it (azd asks for PAYMENT_PROVIDER_URL).')
 param paymentProviderUrl string
 @description('Timeout of one payment provider call in milliseconds (PAYMENT_PROVIDER_TIMEOUT_MS).')
+@minValue(100)
+@maxValue(120000)
 param paymentProviderTimeoutMs int = 10000
 
 @description('Durable Functions task hub name (DURABLE_TASK_HUB_NAME).')
