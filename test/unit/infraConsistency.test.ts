@@ -269,6 +269,30 @@ describe('infra cross-check: no secrets, local auth off, documented roles', () =
   });
 });
 
+describe('host.json: what reaches Application Insights', () => {
+  const host = JSON.parse(hostJson) as {
+    logging: { logLevel: Record<string, string>; applicationInsights: { samplingSettings: { excludedTypes: string } } };
+  };
+  const rank = ['Trace', 'Debug', 'Information', 'Warning', 'Error', 'Critical', 'None'];
+
+  test('successful invocations are logged (Host.Results at Information: they are the requests table)', () => {
+    expect(rank.indexOf(host.logging.logLevel['Host.Results'] ?? host.logging.logLevel.default)).toBeLessThanOrEqual(rank.indexOf('Information'));
+  });
+
+  test('the Durable Task framework logs warnings and above only (Information is costly at volume)', () => {
+    for (const category of ['DurableTask.AzureStorage', 'DurableTask.Core']) {
+      expect(rank.indexOf(host.logging.logLevel[category] ?? host.logging.logLevel.default)).toBeGreaterThanOrEqual(rank.indexOf('Warning'));
+    }
+  });
+
+  test('sampling exclusions name only the telemetry types the host knows', () => {
+    const known = ['Dependency', 'Event', 'Exception', 'PageView', 'Request', 'Trace'];
+    const excluded = host.logging.applicationInsights.samplingSettings.excludedTypes.split(';').filter(Boolean);
+    expect(excluded.filter((t) => !known.includes(t))).toEqual([]);
+    expect(excluded).toEqual(expect.arrayContaining(['Request', 'Exception']));
+  });
+});
+
 describe('infra cross-check: operations and azd', () => {
   test('every KQL file the Bicep loads exists, and every KQL file is deployed', () => {
     const operations = read('infra/app/operations.bicep');
