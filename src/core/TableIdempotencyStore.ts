@@ -281,7 +281,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
       if (this.unresolvedClaims.size >= MAX_UNRESOLVED_CLAIMS) this.unresolvedClaims.delete(this.unresolvedClaims.keys().next().value as string);
       this.unresolvedClaims.set(scoped, ownerId);
       throw new StoreUnavailableError(
-        `claim of ${JSON.stringify(scoped)}: the store did not answer, and this claim may have been written; ` +
+        `table store unavailable during claim of ${JSON.stringify(scoped)}: no answer, and this claim may have been written; ` +
           'if so the key stays in progress until its lease lapses (this process takes it over on its next claim); retry later',
         'claim',
         failure,
