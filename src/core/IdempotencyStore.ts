@@ -11,12 +11,21 @@ export interface Claim {
   readonly attempt: number;
   readonly ownerId: string;
   readonly leaseExpiresAtMs: number;
+  /** The record's generation (see {@link IdempotencyRecord.createdAtMs}): identifies work started for this lifetime. */
   readonly createdAtMs: number;
+  /** Names of the local rows on record for this claim (written by it, or by its completion). */
+  readonly localRows: readonly string[];
   /** Version of the record this claim wrote; every later write is conditional on it. */
   readonly etag: string;
 }
 
-/** A local side effect written in the same transaction as the marker (same table and partition). */
+/**
+ * A local side effect written in the same transaction as the marker (same table and partition),
+ * as the row `<marker RowKey>~<name>`. Its lifecycle is the marker's: the marker lists its rows'
+ * names; a takeover deletes the previous attempt's rows it does not write again; the expiry sweep
+ * deletes them with the marker; a fresh claim overwrites a leftover row of the same name. A key has
+ * at most 99 local rows (one transaction holds 100 actions).
+ */
 export interface LocalEffect {
   /** Distinguishes this effect's row from the marker's; `[A-Za-z0-9_-]{1,64}`. */
   readonly name: string;

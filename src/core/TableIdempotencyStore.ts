@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { TableClient, TableEntity, TableEntityResult, TransactionAction } from '@azure/data-tables';
 import { systemClock, type Clock } from './clock';
 import { CompletedKeyCache } from './CompletedKeyCache';
-import { ConfigurationError, IdempotencyError, LeaseLostError, ResultTooLargeError, StoreRequestError, StoreUnavailableError } from './errors';
+import { ConfigurationError, IdempotencyError, LeaseLostError, ResultTooLargeError, StoreRequestError, StoreUnavailableError, UnknownRecordStatusError } from './errors';
 import type { Claim, ClaimOptions, ClaimOutcome, CommitOutcome, IdempotencyStore, LocalEffect } from './IdempotencyStore';
 import { scopedKeyString, type IdempotencyKey } from './keys';
-import { hasValidLease, isExpired, RecordStatus, type IdempotencyRecord } from './record';
+import { hasValidLease, isExpired, isKnownStatus, RecordStatus, type IdempotencyRecord } from './record';
 import { classifyStoreError, toDomainError } from './storeErrors';
 import { DEFAULT_PARTITION_COUNT, tableAddress, validatePartitionCount, type TableAddress } from './tableEncoding';
 
@@ -14,9 +14,15 @@ export const MAX_RESULT_BYTES_LIMIT = 32 * 1024;
 const MAX_REASON_LENGTH = 1024;
 const EFFECT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** The marker properties a completion, release or lease renewal changes. */
-const MUTABLE_PROPERTIES = ['status', 'leaseExpiresAtMs', 'retentionExpiresAtMs', 'updatedAtMs', 'resultJson', 'lastError'] as const;
+const MUTABLE_PROPERTIES = ['status', 'leaseExpiresAtMs', 'retentionExpiresAtMs', 'updatedAtMs', 'resultJson', 'lastError', 'localRows'] as const;
 /** Marker rows carry this `kind`; local-effect rows carry their own. */
 export const MARKER_KIND = 'idempotency-marker';
+/** Marker property listing its local rows' names, comma-separated (the sweep reads it). */
+export const LOCAL_ROWS_PROPERTY = 'localRows';
+/** Most local rows of one key: the marker and its rows fit one 100-action transaction. */
+export const MAX_LOCAL_ROWS = 99;
+/** Claims whose write outcome stayed unknown, remembered per store instance (bounded). */
+const MAX_UNRESOLVED_CLAIMS = 1000;
 
 export interface TableIdempotencyStoreOptions {
   /** Partitions the records spread over; fixed for a table's lifetime. Default 16. */
@@ -33,7 +39,7 @@ export interface TableIdempotencyStoreOptions {
 }
 
 /** A record's decision against a claimant's digest (see {@link TableIdempotencyStore.claim}). */
-type Decision = 'takeover' | 'duplicate' | 'inProgress' | 'keyReused';
+type Decision = 'expired' | 'takeover' | 'duplicate' | 'inProgress' | 'keyReused';
 
 /**
  * The idempotency store on Azure Table Storage.
@@ -51,6 +57,8 @@ export class TableIdempotencyStore implements IdempotencyStore {
   readonly maxResultBytes: number;
   private readonly clock: Clock;
   private readonly cache: CompletedKeyCache | undefined;
+  /** Scoped key -> owner id of a claim of ours whose insert may have landed unseen (see {@link acquire}). */
+  private readonly unresolvedClaims = new Map<string, string>();
 
   constructor(
     readonly client: TableClient,
@@ -107,6 +115,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
       ownerId: outcome.record.ownerId,
       leaseExpiresAtMs: outcome.record.leaseExpiresAtMs,
       createdAtMs: outcome.record.createdAtMs,
+      localRows: outcome.record.localRows,
       etag: outcome.record.etag,
     };
     return outcome.previous
@@ -132,10 +141,12 @@ export class TableIdempotencyStore implements IdempotencyStore {
 
   async complete(claim: Claim, result: unknown, effects?: readonly LocalEffect[]): Promise<IdempotencyRecord> {
     const resultJson = this.serializeResult(result);
-    const record = await this.rewrite(claim, 'complete', validateEffects(effects), {
+    const valid = validateEffects(effects);
+    const record = await this.rewrite(claim, 'complete', valid, {
       status: RecordStatus.Completed,
       leaseExpiresAtMs: 0,
       resultJson,
+      localRows: localRowsAfter(claim.localRows, valid),
     });
     this.cache?.put(scopedKeyString(claim.key), record);
     return record;
@@ -172,37 +183,54 @@ export class TableIdempotencyStore implements IdempotencyStore {
   /**
    * Inserts the marker (with effects, in one transaction) or takes an existing record over.
    * Loops only when the record changed between our failed write and our read (bounded).
+   *
+   * Local rows: a fresh insert overwrites leftover rows of the same names (a previous lifetime's,
+   * if any survived); a takeover writes the new attempt's rows and deletes the previous attempt's
+   * rows it does not write again, in the same transaction, so a record's rows are always exactly
+   * those its marker lists.
+   *
+   * An insert or takeover whose every answer was lost (the SDK's retries ended in a network
+   * failure) is resolved by reading the record: ours -> the claim is ours; not ours -> nothing
+   * of ours landed and the error is thrown as is. When even the read fails, the error says the
+   * claim may have landed, and this store takes it over on its next claim of the key.
    */
   private async acquire(
     key: IdempotencyKey,
     digest: string,
     effects: readonly LocalEffect[],
-    state: (nowMs: number, ownerId: string, attempt: number) => MarkerState,
+    state: (nowMs: number, ownerId: string, attempt: number) => Omit<MarkerState, 'localRows'>,
   ): Promise<
     | { kind: 'acquired'; address: TableAddress; record: IdempotencyRecord; previous?: IdempotencyRecord }
     | Extract<ClaimOutcome, { kind: 'duplicate' | 'inProgress' | 'keyReused' }>
   > {
     const address = this.addressOf(key);
     const scoped = scopedKeyString(key);
+    const localRows = effects.map((effect) => effect.name);
     // One owner id for the whole call: a write of ours whose answer was lost is recognised by it.
     const ownerId = randomUUID();
     let tookOverFrom: IdempotencyRecord | undefined;
     for (let round = 0; round < 5; round++) {
       const now = this.clock.nowMs();
-      const fresh = this.markerEntity(key, address, digest, now, now, state(now, ownerId, 1));
+      const fresh = this.markerEntity(key, address, digest, now, now, { ...state(now, ownerId, 1), localRows });
       try {
-        const etag = await this.write(fresh, effects, 'create', undefined, 'claim');
-        return { kind: 'acquired', address, record: toRecord({ ...fresh, etag }) };
+        const etag = await this.write(fresh, effects, [], 'create', undefined, 'claim');
+        return this.acquired(scoped, { kind: 'acquired', address, record: toRecord({ ...fresh, etag }) });
       } catch (error) {
+        if (error instanceof StoreUnavailableError) return this.resolveUnknownWrite(scoped, address, ownerId, tookOverFrom, error);
         if (!(error instanceof Conflict)) throw error;
       }
       const existing = await this.read(address);
       if (!existing) continue; // deleted between our insert and our read: insert again
       if (existing.ownerId === ownerId) {
         // Our insert landed but its answer was lost (the SDK retried it): the claim is ours.
-        return { kind: 'acquired', address, record: existing, previous: tookOverFrom };
+        return this.acquired(scoped, { kind: 'acquired', address, record: existing, previous: tookOverFrom });
       }
-      const decision = decide(existing, digest, this.clock.nowMs());
+      const nowMs = this.clock.nowMs();
+      let decision = decide(existing, digest, nowMs, scoped);
+      if (decision === 'inProgress' && this.unresolvedClaims.get(scoped) === existing.ownerId) {
+        // A claim of ours whose outcome we could not learn: nobody works on it, take it over now.
+        decision = 'takeover';
+      }
       if (decision === 'duplicate') {
         this.cache?.put(scoped, existing);
         return { kind: 'duplicate', record: existing, cached: false };
@@ -210,17 +238,57 @@ export class TableIdempotencyStore implements IdempotencyStore {
       if (decision === 'keyReused') return { kind: 'keyReused', record: existing, digest, cached: false };
       if (decision === 'inProgress') return { kind: 'inProgress', record: existing };
       tookOverFrom = existing;
+      const staleRows = existing.localRows.filter((name) => !localRows.includes(name));
+      if (1 + localRows.length + staleRows.length > MAX_LOCAL_ROWS + 1) {
+        throw new ConfigurationError(
+          `a takeover of ${JSON.stringify(scoped)} must write ${localRows.length} local rows and delete ${staleRows.length} of the previous attempt: ` +
+            `more than one transaction holds (a key has at most ${MAX_LOCAL_ROWS} local row names across its attempts)`,
+        );
+      }
       const takeoverNow = this.clock.nowMs();
-      const taken = this.markerEntity(key, address, digest, existing.createdAtMs, takeoverNow, state(takeoverNow, ownerId, existing.attempt + 1));
+      // The takeover of an expired record starts a new lifetime (generation); any other keeps it.
+      const createdAtMs = decision === 'expired' ? takeoverNow : existing.createdAtMs;
+      const taken = this.markerEntity(key, address, digest, createdAtMs, takeoverNow, { ...state(takeoverNow, ownerId, existing.attempt + 1), localRows });
       try {
-        const etag = await this.write(taken, effects, 'replace', existing.etag, 'takeover');
-        return { kind: 'acquired', address, record: toRecord({ ...taken, etag }), previous: existing };
+        const etag = await this.write(taken, effects, staleRows, 'replace', existing.etag, 'takeover');
+        return this.acquired(scoped, { kind: 'acquired', address, record: toRecord({ ...taken, etag }), previous: existing });
       } catch (error) {
+        if (error instanceof StoreUnavailableError) return this.resolveUnknownWrite(scoped, address, ownerId, existing, error);
         if (!(error instanceof Conflict)) throw error;
         // Another claimant took it over first (412) or it was deleted (404): look again.
       }
     }
     throw new StoreUnavailableError(`claim of ${JSON.stringify(scoped)} kept racing with other writers; retry later`, 'claim');
+  }
+
+  private acquired<T>(scoped: string, outcome: T): T {
+    this.unresolvedClaims.delete(scoped);
+    return outcome;
+  }
+
+  /** After a claim write failed without an answer: learn whether it landed (see {@link acquire}). */
+  private async resolveUnknownWrite(
+    scoped: string,
+    address: TableAddress,
+    ownerId: string,
+    previous: IdempotencyRecord | undefined,
+    failure: StoreUnavailableError,
+  ): Promise<{ kind: 'acquired'; address: TableAddress; record: IdempotencyRecord; previous?: IdempotencyRecord }> {
+    let current: IdempotencyRecord | undefined;
+    try {
+      current = await this.read(address);
+    } catch {
+      if (this.unresolvedClaims.size >= MAX_UNRESOLVED_CLAIMS) this.unresolvedClaims.delete(this.unresolvedClaims.keys().next().value as string);
+      this.unresolvedClaims.set(scoped, ownerId);
+      throw new StoreUnavailableError(
+        `table store unavailable during claim of ${JSON.stringify(scoped)}: no answer, and this claim may have been written; ` +
+          'if so the key stays in progress until its lease lapses (this process takes it over on its next claim); retry later',
+        'claim',
+        failure,
+      );
+    }
+    if (current?.ownerId === ownerId) return this.acquired(scoped, { kind: 'acquired', address, record: current, previous });
+    throw failure; // nothing of ours landed: the error's promise holds
   }
 
   /** Conditional rewrite of a claim's record; a lost condition means the lease was lost. */
@@ -232,6 +300,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
       attempt: claim.attempt,
       leaseExpiresAtMs: claim.leaseExpiresAtMs,
       resultJson: undefined,
+      localRows: claim.localRows,
       ...change,
     });
     // Merge only what changes (fewer bytes to send and store than a full replace); the row was
@@ -239,7 +308,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
     const patch: TableEntity = { partitionKey: current.partitionKey, rowKey: current.rowKey };
     for (const name of MUTABLE_PROPERTIES) if (current[name] !== undefined) patch[name] = current[name];
     try {
-      const etag = await this.write(patch, effects, 'merge', claim.etag, operation);
+      const etag = await this.write(patch, effects, [], 'merge', claim.etag, operation);
       return toRecord({ ...current, etag });
     } catch (error) {
       if (!(error instanceof Conflict)) throw error;
@@ -261,22 +330,31 @@ export class TableIdempotencyStore implements IdempotencyStore {
   }
 
   /**
-   * One write: the marker alone, or the marker and its effects in one transaction.
+   * One write: the marker alone, or the marker, its effects (upserted) and the deletes of
+   * `staleRows` (local rows no longer on record) in one transaction.
    * `mode`: create (insert-if-absent), replace or merge (both only if `etag` matches).
    * @returns the marker's new etag. @throws Conflict (409/412/404) or a domain error.
    */
-  private async write(marker: TableEntity, effects: readonly LocalEffect[], mode: 'create' | 'replace' | 'merge', etag: string | undefined, operation: string): Promise<string> {
+  private async write(
+    marker: TableEntity,
+    effects: readonly LocalEffect[],
+    staleRows: readonly string[],
+    mode: 'create' | 'replace' | 'merge',
+    etag: string | undefined,
+    operation: string,
+  ): Promise<string> {
     const updateMode = mode === 'merge' ? 'Merge' : 'Replace';
     try {
-      if (effects.length === 0) {
+      if (effects.length === 0 && staleRows.length === 0) {
         const response = mode === 'create' ? await this.client.createEntity(marker) : await this.client.updateEntity(marker, updateMode, { etag });
         return requireEtag(response.etag, operation);
       }
       const markerAction: TransactionAction = mode === 'create' ? ['create', marker] : ['update', marker, updateMode, { etag }];
-      const effectActions = effects.map(
-        (effect): TransactionAction => [mode === 'create' ? 'create' : 'upsert', this.effectEntity(marker, effect), 'Replace'] as TransactionAction,
-      );
-      const response = await this.client.submitTransaction([markerAction, ...effectActions]);
+      // Upsert even on create: the marker's insert-if-absent guards the transaction, and a row of
+      // the same name left by an earlier lifetime of the key is taken over, not a 409 forever.
+      const effectActions = effects.map((effect): TransactionAction => ['upsert', this.effectEntity(marker, effect), 'Replace']);
+      const deleteActions = staleRows.map((name): TransactionAction => ['delete', { partitionKey: marker.partitionKey as string, rowKey: localRowKey(marker.rowKey as string, name) }]);
+      const response = await this.client.submitTransaction([markerAction, ...effectActions, ...deleteActions]);
       // Sub-responses come in the order of the actions: the marker's is first.
       return requireEtag(response.subResponses[0]?.etag, operation);
     } catch (error) {
@@ -315,12 +393,13 @@ export class TableIdempotencyStore implements IdempotencyStore {
     };
     if (state.resultJson !== undefined) entity.resultJson = state.resultJson;
     if (state.lastError !== undefined) entity.lastError = state.lastError;
+    if (state.localRows.length > 0) entity[LOCAL_ROWS_PROPERTY] = state.localRows.join(',');
     return entity;
   }
 
   private effectEntity(marker: TableEntity, effect: LocalEffect): TableEntity {
     const properties = Object.fromEntries(Object.entries(effect.properties).filter(([, value]) => value !== null));
-    return { ...properties, partitionKey: marker.partitionKey, rowKey: `${marker.rowKey as string}~${effect.name}`, kind: effect.name };
+    return { ...properties, partitionKey: marker.partitionKey, rowKey: localRowKey(marker.rowKey as string, effect.name), kind: effect.name };
   }
 
   private serializeResult(result: unknown): string | undefined {
@@ -345,6 +424,8 @@ interface MarkerState {
   leaseExpiresAtMs: number;
   resultJson: string | undefined;
   lastError?: string;
+  /** Names of the local rows on record (listed on the marker). */
+  localRows: readonly string[];
 }
 
 /** Internal signal for the three expected store answers. */
@@ -354,8 +435,10 @@ class Conflict extends Error {
   }
 }
 
-function decide(existing: IdempotencyRecord, digest: string, nowMs: number): Decision {
-  if (isExpired(existing, nowMs)) return 'takeover';
+/** @throws UnknownRecordStatusError for a live record whose status this version does not know. */
+function decide(existing: IdempotencyRecord, digest: string, nowMs: number, scopedKey: string): Decision {
+  if (isExpired(existing, nowMs)) return 'expired';
+  if (!isKnownStatus(existing.status)) throw new UnknownRecordStatusError(scopedKey, String(existing.status));
   if (existing.digest !== digest) return 'keyReused';
   if (existing.status === RecordStatus.Completed) return 'duplicate';
   if (hasValidLease(existing, nowMs)) return 'inProgress';
@@ -396,8 +479,26 @@ function toRecord(entity: TableEntityResult<Record<string, unknown>> | TableEnti
     createdAtMs: toNumber(entity.createdAtMs ?? updatedAtMs),
     updatedAtMs,
     lastError: entity.lastError === undefined ? undefined : String(entity.lastError),
+    localRows: parseLocalRows(entity[LOCAL_ROWS_PROPERTY]),
     etag: String(entity.etag),
   };
+}
+
+/** The RowKey of local row `name` of the marker `markerRowKey`. */
+export function localRowKey(markerRowKey: string, name: string): string {
+  return `${markerRowKey}~${name}`;
+}
+
+/** The names listed in a marker's {@link LOCAL_ROWS_PROPERTY} (absent: none). */
+export function parseLocalRows(value: unknown): string[] {
+  return typeof value === 'string' && value !== '' ? value.split(',') : [];
+}
+
+/** The local rows on record after a write of `effects` to a claim holding `current`. */
+function localRowsAfter(current: readonly string[], effects: readonly LocalEffect[]): readonly string[] {
+  const names = [...current, ...effects.map((effect) => effect.name).filter((name) => !current.includes(name))];
+  if (names.length > MAX_LOCAL_ROWS) throw new ConfigurationError(`a key has at most ${MAX_LOCAL_ROWS} local rows, this write would give it ${names.length}`);
+  return names;
 }
 
 function requireEtag(etag: string | undefined, operation: string): string {
@@ -412,7 +513,7 @@ function positive(value: number, name: string): number {
 
 function validateEffects(effects: readonly LocalEffect[] | undefined): readonly LocalEffect[] {
   if (!effects) return [];
-  if (effects.length > 99) throw new ConfigurationError(`at most 99 local effects fit in one transaction with the marker, got ${effects.length}`);
+  if (effects.length > MAX_LOCAL_ROWS) throw new ConfigurationError(`at most ${MAX_LOCAL_ROWS} local effects fit in one transaction with the marker, got ${effects.length}`);
   const names = new Set<string>();
   for (const effect of effects) {
     if (!EFFECT_NAME.test(effect.name)) throw new ConfigurationError(`local effect name ${JSON.stringify(effect.name)} must match ${EFFECT_NAME}`);

@@ -72,6 +72,24 @@ export class LeaseLostError extends IdempotencyError {
   }
 }
 
+/**
+ * A record has a status this version does not know (written by a newer version, or edited by
+ * hand). It is refused, never taken over: the work it stands for may have completed. Retryable,
+ * because a newer instance may answer the redelivery; otherwise the message dead-letters with it.
+ */
+export class UnknownRecordStatusError extends IdempotencyError {
+  constructor(
+    readonly scopedKey: string,
+    readonly status: string,
+  ) {
+    super(
+      `record of ${JSON.stringify(scopedKey)} has status ${JSON.stringify(status)}, which this version does not know; ` +
+        'refusing to take it over, since its work may have completed (deploy the version that wrote it, or fix the record)',
+      { retryable: true },
+    );
+  }
+}
+
 /** Another claimant holds a valid lease on the key; retry after `leaseExpiresAtMs`. */
 export class KeyInProgressError extends IdempotencyError {
   constructor(

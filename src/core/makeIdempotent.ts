@@ -3,9 +3,17 @@ import type { Claim, ClaimOutcome, IdempotencyStore } from './IdempotencyStore';
 import { scopedKeyString, type IdempotencyKey } from './keys';
 import { payloadDigest } from './digest';
 
-/** Told of every decision the wrapper makes; telemetry plugs in here. */
+/** One decision of the wrapper. `releaseFailed`: a claim could not be given up; `reason` says why (it stays in progress until its lease lapses). */
+export interface IdempotencyEvent {
+  readonly key: IdempotencyKey;
+  readonly outcome: ClaimOutcome['kind'] | 'completed' | 'released' | 'releaseFailed';
+  readonly attempt?: number;
+  readonly reason?: string;
+}
+
+/** Told of every decision the wrapper makes; telemetry plugs in here. An observer that throws is ignored: it never changes an outcome. */
 export interface IdempotencyObserver {
-  (event: { readonly key: IdempotencyKey; readonly outcome: ClaimOutcome['kind'] | 'completed' | 'released'; readonly attempt?: number }): void;
+  (event: IdempotencyEvent): void;
 }
 
 export interface MakeIdempotentOptions<I> {
@@ -19,7 +27,11 @@ export interface MakeIdempotentOptions<I> {
 
 /**
  * Wraps `work` so it runs at most once per key: claim, run, complete; on a duplicate the stored
- * result is returned without running; on failure the claim is released and the error rethrown.
+ * result is returned without running. Every failure after the claim (the work's, or a completion
+ * that fails, e.g. `ResultTooLargeError`) releases the claim with the error as its reason and
+ * rethrows; when the release fails too, the observer is told why (`releaseFailed`) and the key
+ * stays in progress until its lease lapses. A completion refused with `LeaseLostError` releases
+ * nothing (the claim belongs to someone else).
  *
  * If the process dies after `work` ran but before completion, the record stays in progress until
  * its lease lapses, and the next delivery runs `work` again with `claim.attempt + 1`: pass
@@ -36,13 +48,14 @@ export interface MakeIdempotentOptions<I> {
  * });
  */
 export function makeIdempotent<I, R>(work: (input: I, claim: Claim) => Promise<R>, options: MakeIdempotentOptions<I>): (input: I) => Promise<R> {
-  const { store, keyOf, observer } = options;
+  const { store, keyOf } = options;
+  const observe = safeObserver(options.observer);
   const payloadOf = options.payloadOf ?? ((input: I) => input);
   return async (input: I): Promise<R> => {
     const key = keyOf(input);
     const digest = payloadDigest(payloadOf(input));
     const outcome = await store.claim(key, digest);
-    observer?.({ key, outcome: outcome.kind, attempt: 'claim' in outcome ? outcome.claim.attempt : outcome.record.attempt });
+    observe({ key, outcome: outcome.kind, attempt: 'claim' in outcome ? outcome.claim.attempt : outcome.record.attempt });
     switch (outcome.kind) {
       case 'duplicate':
         return outcome.record.result as R;
@@ -55,20 +68,38 @@ export function makeIdempotent<I, R>(work: (input: I, claim: Claim) => Promise<R
         break;
     }
     const claim = outcome.claim;
+    // The caller needs the failure's error, not the release's: a failed release is reported to the observer.
+    const releaseAfter = (error: unknown): Promise<void> =>
+      store.release(claim, describe(error)).then(
+        () => observe({ key, outcome: 'released', attempt: claim.attempt }),
+        (releaseError: unknown) => observe({ key, outcome: 'releaseFailed', attempt: claim.attempt, reason: describe(releaseError) }),
+      );
     let result: R;
     try {
       result = await work(input, claim);
     } catch (error) {
-      await store.release(claim, describe(error)).then(
-        () => observer?.({ key, outcome: 'released', attempt: claim.attempt }),
-        // The lease will lapse on its own; the caller needs the work's error, not this one.
-        () => undefined,
-      );
+      await releaseAfter(error);
       throw error;
     }
-    await store.complete(claim, result);
-    observer?.({ key, outcome: 'completed', attempt: claim.attempt });
+    try {
+      await store.complete(claim, result);
+    } catch (error) {
+      if (!(error instanceof LeaseLostError)) await releaseAfter(error);
+      throw error;
+    }
+    observe({ key, outcome: 'completed', attempt: claim.attempt });
     return result;
+  };
+}
+
+/** The observer, made unable to throw into the workflow (telemetry must never lock a key). */
+function safeObserver(observer: IdempotencyObserver | undefined): IdempotencyObserver {
+  return (event) => {
+    try {
+      observer?.(event);
+    } catch {
+      // ignored on purpose: see IdempotencyObserver
+    }
   };
 }
 

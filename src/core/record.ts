@@ -15,7 +15,10 @@
  *   ETag-conditional update and `attempt + 1` (the fencing number).
  * - `COMPLETED`: immutable; duplicates with the same digest get the stored result.
  * - Past `retentionExpiresAtMs` (and not under a valid lease) the record may be deleted by the
- *   expiry sweep; until it is, a claim treats it as absent.
+ *   expiry sweep, together with its local rows; until it is, a claim treats it as absent and
+ *   starts a new lifetime (a new `createdAtMs`, the record's generation).
+ * - Any other status (written by a newer version, or by hand) is refused, never taken over:
+ *   the work it stands for may have completed.
  */
 export const RecordStatus = {
   InProgress: 'IN_PROGRESS',
@@ -23,6 +26,13 @@ export const RecordStatus = {
   Released: 'RELEASED',
 } as const;
 export type RecordStatus = (typeof RecordStatus)[keyof typeof RecordStatus];
+
+const KNOWN_STATUSES: ReadonlySet<string> = new Set(Object.values(RecordStatus));
+
+/** True for the statuses this code knows how to decide on. */
+export function isKnownStatus(status: unknown): status is RecordStatus {
+  return typeof status === 'string' && KNOWN_STATUSES.has(status);
+}
 
 export interface IdempotencyRecord {
   readonly consumer: string;
@@ -40,8 +50,15 @@ export interface IdempotencyRecord {
   readonly leaseExpiresAtMs: number;
   /** After this (and with no valid lease) the record may be deleted. */
   readonly retentionExpiresAtMs: number;
+  /**
+   * Start of this record's lifetime (its generation): set by the first claim and by the takeover
+   * of an expired record, kept by every other write. Work started for one generation never
+   * answers another.
+   */
   readonly createdAtMs: number;
   readonly updatedAtMs: number;
+  /** Names of the local rows written with this record (`<RowKey>~<name>`); the sweep deletes them with it. */
+  readonly localRows: readonly string[];
   /** Why the last attempt released the key (never a payload). */
   readonly lastError?: string;
   /** The store's version tag, used for conditional writes. */

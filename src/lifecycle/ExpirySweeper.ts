@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../core/clock';
 import { ConfigurationError, IdempotencyError, StoreRequestError } from '../core/errors';
 import { isExpired, type RecordStatus } from '../core/record';
 import { classifyStoreError, toDomainError } from '../core/storeErrors';
-import { MARKER_KIND } from '../core/TableIdempotencyStore';
+import { LOCAL_ROWS_PROPERTY, localRowKey, MARKER_KIND, parseLocalRows } from '../core/TableIdempotencyStore';
 import { DEFAULT_PARTITION_COUNT, partitionName, validatePartitionCount } from '../core/tableEncoding';
 import { deleteRowsIfUnchanged, type VersionedRow } from './conditionalBatchDelete';
 import { readSweepPosition, writeSweepPosition, type SweepPosition } from './sweepCheckpoint';
@@ -12,8 +12,8 @@ import { readSweepPosition, writeSweepPosition, type SweepPosition } from './swe
 export const MAX_PAGE_SIZE = 1000;
 /** Most actions in one entity-group transaction. */
 export const MAX_BATCH_SIZE = 100;
-/** Columns the sweep reads: enough to re-check the expiry rule and to delete by version. */
-const SWEEP_COLUMNS = ['PartitionKey', 'RowKey', 'status', 'leaseExpiresAtMs', 'retentionExpiresAtMs'];
+/** Columns the sweep reads: enough to re-check the expiry rule, to delete by version, and the local rows to delete with it. */
+const SWEEP_COLUMNS = ['PartitionKey', 'RowKey', 'status', 'leaseExpiresAtMs', 'retentionExpiresAtMs', LOCAL_ROWS_PROPERTY];
 /** Conditional batch retries of one chunk before falling back to single deletes. */
 const BATCH_ROUNDS = 3;
 const SINGLE_DELETE_CONCURRENCY = 8;
@@ -40,6 +40,8 @@ export interface SweepReport {
   readonly scanned: number;
   /** Records this run deleted. */
   readonly deleted: number;
+  /** Local rows (`<marker>~<name>`) deleted with those records, in the same transactions. */
+  readonly deletedLocalRows: number;
   /** Scanned rows this run did not delete. */
   readonly skipped: number;
   /** Past retention but under a valid lease at the cutoff. */
@@ -67,11 +69,14 @@ interface SweepRow extends VersionedRow {
   readonly status: RecordStatus;
   readonly leaseExpiresAtMs: number;
   readonly retentionExpiresAtMs: number;
+  /** Names of the record's local rows, deleted with it. */
+  readonly localRows: readonly string[];
 }
 
 interface Counts {
   scanned: number;
   deleted: number;
+  deletedLocalRows: number;
   skippedLeased: number;
   skippedChanged: number;
   alreadyDeleted: number;
@@ -128,7 +133,7 @@ export class ExpirySweeper {
     const startMs = this.clock.nowMs();
     const cutoffMs = startMs;
     const deadlineMs = startMs + this.budgetMs;
-    const counts: Counts = { scanned: 0, deleted: 0, skippedLeased: 0, skippedChanged: 0, alreadyDeleted: 0, requests: 0 };
+    const counts: Counts = { scanned: 0, deleted: 0, deletedLocalRows: 0, skippedLeased: 0, skippedChanged: 0, alreadyDeleted: 0, requests: 0 };
     counts.requests++;
     const stored = await readSweepPosition(this.client, this.checkpointName);
     let position: SweepPosition = { partitionIndex: stored.partitionIndex % this.partitionCount, afterRowKey: stored.afterRowKey };
@@ -165,7 +170,7 @@ export class ExpirySweeper {
     };
     this.log?.(
       `expiry sweep: scanned ${report.scanned}, deleted ${report.deleted}, skipped ${skipped} (leased ${report.skippedLeased}, ` +
-        `changed ${report.skippedChanged}, already deleted ${report.alreadyDeleted}), ${report.requests} requests, ` +
+        `changed ${report.skippedChanged}, already deleted ${report.alreadyDeleted}), ${report.deletedLocalRows} local rows deleted with them, ${report.requests} requests, ` +
         `${partitionsCompleted}/${this.partitionCount} partitions, ${stoppedByBudget ? 'stopped on budget' : 'cycle done'}, ` +
         `next ${partitionName(position.partitionIndex)}${position.afterRowKey ? ' (mid-partition)' : ''}` +
         `${checkpointSaved ? '' : ', checkpoint kept by an overlapping run'}`,
@@ -189,21 +194,32 @@ export class ExpirySweeper {
     if (afterRowKey !== undefined) filter += ` and RowKey gt '${odataString(afterRowKey)}'`;
     for await (const page of this.query(filter, counts)) {
       let chunk: SweepRow[] = [];
+      let actions = 0;
       let leased = 0;
-      for (let i = 0; i < page.length; i++) {
-        const row = page[i]!;
-        if (isExpired(row, cutoffMs)) chunk.push(row);
-        else leased++;
-        if (chunk.length === this.batchSize || (i === page.length - 1 && (chunk.length > 0 || leased > 0))) {
-          if (outOfTime()) return false;
-          counts.scanned += chunk.length + leased;
-          counts.skippedLeased += leased;
-          await this.deleteChunk(chunk, cutoffMs, counts);
-          advance(row.rowKey);
-          chunk = [];
-          leased = 0;
-        }
+      let lastRowKey: string | undefined;
+      const flush = async (): Promise<boolean> => {
+        if (outOfTime()) return false;
+        counts.scanned += chunk.length + leased;
+        counts.skippedLeased += leased;
+        await this.deleteChunk(chunk, cutoffMs, counts);
+        if (lastRowKey !== undefined) advance(lastRowKey);
+        chunk = [];
+        actions = 0;
+        leased = 0;
+        return true;
+      };
+      for (const row of page) {
+        if (isExpired(row, cutoffMs)) {
+          // A record and its local rows go in one transaction; a chunk holds at most batchSize actions
+          // (a record with more local rows than that goes alone: it always fits the service's 100).
+          if (chunk.length > 0 && actions + actionsOf(row) > this.batchSize && !(await flush())) return false;
+          chunk.push(row);
+          actions += actionsOf(row);
+        } else leased++;
+        lastRowKey = row.rowKey;
+        if (actions >= this.batchSize && !(await flush())) return false;
       }
+      if ((chunk.length > 0 || leased > 0) && !(await flush())) return false;
       if (outOfTime()) return false;
     }
     return true;
@@ -239,8 +255,9 @@ export class ExpirySweeper {
       if (pending.length === 0) return;
       counts.requests++;
       try {
-        await deleteRowsIfUnchanged(this.client, pending);
+        await deleteRowsIfUnchanged(this.client, withLocalRows(pending));
         counts.deleted += pending.length;
+        counts.deletedLocalRows += pending.reduce((sum, row) => sum + row.localRows.length, 0);
         return;
       } catch (error) {
         if (error instanceof IdempotencyError) throw error;
@@ -273,7 +290,10 @@ export class ExpirySweeper {
     return still;
   }
 
-  /** Last resort: single conditional deletes; 404 counts as already deleted, 412 as changed. */
+  /**
+   * Last resort: one conditional delete per record (with its local rows, one transaction);
+   * 404 counts as already deleted, 412 as changed.
+   */
   private async deleteOneByOne(rows: readonly SweepRow[], counts: Counts): Promise<void> {
     let next = 0;
     const worker = async (): Promise<void> => {
@@ -281,8 +301,10 @@ export class ExpirySweeper {
         const row = rows[next++]!;
         counts.requests++;
         try {
-          await this.client.deleteEntity(row.partitionKey, row.rowKey, { etag: row.etag });
+          if (row.localRows.length === 0) await this.client.deleteEntity(row.partitionKey, row.rowKey, { etag: row.etag });
+          else await deleteRowsIfUnchanged(this.client, withLocalRows([row]));
           counts.deleted++;
+          counts.deletedLocalRows += row.localRows.length;
         } catch (error) {
           const conflict = classifyStoreError(error, 'expirySweep.delete');
           if (conflict === 'notFound') counts.alreadyDeleted++;
@@ -302,7 +324,22 @@ function toSweepRow(entity: Record<string, unknown>): SweepRow {
     status: entity.status as RecordStatus,
     leaseExpiresAtMs: Number(entity.leaseExpiresAtMs ?? 0),
     retentionExpiresAtMs: Number(entity.retentionExpiresAtMs),
+    localRows: parseLocalRows(entity[LOCAL_ROWS_PROPERTY]),
   };
+}
+
+/** Actions a record's delete takes in a transaction: the marker and its local rows. */
+function actionsOf(row: SweepRow): number {
+  return 1 + row.localRows.length;
+}
+
+/**
+ * The records and their local rows, as rows to delete. A local row changes only in a transaction
+ * that also changes its marker, so the marker's ETag guards the whole group: local rows go with
+ * `If-Match: *`.
+ */
+function withLocalRows(rows: readonly SweepRow[]): VersionedRow[] {
+  return rows.flatMap((row) => [row, ...row.localRows.map((name) => ({ partitionKey: row.partitionKey, rowKey: localRowKey(row.rowKey, name), etag: '*' }))]);
 }
 
 /** A string literal for an OData filter: single quotes doubled. */

@@ -9,7 +9,7 @@ import { messageIdText, type MessageInfo } from '../messaging/messageInfo';
 import type { ParkingStore } from '../messaging/ParkingStore';
 import { Outcome, reportOutcome } from '../messaging/reportOutcome';
 import type { Telemetry } from '../telemetry/Telemetry';
-import { chargeInstanceId, type ChargeWorkflow } from './ChargeWorkflow';
+import { chargeEntityKey, chargeInstanceId, type ChargeWorkflow } from './ChargeWorkflow';
 import { PaymentRequestedSchema, type ChargeResult, type PaymentRequested } from './schema';
 
 export const PAYMENTS_CONSUMER = 'payments';
@@ -136,14 +136,17 @@ export class PaymentsConsumer {
   }
 
   /**
-   * As the claimant: make sure the key's orchestration runs (starting it only when none runs and
-   * none completed), wait for its result, then complete the claim with it.
+   * As the claimant: make sure the claim's orchestration runs (starting it only when none runs and
+   * none completed), wait for its result, then complete the claim with it. The orchestration and
+   * entity are those of this record's lifetime and payload (`chargeEntityKey`): a completed run
+   * of an earlier lifetime of the key, or of another payload, is never used.
    */
   private async charge(claim: Claim, payment: PaymentRequested, deadline: number, correlationId: string | undefined): Promise<ChargeResult> {
     const workflow = this.deps.workflow;
     if (!workflow) throw new Error('PaymentsConsumer has no charge workflow (use withWorkflow)');
-    const instanceId = chargeInstanceId(claim.address.rowKey);
-    const input = { idempotencyKey: claim.key.key, entityKey: claim.address.rowKey, attempt: claim.attempt, payment, correlationId };
+    const entityKey = chargeEntityKey(claim.address.rowKey, claim.createdAtMs, claim.digest);
+    const instanceId = chargeInstanceId(entityKey);
+    const input = { idempotencyKey: claim.key.key, entityKey, digest: claim.digest, attempt: claim.attempt, payment, correlationId };
     let status = await workflow.status(instanceId);
     if (status.state === 'none' || status.state === 'failed') {
       await workflow.start(instanceId, input);

@@ -5,8 +5,10 @@ import type { ChargeResult, PaymentRequested } from './schema';
 export interface ChargeOrchestrationInput {
   /** Sent to the provider as `Idempotency-Key` (the paymentId, the same on every call for this payment). */
   readonly idempotencyKey: string;
-  /** Key of the `paymentCharge` entity (the dedup record's RowKey: a hash, always a valid entity key). */
+  /** Key of the `paymentCharge` entity: one per record lifetime and payload (`chargeEntityKey`, a hash: always a valid entity key). */
   readonly entityKey: string;
+  /** Digest of the payment this run was started for (the run answers only that payload). */
+  readonly digest?: string;
   /** Fencing number of the claim that started this run. */
   readonly attempt: number;
   readonly payment: PaymentRequested;

@@ -2,6 +2,8 @@ import {
   KeyInProgressError,
   KeyReusedError,
   keyFromBusinessKey,
+  ResultTooLargeError,
+  StoreUnavailableError,
   makeIdempotent,
   RecordStatus,
   TableIdempotencyStore,
@@ -104,5 +106,67 @@ describe('makeIdempotent on Azurite', () => {
     firstRelease();
     expect(await slow).toMatchObject({ name: 'LeaseLostError' });
     expect((await store.get({ consumer: 'charges', key: 'p-s' }))?.result).toBe('fresh');
+  });
+
+  test('a result too large to store releases the key with the reason; the next call runs again at once, with attempt 2', async () => {
+    const clock = new FakeClock();
+    const store = new TableIdempotencyStore(await freshTable(azuriteOf()), { retentionMs: 86_400_000, leaseMs: 60_000, maxResultBytes: 1000, clock });
+    const attempts: number[] = [];
+    const charge = makeIdempotent(
+      async (_input: Charge, claim: Claim) => {
+        attempts.push(claim.attempt);
+        return attempts.length === 1 ? 'x'.repeat(2000) : 'small';
+      },
+      { store, keyOf: (input: Charge) => keyFromBusinessKey('charges', input, (c) => c.paymentId) },
+    );
+    await expect(charge({ paymentId: 'p-big', amount: 1 })).rejects.toThrow(ResultTooLargeError);
+    expect(await store.get({ consumer: 'charges', key: 'p-big' })).toMatchObject({ status: RecordStatus.Released, lastError: expect.stringMatching(/^ResultTooLargeError: /) });
+    expect(await charge({ paymentId: 'p-big', amount: 1 })).toBe('small'); // no wait for the lease (the clock never moves)
+    expect(attempts).toEqual([1, 2]);
+  });
+
+  test('an observer that throws changes nothing: the work completes, and a failing work still releases its key', async () => {
+    const clock = new FakeClock();
+    const store = new TableIdempotencyStore(await freshTable(azuriteOf()), { retentionMs: 86_400_000, leaseMs: 60_000, clock });
+    let runs = 0;
+    const charge = makeIdempotent(
+      async (input: Charge) => {
+        runs++;
+        if (input.amount < 0) throw new Error('refused');
+        return 'ok';
+      },
+      {
+        store,
+        keyOf: (input: Charge) => keyFromBusinessKey('charges', input, (c) => c.paymentId),
+        observer: () => {
+          throw new Error('telemetry exporter broke');
+        },
+      },
+    );
+    expect(await charge({ paymentId: 'p-o', amount: 1 })).toBe('ok');
+    expect((await store.get({ consumer: 'charges', key: 'p-o' }))?.status).toBe(RecordStatus.Completed);
+    await expect(charge({ paymentId: 'p-o2', amount: -1 })).rejects.toThrow('refused');
+    expect((await store.get({ consumer: 'charges', key: 'p-o2' }))?.status).toBe(RecordStatus.Released);
+    expect(runs).toBe(2);
+  });
+
+  test('when the release after a failure fails too, the observer is told why and the work\'s error is thrown', async () => {
+    const clock = new FakeClock();
+    const store = new TableIdempotencyStore(await freshTable(azuriteOf()), { retentionMs: 86_400_000, leaseMs: 60_000, clock });
+    store.release = async () => {
+      throw new StoreUnavailableError('table store unavailable during release (no response)', 'release');
+    };
+    const events: Array<{ outcome: string; reason?: string }> = [];
+    const charge = makeIdempotent(
+      async () => {
+        throw new Error('provider down');
+      },
+      { store, keyOf: (input: Charge) => keyFromBusinessKey('charges', input, (c) => c.paymentId), observer: (e) => events.push({ outcome: e.outcome, reason: e.reason }) },
+    );
+    await expect(charge({ paymentId: 'p-rf', amount: 1 })).rejects.toThrow('provider down');
+    expect(events).toEqual([
+      { outcome: 'claimed', reason: undefined },
+      { outcome: 'releaseFailed', reason: 'StoreUnavailableError: table store unavailable during release (no response)' },
+    ]);
   });
 });

@@ -1,5 +1,6 @@
 import { keyFromMessageId } from '../../src/core/keys';
 import type { PaymentDeliveryResult } from '../../src/payments/PaymentsConsumer';
+import { chargeEntityKey } from '../../src/payments/ChargeWorkflow';
 import type { ChargeResult } from '../../src/payments/schema';
 import type { QueueMessage } from '../local/LocalQueue';
 import { startPaymentsRig, type PaymentsRig } from '../local/paymentsRig';
@@ -165,7 +166,9 @@ async function verifyPayments(rig: PaymentsRig, messages: readonly LogicalMessag
   } else {
     // No ledger: distinct succeeded charge ids seen in results and in the entities of dead-lettered payments.
     for (const m of awaitingOperator) {
-      const state = await rig.workflow.entityState(rig.store.addressOf(keyFromMessageId(PART, m.messageId)).rowKey);
+      const paymentKey = keyFromMessageId(PART, m.messageId);
+      const record = await rig.store.get(paymentKey);
+      const state = record && (await rig.workflow.entityState(chargeEntityKey(rig.store.addressOf(paymentKey).rowKey, record.createdAtMs, record.digest)));
       if (state?.status === 'completed' && state.result.status === 'succeeded') noteChargeId(ownChargeIds, m.messageId!, state.result);
     }
     for (const [id, chargeIds] of ownChargeIds) chargesBy.set(id, [...chargeIds].map(() => (ours.get(id)!.body as { amount: number }).amount));

@@ -1,0 +1,90 @@
+import { keyFromMessageId, payloadDigest } from '../../src/core';
+import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
+import { PaymentRetryError } from '../../src/payments/PaymentsConsumer';
+import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
+import { startPaymentsRig, type PaymentsRigOptions } from '../../tools/local/paymentsRig';
+import { useAzurite } from '../support/azurite';
+import { inMemoryTelemetry } from '../support/telemetry';
+
+const DAY_MS = 86_400_000;
+const RETENTION_MS = 30 * DAY_MS;
+const azuriteOf = useAzurite();
+let provider: FakePaymentProvider;
+
+beforeEach(async () => {
+  provider = await FakePaymentProvider.start();
+});
+afterEach(async () => {
+  await provider.stop();
+});
+
+/** Real time plus a jump the test controls (the consumer still waits in real time). */
+class JumpingClock {
+  offsetMs = 0;
+  nowMs(): number {
+    return Date.now() + this.offsetMs;
+  }
+}
+
+async function rig(options: Partial<PaymentsRigOptions> = {}) {
+  const clock = new JumpingClock();
+  const r = await startPaymentsRig({
+    tableConnectionString: azuriteOf().connectionString,
+    providerUrl: provider.url,
+    telemetry: inMemoryTelemetry().telemetry,
+    retentionMs: RETENTION_MS,
+    clock,
+    ...options,
+  });
+  const sweep = () => new ExpirySweeper(r.store.client, { budgetMs: 60_000, clock }).sweep();
+  return { ...r, clock, sweep };
+}
+
+const payment = (id: string, amount = 1250) => ({ paymentId: id, customerId: 'cust-1', amount, currency: 'EUR' });
+
+describe('payments across record lifetimes (expiry and sweep)', () => {
+  test.each([
+    { when: 'expired, not yet swept', swept: false },
+    { when: 'expired and swept', swept: true },
+  ])('a paymentId reused for another amount after its record $when is never acknowledged with the first charge', async ({ swept }) => {
+    const r = await rig();
+    const first = await r.deliver(payment('pay-reuse', 1250), { messageId: 'pay-reuse' });
+    expect(first).toMatchObject({ outcome: 'processed', result: { status: 'succeeded', amount: 1250 } });
+    r.clock.offsetMs += RETENTION_MS + 1;
+    if (swept) expect(await r.sweep()).toMatchObject({ deleted: 1, deletedLocalRows: 1 });
+    const reused = await r.deliver(payment('pay-reuse', 999), { messageId: 'pay-reuse' });
+    // The provider refuses the key with another body (422): a result of this payload, not the first charge.
+    expect(['processed', 'reclaimed']).toContain(reused.outcome); // reclaimed: the expired record was taken over
+    expect(reused).not.toMatchObject({ result: { status: 'succeeded' } });
+    expect(reused).toMatchObject({ result: { status: 'rejected' } });
+    const record = await r.store.get(keyFromMessageId('payments', 'pay-reuse'));
+    expect(record).toMatchObject({ status: 'COMPLETED', digest: payloadDigest(payment('pay-reuse', 999)), result: { status: 'rejected' } });
+    expect(provider.chargesFor('pay-reuse')).toBe(1);
+  });
+
+  test('a payment resubmitted from the dead-letter queue after its record was swept is processed (its Payment row is written again) and charged once', async () => {
+    const r = await rig();
+    const first = await r.deliver(payment('pay-dlq'), { messageId: 'pay-dlq' });
+    r.clock.offsetMs += RETENTION_MS + 1;
+    expect(await r.sweep()).toMatchObject({ deleted: 1, deletedLocalRows: 1 });
+    const resubmitted = await r.deliver(payment('pay-dlq'), { messageId: 'pay-dlq', deliveryCount: 1 });
+    expect(resubmitted).toMatchObject({ outcome: 'processed', result: first.outcome === 'processed' ? first.result : {} });
+    const address = r.store.addressOf(keyFromMessageId('payments', 'pay-dlq'));
+    expect(await r.store.client.getEntity(address.partitionKey, `${address.rowKey}~payment`)).toMatchObject({ state: 'succeeded' });
+    expect(provider.effectiveCharges).toBe(1); // the provider replayed its charge for the same key and body
+  });
+
+  test('after a sweep a new claim (attempt 1 again) is never stale against the entity of the swept lifetime', async () => {
+    const r = await rig({ activityRetry: { maxAttempts: 1, firstRetryIntervalMs: 10 } });
+    provider.injectNext('error5xx', 'error5xx', 'error5xx');
+    for (let deliveryCount = 1; deliveryCount <= 3; deliveryCount++) {
+      await expect(r.deliver(payment('pay-fence'), { messageId: 'pay-fence', deliveryCount })).rejects.toThrow(PaymentRetryError);
+    }
+    expect(await r.store.get(keyFromMessageId('payments', 'pay-fence'))).toMatchObject({ status: 'RELEASED', attempt: 3 });
+    r.clock.offsetMs += RETENTION_MS + 1;
+    expect(await r.sweep()).toMatchObject({ deleted: 1 });
+    // A resubmission after the sweep: attempt 1 of a new lifetime, charged at its first delivery.
+    expect(await r.deliver(payment('pay-fence'), { messageId: 'pay-fence' })).toMatchObject({ outcome: 'processed', result: { status: 'succeeded' } });
+    expect(provider.effectiveCharges).toBe(1);
+  });
+});
