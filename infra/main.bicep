@@ -66,6 +66,10 @@ param dlqResubmitMarginDays int = 14
 param idempotencyPartitionCount int = 16
 param idempotencyLeaseSeconds int = 60
 param idempotencyCacheSize int = 10000
+@minValue(100)
+@maxValue(600000)
+@description('Deadline of each call to the idempotency table, in milliseconds (IDEMPOTENCY_STORE_TIMEOUT_MS).')
+param idempotencyStoreTimeoutMs int = 5000
 param expiryTimerSchedule string = '0 */15 * * * *'
 param expirySweepBudgetSeconds int = 240
 
@@ -257,6 +261,7 @@ module api 'app/api.bicep' = {
       partitionCount: idempotencyPartitionCount
       leaseSeconds: idempotencyLeaseSeconds
       cacheSize: idempotencyCacheSize
+      storeTimeoutMs: idempotencyStoreTimeoutMs
       retentionDays: effectiveRetentionDays
       dlqResubmitMarginDays: dlqResubmitMarginDays
       expiryTimerSchedule: expiryTimerSchedule

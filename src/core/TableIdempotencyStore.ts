@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { TableClient, TableEntity, TableEntityResult, TransactionAction } from '@azure/data-tables';
 import { systemClock, type Clock } from './clock';
 import { CompletedKeyCache } from './CompletedKeyCache';
+import { DEFAULT_STORE_TIMEOUT_MS, withDeadline, type StoreCallKind } from './deadline';
 import { ConfigurationError, IdempotencyError, LeaseLostError, ResultTooLargeError, StoreRequestError, StoreUnavailableError } from './errors';
 import type { Claim, ClaimOptions, ClaimOutcome, CommitOutcome, IdempotencyStore, LocalEffect } from './IdempotencyStore';
 import { scopedKeyString, type IdempotencyKey } from './keys';
+import { integerOption, MAX_STORE_TIMEOUT_MS } from './options';
 import { hasValidLease, isExpired, RecordStatus, type IdempotencyRecord } from './record';
 import { classifyStoreError, toDomainError } from './storeErrors';
 import { DEFAULT_PARTITION_COUNT, tableAddress, validatePartitionCount, type TableAddress } from './tableEncoding';
@@ -29,6 +31,8 @@ export interface TableIdempotencyStoreOptions {
   readonly maxResultBytes?: number;
   /** Entries of the in-process cache of completed keys; 0 (default) turns it off. */
   readonly cacheSize?: number;
+  /** Deadline of each store call (SDK retries included), then `StoreUnavailableError`. Default 5 s. */
+  readonly callTimeoutMs?: number;
   readonly clock?: Clock;
 }
 
@@ -49,6 +53,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
   readonly leaseMs: number;
   readonly retentionMs: number;
   readonly maxResultBytes: number;
+  readonly callTimeoutMs: number;
   private readonly clock: Clock;
   private readonly cache: CompletedKeyCache | undefined;
 
@@ -63,6 +68,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
     if (this.maxResultBytes > MAX_RESULT_BYTES_LIMIT) {
       throw new ConfigurationError(`maxResultBytes ${this.maxResultBytes} is above the Table Storage limit of ${MAX_RESULT_BYTES_LIMIT}`);
     }
+    this.callTimeoutMs = integerOption(options.callTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS, 'callTimeoutMs', 1, MAX_STORE_TIMEOUT_MS);
     this.clock = options.clock ?? systemClock;
     this.cache = options.cacheSize ? new CompletedKeyCache(options.cacheSize, this.clock) : undefined;
   }
@@ -70,7 +76,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
   /** Creates the table when it does not exist (call once at start, not per message). */
   async ensureTable(): Promise<void> {
     try {
-      await this.client.createTable();
+      await this.call('createTable', 'write', (abortSignal) => this.client.createTable({ abortSignal }));
     } catch (error) {
       throw toDomainError(error, 'createTable');
     }
@@ -269,14 +275,16 @@ export class TableIdempotencyStore implements IdempotencyStore {
     const updateMode = mode === 'merge' ? 'Merge' : 'Replace';
     try {
       if (effects.length === 0) {
-        const response = mode === 'create' ? await this.client.createEntity(marker) : await this.client.updateEntity(marker, updateMode, { etag });
+        const response = await this.call(operation, 'write', (abortSignal) =>
+          mode === 'create' ? this.client.createEntity(marker, { abortSignal }) : this.client.updateEntity(marker, updateMode, { etag, abortSignal }),
+        );
         return requireEtag(response.etag, operation);
       }
       const markerAction: TransactionAction = mode === 'create' ? ['create', marker] : ['update', marker, updateMode, { etag }];
       const effectActions = effects.map(
         (effect): TransactionAction => [mode === 'create' ? 'create' : 'upsert', this.effectEntity(marker, effect), 'Replace'] as TransactionAction,
       );
-      const response = await this.client.submitTransaction([markerAction, ...effectActions]);
+      const response = await this.call(operation, 'write', (abortSignal) => this.client.submitTransaction([markerAction, ...effectActions], { abortSignal }));
       // Sub-responses come in the order of the actions: the marker's is first.
       return requireEtag(response.subResponses[0]?.etag, operation);
     } catch (error) {
@@ -288,13 +296,18 @@ export class TableIdempotencyStore implements IdempotencyStore {
 
   private async read(address: TableAddress): Promise<IdempotencyRecord | undefined> {
     try {
-      const entity = await this.client.getEntity(address.partitionKey, address.rowKey);
+      const entity = await this.call('read', 'read', (abortSignal) => this.client.getEntity(address.partitionKey, address.rowKey, { abortSignal }));
       return toRecord(entity);
     } catch (error) {
       if (error instanceof IdempotencyError) throw error;
       if (classifyStoreError(error, 'read') === 'notFound') return undefined;
       throw new StoreRequestError('unexpected conflict answer to a read', 'read', undefined, error);
     }
+  }
+
+  /** Every SDK call goes through here: one deadline for all (see deadline.ts). */
+  private call<T>(operation: string, kind: StoreCallKind, sdkCall: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
+    return withDeadline(this.callTimeoutMs, operation, kind, sdkCall);
   }
 
   private markerEntity(key: IdempotencyKey, address: TableAddress, digest: string, createdAtMs: number, nowMs: number, state: MarkerState): TableEntity {
