@@ -5,7 +5,7 @@ import { CompletedKeyCache } from './CompletedKeyCache';
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline, type StoreCallKind } from './deadline';
 import { ConfigurationError, IdempotencyError, LeaseLostError, ResultTooLargeError, StoreRequestError, StoreUnavailableError } from './errors';
 import type { Claim, ClaimOptions, ClaimOutcome, CommitOutcome, IdempotencyStore, LocalEffect } from './IdempotencyStore';
-import { scopedKeyString, type IdempotencyKey } from './keys';
+import { assertValidKey, scopedKeyString, type IdempotencyKey } from './keys';
 import { integerOption, MAX_STORE_TIMEOUT_MS } from './options';
 import { hasValidLease, isExpired, RecordStatus, type IdempotencyRecord } from './record';
 import { classifyStoreError, toDomainError } from './storeErrors';
@@ -82,7 +82,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
     }
   }
 
-  /** Where `key`'s record lives. */
+  /** Where `key`'s record lives. @throws InvalidKeyError */
   addressOf(key: IdempotencyKey): TableAddress {
     return tableAddress(key, this.partitionCount);
   }
@@ -93,6 +93,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
    * valid lease -> inProgress; lapsed lease or released -> take over (attempt + 1).
    */
   async claim(key: IdempotencyKey, digest: string, options: ClaimOptions = {}): Promise<ClaimOutcome> {
+    assertValidKey(key);
     const cached = this.fromCache(key, digest);
     if (cached) return cached;
     const leaseMs = options.leaseMs === undefined ? this.leaseMs : positive(options.leaseMs, 'leaseMs');
@@ -121,6 +122,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
   }
 
   async commit(key: IdempotencyKey, digest: string, result: unknown, effects?: readonly LocalEffect[]): Promise<CommitOutcome> {
+    assertValidKey(key);
     const cached = this.fromCache(key, digest);
     if (cached) return cached as CommitOutcome;
     const resultJson = this.serializeResult(result);
@@ -137,6 +139,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
   }
 
   async complete(claim: Claim, result: unknown, effects?: readonly LocalEffect[]): Promise<IdempotencyRecord> {
+    assertValidKey(claim.key);
     const resultJson = this.serializeResult(result);
     const record = await this.rewrite(claim, 'complete', validateEffects(effects), {
       status: RecordStatus.Completed,
@@ -148,6 +151,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
   }
 
   async release(claim: Claim, reason: string): Promise<void> {
+    assertValidKey(claim.key);
     await this.rewrite(claim, 'release', [], {
       status: RecordStatus.Released,
       leaseExpiresAtMs: 0,
@@ -156,6 +160,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
   }
 
   async renewLease(claim: Claim, leaseMs: number = this.leaseMs): Promise<Claim> {
+    assertValidKey(claim.key);
     const leaseExpiresAtMs = this.clock.nowMs() + positive(leaseMs, 'leaseMs');
     const record = await this.rewrite(claim, 'renewLease', [], { status: RecordStatus.InProgress, leaseExpiresAtMs });
     return { ...claim, leaseExpiresAtMs, etag: record.etag };
