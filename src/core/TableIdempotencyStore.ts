@@ -6,7 +6,9 @@ import { DEFAULT_STORE_TIMEOUT_MS, withDeadline, type StoreCallKind } from './de
 import { ConfigurationError, IdempotencyError, LeaseLostError, ResultTooLargeError, StoreRequestError, StoreUnavailableError } from './errors';
 import type { Claim, ClaimOptions, ClaimOutcome, CommitOutcome, IdempotencyStore, LocalEffect } from './IdempotencyStore';
 import { assertValidKey, scopedKeyString, type IdempotencyKey } from './keys';
+import { validateEffectProperties } from './localEffects';
 import { integerOption, MAX_STORE_TIMEOUT_MS } from './options';
+import { resultJson } from './resultJson';
 import { hasValidLease, isExpired, RecordStatus, type IdempotencyRecord } from './record';
 import { classifyStoreError, toDomainError } from './storeErrors';
 import { DEFAULT_PARTITION_COUNT, tableAddress, validatePartitionCount, type TableAddress } from './tableEncoding';
@@ -342,13 +344,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
   }
 
   private serializeResult(result: unknown): string | undefined {
-    if (result === undefined) return undefined;
-    let json: string;
-    try {
-      json = JSON.stringify(result);
-    } catch (cause) {
-      throw new IdempotencyError('result cannot be stored: it is not serializable to JSON', { cause });
-    }
+    const json = resultJson(result);
     if (json === undefined) return undefined;
     const size = Buffer.byteLength(json, 'utf8');
     if (size > this.maxResultBytes) throw new ResultTooLargeError(size, this.maxResultBytes);
@@ -436,6 +432,7 @@ function validateEffects(effects: readonly LocalEffect[] | undefined): readonly 
     if (!EFFECT_NAME.test(effect.name)) throw new ConfigurationError(`local effect name ${JSON.stringify(effect.name)} must match ${EFFECT_NAME}`);
     if (names.has(effect.name)) throw new ConfigurationError(`local effect name ${JSON.stringify(effect.name)} is used twice`);
     names.add(effect.name);
+    validateEffectProperties(effect);
   }
   return effects;
 }

@@ -1,4 +1,4 @@
-import { InvalidKeyError, payloadDigest, TableIdempotencyStore, type ClaimOutcome, type IdempotencyKey, type TableIdempotencyStoreOptions } from '../../src/core';
+import { ConfigurationError, IdempotencyError, InvalidKeyError, payloadDigest, TableIdempotencyStore, type ClaimOutcome, type IdempotencyKey, type TableIdempotencyStoreOptions } from '../../src/core';
 import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';
 
@@ -54,5 +54,65 @@ describe('store entry points: keys', () => {
     await expect(store.complete(altered, 'r')).rejects.toThrow(InvalidKeyError);
     await expect(store.release(altered, 'why')).rejects.toThrow(InvalidKeyError);
     await expect(store.renewLease(altered)).rejects.toThrow(InvalidKeyError);
+  });
+});
+
+describe('store entry points: results', () => {
+  test.each([
+    ['a function', () => 1, /holds a function/],
+    ['a symbol', Symbol('s'), /holds a symbol/],
+    ['a nested function (JSON would drop it)', { ok: true, next: () => 1 }, /holds a function at member "next"/],
+    ['a symbol in an array (JSON would write null)', [Symbol('s')], /holds a symbol at member "0"/],
+    ['a bigint', { amount: 10n }, /holds a bigint at member "amount"/],
+  ])('complete and commit refuse %s as a result; the claim stays usable', async (_what, result, message) => {
+    const store = await newStore();
+    const key = { consumer: 'payments', key: 'k' };
+    const claim = claimOf(await store.claim(key, digest));
+    await expect(store.complete(claim, result)).rejects.toThrow(IdempotencyError);
+    await expect(store.complete(claim, result)).rejects.toThrow(message);
+    await expect(store.commit({ consumer: 'payments', key: 'other' }, digest, result)).rejects.toThrow(message);
+    expect(await store.get({ consumer: 'payments', key: 'other' })).toBeUndefined();
+    expect(await store.complete(claim, { ok: 1 })).toMatchObject({ result: { ok: 1 } });
+  });
+
+  test('undefined is still "no result"; a Date is stored as its ISO string (JSON)', async () => {
+    const store = await newStore();
+    const a = claimOf(await store.claim({ consumer: 'c', key: 'a' }, digest));
+    expect((await store.complete(a, undefined)).result).toBeUndefined();
+    const b = claimOf(await store.claim({ consumer: 'c', key: 'b' }, digest));
+    expect((await store.complete(b, { at: new Date(0) })).result).toEqual({ at: '1970-01-01T00:00:00.000Z' });
+  });
+});
+
+describe('store entry points: local rows', () => {
+  const names = ['timestamp', 'Timestamp', 'TIMESTAMP', 'etag', 'ETag', 'PartitionKey', 'partitionKey', 'partitionkey', 'RowKey', 'rowKey', 'ROWKEY', 'kind', 'odata.etag', 'odata.type', 'Odata.anything', 'amount@odata.type', 'has space', '9lives', 'a-b', 'x'.repeat(256)];
+  const cases = names.map((name) => [name.length > 20 ? `${name.slice(0, 4)}... (${name.length} characters)` : JSON.stringify(name), name]);
+  test.each(cases)('a local-row property named %s is refused with ConfigurationError, and nothing is written', async (_label, name) => {
+    const store = await newStore();
+    const key = { consumer: 'payments', key: 'k' };
+    const effects = [{ name: 'payment', properties: { amount: 1, [name]: 'x' } }];
+    await expect(store.claim(key, digest, { effects })).rejects.toThrow(ConfigurationError);
+    await expect(store.commit(key, digest, 'r', effects)).rejects.toThrow(/local effect "payment"/);
+    expect(await store.get(key)).toBeUndefined();
+    const claim = claimOf(await store.claim(key, digest));
+    await expect(store.complete(claim, 'r', effects)).rejects.toThrow(ConfigurationError);
+    expect((await store.get(key))?.status).toBe('IN_PROGRESS');
+  });
+
+  test.each([
+    ['undefined', undefined],
+    ['an object', { nested: 1 }],
+    ['a bigint', 1n],
+    ['a function', () => 1],
+  ])('a local-row value that is %s is refused, not dropped', async (_what, value) => {
+    const store = await newStore();
+    const effects = [{ name: 'payment', properties: { amount: value } as never }];
+    await expect(store.commit({ consumer: 'payments', key: 'k' }, digest, 'r', effects)).rejects.toThrow(/a row holds strings, numbers, booleans or null/);
+  });
+
+  test('ordinary names (letters, digits, _) and null values still work', async () => {
+    const store = await newStore();
+    const outcome = await store.commit({ consumer: 'payments', key: 'k' }, digest, 'r', [{ name: 'payment', properties: { amount: 1, _note: 'x', chargeId: null, Kind2: true } }]);
+    expect(outcome.kind).toBe('committed');
   });
 });
