@@ -7,7 +7,7 @@ import { ConfigurationError, IdempotencyError, LeaseLostError, ResultTooLargeErr
 import type { Claim, ClaimOptions, ClaimOutcome, CommitOutcome, IdempotencyStore, LocalEffect } from './IdempotencyStore';
 import { assertValidKey, scopedKeyString, type IdempotencyKey } from './keys';
 import { validateEffectProperties } from './localEffects';
-import { integerOption, MAX_STORE_TIMEOUT_MS } from './options';
+import { integerOption, leaseMsOption, MAX_CACHE_SIZE, MAX_RETENTION_MS, MAX_STORE_TIMEOUT_MS, requireOptionsObject } from './options';
 import { resultJson } from './resultJson';
 import { hasValidLease, isExpired, RecordStatus, type IdempotencyRecord } from './record';
 import { classifyStoreError, toDomainError } from './storeErrors';
@@ -63,16 +63,19 @@ export class TableIdempotencyStore implements IdempotencyStore {
     readonly client: TableClient,
     options: TableIdempotencyStoreOptions,
   ) {
+    requireOptionsObject(options, 'TableIdempotencyStore options');
     this.partitionCount = validatePartitionCount(options.partitionCount ?? DEFAULT_PARTITION_COUNT);
-    this.leaseMs = positive(options.leaseMs ?? 5 * 60_000, 'leaseMs');
-    this.retentionMs = positive(options.retentionMs, 'retentionMs');
-    this.maxResultBytes = positive(options.maxResultBytes ?? MAX_RESULT_BYTES_LIMIT, 'maxResultBytes');
+    this.leaseMs = leaseMsOption(options.leaseMs ?? 5 * 60_000);
+    this.retentionMs = integerOption(options.retentionMs, 'retentionMs', 1, MAX_RETENTION_MS);
+    this.maxResultBytes = integerOption(options.maxResultBytes ?? MAX_RESULT_BYTES_LIMIT, 'maxResultBytes', 1, Number.MAX_SAFE_INTEGER);
     if (this.maxResultBytes > MAX_RESULT_BYTES_LIMIT) {
       throw new ConfigurationError(`maxResultBytes ${this.maxResultBytes} is above the Table Storage limit of ${MAX_RESULT_BYTES_LIMIT}`);
     }
     this.callTimeoutMs = integerOption(options.callTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS, 'callTimeoutMs', 1, MAX_STORE_TIMEOUT_MS);
     this.clock = options.clock ?? systemClock;
-    this.cache = options.cacheSize ? new CompletedKeyCache(options.cacheSize, this.clock) : undefined;
+    if (typeof this.clock?.nowMs !== 'function') throw new ConfigurationError('clock must have a nowMs() method');
+    const cacheSize = integerOption(options.cacheSize ?? 0, 'cacheSize', 0, MAX_CACHE_SIZE);
+    this.cache = cacheSize > 0 ? new CompletedKeyCache(cacheSize, this.clock) : undefined;
   }
 
   /** Creates the table when it does not exist (call once at start, not per message). */
@@ -98,8 +101,8 @@ export class TableIdempotencyStore implements IdempotencyStore {
     assertValidKey(key);
     const cached = this.fromCache(key, digest);
     if (cached) return cached;
-    const leaseMs = options.leaseMs === undefined ? this.leaseMs : positive(options.leaseMs, 'leaseMs');
-    const effects = validateEffects(options.effects);
+    const leaseMs = options?.leaseMs === undefined ? this.leaseMs : leaseMsOption(options.leaseMs);
+    const effects = validateEffects(options?.effects);
     const outcome = await this.acquire(key, digest, effects, (now, ownerId, attempt) => ({
       status: RecordStatus.InProgress,
       ownerId,
@@ -163,7 +166,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
 
   async renewLease(claim: Claim, leaseMs: number = this.leaseMs): Promise<Claim> {
     assertValidKey(claim.key);
-    const leaseExpiresAtMs = this.clock.nowMs() + positive(leaseMs, 'leaseMs');
+    const leaseExpiresAtMs = this.clock.nowMs() + leaseMsOption(leaseMs);
     const record = await this.rewrite(claim, 'renewLease', [], { status: RecordStatus.InProgress, leaseExpiresAtMs });
     return { ...claim, leaseExpiresAtMs, etag: record.etag };
   }
@@ -417,11 +420,6 @@ function toRecord(entity: TableEntityResult<Record<string, unknown>> | TableEnti
 function requireEtag(etag: string | undefined, operation: string): string {
   if (!etag) throw new StoreRequestError(`store returned no etag for ${operation}`, operation, undefined);
   return etag;
-}
-
-function positive(value: number, name: string): number {
-  if (!Number.isFinite(value) || value <= 0) throw new ConfigurationError(`${name} must be a positive number, got ${value}`);
-  return value;
 }
 
 function validateEffects(effects: readonly LocalEffect[] | undefined): readonly LocalEffect[] {

@@ -1,4 +1,5 @@
-import { ConfigurationError, IdempotencyError, InvalidKeyError, payloadDigest, TableIdempotencyStore, type ClaimOutcome, type IdempotencyKey, type TableIdempotencyStoreOptions } from '../../src/core';
+import { CompletedKeyCache, ConfigurationError, IdempotencyError, InvalidKeyError, payloadDigest, TableIdempotencyStore, type ClaimOutcome, type IdempotencyKey, type TableIdempotencyStoreOptions } from '../../src/core';
+import { TableClient } from '@azure/data-tables';
 import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';
 
@@ -114,5 +115,63 @@ describe('store entry points: local rows', () => {
     const store = await newStore();
     const outcome = await store.commit({ consumer: 'payments', key: 'k' }, digest, 'r', [{ name: 'payment', properties: { amount: 1, _note: 'x', chargeId: null, Kind2: true } }]);
     expect(outcome.kind).toBe('committed');
+  });
+});
+
+describe('store options', () => {
+  /** A client no request is sent through (options are checked in the constructor). */
+  const unused = () => TableClient.fromConnectionString(azuriteOf().connectionString, 'unused', { allowInsecureConnection: true });
+  const build = (options: Record<string, unknown>) => () => new TableIdempotencyStore(unused(), { retentionMs: DAY_MS, ...options } as TableIdempotencyStoreOptions);
+
+  test.each([
+    ['cacheSize', -1],
+    ['cacheSize', 1.5],
+    ['cacheSize', Number.NaN],
+    ['cacheSize', 10_000_001],
+    ['cacheSize', '10'],
+    ['leaseMs', 1e300],
+    ['leaseMs', 86_400_001],
+    ['leaseMs', 0],
+    ['leaseMs', -5],
+    ['leaseMs', 0.5],
+    ['leaseMs', Number.POSITIVE_INFINITY],
+    ['retentionMs', 1e300],
+    ['retentionMs', 3651 * DAY_MS],
+    ['retentionMs', 0],
+    ['retentionMs', undefined],
+    ['retentionMs', 1.5],
+    ['maxResultBytes', 32 * 1024 + 1],
+    ['maxResultBytes', 0.5],
+    ['callTimeoutMs', 600_001],
+    ['partitionCount', 0],
+    ['clock', {}],
+  ])('%s = %p is a ConfigurationError naming it, never a raw RangeError', (name, value) => {
+    expect(build({ [name]: value })).toThrow(ConfigurationError);
+    expect(build({ [name]: value })).toThrow(name === 'clock' ? /nowMs/ : name === 'partitionCount' ? /partition count/ : new RegExp(name));
+  });
+
+  test('options themselves missing are a ConfigurationError', () => {
+    expect(() => new TableIdempotencyStore(unused(), undefined as unknown as TableIdempotencyStoreOptions)).toThrow(ConfigurationError);
+  });
+
+  test('bounds are inclusive: a one-day lease, 3,650 days of retention, a cache of 10 million, 0 (no cache)', () => {
+    expect(build({ leaseMs: 86_400_000, retentionMs: 3650 * DAY_MS, cacheSize: 10_000_000 })).not.toThrow();
+    expect(build({ cacheSize: 0 })).not.toThrow();
+  });
+
+  test('CompletedKeyCache refuses a bad size with ConfigurationError', () => {
+    expect(() => new CompletedKeyCache(-1, new FakeClock())).toThrow(ConfigurationError);
+  });
+
+  test('per-claim and renewal leases have the same bounds; a refused lease writes nothing', async () => {
+    const store = await newStore();
+    const key = { consumer: 'payments', key: 'k' };
+    for (const leaseMs of [1e300, 0, -1, 0.5, 86_400_001, Number.NaN]) {
+      await expect(store.claim(key, digest, { leaseMs })).rejects.toThrow(ConfigurationError);
+    }
+    expect(await store.get(key)).toBeUndefined();
+    const claim = claimOf(await store.claim(key, digest, { leaseMs: 86_400_000 }));
+    await expect(store.renewLease(claim, 1e300)).rejects.toThrow(/leaseMs must be an integer from 1 to 86400000, got 1e\+300/);
+    expect(await store.renewLease(claim, 1_000)).toMatchObject({ attempt: 1 });
   });
 });
