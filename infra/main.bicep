@@ -80,6 +80,10 @@ param idempotencyPartitionCount int = 16
 param idempotencyLeaseSeconds int = 60
 @description('Entries of the in-process cache of completed keys, 0 turns it off (IDEMPOTENCY_CACHE_SIZE).')
 param idempotencyCacheSize int = 10000
+@minValue(100)
+@maxValue(600000)
+@description('Deadline of each call to the idempotency table, in milliseconds (IDEMPOTENCY_STORE_TIMEOUT_MS).')
+param idempotencyStoreTimeoutMs int = 5000
 @description('NCRONTAB schedule of the dedup-record expiry timer (EXPIRY_TIMER_SCHEDULE).')
 param expiryTimerSchedule string = '0 */15 * * * *'
 @description('Time budget of one expiry sweep in seconds (EXPIRY_SWEEP_BUDGET_SECONDS).')
@@ -287,6 +291,7 @@ module api 'app/api.bicep' = {
       partitionCount: idempotencyPartitionCount
       leaseSeconds: idempotencyLeaseSeconds
       cacheSize: idempotencyCacheSize
+      storeTimeoutMs: idempotencyStoreTimeoutMs
       retentionDays: effectiveRetentionDays
       dlqResubmitMarginDays: dlqResubmitMarginDays
       expiryTimerSchedule: expiryTimerSchedule

@@ -25,6 +25,9 @@ type idempotencySettingsType = {
   @description('Entries of the in-process cache of completed keys, 0 turns it off (IDEMPOTENCY_CACHE_SIZE).')
   cacheSize: int
 
+  @description('Deadline of each call to the dedup table in milliseconds (IDEMPOTENCY_STORE_TIMEOUT_MS).')
+  storeTimeoutMs: int
+
   @description('Dedup record retention in days, already raised to the redelivery horizon (IDEMPOTENCY_RETENTION_DAYS).')
   retentionDays: int
 

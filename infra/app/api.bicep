@@ -99,6 +99,7 @@ var appSettings = {
   IDEMPOTENCY_PARTITION_COUNT: string(idempotency.partitionCount)
   IDEMPOTENCY_LEASE_SECONDS: string(idempotency.leaseSeconds)
   IDEMPOTENCY_CACHE_SIZE: string(idempotency.cacheSize)
+  IDEMPOTENCY_STORE_TIMEOUT_MS: string(idempotency.storeTimeoutMs)
   IDEMPOTENCY_RETENTION_DAYS: string(idempotency.retentionDays)
   DLQ_RESUBMIT_MARGIN_DAYS: string(idempotency.dlqResubmitMarginDays)
   EXPIRY_TIMER_SCHEDULE: idempotency.expiryTimerSchedule

@@ -17,6 +17,7 @@ export function storeFromSettings(settings: Settings): TableIdempotencyStore {
     leaseMs: settings.IDEMPOTENCY_LEASE_SECONDS * 1000,
     retentionMs: retentionMsOf(settings),
     cacheSize: settings.IDEMPOTENCY_CACHE_SIZE,
+    callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS,
   });
 }
 

@@ -1,4 +1,5 @@
 import type { Clock } from './clock';
+import { ConfigurationError } from './errors';
 import type { IdempotencyRecord } from './record';
 
 /**
@@ -13,7 +14,7 @@ export class CompletedKeyCache {
     readonly maxEntries: number,
     private readonly clock: Clock,
   ) {
-    if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new RangeError(`cache size must be a positive integer, got ${maxEntries}`);
+    if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new ConfigurationError(`cache size must be a positive integer, got ${maxEntries}`);
   }
 
   /** The completed record for `scopedKey`, or undefined (absent or past its retention). */

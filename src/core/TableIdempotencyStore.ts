@@ -2,9 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { TableClient, TableEntity, TableEntityResult, TransactionAction } from '@azure/data-tables';
 import { systemClock, type Clock } from './clock';
 import { CompletedKeyCache } from './CompletedKeyCache';
+import { DEFAULT_STORE_TIMEOUT_MS, withDeadline, type StoreCallKind } from './deadline';
 import { ConfigurationError, IdempotencyError, LeaseLostError, ResultTooLargeError, StoreRequestError, StoreUnavailableError, UnknownRecordStatusError } from './errors';
 import type { Claim, ClaimOptions, ClaimOutcome, CommitOutcome, IdempotencyStore, LocalEffect } from './IdempotencyStore';
-import { scopedKeyString, type IdempotencyKey } from './keys';
+import { assertValidKey, scopedKeyString, type IdempotencyKey } from './keys';
+import { validateEffectProperties } from './localEffects';
+import { integerOption, leaseMsOption, MAX_CACHE_SIZE, MAX_RETENTION_MS, MAX_STORE_TIMEOUT_MS, requireOptionsObject } from './options';
+import { resultJson } from './resultJson';
 import { hasValidLease, isExpired, isKnownStatus, RecordStatus, type IdempotencyRecord } from './record';
 import { classifyStoreError, toDomainError } from './storeErrors';
 import { DEFAULT_PARTITION_COUNT, tableAddress, validatePartitionCount, type TableAddress } from './tableEncoding';
@@ -35,6 +39,8 @@ export interface TableIdempotencyStoreOptions {
   readonly maxResultBytes?: number;
   /** Entries of the in-process cache of completed keys; 0 (default) turns it off. */
   readonly cacheSize?: number;
+  /** Deadline of each store call (SDK retries included), then `StoreUnavailableError`. Default 5 s. */
+  readonly callTimeoutMs?: number;
   readonly clock?: Clock;
 }
 
@@ -55,6 +61,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
   readonly leaseMs: number;
   readonly retentionMs: number;
   readonly maxResultBytes: number;
+  readonly callTimeoutMs: number;
   private readonly clock: Clock;
   private readonly cache: CompletedKeyCache | undefined;
   /** Scoped key -> owner id of a claim of ours whose insert may have landed unseen (see {@link acquire}). */
@@ -64,27 +71,31 @@ export class TableIdempotencyStore implements IdempotencyStore {
     readonly client: TableClient,
     options: TableIdempotencyStoreOptions,
   ) {
+    requireOptionsObject(options, 'TableIdempotencyStore options');
     this.partitionCount = validatePartitionCount(options.partitionCount ?? DEFAULT_PARTITION_COUNT);
-    this.leaseMs = positive(options.leaseMs ?? 5 * 60_000, 'leaseMs');
-    this.retentionMs = positive(options.retentionMs, 'retentionMs');
-    this.maxResultBytes = positive(options.maxResultBytes ?? MAX_RESULT_BYTES_LIMIT, 'maxResultBytes');
+    this.leaseMs = leaseMsOption(options.leaseMs ?? 5 * 60_000);
+    this.retentionMs = integerOption(options.retentionMs, 'retentionMs', 1, MAX_RETENTION_MS);
+    this.maxResultBytes = integerOption(options.maxResultBytes ?? MAX_RESULT_BYTES_LIMIT, 'maxResultBytes', 1, Number.MAX_SAFE_INTEGER);
     if (this.maxResultBytes > MAX_RESULT_BYTES_LIMIT) {
       throw new ConfigurationError(`maxResultBytes ${this.maxResultBytes} is above the Table Storage limit of ${MAX_RESULT_BYTES_LIMIT}`);
     }
+    this.callTimeoutMs = integerOption(options.callTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS, 'callTimeoutMs', 1, MAX_STORE_TIMEOUT_MS);
     this.clock = options.clock ?? systemClock;
-    this.cache = options.cacheSize ? new CompletedKeyCache(options.cacheSize, this.clock) : undefined;
+    if (typeof this.clock?.nowMs !== 'function') throw new ConfigurationError('clock must have a nowMs() method');
+    const cacheSize = integerOption(options.cacheSize ?? 0, 'cacheSize', 0, MAX_CACHE_SIZE);
+    this.cache = cacheSize > 0 ? new CompletedKeyCache(cacheSize, this.clock) : undefined;
   }
 
   /** Creates the table when it does not exist (call once at start, not per message). */
   async ensureTable(): Promise<void> {
     try {
-      await this.client.createTable();
+      await this.call('createTable', 'write', (abortSignal) => this.client.createTable({ abortSignal }));
     } catch (error) {
       throw toDomainError(error, 'createTable');
     }
   }
 
-  /** Where `key`'s record lives. */
+  /** Where `key`'s record lives. @throws InvalidKeyError */
   addressOf(key: IdempotencyKey): TableAddress {
     return tableAddress(key, this.partitionCount);
   }
@@ -95,10 +106,11 @@ export class TableIdempotencyStore implements IdempotencyStore {
    * valid lease -> inProgress; lapsed lease or released -> take over (attempt + 1).
    */
   async claim(key: IdempotencyKey, digest: string, options: ClaimOptions = {}): Promise<ClaimOutcome> {
+    assertValidKey(key);
     const cached = this.fromCache(key, digest);
     if (cached) return cached;
-    const leaseMs = options.leaseMs === undefined ? this.leaseMs : positive(options.leaseMs, 'leaseMs');
-    const effects = validateEffects(options.effects);
+    const leaseMs = options?.leaseMs === undefined ? this.leaseMs : leaseMsOption(options.leaseMs);
+    const effects = validateEffects(options?.effects);
     const outcome = await this.acquire(key, digest, effects, (now, ownerId, attempt) => ({
       status: RecordStatus.InProgress,
       ownerId,
@@ -124,6 +136,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
   }
 
   async commit(key: IdempotencyKey, digest: string, result: unknown, effects?: readonly LocalEffect[]): Promise<CommitOutcome> {
+    assertValidKey(key);
     const cached = this.fromCache(key, digest);
     if (cached) return cached as CommitOutcome;
     const resultJson = this.serializeResult(result);
@@ -140,6 +153,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
   }
 
   async complete(claim: Claim, result: unknown, effects?: readonly LocalEffect[]): Promise<IdempotencyRecord> {
+    assertValidKey(claim.key);
     const resultJson = this.serializeResult(result);
     const valid = validateEffects(effects);
     const record = await this.rewrite(claim, 'complete', valid, {
@@ -153,6 +167,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
   }
 
   async release(claim: Claim, reason: string): Promise<void> {
+    assertValidKey(claim.key);
     await this.rewrite(claim, 'release', [], {
       status: RecordStatus.Released,
       leaseExpiresAtMs: 0,
@@ -161,7 +176,8 @@ export class TableIdempotencyStore implements IdempotencyStore {
   }
 
   async renewLease(claim: Claim, leaseMs: number = this.leaseMs): Promise<Claim> {
-    const leaseExpiresAtMs = this.clock.nowMs() + positive(leaseMs, 'leaseMs');
+    assertValidKey(claim.key);
+    const leaseExpiresAtMs = this.clock.nowMs() + leaseMsOption(leaseMs);
     const record = await this.rewrite(claim, 'renewLease', [], { status: RecordStatus.InProgress, leaseExpiresAtMs });
     return { ...claim, leaseExpiresAtMs, etag: record.etag };
   }
@@ -346,7 +362,9 @@ export class TableIdempotencyStore implements IdempotencyStore {
     const updateMode = mode === 'merge' ? 'Merge' : 'Replace';
     try {
       if (effects.length === 0 && staleRows.length === 0) {
-        const response = mode === 'create' ? await this.client.createEntity(marker) : await this.client.updateEntity(marker, updateMode, { etag });
+        const response = await this.call(operation, 'write', (abortSignal) =>
+          mode === 'create' ? this.client.createEntity(marker, { abortSignal }) : this.client.updateEntity(marker, updateMode, { etag, abortSignal }),
+        );
         return requireEtag(response.etag, operation);
       }
       const markerAction: TransactionAction = mode === 'create' ? ['create', marker] : ['update', marker, updateMode, { etag }];
@@ -354,7 +372,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
       // the same name left by an earlier lifetime of the key is taken over, not a 409 forever.
       const effectActions = effects.map((effect): TransactionAction => ['upsert', this.effectEntity(marker, effect), 'Replace']);
       const deleteActions = staleRows.map((name): TransactionAction => ['delete', { partitionKey: marker.partitionKey as string, rowKey: localRowKey(marker.rowKey as string, name) }]);
-      const response = await this.client.submitTransaction([markerAction, ...effectActions, ...deleteActions]);
+      const response = await this.call(operation, 'write', (abortSignal) => this.client.submitTransaction([markerAction, ...effectActions, ...deleteActions], { abortSignal }));
       // Sub-responses come in the order of the actions: the marker's is first.
       return requireEtag(response.subResponses[0]?.etag, operation);
     } catch (error) {
@@ -366,13 +384,18 @@ export class TableIdempotencyStore implements IdempotencyStore {
 
   private async read(address: TableAddress): Promise<IdempotencyRecord | undefined> {
     try {
-      const entity = await this.client.getEntity(address.partitionKey, address.rowKey);
+      const entity = await this.call('read', 'read', (abortSignal) => this.client.getEntity(address.partitionKey, address.rowKey, { abortSignal }));
       return toRecord(entity);
     } catch (error) {
       if (error instanceof IdempotencyError) throw error;
       if (classifyStoreError(error, 'read') === 'notFound') return undefined;
       throw new StoreRequestError('unexpected conflict answer to a read', 'read', undefined, error);
     }
+  }
+
+  /** Every SDK call goes through here: one deadline for all (see deadline.ts). */
+  private call<T>(operation: string, kind: StoreCallKind, sdkCall: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
+    return withDeadline(this.callTimeoutMs, operation, kind, sdkCall);
   }
 
   private markerEntity(key: IdempotencyKey, address: TableAddress, digest: string, createdAtMs: number, nowMs: number, state: MarkerState): TableEntity {
@@ -403,13 +426,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
   }
 
   private serializeResult(result: unknown): string | undefined {
-    if (result === undefined) return undefined;
-    let json: string;
-    try {
-      json = JSON.stringify(result);
-    } catch (cause) {
-      throw new IdempotencyError('result cannot be stored: it is not serializable to JSON', { cause });
-    }
+    const json = resultJson(result);
     if (json === undefined) return undefined;
     const size = Buffer.byteLength(json, 'utf8');
     if (size > this.maxResultBytes) throw new ResultTooLargeError(size, this.maxResultBytes);
@@ -506,11 +523,6 @@ function requireEtag(etag: string | undefined, operation: string): string {
   return etag;
 }
 
-function positive(value: number, name: string): number {
-  if (!Number.isFinite(value) || value <= 0) throw new ConfigurationError(`${name} must be a positive number, got ${value}`);
-  return value;
-}
-
 function validateEffects(effects: readonly LocalEffect[] | undefined): readonly LocalEffect[] {
   if (!effects) return [];
   if (effects.length > MAX_LOCAL_ROWS) throw new ConfigurationError(`at most ${MAX_LOCAL_ROWS} local effects fit in one transaction with the marker, got ${effects.length}`);
@@ -519,6 +531,7 @@ function validateEffects(effects: readonly LocalEffect[] | undefined): readonly 
     if (!EFFECT_NAME.test(effect.name)) throw new ConfigurationError(`local effect name ${JSON.stringify(effect.name)} must match ${EFFECT_NAME}`);
     if (names.has(effect.name)) throw new ConfigurationError(`local effect name ${JSON.stringify(effect.name)} is used twice`);
     names.add(effect.name);
+    validateEffectProperties(effect);
   }
   return effects;
 }

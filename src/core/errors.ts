@@ -34,13 +34,16 @@ export class ConfigurationError extends IdempotencyError {}
 
 /**
  * The store could not be reached or answered with a server-side failure (timeouts, 5xx, 429,
- * connection refused). Nothing was decided: the message must be retried later.
+ * connection refused): the message must be retried later. `writeMayHaveLanded` says what may have
+ * been decided: false when nothing was (a read, or a request the store refused); true when a write
+ * was sent and no answer came before the deadline, so it may have landed (a retry finds out).
  */
 export class StoreUnavailableError extends IdempotencyError {
   constructor(
     message: string,
     readonly operation: string,
     cause?: unknown,
+    readonly writeMayHaveLanded = false,
   ) {
     super(message, { cause, retryable: true });
   }

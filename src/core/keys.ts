@@ -16,16 +16,44 @@ export interface IdempotencyKey {
   readonly key: string;
 }
 
+/** A UTF-16 surrogate without its partner: it has no UTF-8 form (it would hash as U+FFFD). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 function requireNonEmptyString(value: unknown, what: string, maxLength: number): string {
   if (value === undefined || value === null) throw new InvalidKeyError(`${what} is missing`);
   if (typeof value !== 'string') throw new InvalidKeyError(`${what} must be a string, got ${typeof value}`);
   if (value.trim().length === 0) throw new InvalidKeyError(`${what} is empty`);
   if (value.length > maxLength) throw new InvalidKeyError(`${what} is ${value.length} characters, more than ${maxLength}`);
+  const surrogate = LONE_SURROGATE.exec(value);
+  if (surrogate) {
+    const code = surrogate[0].charCodeAt(0).toString(16).toUpperCase();
+    throw new InvalidKeyError(`${what} has a lone UTF-16 surrogate U+${code} at index ${surrogate.index}: it is not valid Unicode text`);
+  }
   return value;
 }
 
+function requireConsumer(value: unknown): string {
+  const consumer = requireNonEmptyString(value, 'consumer name', MAX_CONSUMER_LENGTH);
+  if (consumer.trim() !== consumer) throw new InvalidKeyError(`consumer name ${JSON.stringify(consumer)} has leading or trailing white space`);
+  return consumer;
+}
+
 function scoped(consumer: unknown, key: string): IdempotencyKey {
-  return { consumer: requireNonEmptyString(consumer, 'consumer name', MAX_CONSUMER_LENGTH), key };
+  return { consumer: requireConsumer(consumer), key };
+}
+
+/**
+ * Checks a key built by hand the way the helpers build theirs; the store calls it at every entry
+ * point. Rules: `consumer` a non-empty string of at most {@link MAX_CONSUMER_LENGTH} characters with
+ * no leading or trailing white space; `key` a string with a non-blank character, at most
+ * {@link MAX_KEY_LENGTH} characters; neither holds a lone UTF-16 surrogate.
+ * @throws InvalidKeyError naming what is wrong.
+ */
+export function assertValidKey(key: unknown): asserts key is IdempotencyKey {
+  if (typeof key !== 'object' || key === null) throw new InvalidKeyError(`an idempotency key must be an object { consumer, key }, got ${key === null ? 'null' : typeof key}`);
+  const { consumer, key: value } = key as Record<string, unknown>;
+  requireConsumer(consumer);
+  requireNonEmptyString(value, 'key', MAX_KEY_LENGTH);
 }
 
 /**

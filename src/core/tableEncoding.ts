@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ConfigurationError } from './errors';
 import type { IdempotencyKey } from './keys';
-import { scopedKeyString } from './keys';
+import { assertValidKey, scopedKeyString } from './keys';
 
 /** Default number of partitions the records spread over; see docs/DESIGN.md, "Partition layout". */
 export const DEFAULT_PARTITION_COUNT = 16;
@@ -24,8 +24,10 @@ export interface TableAddress {
  *   load spreads evenly across `partitionCount` partitions and each can be swept on its own.
  *
  * `partitionCount` is fixed for a table's lifetime: changing it moves every key's address.
+ * @throws InvalidKeyError for a key the helpers of `keys.ts` would not build (see `assertValidKey`).
  */
 export function tableAddress(key: IdempotencyKey, partitionCount: number = DEFAULT_PARTITION_COUNT): TableAddress {
+  assertValidKey(key);
   const rowKey = createHash('sha256').update(scopedKeyString(key), 'utf8').digest('hex');
   return { partitionKey: partitionName(Number.parseInt(rowKey.slice(0, 8), 16) % partitionCount), rowKey };
 }

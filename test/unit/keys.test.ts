@@ -1,4 +1,4 @@
-import { InvalidKeyError, keyFromBusinessKey, keyFromCloudEvent, keyFromMessageId, scopedKeyString, MAX_KEY_LENGTH } from '../../src/core';
+import { assertValidKey, InvalidKeyError, keyFromBusinessKey, keyFromCloudEvent, keyFromMessageId, scopedKeyString, tableAddress, MAX_KEY_LENGTH } from '../../src/core';
 
 describe('keys', () => {
   test('keyFromMessageId: scopes the MessageId by consumer', () => {
@@ -46,5 +46,41 @@ describe('keys', () => {
     expect(() =>
       keyFromBusinessKey('orders', null as unknown as { orderId: string }, (p) => p.orderId),
     ).toThrow(InvalidKeyError);
+  });
+
+  test.each([
+    ['a lone high surrogate', 'pay-\uD800'],
+    ['a lone low surrogate', 'pay-\uDC00'],
+    ['a reversed pair', 'pay-\uDC00\uD800'],
+    ['a high surrogate at the end', '\uD83D'],
+  ])('keys: %s is refused (it would hash as U+FFFD and collide)', (_what, value) => {
+    expect(() => keyFromMessageId('payments', value)).toThrow(/lone UTF-16 surrogate/);
+    expect(() => keyFromCloudEvent('payments', { source: '/s', id: value })).toThrow(InvalidKeyError);
+    expect(() => keyFromMessageId(`c${value}`, 'k')).toThrow(/consumer name has a lone UTF-16 surrogate/);
+    expect(() => tableAddress({ consumer: 'payments', key: value })).toThrow(InvalidKeyError);
+  });
+
+  test('keys: surrogate pairs (e.g. emoji) are valid text and stay distinct from U+FFFD', () => {
+    expect(keyFromMessageId('payments', 'pay-\u{1F4B3}').key).toBe('pay-\u{1F4B3}');
+    expect(tableAddress({ consumer: 'payments', key: 'pay-\u{1F4B3}' })).not.toEqual(tableAddress({ consumer: 'payments', key: 'pay-\uFFFD' }));
+  });
+
+  test.each([' payments', 'payments ', '\tpayments', 'payments\n'])('keys: consumer name %p with surrounding white space is refused', (consumer) => {
+    expect(() => keyFromMessageId(consumer, 'a')).toThrow(/leading or trailing white space/);
+    expect(() => assertValidKey({ consumer, key: 'a' })).toThrow(InvalidKeyError);
+  });
+
+  test.each([
+    ['undefined', undefined, /an idempotency key must be an object/],
+    ['a string', 'payments:a', /must be an object/],
+    ['an undefined key', { consumer: 'payments', key: undefined }, /key is missing/],
+    ['a numeric key', { consumer: 'payments', key: 7 }, /key must be a string, got number/],
+    ['an empty key', { consumer: 'payments', key: '' }, /key is empty/],
+    ['an empty consumer', { consumer: '', key: 'a' }, /consumer name is empty/],
+    ['a missing consumer', { key: 'a' }, /consumer name is missing/],
+    ['a 1 MiB key', { consumer: 'payments', key: 'x'.repeat(1 << 20) }, /1048576 characters, more than 8192/],
+  ])('assertValidKey: %s is an InvalidKeyError', (_what, key, message) => {
+    expect(() => assertValidKey(key)).toThrow(InvalidKeyError);
+    expect(() => assertValidKey(key)).toThrow(message);
   });
 });
