@@ -91,7 +91,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
     try {
       await this.call('createTable', 'write', (abortSignal) => this.client.createTable({ abortSignal }));
     } catch (error) {
-      throw toDomainError(error, 'createTable');
+      throw toDomainError(error, 'createTable', 'write');
     }
   }
 
@@ -301,10 +301,16 @@ export class TableIdempotencyStore implements IdempotencyStore {
           'if so the key stays in progress until its lease lapses (this process takes it over on its next claim); retry later',
         'claim',
         failure,
+        true,
       );
     }
     if (current?.ownerId === ownerId) return this.acquired(scoped, { kind: 'acquired', address, record: current, previous });
-    throw failure; // nothing of ours landed: the error's promise holds
+    // Read back: nothing of ours landed, whatever the failed write's error supposed.
+    throw new StoreUnavailableError(
+      `table store unavailable during claim of ${JSON.stringify(scoped)} (${failure.message}); read back: this claim was not written, nothing was decided; retry later`,
+      'claim',
+      failure,
+    );
   }
 
   /** Conditional rewrite of a claim's record; a lost condition means the lease was lost. */
@@ -377,7 +383,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
       return requireEtag(response.subResponses[0]?.etag, operation);
     } catch (error) {
       if (error instanceof IdempotencyError) throw error;
-      const conflict = classifyStoreError(error, operation);
+      const conflict = classifyStoreError(error, operation, 'write');
       throw new Conflict(conflict);
     }
   }
@@ -388,7 +394,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
       return toRecord(entity);
     } catch (error) {
       if (error instanceof IdempotencyError) throw error;
-      if (classifyStoreError(error, 'read') === 'notFound') return undefined;
+      if (classifyStoreError(error, 'read', 'read') === 'notFound') return undefined;
       throw new StoreRequestError('unexpected conflict answer to a read', 'read', undefined, error);
     }
   }

@@ -1,3 +1,4 @@
+import type { StoreCallKind } from './deadline';
 import { StoreRequestError, StoreUnavailableError } from './errors';
 
 /** The store answers the core decides on; anything else becomes a domain error. */
@@ -20,25 +21,42 @@ function errorCodeOf(error: SdkErrorShape): string | undefined {
  * timeouts, 408, 429, 5xx) or a `StoreRequestError` (not retryable: other 4xx) and thrown.
  * No raw SDK error leaves this function.
  */
-export function classifyStoreError(error: unknown, operation: string): StoreConflict {
+export function classifyStoreError(error: unknown, operation: string, kind?: StoreCallKind): StoreConflict {
   const e = (error ?? {}) as SdkErrorShape;
   const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
   const code = errorCodeOf(e);
   if (status === 409 && code !== 'TableBeingDeleted') return 'exists';
   if (status === 412) return 'conditionFailed';
   if (status === 404 && code !== 'TableNotFound') return 'notFound';
-  throw toDomainError(error, operation);
+  throw toDomainError(error, operation, kind);
 }
 
-/** Wraps any store failure in a domain error (see {@link classifyStoreError}). */
-export function toDomainError(error: unknown, operation: string): StoreUnavailableError | StoreRequestError {
+/** Network errors raised before a request left this process: nothing reached the service. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * Wraps any store failure in a domain error (see {@link classifyStoreError}). What it says was
+ * decided is true for the call's `kind`: a read decides nothing; a write the service refused (429,
+ * 503) or that never left (connection refused) decided nothing; a write that lost its answer (a
+ * reset, a timeout, a 500) may have landed, and `writeMayHaveLanded` says so. Without `kind` the
+ * message says both.
+ */
+export function toDomainError(error: unknown, operation: string, kind?: StoreCallKind): StoreUnavailableError | StoreRequestError {
   if (error instanceof StoreUnavailableError || error instanceof StoreRequestError) return error;
   const e = (error ?? {}) as SdkErrorShape;
   const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
   const code = errorCodeOf(e);
   const detail = `${status ?? 'no response'}${code ? ` ${code}` : ''}`;
   if (status === undefined || status === 408 || status === 429 || status >= 500) {
-    return new StoreUnavailableError(`table store unavailable during ${operation} (${detail}); nothing was decided, retry later`, operation, error);
+    const refused = status === 429 || status === 503 || (status === undefined && code !== undefined && NOT_SENT.has(code));
+    const mayHaveLanded = kind === 'write' && !refused;
+    const decided =
+      kind === 'read' || refused
+        ? 'nothing was decided'
+        : kind === 'write'
+          ? 'the write may have landed (a key may stay claimed until its lease lapses); a retry finds out'
+          : 'a read decided nothing, a write may have landed';
+    return new StoreUnavailableError(`table store unavailable during ${operation} (${detail}); ${decided}; retry later`, operation, error, mayHaveLanded);
   }
   return new StoreRequestError(`table store rejected ${operation} (${detail})`, operation, status, error);
 }
