@@ -227,7 +227,6 @@ function injectStoreCrashes(rig: PaymentsRig, env: ChaosEnvironment, held: HeldP
 }
 
 const EFFECT_OUTCOMES = new Set(['processed', 'reclaimed', 'duplicate']);
-const NEW_RUN_OUTCOMES = new Set(['processed', 'reclaimed']);
 
 type Amounted = { amount: number };
 const amountOf = (m: LogicalMessage) => (m.body as Amounted).amount;
@@ -261,9 +260,10 @@ async function verifyPayments(
   }
   // A reused key met after the sweep (no record left): a new payment of its own amount. The provider
   // refuses the key with another body (422: `rejected`), or, if it no longer knows the key, charges
-  // the new amount; never the first payment's charge.
+  // the new amount; never the first payment's charge. Its copies and redeliveries are duplicates of
+  // it and get the same stored result.
   const newPaymentAfterExpiry = (m: LogicalMessage, r: PaymentDeliveryResult): boolean => {
-    if (!NEW_RUN_OUTCOMES.has(r.outcome) || !('result' in r)) return false;
+    if (!EFFECT_OUTCOMES.has(r.outcome) || !('result' in r)) return false;
     if (r.result.status === 'rejected') return true;
     return r.result.status === 'succeeded' && r.result.amount === amountOf(m) && !(ownChargeIds.get(m.messageId!)?.has(r.result.chargeId) ?? false);
   };

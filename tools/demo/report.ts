@@ -32,7 +32,7 @@ export function formatReport(r: ChaosReport): string {
     ['provider faults', Object.values(r.providerFaults).reduce((s, n) => s + n, 0), by(r.providerFaults)],
     ['storage outages', r.storageOutages, `${r.connectionsReset} connections reset`],
     ['abandoned / lock expired / lock lost', `${r.abandoned} / ${r.lockExpired} / ${r.lockLost}`],
-    ['dead-lettered', r.deadLettered, by(r.deadLetteredByReason)],
+    ['dead-lettered', r.deadLettered, `${by(r.deadLetteredByReason)}${r.timePhase && r.timePhase.resubmitted > 0 ? ` (in the DLQ at the end; ${r.timePhase.resubmitted} resubmitted by the time phase)` : ''}`],
     ['parked', r.parked, by(r.parkedByReason)],
     ['orders created', r.ordersCreated, 'order documents in the Cosmos emulator (each with its lines and one audit entry)'],
     ['status changes applied', r.statusApplied, 'newer versions written (If-Match)'],
