@@ -101,6 +101,8 @@ export interface TimePhaseReport {
   readonly reusedKeysProcessedAsNewAfterExpiry: number;
   /** Keys whose record is neither completed nor swept while no message of theirs is in the DLQ (must be 0). */
   readonly leftInProgress: number;
+  /** Local rows (Payment rows) left without their marker at the end (must be 0: the sweep deletes them with it). */
+  readonly orphanLocalRows: number;
 }
 
 /** A snapshot while the run goes on. */
@@ -431,6 +433,7 @@ function phaseReport(phase: Omit<TimePhaseReport, keyof PaymentsPhaseFigures> | 
     reusedAfterExpiryParked: n('reusedAfterExpiryParked'),
     reusedKeysProcessedAsNewAfterExpiry: n('reusedKeysProcessedAsNewAfterExpiry'),
     leftInProgress: n('leftInProgress'),
+    orphanLocalRows: n('orphanLocalRows'),
   };
 }
 

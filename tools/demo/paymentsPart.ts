@@ -427,6 +427,9 @@ async function verifyPayments(
     if (!row || row.amount !== amountOf(m) || row.state !== result?.status) rowMismatches.push(`${id}: Payment row ${row ? `amount ${String(row.amount)}, state ${String(row.state)}` : 'missing'}; expected amount ${amountOf(m)}, state ${result?.status}`);
   });
   for (const x of leftInProgress.slice(0, 10)) violations.push(`${x} is left in progress with no message of it in the DLQ`);
+  // Local rows live and die with their marker: after the sweep, no Payment row is left without one.
+  const orphanLocalRows = await findOrphanLocalRows(rig);
+  if (orphanLocalRows.length > 0) violations.push(`${orphanLocalRows.length} local row(s) without their marker (not deleted with it by the sweep): ${orphanLocalRows.slice(0, 5).join(', ')}`);
   for (const x of rowMismatches.slice(0, 10)) violations.push(x);
 
   const held = phase?.held;
@@ -451,6 +454,7 @@ async function verifyPayments(
       deadLetteredWithoutCompletion: deadLetteredOnly,
       reusedKeysWithheld: [...withheld].filter((i) => messages[i]!.kind === 'reusedKey').length,
       leftInProgress: leftInProgress.length,
+      orphanLocalRows: orphanLocalRows.length,
       ...(phase
         ? {
             timePhase: {
@@ -471,11 +475,21 @@ async function verifyPayments(
               reusedAfterExpiryParked: phaseCounts.reuseParked,
               reusedKeysProcessedAsNewAfterExpiry: phaseCounts.lateReusedKeysAsNew,
               leftInProgress: leftInProgress.length,
+              orphanLocalRows: orphanLocalRows.length,
             },
           }
         : {}),
     },
   };
+}
+
+/** RowKeys of local rows (`<marker>~<name>`) of the idempotency table whose marker does not exist. */
+async function findOrphanLocalRows(rig: PaymentsRig): Promise<string[]> {
+  const rowKeys = new Set<string>();
+  for await (const e of rig.store.client.listEntities<Record<string, unknown>>({ queryOptions: { select: ['PartitionKey', 'RowKey'] } })) {
+    rowKeys.add(`${e.partitionKey}/${e.rowKey}`);
+  }
+  return [...rowKeys].filter((k) => k.includes('~') && !rowKeys.has(k.slice(0, k.indexOf('~'))));
 }
 
 async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {

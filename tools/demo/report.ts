@@ -68,6 +68,7 @@ function timePhaseRows(r: ChaosReport): Array<[string, string | number, string?]
     ],
     ['time phase: late reused keys as new', t.reusedKeysProcessedAsNewAfterExpiry, 'ordinary reused keys delivered after the sweep: processed as new payments'],
     ['left in progress', t.leftInProgress, 'records neither completed nor swept with no message in the DLQ'],
+    ['local rows without a marker', t.orphanLocalRows, 'Payment rows the sweep should have deleted with their record'],
   ];
 }
 
