@@ -26,6 +26,23 @@ describe('LocalQueue: Service Bus peek-lock semantics', () => {
     expect(queue.deadLetters).toEqual([expect.objectContaining({ deliveryCount: 3, reason: 'MaxDeliveryCountExceeded', lastError: 'Error: failure 3' })]);
   });
 
+  test('an operator resubmits dead-lettered messages: they leave the DLQ and come back as new messages (same MessageId and body, deliveryCount 1)', async () => {
+    const queue = new LocalQueue('q', { lockDurationMs: 1_000, maxDeliveryCount: 1 });
+    queue.send({ messageId: 'a', body: 1 });
+    queue.send({ messageId: 'b', body: 2 });
+    for (let i = 0; i < 2; i++) queue.abandon((await queue.receive())!, new Error('down'));
+    expect(queue.deadLetters.map((d) => d.message.messageId)).toEqual(['a', 'b']);
+    const resubmitted = queue.resubmitDeadLetters((d) => d.message.messageId === 'b');
+    expect(resubmitted.map((d) => d.message.messageId)).toEqual(['b']);
+    expect(queue.deadLetters.map((d) => d.message.messageId)).toEqual(['a']);
+    const again = (await queue.receive())!;
+    expect(again).toMatchObject({ message: { messageId: 'b', body: 2 }, deliveryCount: 1 });
+    expect(again.sequenceNumber).toBeGreaterThan(resubmitted[0]!.sequenceNumber);
+    queue.complete(again);
+    expect(queue.stats).toMatchObject({ sent: 2, resubmitted: 1, deadLettered: 2 });
+    expect(queue.activeCount).toBe(0);
+  });
+
   test('an expired lock makes the message visible to another receiver; the first receiver then fails to complete it and it stays', async () => {
     const clock = new FakeClock();
     const queue = new LocalQueue('q', { lockDurationMs: 1_000, clock });

@@ -19,6 +19,8 @@ export const DEMO_USAGE = `usage: npm run demo -- [options]
   --outages N             storage outages during the run (default ${DEFAULT_CHAOS_OPTIONS.outages}), each --outage-ms long (default ${DEFAULT_CHAOS_OPTIONS.outageMs})
   --lock-ms N             peek-lock duration (default ${DEFAULT_CHAOS_OPTIONS.lockDurationMs}); --max-delivery-count N (default ${DEFAULT_CHAOS_OPTIONS.maxDeliveryCount})
   --broker-dedup          turn on the broker's duplicate detection (10-minute window; off by default)
+  --time-phase on|off     the time phase (default on): at --time-phase-at R of the run (default ${DEFAULT_CHAOS_OPTIONS.timePhaseAt}) the clock jumps
+                          past retention, the expiry sweep runs, the DLQ is resubmitted, reused keys are sent after expiry
   --json                  print one JSON object as the last line of stdout
 environment: PAYMENT_PROVIDER_URL (loopback only) uses that provider instead of starting the fake one.
 exit code: 0 when every invariant holds, 1 when one fails, 2 on a usage error.`;
@@ -39,6 +41,7 @@ const NUMBER_OPTIONS: Record<string, { key: keyof ChaosOptions; min: number; max
   '--outage-ms': { key: 'outageMs', min: 0, max: 600_000, integer: true },
   '--lock-ms': { key: 'lockDurationMs', min: 50, max: 600_000, integer: true },
   '--max-delivery-count': { key: 'maxDeliveryCount', min: 1, max: 2_000, integer: true },
+  '--time-phase-at': { key: 'timePhaseAt', min: 0, max: 1, integer: false },
 };
 
 /**
@@ -54,6 +57,11 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv = 
     if (name === '--json') json = true;
     else if (name === '--help' || name === '-h') help = true;
     else if (name === '--broker-dedup') chaos.brokerDuplicateDetection = true;
+    else if (name === '--time-phase') {
+      const text = inline ?? argv[++i];
+      if (text !== 'on' && text !== 'off') throw new UsageError(`--time-phase needs on or off, got ${JSON.stringify(text ?? '')}`);
+      chaos.timePhase = text === 'on';
+    }
     else if (NUMBER_OPTIONS[name]) {
       const spec = NUMBER_OPTIONS[name]!;
       const text = inline ?? argv[++i];

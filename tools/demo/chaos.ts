@@ -1,10 +1,11 @@
 import { AzuriteTable } from '../azurite/AzuriteTable';
 import { CosmosEmulator } from '../cosmos/CosmosEmulator';
+import { JumpClock } from '../local/JumpClock';
 import { LocalServiceBus } from '../local/LocalServiceBus';
 import { TcpProxy } from '../local/TcpProxy';
 import { CRASH_POINTS, CrashPoint, FaultPlan, InjectedCrash, SLOW_HANDLER } from './faults';
 import { Ledger, type SendTag } from './ledger';
-import type { ChaosEnvironment, ChaosPart, PartReport } from './part';
+import type { ChaosEnvironment, ChaosPart, PartReport, PartSweepReport } from './part';
 import { startOrdersPart } from './ordersPart';
 import { startPaymentsPart } from './paymentsPart';
 import { startProvider } from './providerLedger';
@@ -36,6 +37,14 @@ export interface ChaosOptions {
   readonly outageMs?: number;
   /** An external provider (loopback only) instead of the demo's own fake one. */
   readonly providerUrl?: string;
+  /**
+   * The time phase (default on): at `timePhaseAt` of the run the consumers' clock jumps past
+   * retention, the expiry sweep runs, the dead-letter queue is resubmitted and reused keys after
+   * expiry are sent (docs/demo.md, "The time phase"). Payments only.
+   */
+  readonly timePhase?: boolean;
+  /** Share of the planned sends completed when the time phase runs (default 0.5). */
+  readonly timePhaseAt?: number;
   /** Gives up waiting for the queues to drain after this long; what is left counts as lost. */
   readonly timeoutMs?: number;
   readonly onProgress?: (progress: ChaosProgress) => void;
@@ -55,8 +64,46 @@ export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, 'providerUrl' | 
   leaseMs: 1_500,
   outages: 2,
   outageMs: 1_000,
+  timePhase: true,
+  timePhaseAt: 0.5,
   timeoutMs: 600_000,
 };
+
+/** The time phase's figures (payments): the jump, the sweep, the resubmissions, the reused keys after expiry. */
+export interface TimePhaseReport {
+  /** Completed deliveries (all queues) when it ran, and the run's elapsed time then. */
+  readonly atCompleted: number;
+  readonly atElapsedMs: number;
+  /** How far the consumers' clock jumped (retention + lease + 1 minute). */
+  readonly jumpedMs: number;
+  readonly sweep: PartSweepReport;
+  readonly sweepMs: number;
+  /** Payments held for an operator (dead-lettered before the phase), and those charged before their DLQ. */
+  readonly heldForOperator: number;
+  readonly heldChargedBeforeDlq: number;
+  /** Dead-lettered copies resubmitted after the sweep, and what became of their messages. */
+  readonly resubmitted: number;
+  readonly resubmittedMessages: number;
+  readonly resubmittedCompleted: number;
+  readonly resubmittedParked: number;
+  /** Resubmitted messages that never completed (dead-lettered again or unsettled): an invariant failure. */
+  readonly resubmittedStuck: number;
+  /** Reused keys after expiry: planned, sent, withheld (original not settled before the jump). */
+  readonly reusedAfterExpiry: number;
+  readonly reusedAfterExpirySent: number;
+  readonly reusedAfterExpiryWithheld: number;
+  /** Sent ones: refused by the provider (rejected; of which 422), charged for their own amount, parked key-reused. */
+  readonly reusedAfterExpiryRejected: number;
+  readonly reusedAfterExpiryRejected422: number;
+  readonly reusedAfterExpiryCharged: number;
+  readonly reusedAfterExpiryParked: number;
+  /** Ordinary reused-key messages delivered after the sweep and processed as new payments. */
+  readonly reusedKeysProcessedAsNewAfterExpiry: number;
+  /** Keys whose record is neither completed nor swept while no message of theirs is in the DLQ (must be 0). */
+  readonly leftInProgress: number;
+  /** Local rows (Payment rows) left without their marker at the end (must be 0: the sweep deletes them with it). */
+  readonly orphanLocalRows: number;
+}
 
 /** A snapshot while the run goes on. */
 export interface ChaosProgress {
@@ -70,6 +117,8 @@ export interface ChaosProgress {
   readonly crashes: number;
   readonly deadLettered: number;
   readonly outage: boolean;
+  /** Set once, on the progress line of the time phase. */
+  readonly phase?: string;
 }
 
 /** The run's figures and verdict; `ok` is false when an invariant failed (listed in `violations`). */
@@ -122,6 +171,8 @@ export interface ChaosReport {
   readonly lost: number;
   readonly lostMessages: string[];
   readonly doubleCharged: number;
+  /** The time phase's figures; null when it was off (or there were no payments). */
+  readonly timePhase: TimePhaseReport | null;
   readonly parts: PartReport[];
   readonly elapsedMs: number;
 }
@@ -139,6 +190,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
   const started = Date.now();
   const faults = FaultPlan.uniform(o.seed, o.crashRate);
   const ledger = new Ledger();
+  const clock = new JumpClock();
   const stops: Array<() => Promise<void>> = [];
   try {
     const azurite = await AzuriteTable.start();
@@ -152,13 +204,14 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
       directTableConnectionString: azurite.connectionString,
       faults,
       seed: o.seed,
+      clock,
     };
     // The consumers of the run: payments and orders, each on its own queue of the same local Service Bus.
     const ordersMessages = Math.round(o.messages * o.ordersShare);
     const paymentsMessages = o.messages - ordersMessages;
     const parts: ChaosPart[] = [];
     if (paymentsMessages > 0) {
-      parts.push(await startPaymentsPart(env, { messages: paymentsMessages, duplicateRate: o.duplicateRate, provider, leaseMs: o.leaseMs, providerTimeoutMs: 500 }));
+      parts.push(await startPaymentsPart(env, { messages: paymentsMessages, duplicateRate: o.duplicateRate, provider, leaseMs: o.leaseMs, providerTimeoutMs: 500, timePhase: o.timePhase }));
     }
     if (ordersMessages > 0) {
       const cosmos = await CosmosEmulator.start();
@@ -220,8 +273,38 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
       outage: proxy.cutNow,
     });
     const withheld = () => parts.reduce((sum, p) => sum + p.withheldSends(), 0);
-    while (!(sent + withheld() >= plannedSends && bus.idle && !proxy.cutNow)) {
+    // The time phase: at a set point (and once the held payments are in the DLQ, and storage is up).
+    const phased = parts.filter((p) => p.timePhase);
+    const phaseAt = Math.floor(o.timePhaseAt * plannedSends);
+    let phase: Omit<TimePhaseReport, keyof PaymentsPhaseFigures> | undefined;
+    const runTimePhase = async () => {
+      const atElapsedMs = Date.now() - started;
+      const atCompleted = ledger.events.completed;
+      const jumpedMs = Math.max(...phased.map((p) => p.timePhase!.expiresWithinMs)) + 60_000;
+      ledger.epoch = 1;
+      clock.jump(jumpedMs);
+      for (const p of phased) p.timePhase!.fix();
+      const sweepStarted = Date.now();
+      const sweeps = [];
+      for (const p of phased) sweeps.push(await p.timePhase!.sweep());
+      const sweepMs = Date.now() - sweepStarted;
+      let resubmitted = 0;
+      for (const p of phased) {
+        for (const dead of bus.queue(p.consumer.queue).resubmitDeadLetters()) {
+          ledger.recordResubmit(dead);
+          resubmitted++;
+        }
+        for (const message of p.timePhase!.sendsAfterSweep(ledger)) send(p.consumer.queue, message);
+      }
+      phase = { atCompleted, atElapsedMs, jumpedMs, sweep: sweeps[0]!, sweepMs, resubmitted };
+      o.onProgress?.({ ...progress(), phase: `time phase: clock +${formatDuration(jumpedMs)}, sweep deleted ${sweeps[0]!.deleted} records (${sweeps[0]!.deletedLocalRows} local rows), ${resubmitted} resubmitted from the DLQ` });
+    };
+    while (!(sent + withheld() >= plannedSends && bus.idle && !proxy.cutNow && (phase !== undefined || phased.length === 0))) {
       if (Date.now() - started > o.timeoutMs) break;
+      if (phase === undefined && phased.length > 0 && ledger.events.completed >= phaseAt && !proxy.cutNow && phased.every((p) => p.timePhase!.ready(ledger))) {
+        await runTimePhase();
+        continue;
+      }
       if (outages < outageAt.length && ledger.events.completed >= outageAt[outages]! && !proxy.cutNow) {
         outages++;
         proxy.cut();
@@ -239,7 +322,8 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
 
     const reports: PartReport[] = [];
     for (const part of parts) reports.push(await part.verify(ledger));
-    return buildReport(o, reports, ledger, bus, faults, provider.fake?.faultsInjected ?? {}, outages, proxy.resets, Date.now() - started);
+    const timePhase = phased.length === 0 ? null : phaseReport(phase, reports);
+    return buildReport(o, reports, ledger, bus, faults, provider.fake?.faultsInjected ?? {}, outages, proxy.resets, Date.now() - started, timePhase);
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   }
@@ -255,6 +339,7 @@ function buildReport(
   storageOutages: number,
   connectionsReset: number,
   elapsedMs: number,
+  timePhase: TimePhaseReport | null,
 ): ChaosReport {
   const payments = parts.find((p) => p.name === 'payments');
   const orders = parts.find((p) => p.name === 'orders');
@@ -277,6 +362,7 @@ function buildReport(
   if (doubleCharged > 0) violations.push(`${doubleCharged} payment(s) charged twice: ${payments!.doubleEffects.slice(0, 10).join(', ')}`);
   const pd = payments?.details ?? {};
   const od = orders?.details ?? {};
+  if (timePhase && timePhase.atElapsedMs < 0) violations.push('the time phase never ran (the run timed out before it)');
   if (orders && orders.doubleEffects.length > 0) violations.push(`${orders.doubleEffects.length} order(s) created twice: ${orders.doubleEffects.slice(0, 10).join(', ')}`);
   return {
     ok: violations.length === 0,
@@ -317,9 +403,47 @@ function buildReport(
     lost: lostMessages.length,
     lostMessages,
     doubleCharged,
+    timePhase,
     parts,
     elapsedMs,
   };
+}
+
+/** The payments part's own figures of the phase (`details.timePhase`). */
+type PaymentsPhaseFigures = Omit<TimePhaseReport, 'atCompleted' | 'atElapsedMs' | 'jumpedMs' | 'sweep' | 'sweepMs' | 'resubmitted'>;
+
+function phaseReport(phase: Omit<TimePhaseReport, keyof PaymentsPhaseFigures> | undefined, parts: PartReport[]): TimePhaseReport {
+  const figures = (parts.find((p) => p.name === 'payments')?.details.timePhase ?? {}) as Partial<PaymentsPhaseFigures>;
+  const none = { scanned: 0, deleted: 0, deletedLocalRows: 0, skipped: 0, skippedLeased: 0, skippedChanged: 0, alreadyDeleted: 0, requests: 0, runs: 0, retried: 0 };
+  const n = (k: keyof PaymentsPhaseFigures) => Number(figures[k] ?? 0);
+  return {
+    ...(phase ?? { atCompleted: -1, atElapsedMs: -1, jumpedMs: 0, sweep: none, sweepMs: 0, resubmitted: 0 }),
+    heldForOperator: n('heldForOperator'),
+    heldChargedBeforeDlq: n('heldChargedBeforeDlq'),
+    resubmittedMessages: n('resubmittedMessages'),
+    resubmittedCompleted: n('resubmittedCompleted'),
+    resubmittedParked: n('resubmittedParked'),
+    resubmittedStuck: n('resubmittedStuck'),
+    reusedAfterExpiry: n('reusedAfterExpiry'),
+    reusedAfterExpirySent: n('reusedAfterExpirySent'),
+    reusedAfterExpiryWithheld: n('reusedAfterExpiryWithheld'),
+    reusedAfterExpiryRejected: n('reusedAfterExpiryRejected'),
+    reusedAfterExpiryRejected422: n('reusedAfterExpiryRejected422'),
+    reusedAfterExpiryCharged: n('reusedAfterExpiryCharged'),
+    reusedAfterExpiryParked: n('reusedAfterExpiryParked'),
+    reusedKeysProcessedAsNewAfterExpiry: n('reusedKeysProcessedAsNewAfterExpiry'),
+    leftInProgress: n('leftInProgress'),
+    orphanLocalRows: n('orphanLocalRows'),
+  };
+}
+
+/** 2592060000 -> "30d 0h 1m". */
+export function formatDuration(ms: number): string {
+  const d = Math.floor(ms / 86_400_000);
+  const h = Math.floor((ms % 86_400_000) / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const s = Math.round((ms % 60_000) / 1000);
+  return `${d}d ${h}h ${m}m${s ? ` ${s}s` : ''}`;
 }
 
 function copyId(tag: SendTag): string {

@@ -1,3 +1,5 @@
+import type { Clock } from '../../src/core/clock';
+import type { SweepReport } from '../../src/lifecycle/ExpirySweeper';
 import type { QueueMessage } from '../local/LocalQueue';
 import type { QueueConsumer } from '../local/LocalServiceBus';
 import type { FaultPlan } from './faults';
@@ -11,6 +13,33 @@ export interface ChaosEnvironment {
   readonly directTableConnectionString: string;
   readonly faults: FaultPlan;
   readonly seed: number;
+  /** The consumers' clock (real time plus the time phase's jump); the local Service Bus keeps real time. */
+  readonly clock: Clock;
+}
+
+/** The expiry sweep of a part's store, run to the end (as many budgeted runs as it took). */
+export interface PartSweepReport extends Pick<SweepReport, 'scanned' | 'deleted' | 'deletedLocalRows' | 'skipped' | 'skippedLeased' | 'skippedChanged' | 'alreadyDeleted' | 'requests'> {
+  readonly runs: number;
+  /** Runs that failed with a retryable store error and were run again. */
+  readonly retried: number;
+}
+
+/**
+ * A part's share of the time phase (docs/demo.md, "The time phase"): at a set point of the run the
+ * clock jumps past `retentionMs`, the part's held messages are fixed, its store is swept, its
+ * dead-letter queue is resubmitted and it sends its reused keys after expiry.
+ */
+export interface PartTimePhase {
+  /** How far past now every record of the part expires at most (retention + lease). */
+  readonly expiresWithinMs: number;
+  /** True once the part may jump (its messages held for an operator are all in the DLQ). */
+  ready(ledger: Ledger): boolean;
+  /** The operator's fix: held messages stop failing (called right after the jump). */
+  fix(): void;
+  /** The expiry sweep over the part's store, at the jumped time. */
+  sweep(): Promise<PartSweepReport>;
+  /** After the sweep and the DLQ resubmission: the reused keys after expiry to send (others are withheld). */
+  sendsAfterSweep(ledger: Ledger): readonly QueueMessage<SendTag>[];
 }
 
 /** A consumer's verdict on its own workload. */
@@ -54,6 +83,8 @@ export interface ChaosPart {
   verify(ledger: Ledger): Promise<PartReport>;
   /** Waits for background work (e.g. Durable runs) and stops it. */
   drain(): Promise<void>;
+  /** The part's share of the time phase, when it has one (payments). */
+  readonly timePhase?: PartTimePhase;
 }
 
 /** How many sends `messages` make: each message once plus its producer copies. */

@@ -1,4 +1,8 @@
+import { payloadDigest } from '../../src/core/digest';
+import { StoreUnavailableError } from '../../src/core/errors';
 import { keyFromMessageId } from '../../src/core/keys';
+import { RecordStatus } from '../../src/core/record';
+import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
 import type { PaymentDeliveryResult } from '../../src/payments/PaymentsConsumer';
 import { chargeEntityKey } from '../../src/payments/ChargeWorkflow';
 import type { ChargeResult } from '../../src/payments/schema';
@@ -6,7 +10,7 @@ import type { QueueMessage } from '../local/LocalQueue';
 import { startPaymentsRig, type PaymentsRig } from '../local/paymentsRig';
 import { CrashPoint } from './faults';
 import type { Ledger, SendTag } from './ledger';
-import { sendsOf, type ChaosEnvironment, type ChaosPart, type PartReport } from './part';
+import { sendsOf, type ChaosEnvironment, type ChaosPart, type PartReport, type PartSweepReport, type PartTimePhase } from './part';
 import { buildPaymentsWorkload, type LogicalMessage } from './paymentsWorkload';
 import type { ProviderHandle } from './providerLedger';
 
@@ -17,6 +21,18 @@ export interface PaymentsPartOptions {
   /** Lease of a claim; a delivery waits at most 80 % of it. */
   readonly leaseMs: number;
   readonly providerTimeoutMs: number;
+  /** The time phase (docs/demo.md): payments held for an operator, a jump past retention, the sweep, DLQ resubmission, reused keys after expiry. */
+  readonly timePhase?: boolean;
+  /** Retention of the dedup records (default 30 days): the time phase jumps past it. */
+  readonly retentionMs?: number;
+}
+
+/** A delivery of a payment held for an operator, before the operator's fix (the time phase's jump). */
+export class HeldForOperatorError extends Error {
+  constructor(paymentId: string, what: string) {
+    super(`payment ${paymentId} is held for an operator: ${what}`);
+    this.name = 'HeldForOperatorError';
+  }
 }
 
 const PART = 'payments';
@@ -45,19 +61,24 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     messages: options.messages,
     duplicateRate: options.duplicateRate,
     seed: env.seed,
+    timePhase: options.timePhase ?? false,
     ...(external ? { declineShare: 0, runTag: Date.now().toString(36) } : {}),
   });
+  const retentionMs = options.retentionMs ?? 30 * 86_400_000;
   const rig = await startPaymentsRig({
     tableConnectionString: env.tableConnectionString,
     durableTableConnectionString: env.directTableConnectionString,
     providerUrl: options.provider.url,
     providerTimeoutMs: options.providerTimeoutMs,
     leaseMs: options.leaseMs,
+    retentionMs,
+    clock: env.clock,
     restartDelayMs: 100,
     activityRetry: { maxAttempts: 3, firstRetryIntervalMs: 50 },
     crashBefore: (step, instanceId) => step === 'after-activity:charge' && env.faults.shouldCrash(CrashPoint.AfterCharge, instanceId),
   });
-  injectStoreCrashes(rig, env);
+  const held = new HeldPayments(workload.messages);
+  injectStoreCrashes(rig, env, held);
 
   const send = (message: LogicalMessage, copy: number): QueueMessage<SendTag> => ({
     messageId: message.messageId,
@@ -65,12 +86,47 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     correlationId: `chaos-${env.seed}`,
     tag: { part: PART, index: message.index, copy },
   });
+  const copiesOf = (m: LogicalMessage) => Array.from({ length: 1 + m.extraCopies }, (_, copy) => send(m, copy));
   const waiting = new Map<number, LogicalMessage[]>();
   const withheld = new Set<number>();
   for (const message of workload.messages) {
-    if (message.reusesIndex === undefined) continue;
-    waiting.set(message.reusesIndex, [...(waiting.get(message.reusesIndex) ?? []), message]);
+    if (message.kind !== 'reusedKey') continue;
+    waiting.set(message.reusesIndex!, [...(waiting.get(message.reusesIndex!) ?? []), message]);
   }
+  const phase: PaymentsPhaseState = { ran: false, withheldReuses: new Set() };
+
+  const timePhase: PartTimePhase | undefined = options.timePhase
+    ? {
+        expiresWithinMs: retentionMs + options.leaseMs,
+        ready: (ledger) => held.all.every((m) => ledger.fate(PART, m.index).deadLettered.length > 0),
+        fix: () => {
+          held.fixed = true;
+          phase.ran = true;
+        },
+        sweep: () => sweepToTheEnd(new ExpirySweeper(rig.store.client, { budgetMs: 60_000, clock: env.clock })),
+        sendsAfterSweep(ledger) {
+          // A reuse is sent only when every copy of its original completed before the jump (so no
+          // copy of the original can meet the reuse's record); otherwise it is withheld (reported).
+          const out: QueueMessage<SendTag>[] = [];
+          for (const m of workload.messages.filter((x) => x.kind === 'reusedAfterExpiry')) {
+            const original = workload.messages[m.reusesIndex!]!;
+            const fate = ledger.fate(PART, original.index);
+            const settledBefore =
+              fate.copiesSent === 1 + original.extraCopies &&
+              fate.completions.length === fate.copiesSent &&
+              fate.completionEpochs.every((e) => e === 0) &&
+              fate.deadLettered.length === 0 &&
+              fate.resubmitted === 0;
+            if (settledBefore) out.push(...copiesOf(m));
+            else {
+              withheld.add(m.index);
+              phase.withheldReuses.add(m.index);
+            }
+          }
+          return out;
+        },
+      }
+    : undefined;
 
   return {
     consumer: { name: PART, queue: PART, deliver: (body, meta) => rig.deliver(body, meta) },
@@ -84,64 +140,180 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
         for (const m of released) withheld.add(m.index);
         return [];
       }
-      return released.flatMap((m) => Array.from({ length: 1 + m.extraCopies }, (_, copy) => send(m, copy)));
+      return released.flatMap(copiesOf);
     },
     withheldSends: () => sendsOf([...withheld].map((i) => workload.messages[i]!)),
     drain: () => rig.workflow.stop(),
-    verify: (ledger) => verifyPayments(rig, workload.messages, ledger, options.provider, withheld),
+    verify: (ledger) => verifyPayments(rig, workload.messages, ledger, options.provider, withheld, options.timePhase ? { ...phase, held } : undefined),
+    ...(timePhase ? { timePhase } : {}),
   };
 }
 
-/** Crashes before/after the claim and before completing it, by wrapping the rig's store. */
-function injectStoreCrashes(rig: PaymentsRig, env: ChaosEnvironment): void {
+/** The time phase as the payments part saw it. */
+interface PaymentsPhaseState {
+  ran: boolean;
+  readonly withheldReuses: Set<number>;
+}
+
+/**
+ * Payments held for an operator (time phase): before the fix, a `beforeCharge` one fails every
+ * delivery before its claim; an `afterCharge` one is claimed and charged once, then fails to
+ * complete, and fails before the claim on every later delivery. Both end in the DLQ.
+ */
+class HeldPayments {
+  fixed = false;
+  readonly all: readonly LogicalMessage[];
+  private readonly byId = new Map<string, LogicalMessage>();
+  /** paymentIds of `afterCharge` payments whose first claim went as far as completing (charged). */
+  readonly reachedComplete = new Set<string>();
+
+  constructor(messages: readonly LogicalMessage[]) {
+    this.all = messages.filter((m) => m.heldForOperator !== undefined);
+    for (const m of this.all) this.byId.set(m.messageId!, m);
+  }
+
+  beforeClaim(paymentId: string): void {
+    const m = this.fixed ? undefined : this.byId.get(paymentId);
+    if (!m) return;
+    if (m.heldForOperator === 'beforeCharge') throw new HeldForOperatorError(paymentId, 'every delivery fails before its claim until the fix');
+    if (this.reachedComplete.has(paymentId)) throw new HeldForOperatorError(paymentId, 'charged once; every later delivery fails until the fix');
+  }
+
+  beforeComplete(paymentId: string): void {
+    if (this.fixed || !this.byId.has(paymentId)) return;
+    this.reachedComplete.add(paymentId);
+    throw new HeldForOperatorError(paymentId, 'the provider charged; completing fails until the fix');
+  }
+}
+
+/** Runs the sweep until a run finishes without its budget stopping it; a run failing with a retryable store error is run again (up to 5 times). */
+async function sweepToTheEnd(sweeper: ExpirySweeper): Promise<PartSweepReport> {
+  const total = { scanned: 0, deleted: 0, deletedLocalRows: 0, skipped: 0, skippedLeased: 0, skippedChanged: 0, alreadyDeleted: 0, requests: 0, runs: 0, retried: 0 };
+  for (;;) {
+    let report;
+    try {
+      report = await sweeper.sweep();
+    } catch (error) {
+      if (error instanceof StoreUnavailableError && total.retried < 5) {
+        total.retried++;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        continue;
+      }
+      throw error;
+    }
+    total.runs++;
+    for (const k of ['scanned', 'deleted', 'deletedLocalRows', 'skipped', 'skippedLeased', 'skippedChanged', 'alreadyDeleted', 'requests'] as const) total[k] += report[k];
+    if (!report.stoppedByBudget) return total;
+  }
+}
+
+/** Crashes before/after the claim and before completing it, by wrapping the rig's store; and the held payments' failures. */
+function injectStoreCrashes(rig: PaymentsRig, env: ChaosEnvironment, held: HeldPayments): void {
   const store = rig.store;
   const claim = store.claim.bind(store);
   const complete = store.complete.bind(store);
   store.claim = async (key, digest, claimOptions) => {
+    held.beforeClaim(key.key);
     env.faults.maybeCrash(CrashPoint.BeforeClaim, key.key);
     const outcome = await claim(key, digest, claimOptions);
     if (outcome.kind === 'claimed' || outcome.kind === 'reclaimed') env.faults.maybeCrash(CrashPoint.AfterClaim, key.key);
     return outcome;
   };
-  store.complete = async (held, result, effects) => {
-    env.faults.maybeCrash(CrashPoint.BeforeComplete, held.key.key);
-    return complete(held, result, effects);
+  store.complete = async (claimed, result, effects) => {
+    env.faults.maybeCrash(CrashPoint.BeforeComplete, claimed.key.key);
+    held.beforeComplete(claimed.key.key);
+    return complete(claimed, result, effects);
   };
 }
 
 const EFFECT_OUTCOMES = new Set(['processed', 'reclaimed', 'duplicate']);
 
-async function verifyPayments(rig: PaymentsRig, messages: readonly LogicalMessage[], ledger: Ledger, provider: ProviderHandle, withheld: ReadonlySet<number>): Promise<PartReport> {
+type Amounted = { amount: number };
+const amountOf = (m: LogicalMessage) => (m.body as Amounted).amount;
+
+async function verifyPayments(
+  rig: PaymentsRig,
+  messages: readonly LogicalMessage[],
+  ledger: Ledger,
+  provider: ProviderHandle,
+  withheld: ReadonlySet<number>,
+  phase: (PaymentsPhaseState & { held: HeldPayments }) | undefined,
+): Promise<PartReport> {
   const violations: string[] = [];
   const lostMessages: string[] = [];
   const label = (m: LogicalMessage) => `#${m.index} ${m.kind} ${m.messageId ?? '(no MessageId)'}`;
   const valid = messages.filter((m) => m.kind === 'charge' || m.kind === 'decline');
   const chargeable = valid.filter((m) => m.kind === 'charge');
+  const reuses = messages.filter((m) => m.kind === 'reusedKey' || m.kind === 'reusedAfterExpiry');
+  const ours = new Map(valid.map((m) => [m.messageId!, m]));
   let duplicatesDetected = 0;
   let deadLetteredOnly = 0;
   const awaitingOperator: LogicalMessage[] = [];
   const completedCharge = new Set<number>();
   const ownChargeIds = new Map<string, Set<string>>();
 
+  // Charge ids the originals were acknowledged with: a reused key must never be answered with one of them.
+  for (const m of valid) {
+    for (const r of ledger.fate(PART, m.index).completions as PaymentDeliveryResult[]) {
+      if ('result' in r && r.result.status === 'succeeded') noteChargeId(ownChargeIds, m.messageId!, r.result);
+    }
+  }
+  // A reused key met after the sweep (no record left): a new payment of its own amount. The provider
+  // refuses the key with another body (422: `rejected`), or, if it no longer knows the key, charges
+  // the new amount; never the first payment's charge. Its copies and redeliveries are duplicates of
+  // it and get the same stored result.
+  const newPaymentAfterExpiry = (m: LogicalMessage, r: PaymentDeliveryResult): boolean => {
+    if (!EFFECT_OUTCOMES.has(r.outcome) || !('result' in r)) return false;
+    if (r.result.status === 'rejected') return true;
+    return r.result.status === 'succeeded' && r.result.amount === amountOf(m) && !(ownChargeIds.get(m.messageId!)?.has(r.result.chargeId) ?? false);
+  };
+  const phaseCounts = { reuseSent: 0, reuseRejected: 0, reuseRejected422: 0, reuseCharged: 0, reuseParked: 0, lateReusedKeysAsNew: 0, resubmittedCopies: 0, resubmittedMessages: 0, resubmittedCompleted: 0, resubmittedParked: 0, stuck: 0 };
+
   for (const m of messages) {
     const fate = ledger.fate(PART, m.index);
     const results = fate.completions as PaymentDeliveryResult[];
     duplicatesDetected += results.filter((r) => r.outcome === 'duplicate').length;
-    const expected = (r: PaymentDeliveryResult) =>
-      m.kind === 'malformed'
-        ? r.outcome === 'parked' && r.reason.startsWith(`${m.expectedParkReason}:`)
-        : m.kind === 'reusedKey'
-          ? r.outcome === 'keyReused'
-          : EFFECT_OUTCOMES.has(r.outcome);
-    for (const r of results.filter((x) => !expected(x))) violations.push(`${label(m)} was completed as ${JSON.stringify(r)}`);
-    for (const r of results) {
-      if (!('result' in r)) continue;
-      const want = m.kind === 'decline' ? 'declined' : 'succeeded';
-      if (r.result.status !== want) violations.push(`${label(m)} ended ${r.result.status}, expected ${want}`);
-      if (r.result.status === 'succeeded') noteChargeId(ownChargeIds, m.messageId!, r.result);
-    }
-    const completed = results.some(expected);
+    const expected = (r: PaymentDeliveryResult, epoch: number) => {
+      switch (m.kind) {
+        case 'malformed':
+          return r.outcome === 'parked' && r.reason.startsWith(`${m.expectedParkReason}:`);
+        case 'reusedKey':
+          // Delivered after the jump, its original's record may be gone: then it is a new payment.
+          return r.outcome === 'keyReused' || (epoch > 0 && newPaymentAfterExpiry(m, r));
+        case 'reusedAfterExpiry':
+          // keyReused: a copy of another payload re-created the record after the sweep (never by design here).
+          return r.outcome === 'keyReused' || newPaymentAfterExpiry(m, r);
+        default:
+          return EFFECT_OUTCOMES.has(r.outcome) && 'result' in r && r.result.status === (m.kind === 'decline' ? 'declined' : 'succeeded');
+      }
+    };
+    results.forEach((r, i) => {
+      if (expected(r, fate.completionEpochs[i]!)) return;
+      if ((m.kind === 'reusedKey' || m.kind === 'reusedAfterExpiry') && 'result' in r && r.result.status === 'succeeded' && ownChargeIds.get(m.messageId!)?.has(r.result.chargeId)) {
+        violations.push(`${label(m)} (amount ${amountOf(m)}) was acknowledged with the first payment's charge ${r.result.chargeId}`);
+      } else violations.push(`${label(m)} was completed as ${JSON.stringify(r)}`);
+    });
+    const completed = results.some((r, i) => expected(r, fate.completionEpochs[i]!));
     if (completed && m.kind === 'charge') completedCharge.add(m.index);
+    if (m.kind === 'reusedKey' && results.some((r, i) => fate.completionEpochs[i]! > 0 && r.outcome !== 'keyReused' && expected(r, 1))) phaseCounts.lateReusedKeysAsNew++;
+    if (m.kind === 'reusedAfterExpiry' && fate.copiesSent > 0) {
+      phaseCounts.reuseSent++;
+      if (results.some((r) => r.outcome === 'keyReused')) phaseCounts.reuseParked++;
+      const runs = results.filter((r) => newPaymentAfterExpiry(m, r));
+      if (runs.some((r) => 'result' in r && r.result.status === 'rejected')) phaseCounts.reuseRejected++;
+      if (runs.some((r) => 'result' in r && r.result.status === 'rejected' && r.result.reason.includes('(422)'))) phaseCounts.reuseRejected422++;
+      if (runs.some((r) => 'result' in r && r.result.status === 'succeeded')) phaseCounts.reuseCharged++;
+    }
+    if (fate.resubmitted > 0) {
+      phaseCounts.resubmittedCopies += fate.resubmitted;
+      phaseCounts.resubmittedMessages++;
+      if (completed) phaseCounts.resubmittedCompleted++;
+      if (completed && results.some((r) => r.outcome === 'parked' || r.outcome === 'keyReused')) phaseCounts.resubmittedParked++;
+      if (!completed) {
+        phaseCounts.stuck++;
+        violations.push(`${label(m)} was resubmitted from the DLQ after the sweep but never completed (${fate.deadLettered.length > 0 ? 'dead-lettered again' : 'not settled'}): stuck`);
+      }
+    }
     if (!completed) {
       if (fate.deadLettered.length > 0) {
         deadLetteredOnly++;
@@ -153,7 +325,6 @@ async function verifyPayments(rig: PaymentsRig, messages: readonly LogicalMessag
   }
 
   // Effective charges: from the provider's own ledger when it can be read.
-  const ours = new Map(valid.map((m) => [m.messageId!, m]));
   const malformedIds = new Set(messages.filter((m) => m.kind === 'malformed').map((m) => (typeof m.body === 'object' ? String((m.body as { paymentId?: unknown }).paymentId) : '')));
   const ledgerCharges = await provider.charges();
   const chargesBy = new Map<string, number[]>();
@@ -171,38 +342,97 @@ async function verifyPayments(rig: PaymentsRig, messages: readonly LogicalMessag
       const state = record && (await rig.workflow.entityState(chargeEntityKey(rig.store.addressOf(paymentKey).rowKey, record.createdAtMs, record.digest)));
       if (state?.status === 'completed' && state.result.status === 'succeeded') noteChargeId(ownChargeIds, m.messageId!, state.result);
     }
-    for (const [id, chargeIds] of ownChargeIds) chargesBy.set(id, [...chargeIds].map(() => (ours.get(id)!.body as { amount: number }).amount));
+    for (const [id, chargeIds] of ownChargeIds) chargesBy.set(id, [...chargeIds].map(() => amountOf(ours.get(id)!)));
+    // Reused keys charged as new payments after expiry, with their own amount and charge ids.
+    for (const m of reuses) {
+      const ids = new Set<string>();
+      for (const r of ledger.fate(PART, m.index).completions as PaymentDeliveryResult[]) if (newPaymentAfterExpiry(m, r) && 'result' in r && r.result.status === 'succeeded') ids.add(r.result.chargeId);
+      for (const _ of ids) chargesBy.set(m.messageId!, [...(chargesBy.get(m.messageId!) ?? []), amountOf(m)]);
+    }
     source = 'own-count';
   }
   const chargesOf = (id: string) => chargesBy.get(id) ?? [];
   for (const id of chargesBy.keys()) if (!ours.has(id)) violations.push(`${id} is not a valid payment of this run but was charged`);
-  const stillAwaiting = awaitingOperator.filter((m) => chargesOf(m.messageId!).length === 0);
+  const stillAwaiting = awaitingOperator.filter((m) => chargesOf(m.messageId!).filter((a) => a === amountOf(m)).length === 0);
+  const doubleEffects: string[] = [];
+  let reuseChargesAccepted = 0;
   for (const m of valid) {
     const amounts = chargesOf(m.messageId!);
-    const amount = (m.body as { amount: number }).amount;
-    if (m.kind === 'decline' && amounts.length > 0) violations.push(`${label(m)} was declined but charged ${amounts.length} time(s)`);
-    if (m.kind === 'charge' && completedCharge.has(m.index) && amounts.length === 0) violations.push(`${label(m)} was completed but never charged`);
-    if (amounts.some((a) => a !== amount)) violations.push(`${label(m)} was charged ${amounts.join(', ')} instead of ${amount}`);
+    const amount = amountOf(m);
+    const own = amounts.filter((a) => a === amount).length;
+    if (own > 1) doubleEffects.push(m.messageId!);
+    if (m.kind === 'decline' && own > 0) violations.push(`${label(m)} was declined but charged ${own} time(s)`);
+    if (m.kind === 'charge' && completedCharge.has(m.index) && own === 0) violations.push(`${label(m)} was completed but never charged`);
+    // Other amounts: only a reuse of this key, processed as a new payment after expiry, may have one charge of its own amount.
+    const reusesOfKey = reuses.filter((r) => r.messageId === m.messageId);
+    let accounted = own;
+    for (const r of reusesOfKey) {
+      const n = amounts.filter((a) => a === amountOf(r)).length;
+      accounted += n;
+      if (n === 0) continue;
+      const runs = (ledger.fate(PART, r.index).completions as PaymentDeliveryResult[]).filter((x) => newPaymentAfterExpiry(r, x) && 'result' in x && x.result.status === 'succeeded');
+      if (n > 1) doubleEffects.push(`${m.messageId} (reused for ${amountOf(r)})`);
+      if (runs.length === 0) violations.push(`${label(r)} was charged ${amountOf(r)} though it was never processed as a new payment`);
+      else if (provider.fake) violations.push(`${label(r)} was charged ${amountOf(r)}: the demo's provider never forgets a key, so it was sent with another Idempotency-Key`);
+      else reuseChargesAccepted += Math.min(n, 1);
+    }
+    if (accounted < amounts.length) violations.push(`${label(m)} was charged ${amounts.join(', ')}; its own amount is ${amount}`);
   }
-  const doubleEffects = [...chargesBy.entries()].filter(([, a]) => a.length > 1).map(([id]) => id);
+  if (provider.fake) {
+    const severalKeys = provider.fake.stats().paymentsWithSeveralKeys.filter((id) => ours.has(id));
+    if (severalKeys.length > 0) violations.push(`payments sent to the provider with more than one Idempotency-Key: ${severalKeys.slice(0, 10).join(', ')}`);
+  }
   const effectiveCharges = [...chargesBy.values()].reduce((sum, a) => sum + a.length, 0);
-  const expectedCharges = chargeable.length - stillAwaiting.length;
+  const expectedCharges = chargeable.length - stillAwaiting.length + reuseChargesAccepted;
   if (effectiveCharges !== expectedCharges) {
-    violations.push(`effective charges ${effectiveCharges} != chargeable ${chargeable.length} - awaiting operator in the DLQ ${stillAwaiting.length}`);
+    violations.push(
+      `effective charges ${effectiveCharges} != chargeable ${chargeable.length} - awaiting operator in the DLQ ${stillAwaiting.length}` +
+        (reuseChargesAccepted > 0 ? ` + reused keys charged as new payments after expiry ${reuseChargesAccepted}` : ''),
+    );
   }
 
-  // Parking: every malformed message with its reason, every reused key with key-reused.
+  // Parking: every malformed message with its reason, every reused key answered keyReused with key-reused.
   const parked = await rig.parking.list(PART);
   const parkedByReason: Record<string, number> = {};
   for (const p of parked) parkedByReason[p.reason] = (parkedByReason[p.reason] ?? 0) + 1;
-  for (const m of messages.filter((x) => x.kind === 'malformed' || x.kind === 'reusedKey')) {
+  for (const m of messages.filter((x) => x.kind === 'malformed' || x.kind === 'reusedKey' || x.kind === 'reusedAfterExpiry')) {
     const fate = ledger.fate(PART, m.index);
     if (fate.copiesSent === 0 || (fate.completions.length === 0 && fate.deadLettered.length > 0)) continue;
+    if (m.kind !== 'malformed' && !(fate.completions as PaymentDeliveryResult[]).some((r) => r.outcome === 'keyReused')) continue;
+    const reason = m.expectedParkReason ?? 'key-reused';
     const body = Buffer.from(typeof m.body === 'string' ? m.body : JSON.stringify(m.body));
-    const found = parked.some((p) => p.reason === m.expectedParkReason && p.body.equals(body) && (m.messageId === undefined || p.messageId === m.messageId));
-    if (!found) violations.push(`${label(m)} is not parked with reason ${m.expectedParkReason}`);
+    const found = parked.some((p) => p.reason === reason && p.body.equals(body) && (m.messageId === undefined || p.messageId === m.messageId));
+    if (!found) violations.push(`${label(m)} is not parked with reason ${reason}`);
   }
 
+  // Nothing left in progress: every key's record is completed or gone (swept), unless a message of it sits in the DLQ.
+  const inDlq = new Set(messages.filter((m) => ledger.fate(PART, m.index).deadLettered.length > 0).map((m) => m.messageId));
+  const leftInProgress: string[] = [];
+  const rowMismatches: string[] = [];
+  const ids = [...new Set([...valid, ...reuses].map((m) => m.messageId!))];
+  await forEachLimit(ids, 16, async (id) => {
+    const key = keyFromMessageId(PART, id);
+    const record = await rig.store.get(key);
+    if (record && record.status !== RecordStatus.Completed && !inDlq.has(id)) leftInProgress.push(`${id} (${record.status}, attempt ${record.attempt})`);
+    if (!record || record.status !== RecordStatus.Completed || !phase?.ran) return;
+    // After the sweep the Payment row is that of the record's own payload (never a swept lifetime's).
+    const m = [...valid, ...reuses].find((x) => x.messageId === id && payloadDigest(x.body) === record.digest);
+    if (!m) {
+      rowMismatches.push(`${id}: its record's digest is none of the run's payloads for it`);
+      return;
+    }
+    const address = rig.store.addressOf(key);
+    const row = await rig.store.client.getEntity<Record<string, unknown>>(address.partitionKey, `${address.rowKey}~payment`).catch(() => undefined);
+    const result = record.result as ChargeResult | undefined;
+    if (!row || row.amount !== amountOf(m) || row.state !== result?.status) rowMismatches.push(`${id}: Payment row ${row ? `amount ${String(row.amount)}, state ${String(row.state)}` : 'missing'}; expected amount ${amountOf(m)}, state ${result?.status}`);
+  });
+  for (const x of leftInProgress.slice(0, 10)) violations.push(`${x} is left in progress with no message of it in the DLQ`);
+  // Local rows live and die with their marker: after the sweep, no Payment row is left without one.
+  const orphanLocalRows = await findOrphanLocalRows(rig);
+  if (orphanLocalRows.length > 0) violations.push(`${orphanLocalRows.length} local row(s) without their marker (not deleted with it by the sweep): ${orphanLocalRows.slice(0, 5).join(', ')}`);
+  for (const x of rowMismatches.slice(0, 10)) violations.push(x);
+
+  const held = phase?.held;
   return {
     name: PART,
     messages: messages.length,
@@ -222,9 +452,53 @@ async function verifyPayments(rig: PaymentsRig, messages: readonly LogicalMessag
       expectedCharges,
       chargeableAwaitingOperator: stillAwaiting.length,
       deadLetteredWithoutCompletion: deadLetteredOnly,
-      reusedKeysWithheld: withheld.size,
+      reusedKeysWithheld: [...withheld].filter((i) => messages[i]!.kind === 'reusedKey').length,
+      leftInProgress: leftInProgress.length,
+      orphanLocalRows: orphanLocalRows.length,
+      ...(phase
+        ? {
+            timePhase: {
+              ran: phase.ran,
+              heldForOperator: held!.all.length,
+              heldChargedBeforeDlq: held!.reachedComplete.size,
+              resubmittedMessages: phaseCounts.resubmittedMessages,
+              resubmittedCopies: phaseCounts.resubmittedCopies,
+              resubmittedCompleted: phaseCounts.resubmittedCompleted,
+              resubmittedParked: phaseCounts.resubmittedParked,
+              resubmittedStuck: phaseCounts.stuck,
+              reusedAfterExpiry: messages.filter((m) => m.kind === 'reusedAfterExpiry').length,
+              reusedAfterExpirySent: phaseCounts.reuseSent,
+              reusedAfterExpiryWithheld: phase.withheldReuses.size,
+              reusedAfterExpiryRejected: phaseCounts.reuseRejected,
+              reusedAfterExpiryRejected422: phaseCounts.reuseRejected422,
+              reusedAfterExpiryCharged: phaseCounts.reuseCharged,
+              reusedAfterExpiryParked: phaseCounts.reuseParked,
+              reusedKeysProcessedAsNewAfterExpiry: phaseCounts.lateReusedKeysAsNew,
+              leftInProgress: leftInProgress.length,
+              orphanLocalRows: orphanLocalRows.length,
+            },
+          }
+        : {}),
     },
   };
+}
+
+/** RowKeys of local rows (`<marker>~<name>`) of the idempotency table whose marker does not exist. */
+async function findOrphanLocalRows(rig: PaymentsRig): Promise<string[]> {
+  const rowKeys = new Set<string>();
+  for await (const e of rig.store.client.listEntities<Record<string, unknown>>({ queryOptions: { select: ['PartitionKey', 'RowKey'] } })) {
+    rowKeys.add(`${e.partitionKey}/${e.rowKey}`);
+  }
+  return [...rowKeys].filter((k) => k.includes('~') && !rowKeys.has(k.slice(0, k.indexOf('~'))));
+}
+
+async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
 function noteChargeId(byPayment: Map<string, Set<string>>, paymentId: string, result: Extract<ChargeResult, { status: 'succeeded' }>): void {

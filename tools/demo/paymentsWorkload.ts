@@ -10,7 +10,21 @@ export type PaymentKind =
   /** The paymentId of an earlier payment with another amount, sent after that one was settled: parked `key-reused`. */
   | 'reusedKey'
   /** No retry can fix it: parked with `expectedParkReason`. */
-  | 'malformed';
+  | 'malformed'
+  /**
+   * Time phase: the paymentId of a payment completed before the clock jumped past retention, with
+   * another amount, sent after the sweep deleted its record: a new payment for its own amount
+   * (docs/demo.md, "The time phase").
+   */
+  | 'reusedAfterExpiry';
+
+/**
+ * Time phase: a valid payment that cannot finish until an operator fixes something (every delivery
+ * fails until the clock jumps), so it is dead-lettered and resubmitted after the sweep.
+ * `afterCharge`: its first claim charges the provider, then completing fails; `beforeCharge`: it
+ * never reaches the provider before the DLQ.
+ */
+export type HeldForOperator = 'beforeCharge' | 'afterCharge';
 
 /** One logical message of the workload (its copies share `index`). */
 export interface LogicalMessage {
@@ -18,8 +32,13 @@ export interface LogicalMessage {
   readonly kind: PaymentKind;
   readonly messageId: string | undefined;
   readonly body: unknown;
-  /** For `reusedKey`: the index of the message whose key it reuses (sent once that one is settled). */
+  /**
+   * For `reusedKey`: the index of the message whose key it reuses (sent once that one is settled).
+   * For `reusedAfterExpiry`: the same, sent by the time phase after the sweep.
+   */
   readonly reusesIndex?: number;
+  /** Only `charge` messages: failed on every delivery until the time phase (then resubmitted from the DLQ). */
+  readonly heldForOperator?: HeldForOperator;
   readonly expectedParkReason?: ParkReason;
   /** Extra unchanged copies the producer sends (its retries). */
   readonly extraCopies: number;
@@ -33,7 +52,10 @@ export interface PlannedSend {
 
 export interface PaymentsWorkload {
   readonly messages: readonly LogicalMessage[];
-  /** Sends in order, except those of `reusedKey` messages, which wait for their original to settle. */
+  /**
+   * Sends in order, except those of `reusedKey` messages, which wait for their original to settle,
+   * and of `reusedAfterExpiry` ones, which the time phase sends.
+   */
   readonly sends: readonly PlannedSend[];
 }
 
@@ -48,6 +70,11 @@ export interface WorkloadOptions {
   readonly declineShare?: number;
   /** Goes into every paymentId, so runs against one long-lived external provider never share a key. */
   readonly runTag?: string;
+  /**
+   * Time phase on: some early payments are held for an operator (`heldForOperator`, about 1 %, 2..10)
+   * and some late payments become reused keys after expiry of early ones (about 2 %, 2..20).
+   */
+  readonly timePhase?: boolean;
 }
 
 /**
@@ -92,15 +119,56 @@ export function buildPaymentsWorkload(options: WorkloadOptions): PaymentsWorkloa
     }
   }
 
+  if (options.timePhase) addTimePhase(messages, reusable, options);
+
   // Originals in order; each extra copy 1-40 positions after its original (a producer retry).
   const positioned: Array<{ at: number; send: PlannedSend }> = [];
   for (const message of messages) {
-    if (message.kind === 'reusedKey') continue;
+    if (message.kind === 'reusedKey' || message.kind === 'reusedAfterExpiry') continue;
     positioned.push({ at: message.index, send: { index: message.index, copy: 0 } });
     for (let copy = 1; copy <= message.extraCopies; copy++) positioned.push({ at: message.index + 0.5 + random() * 40, send: { index: message.index, copy } });
   }
   positioned.sort((a, b) => a.at - b.at);
   return { messages, sends: positioned.map((p) => p.send) };
+}
+
+/**
+ * The time phase's share of the workload (its own seeded generator, so the rest is unchanged):
+ * payments held for an operator, chosen among charges in the first 30 % of the run (sent once,
+ * no producer copies: they are dead-lettered before the phase), and reused keys after expiry: charges
+ * in the second half of the run become the paymentId of a charge of the first 40 % with another
+ * amount. Originals are never the target of a `reusedKey` too, so the phase's reuse meets the
+ * record it expects (swept) rather than a reuse of its own.
+ */
+function addTimePhase(messages: LogicalMessage[], reusable: number[], options: WorkloadOptions): void {
+  const random = mulberry32(options.seed ^ 0x71e);
+  const n = options.messages;
+  const take = (from: number[], count: number): number[] => {
+    const pool = [...from];
+    const out: number[] = [];
+    while (out.length < count && pool.length > 0) out.push(pool.splice(Math.floor(random() * pool.length), 1)[0]!);
+    return out.sort((a, b) => a - b);
+  };
+  const clamp = (x: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, x));
+  const held = take(reusable.filter((i) => i < 0.3 * n), clamp(Math.round(0.01 * n), 2, 10));
+  held.forEach((i, k) => {
+    messages[i] = { ...messages[i]!, heldForOperator: k % 2 === 0 ? 'afterCharge' : 'beforeCharge', extraCopies: 0 };
+  });
+  const count = clamp(Math.round(0.02 * n), 2, 20);
+  const originals = take(reusable.filter((i) => i < 0.4 * n && !held.includes(i)), count);
+  const slots = take(reusable.filter((i) => i >= 0.5 * n), originals.length);
+  slots.forEach((slot, k) => {
+    const original = messages[originals[k]!]!;
+    const body = original.body as { amount: number };
+    messages[slot] = {
+      index: slot,
+      kind: 'reusedAfterExpiry',
+      messageId: original.messageId,
+      body: { ...body, amount: body.amount + 1 + Math.floor(random() * 1000) },
+      reusesIndex: original.index,
+      extraCopies: messages[slot]!.extraCopies,
+    };
+  });
 }
 
 function malformedMessage(index: number, id: string): Pick<LogicalMessage, 'messageId' | 'body' | 'expectedParkReason'> {

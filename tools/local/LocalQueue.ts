@@ -91,7 +91,7 @@ export class LocalQueue<Tag = unknown> {
   private sequence = 0;
   private closed = false;
   readonly maxDeliveryCount: number;
-  readonly stats = { sent: 0, droppedAsDuplicate: 0, deliveries: 0, completed: 0, abandoned: 0, lockExpired: 0, lockLost: 0, deadLettered: 0 };
+  readonly stats = { sent: 0, droppedAsDuplicate: 0, deliveries: 0, completed: 0, abandoned: 0, lockExpired: 0, lockLost: 0, deadLettered: 0, resubmitted: 0 };
 
   constructor(
     readonly name: string,
@@ -171,6 +171,27 @@ export class LocalQueue<Tag = unknown> {
   /** The dead-letter queue (messages stay until an operator acts). */
   get deadLetters(): readonly DeadLetteredMessage<Tag>[] {
     return this.dlq;
+  }
+
+  /**
+   * An operator's resubmission: every dead-lettered message that `select` accepts leaves the DLQ
+   * and is sent again as a new message (same MessageId, body, properties; a new sequence number,
+   * delivery count 0). Duplicate detection does not apply (as Service Bus Explorer's resubmit,
+   * which sends a copy). Returns the messages resubmitted.
+   */
+  resubmitDeadLetters(select: (dead: DeadLetteredMessage<Tag>) => boolean = () => true): DeadLetteredMessage<Tag>[] {
+    const chosen = this.dlq.filter(select);
+    if (chosen.length === 0) return [];
+    const keep = this.dlq.filter((d) => !chosen.includes(d));
+    this.dlq.length = 0;
+    this.dlq.push(...keep);
+    const now = this.clock.nowMs();
+    for (const dead of chosen) {
+      this.ready.push({ message: dead.message, sequenceNumber: ++this.sequence, enqueuedAtMs: now, deliveryCount: 0 });
+      this.stats.resubmitted++;
+    }
+    this.wake();
+    return chosen;
   }
 
   /** Messages waiting or locked (delivered and not yet settled). */

@@ -1,0 +1,59 @@
+import { parseDemoArgs, UsageError } from '../../tools/demo/args';
+import { buildPaymentsWorkload } from '../../tools/demo/paymentsWorkload';
+import { JumpClock } from '../../tools/local/JumpClock';
+
+describe('demo command line: the time phase', () => {
+  test('--time-phase on|off and --time-phase-at R', () => {
+    expect(parseDemoArgs(['--time-phase', 'off'], {}).chaos).toEqual({ timePhase: false });
+    expect(parseDemoArgs(['--time-phase=on', '--time-phase-at', '0.3'], {}).chaos).toEqual({ timePhase: true, timePhaseAt: 0.3 });
+    expect(() => parseDemoArgs(['--time-phase', 'maybe'], {})).toThrow(UsageError);
+    expect(() => parseDemoArgs(['--time-phase'], {})).toThrow(UsageError);
+    expect(() => parseDemoArgs(['--time-phase-at', '2'], {})).toThrow(UsageError);
+  });
+});
+
+describe('payments workload with the time phase', () => {
+  const options = { messages: 1_000, duplicateRate: 0.3, seed: 9 };
+
+  test('holds early payments for an operator (sent once) and turns late payments into reused keys after expiry of early ones, with another amount', () => {
+    const w = buildPaymentsWorkload({ ...options, timePhase: true });
+    const held = w.messages.filter((m) => m.heldForOperator);
+    expect(held.length).toBe(10);
+    expect(new Set(held.map((m) => m.heldForOperator))).toEqual(new Set(['afterCharge', 'beforeCharge']));
+    for (const m of held) {
+      expect(m).toMatchObject({ kind: 'charge', extraCopies: 0 });
+      expect(m.index).toBeLessThan(300);
+    }
+    const reuses = w.messages.filter((m) => m.kind === 'reusedAfterExpiry');
+    expect(reuses.length).toBe(20);
+    const reusedKeyTargets = new Set(w.messages.filter((m) => m.kind === 'reusedKey').map((m) => m.reusesIndex));
+    for (const m of reuses) {
+      const original = w.messages[m.reusesIndex!]!;
+      expect(original).toMatchObject({ kind: 'charge', messageId: m.messageId });
+      expect(original.heldForOperator).toBeUndefined();
+      expect(reusedKeyTargets.has(original.index)).toBe(false);
+      expect((m.body as { amount: number }).amount).not.toBe((original.body as { amount: number }).amount);
+      expect(m.index).toBeGreaterThanOrEqual(500);
+      expect(original.index).toBeLessThan(400);
+    }
+    // The phase sends the reuses itself: they are not in the initial sends.
+    expect(w.sends.some((s) => w.messages[s.index]!.kind === 'reusedAfterExpiry')).toBe(false);
+  });
+
+  test('without the time phase the workload is as before (no held payments, no reused keys after expiry)', () => {
+    const w = buildPaymentsWorkload(options);
+    expect(w.messages.some((m) => m.heldForOperator || m.kind === 'reusedAfterExpiry')).toBe(false);
+    expect(buildPaymentsWorkload(options)).toEqual(w);
+  });
+});
+
+describe('JumpClock', () => {
+  test('is real time plus the jumps; it never goes back', () => {
+    const clock = new JumpClock();
+    const before = Date.now();
+    clock.jump(30 * 86_400_000);
+    expect(clock.nowMs()).toBeGreaterThanOrEqual(before + 30 * 86_400_000);
+    expect(clock.offsetMs).toBe(30 * 86_400_000);
+    expect(() => clock.jump(-1)).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,25 @@
+import type { Clock } from '../../src/core/clock';
+
+/**
+ * Real time plus an offset that only grows: `jump(ms)` moves "now" forward at once, as if that
+ * much time had passed (weeks, past retention) while the process kept running. Waits still take
+ * real time. Used by the demo's time phase; the local Service Bus keeps real time (locks).
+ */
+export class JumpClock implements Clock {
+  private offset = 0;
+
+  nowMs(): number {
+    return Date.now() + this.offset;
+  }
+
+  /** Total jumped so far. */
+  get offsetMs(): number {
+    return this.offset;
+  }
+
+  /** Moves the clock forward by `ms` (>= 0). */
+  jump(ms: number): void {
+    if (!(Number.isFinite(ms) && ms >= 0)) throw new RangeError(`a jump must be a finite, non-negative number of milliseconds, got ${ms}`);
+    this.offset += ms;
+  }
+}
