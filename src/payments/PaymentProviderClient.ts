@@ -80,7 +80,7 @@ function interpret(status: number, text: string): ChargeResult {
   if (status === 402) return { status: 'declined', reason: reasonFrom(text, 'declined') };
   if (status === 409) throw new TransientProviderError('payment provider: a request with this key is still in flight (409)', status);
   if (status === 408 || status === 429 || status >= 500) throw new TransientProviderError(`payment provider answered ${status}`, status);
-  if (status === 422) return { status: 'rejected', reason: `idempotency key used before with a different body (422)` };
+  if (status === 422) return { status: 'rejected', reason: `idempotency key used before with a different body (422)`, code: 'idempotency-key-reused' };
   return { status: 'rejected', reason: `payment provider answered ${status}` };
 }
 

@@ -8,7 +8,7 @@ import { decodeBody, ParkReason, type Decoded } from '../messaging/body';
 import { messageIdText, type MessageInfo } from '../messaging/messageInfo';
 import type { ParkingStore } from '../messaging/ParkingStore';
 import { Outcome, reportOutcome } from '../messaging/reportOutcome';
-import type { Telemetry } from '../telemetry/Telemetry';
+import { MetricNames, type Telemetry } from '../telemetry/Telemetry';
 import { chargeEntityKey, chargeInstanceId, type ChargeWorkflow } from './ChargeWorkflow';
 import { PaymentRequestedSchema, type ChargeResult, type PaymentRequested } from './schema';
 
@@ -97,6 +97,17 @@ export class PaymentsConsumer {
           const result = await this.charge(outcome.claim, payment, deadline, info.correlationId);
           const done = outcome.kind === 'reclaimed' ? Outcome.ProcessedAfterTakeover : Outcome.Processed;
           reportOutcome(telemetry, { ...report, outcome: done, attempt: outcome.claim.attempt, reason: result.status });
+          if (result.status === 'rejected' && result.code === 'idempotency-key-reused') {
+            // Our record had expired, the provider's had not: the same alert as a key reuse we detect ourselves.
+            telemetry.count(MetricNames.keyReuse, { consumer: PAYMENTS_CONSUMER });
+            telemetry.log('error', `${PAYMENTS_CONSUMER}: key reused after expiry: the provider refused ${key.key} with another body (422)`, {
+              consumer: PAYMENTS_CONSUMER,
+              idempotencyKey: key.key,
+              digest,
+              outcome: 'providerKeyReused',
+              reason: 'provider-key-reused',
+            });
+          }
           return { outcome: done, result };
         }
         case 'inProgress': {

@@ -18,5 +18,9 @@ export type ChargeResult =
   | { readonly status: 'succeeded'; readonly chargeId: string; readonly amount: number; readonly currency: string }
   /** The provider declined (402): permanent, recorded, never retried. */
   | { readonly status: 'declined'; readonly reason: string }
-  /** The provider refused the request as such (422, other 4xx): permanent, recorded, alerted. */
-  | { readonly status: 'rejected'; readonly reason: string };
+  /**
+   * The provider refused the request as such (422, other 4xx): permanent, recorded, alerted. `code`
+   * `idempotency-key-reused`: the provider already saw this Idempotency-Key with another body (a
+   * paymentId reused for another payment after our record expired): counted as a key reuse.
+   */
+  | { readonly status: 'rejected'; readonly reason: string; readonly code?: 'idempotency-key-reused' };

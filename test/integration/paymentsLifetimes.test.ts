@@ -28,16 +28,17 @@ class JumpingClock {
 
 async function rig(options: Partial<PaymentsRigOptions> = {}) {
   const clock = new JumpingClock();
+  const recorded = inMemoryTelemetry();
   const r = await startPaymentsRig({
     tableConnectionString: azuriteOf().connectionString,
     providerUrl: provider.url,
-    telemetry: inMemoryTelemetry().telemetry,
+    telemetry: recorded.telemetry,
     retentionMs: RETENTION_MS,
     clock,
     ...options,
   });
   const sweep = () => new ExpirySweeper(r.store.client, { budgetMs: 60_000, clock }).sweep();
-  return { ...r, clock, sweep };
+  return { ...r, clock, sweep, recorded };
 }
 
 const payment = (id: string, amount = 1250) => ({ paymentId: id, customerId: 'cust-1', amount, currency: 'EUR' });
@@ -60,6 +61,9 @@ describe('payments across record lifetimes (expiry and sweep)', () => {
     const record = await r.store.get(keyFromMessageId('payments', 'pay-reuse'));
     expect(record).toMatchObject({ status: 'COMPLETED', digest: payloadDigest(payment('pay-reuse', 999)), result: { status: 'rejected' } });
     expect(provider.chargesFor('pay-reuse')).toBe(1);
+    // The operator hears of it as of any key reuse: the key-reuse alert counts it, with a log line.
+    expect(await r.recorded.counter('idempotency.key_reuse', { consumer: 'payments' })).toBe(1);
+    expect(r.recorded.logs().filter((l) => l.attributes.reason === 'provider-key-reused')).toHaveLength(1);
   });
 
   test('a payment resubmitted from the dead-letter queue after its record was swept is processed (its Payment row is written again) and charged once', async () => {
