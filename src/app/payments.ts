@@ -25,7 +25,7 @@ export function storeFromSettings(settings: Settings): TableIdempotencyStore {
 export function paymentsConsumerFromSettings(settings: Settings, telemetry = new Telemetry(), workflow?: ChargeWorkflow): PaymentsConsumer {
   return new PaymentsConsumer({
     store: storeFromSettings(settings),
-    parking: new ParkingStore(createTableClient(settings, {}, settings.PARKED_TABLE_NAME)),
+    parking: new ParkingStore(createTableClient(settings, {}, settings.PARKED_TABLE_NAME), undefined, { callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS }),
     workflow,
     telemetry,
     // A delivery waits at most 80% of a lease: the lease then still covers the completion write.

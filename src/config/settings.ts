@@ -47,7 +47,8 @@ const schema = z
     IDEMPOTENCY_PARTITION_COUNT: int(1, 4096).default(16),
     IDEMPOTENCY_LEASE_SECONDS: int(1, 86_400).default(60),
     IDEMPOTENCY_CACHE_SIZE: int(0, 10_000_000).default(10_000),
-    // Deadline of each call to the idempotency table (SDK retries included); see src/core/deadline.ts.
+    // Deadline of each call to the idempotency table (SDK retries included; src/core/deadline.ts), of each
+    // parking call, and of each request of any app Table client (the sweep and its checkpoint).
     IDEMPOTENCY_STORE_TIMEOUT_MS: int(100, 600_000).default(5_000),
     IDEMPOTENCY_RETENTION_DAYS: z.coerce.number().positive().max(3650).default(30),
     SERVICEBUS_LOCK_DURATION_SECONDS: int(5, 300).default(60),

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { TableClient, TableEntity } from '@azure/data-tables';
 import { systemClock, type Clock } from '../core/clock';
+import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from '../core/deadline';
+import { integerOption, MAX_STORE_TIMEOUT_MS } from '../core/options';
 import { toDomainError } from '../core/storeErrors';
 import { bodyBytes, type ParkReason } from './body';
 import { messageIdText, type MessageInfo } from './messageInfo';
@@ -30,16 +32,22 @@ export interface ParkedMessage {
  * Rows: PartitionKey = consumer; RowKey = SHA-256 hex. Operators list a consumer's partition.
  */
 export class ParkingStore {
+  /** Deadline of each call (SDK retries included), then `StoreUnavailableError`. */
+  readonly callTimeoutMs: number;
+
   constructor(
     readonly client: TableClient,
     private readonly clock: Clock = systemClock,
-  ) {}
+    options: { readonly callTimeoutMs?: number } = {},
+  ) {
+    this.callTimeoutMs = integerOption(options.callTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS, 'callTimeoutMs', 1, MAX_STORE_TIMEOUT_MS);
+  }
 
   async ensureTable(): Promise<void> {
     try {
-      await this.client.createTable();
+      await withDeadline(this.callTimeoutMs, 'createTable', 'write', (abortSignal) => this.client.createTable({ abortSignal }));
     } catch (error) {
-      throw toDomainError(error, 'createTable');
+      throw toDomainError(error, 'createTable', 'write');
     }
   }
 
@@ -71,9 +79,10 @@ export class ParkingStore {
     };
     for (let i = 0; i * CHUNK_CHARS < kept.length; i++) entity[`body${i}`] = kept.slice(i * CHUNK_CHARS, (i + 1) * CHUNK_CHARS);
     try {
-      await this.client.upsertEntity(entity, 'Replace');
+      // An upsert of the same row: a retry after "may have landed" writes it again, harmlessly.
+      await withDeadline(this.callTimeoutMs, 'park', 'write', (abortSignal) => this.client.upsertEntity(entity, 'Replace', { abortSignal }));
     } catch (error) {
-      throw toDomainError(error, 'park');
+      throw toDomainError(error, 'park', 'write');
     }
     return rowKey;
   }

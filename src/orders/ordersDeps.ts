@@ -25,7 +25,7 @@ export function ordersDepsFromSettings(settings: Settings, telemetry: Telemetry 
   const container = cosmos.database(settings.COSMOS_DATABASE_NAME).container(settings.COSMOS_ORDERS_CONTAINER);
   return {
     store: new OrdersStore(container),
-    parking: new ParkingStore(createTableClient(settings, {}, settings.PARKED_TABLE_NAME)),
+    parking: new ParkingStore(createTableClient(settings, {}, settings.PARKED_TABLE_NAME), undefined, { callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS }),
     telemetry,
     maxDeliveryCount: settings.SERVICEBUS_MAX_DELIVERY_COUNT,
   };
