@@ -65,7 +65,7 @@ export function telemetryOptions(
 /**
  * Starts Application Insights (the Azure Monitor OpenTelemetry distro in `applicationinsights`)
  * only when `APPLICATIONINSIGHTS_CONNECTION_STRING` is set (in Azure). Never in tests, the demo or
- * CI: once started, the SDK reaches Azure hosts (see ENVIRONMENT.md). The distro registers global
+ * CI: once started, the SDK reaches Azure hosts (instance metadata, live metrics, a settings poll). The distro registers global
  * OpenTelemetry providers, which `Telemetry` then writes to.
  * @param start the distro's `useAzureMonitor` (tests pass a recorder).
  * @returns the options it was started with, or undefined when it was not started.

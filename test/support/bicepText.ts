@@ -1,6 +1,6 @@
 /**
- * Just enough Bicep reading for the infra cross-check test, without a Bicep compiler (none is reachable
- * on the build machines). Works on text: strings and comments are blanked out before braces are counted,
+ * Just enough Bicep reading for the infra cross-check test, for what the compiled ARM JSON does not keep
+ * (comments, parameter defaults as written). Works on text: strings and comments are blanked out before braces are counted,
  * so `'${a}'` or `// {` never unbalance a block.
  */
 
