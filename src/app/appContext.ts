@@ -1,8 +1,8 @@
-import { loadSettings, type Settings } from '../../config/settings';
-import { assertRetentionCoversRedelivery } from '../../lifecycle/retention';
-import { assertPatienceCoversCharge } from '../../payments/chargePatience';
-import { startTelemetry } from '../../telemetry/startTelemetry';
-import { Telemetry } from '../../telemetry/Telemetry';
+import { loadSettings, type Settings } from '../config/settings';
+import { assertRetentionCoversRedelivery } from '../lifecycle/retention';
+import { assertPatienceCoversCharge } from '../payments/chargePatience';
+import { startTelemetry } from '../telemetry/startTelemetry';
+import { Telemetry } from '../telemetry/Telemetry';
 
 /**
  * The app's composition root in the Functions host: settings validated once at start (a bad
