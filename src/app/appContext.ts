@@ -9,7 +9,7 @@ import { Telemetry } from '../telemetry/Telemetry';
  * setting, or a retention shorter than the broker's redelivery window, fails the start with the
  * settings' names; so does a delivery count and lease too short to outlast the slowest charge),
  * Application Insights started only when configured.
- * Only `src/functions` uses this; tests build their own objects.
+ * Only `src/app/host.ts` uses this (for the registrations); tests and the local rigs build their own objects.
  */
 let settings: Settings | undefined;
 let telemetry: Telemetry | undefined;
