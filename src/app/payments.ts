@@ -1,39 +1,47 @@
 import type { Settings } from '../config/settings';
 import { ConfigurationError } from '../core/errors';
-import { TableIdempotencyStore } from '../core/TableIdempotencyStore';
-import { ParkingStore } from '../messaging/ParkingStore';
+import type { TableIdempotencyStore } from '../core/TableIdempotencyStore';
+import type { ParkingStore } from '../messaging/ParkingStore';
 import type { ChargeWorkflow } from '../payments/ChargeWorkflow';
+import { waitBudgetMsOf } from '../payments/chargePatience';
 import { PaymentProviderClient } from '../payments/PaymentProviderClient';
 import { PaymentsConsumer } from '../payments/PaymentsConsumer';
-import { createTableClient } from '../storage/tableClient';
 import { Telemetry } from '../telemetry/Telemetry';
-import { retentionMsOf } from '../lifecycle/retention';
-import { waitBudgetMsOf } from '../payments/chargePatience';
+import { leaseMsOf, parkingFromSettings, storeFromSettings, type WiringOverrides } from './stores';
 
-/** The dedup store as the settings describe it. */
-export function storeFromSettings(settings: Settings): TableIdempotencyStore {
-  return new TableIdempotencyStore(createTableClient(settings), {
-    partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT,
-    leaseMs: settings.IDEMPOTENCY_LEASE_SECONDS * 1000,
-    retentionMs: retentionMsOf(settings),
-    cacheSize: settings.IDEMPOTENCY_CACHE_SIZE,
-    callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS,
-  });
+/** The payments overrides: those of every wiring, plus the charge workflow. */
+export interface PaymentsOverrides extends WiringOverrides {
+  /** In Azure the workflow (Durable's client) is set per invocation; the local rigs pass theirs. */
+  readonly workflow?: ChargeWorkflow;
 }
 
-/** The payments consumer wired from settings; in Azure the workflow (Durable) is set per invocation. */
-export function paymentsConsumerFromSettings(settings: Settings, telemetry = new Telemetry(), workflow?: ChargeWorkflow): PaymentsConsumer {
-  return new PaymentsConsumer({
-    store: storeFromSettings(settings),
-    parking: new ParkingStore(createTableClient(settings, {}, settings.PARKED_TABLE_NAME), undefined, { callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS }),
-    workflow,
-    telemetry,
+/** The payments consumer and the stores it writes to (the rigs ensure the tables and inspect them). */
+export interface PaymentsParts {
+  readonly store: TableIdempotencyStore;
+  readonly parking: ParkingStore;
+  readonly consumer: PaymentsConsumer;
+}
+
+/** The payments consumer wired from settings, with its stores. Sends nothing. */
+export function paymentsFromSettings(settings: Settings, overrides: PaymentsOverrides = {}): PaymentsParts {
+  const store = storeFromSettings(settings, overrides);
+  const parking = parkingFromSettings(settings, overrides);
+  const consumer = new PaymentsConsumer({
+    store,
+    parking,
+    workflow: overrides.workflow,
+    telemetry: overrides.telemetry ?? new Telemetry(),
+    clock: overrides.clock,
     // A delivery waits at most 80% of a lease: the lease then still covers the completion write.
-    waitBudgetMs: waitBudgetMsOf(settings),
+    waitBudgetMs: waitBudgetMsOf({ IDEMPOTENCY_LEASE_SECONDS: leaseMsOf(settings, overrides) / 1000 }),
   });
+  return { store, parking, consumer };
 }
 
-/** The provider client of the `chargeProvider` activity. */
+/**
+ * The provider client of the `chargeProvider` activity.
+ * @throws ConfigurationError when `PAYMENT_PROVIDER_URL` is not set.
+ */
 export function providerFromSettings(settings: Settings, telemetry = new Telemetry()): PaymentProviderClient {
   if (!settings.PAYMENT_PROVIDER_URL) throw new ConfigurationError('PAYMENT_PROVIDER_URL is not set: the payments consumer needs the provider base URL');
   return new PaymentProviderClient({

@@ -2,7 +2,8 @@ import { TableClient, type TableEntity } from '@azure/data-tables';
 import { InvocationContext } from '@azure/functions';
 import { MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
 import { ConfigurationError, keyFromMessageId, payloadDigest, RecordStatus, TableIdempotencyStore, type Clock, type IdempotencyKey } from '../../src/core';
-import { createExpiryTimerHandler } from '../../src/functions/expiryTimer';
+import { expiryTimerFromSettings } from '../../src/app/expiryTimer';
+import { loadSettings } from '../../src/config/settings';
 import { deleteRowsIfUnchanged } from '../../src/lifecycle/conditionalBatchDelete';
 import { ExpirySweeper, type SweepReport } from '../../src/lifecycle/ExpirySweeper';
 import { SWEEP_STATE_PARTITION } from '../../src/lifecycle/sweepCheckpoint';
@@ -233,11 +234,8 @@ describe('expiryTimer handler', () => {
     const provider = new MeterProvider({ readers: [reader] });
     const logs: string[] = [];
     const context = new InvocationContext({ invocationId: 'i1', functionName: 'expiryTimer', logHandler: (_level, ...args) => logs.push(args.join(' ')) });
-    const handler = createExpiryTimerHandler({
-      env: { IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString, IDEMPOTENCY_TABLE_NAME: client.tableName },
-      meter: provider.getMeter('idempotent-consumer'),
-      clock: new FakeClock(NOW_MS),
-    });
+    const settings = loadSettings({ IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString, IDEMPOTENCY_TABLE_NAME: client.tableName });
+    const handler = expiryTimerFromSettings(settings, { meter: provider.getMeter('idempotent-consumer'), clock: new FakeClock(NOW_MS) });
     await handler({ isPastDue: false, schedule: { adjustForDST: false }, scheduleStatus: { last: '', next: '', lastUpdated: '' } }, context);
     expect(logs.join('\n')).toMatch(/expiry sweep: scanned 250, deleted 250, skipped 0/);
     const { resourceMetrics } = await reader.collect();
@@ -249,9 +247,9 @@ describe('expiryTimer handler', () => {
     await provider.shutdown();
   });
 
-  test('refuses to sweep when retention is shorter than the redelivery window', async () => {
-    const context = new InvocationContext({ invocationId: 'i2', functionName: 'expiryTimer', logHandler: () => undefined });
-    const handler = createExpiryTimerHandler({ env: { IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString, IDEMPOTENCY_RETENTION_DAYS: '7' } });
-    await expect(handler({ isPastDue: false, schedule: { adjustForDST: false }, scheduleStatus: { last: '', next: '', lastUpdated: '' } }, context)).rejects.toThrow(ConfigurationError);
+  test('refuses to build the timer (at start, not per tick) when retention is shorter than the redelivery window', () => {
+    const settings = loadSettings({ IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString, IDEMPOTENCY_RETENTION_DAYS: '7' });
+    expect(() => expiryTimerFromSettings(settings)).toThrow(ConfigurationError);
+    expect(() => expiryTimerFromSettings(settings)).toThrow(/IDEMPOTENCY_RETENTION_DAYS/);
   });
 });

@@ -1,4 +1,4 @@
-import { createTableClient } from '../../src/storage/tableClient';
+import { createTableClient } from '../../src/app/tableClient';
 import { loadSettings } from '../../src/config/settings';
 import { StoreUnavailableError } from '../../src/core';
 import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';

@@ -1,5 +1,5 @@
 import { TableClient } from '@azure/data-tables';
-import { storeFromSettings } from '../../src/app/payments';
+import { storeFromSettings } from '../../src/app/stores';
 import { loadSettings } from '../../src/config/settings';
 import {
   ConfigurationError,

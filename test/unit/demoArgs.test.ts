@@ -1,4 +1,5 @@
-import { parseDemoArgs, UsageError } from '../../tools/demo/args';
+import { UsageError } from '../../tools/cli/commandLine';
+import { parseDemoArgs } from '../../tools/demo/args';
 import { buildPaymentsWorkload } from '../../tools/demo/paymentsWorkload';
 import { JumpClock } from '../../tools/local/JumpClock';
 

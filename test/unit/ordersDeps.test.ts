@@ -1,7 +1,7 @@
 import { loadSettings } from '../../src/config/settings';
 import { ConfigurationError } from '../../src/core/errors';
 import { OrdersStore } from '../../src/orders/OrdersStore';
-import { ordersDepsFromSettings } from '../../src/orders/ordersDeps';
+import { ordersDepsFromSettings } from '../../src/app/orders';
 
 describe('ordersDepsFromSettings', () => {
   test('without COSMOS_ENDPOINT it fails naming the setting', () => {

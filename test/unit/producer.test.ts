@@ -1,4 +1,5 @@
-import { connectionFrom, parseProducerArgs, ProducerUsageError, type ProducerOptions } from '../../tools/producer/args';
+import { UsageError } from '../../tools/cli/commandLine';
+import { connectionFrom, parseProducerArgs, type ProducerOptions } from '../../tools/producer/args';
 import { buildBody, buildSendPlan, InvalidMessageError, orderSchema, paymentSchema, toServiceBusMessage } from '../../tools/producer/messages';
 
 // No network here: only the pure parts of the producer are imported (send.ts, which builds a
@@ -54,32 +55,44 @@ describe('producer: arguments', () => {
   });
 
   test.each([
-    [[], /--kind is required/],
-    [['--kind', 'refunds'], /--kind must be "payments" or "orders"/],
-    [['--kind', 'payments', '--count', '0', '--dry-run'], /--count must be at least 1/],
-    [['--kind', 'payments', '--count', 'many', '--dry-run'], /--count must be a number/],
-    [['--kind', 'payments', '--amount=-5', '--dry-run'], /--amount must be at least 1/],
-    [['--kind', 'payments', '--amount', '19.99', '--dry-run'], /--amount must be an integer/],
-    [['--kind', 'payments', '--currency', 'eur', '--dry-run'], /--currency must be an ISO 4217 code/],
-    [['--kind', 'payments', '--currency', 'EURO', '--dry-run'], /--currency must be an ISO 4217 code/],
-    [['--kind', 'orders', '--quantity', '0', '--dry-run'], /--quantity must be at least 1/],
-    [['--kind', 'payments', '--duplicates=-1', '--dry-run'], /--duplicates must be at least 0/],
-    [['--kind', 'payments', '--colour', 'red'], /colour/],
+    [[], /^--kind is required: payments or orders$/],
+    [['--kind', 'refunds'], /^--kind must be one of payments, orders, got "refunds"$/],
+    [['--kind', 'payments', '--count', '0', '--dry-run'], /^--count must be an integer from 1 to 100000, got "0"$/],
+    [['--kind', 'payments', '--count', '-1', '--dry-run'], /^--count must be an integer from 1 to 100000, got "-1"$/],
+    [['--kind', 'payments', '--count', 'many', '--dry-run'], /^--count must be an integer from 1 to 100000, got "many"$/],
+    [['--kind', 'payments', '--count', '100001', '--dry-run'], /^--count must be an integer from 1 to 100000, got "100001"$/],
+    [['--kind', 'payments', '--count', '100000', '--duplicates', '10', '--dry-run'], /^--count x \(1 \+ --duplicates \+ --reuse-keys\) must be at most 1000000 messages, got 1100000$/],
+    [['--kind', 'payments', '--amount=-5', '--dry-run'], /^--amount must be an integer from 1 to 9007199254740991, got "-5"$/],
+    [['--kind', 'payments', '--amount', '19.99', '--dry-run'], /^--amount must be an integer from 1/],
+    [['--kind', 'payments', '--currency', 'eur', '--dry-run'], /^--currency must be an ISO 4217 code: three upper-case letters, e\.g\. EUR, got "eur"$/],
+    [['--kind', 'payments', '--currency', 'EURO', '--dry-run'], /^--currency must be an ISO 4217 code/],
+    [['--kind', 'orders', '--quantity', '0', '--dry-run'], /^--quantity must be an integer from 1 to 1000000, got "0"$/],
+    [['--kind', 'payments', '--duplicates=-1', '--dry-run'], /^--duplicates must be an integer from 0 to 1000, got "-1"$/],
+    [['--kind', 'payments', '--resend-delay-seconds', '2147484', '--dry-run'], /^--resend-delay-seconds must be an integer from 0 to 2147483, got "2147484"$/],
+    [['--kind', 'payments', '--colour', 'red'], /^unknown option --colour$/],
+    [['--kind', 'payments', '--count'], /^--count needs a value$/],
+    [['--kind', 'payments', '--dry-run=yes'], /^--dry-run takes no value$/],
+    [['--kind', 'payments', 'extra'], /^unexpected argument extra$/],
     [['--kind', 'payments'], /no Service Bus to send to/],
     [['--kind', 'payments', '--namespace', 'not a host!'], /not a Service Bus namespace host name/],
   ])('%j is a clear usage error', (argv, message) => {
-    expect(() => parseProducerArgs(argv, {}, 'run1')).toThrow(ProducerUsageError);
+    expect(() => parseProducerArgs(argv, {}, 'run1')).toThrow(UsageError);
     expect(() => parseProducerArgs(argv, {}, 'run1')).toThrow(message);
   });
 
-  test('several bad options are reported together', () => {
+  test('--resend-delay-seconds takes Node\'s longest timer, 2147483 s', () => {
+    expect(parse(['--kind', 'payments', '--dry-run', '--resend-delay-seconds', '2147483']).resendDelaySeconds).toBe(2_147_483);
+  });
+
+  test('several bad options are reported together, on one line', () => {
     expect(() => parse(['--kind', 'payments', '--count', '0', '--currency', 'x', '--dry-run'])).toThrow(
-      /--count must be at least 1.*--currency must be an ISO 4217 code/,
+      /^--count must be an integer from 1 to 100000, got "0"; --currency must be an ISO 4217 code.*, got "x"$/,
     );
   });
 
-  test('--help returns "help"', () => {
+  test('--help and -h return "help"', () => {
     expect(parseProducerArgs(['--help'], {}, 'run1')).toBe('help');
+    expect(parseProducerArgs(['-h', '--colour'], {}, 'run1')).toBe('help');
   });
 });
 

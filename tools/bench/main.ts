@@ -10,7 +10,8 @@
 import { performance } from 'node:perf_hooks';
 import { AzuriteTable } from '../azurite/AzuriteTable';
 import { BenchTables } from './BenchTables';
-import { parseBenchOptions, type BenchOptions } from './options';
+import { USAGE_EXIT_CODE, usageErrorLine, UsageError } from '../cli/commandLine';
+import { BENCH_USAGE, parseBenchOptions, type BenchOptions } from './options';
 import { measurePurgeSection } from './purgeSection';
 import { buildReport, formatTable } from './report';
 import { measureRoundTrips } from './roundTripSection';
@@ -20,12 +21,17 @@ import { measureThroughput } from './throughputSection';
 const PURGE_RECORDS = 32_000;
 
 async function main(): Promise<void> {
-  let options: BenchOptions;
+  let options: BenchOptions | 'help';
   try {
     options = parseBenchOptions(process.argv.slice(2));
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 2;
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`${usageErrorLine(error, 'npm run bench')}\n`);
+    process.exitCode = USAGE_EXIT_CODE;
+    return;
+  }
+  if (options === 'help') {
+    process.stdout.write(`${BENCH_USAGE}\n`);
     return;
   }
   // Progress goes to stderr so that stdout holds only the report (with --json: one JSON line).

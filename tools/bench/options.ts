@@ -1,3 +1,5 @@
+import { optionReader, parseCommandLine } from '../cli/commandLine';
+
 /** Command-line options of `npm run bench`. */
 export interface BenchOptions {
   /** Messages per measurement (round-trip averages, each throughput variant per round). */
@@ -12,39 +14,29 @@ export interface BenchOptions {
 
 export const DEFAULT_BENCH_OPTIONS: BenchOptions = { messages: 500, concurrency: 16, rounds: 7, json: false };
 
-const USAGE = 'usage: npm run bench -- [--messages N] [--concurrency N] [--rounds N] [--json]';
+export const BENCH_USAGE = `usage: npm run bench -- [options]
+  --messages N      messages per measurement (default ${DEFAULT_BENCH_OPTIONS.messages}, 1 to 100000)
+  --concurrency N   in-flight messages (default ${DEFAULT_BENCH_OPTIONS.concurrency}, 1 to 256)
+  --rounds N        measured throughput rounds after one warm-up (default ${DEFAULT_BENCH_OPTIONS.rounds}, 1 to 100)
+  --json            print one JSON object as the last line of stdout instead of a table
+  --help, -h        this text
+exit code: 0 whether or not targets are met, 1 when it crashes, 2 on a usage error.`;
 
-/** @throws Error naming the bad option (and the usage line) on anything it does not understand. */
-export function parseBenchOptions(argv: readonly string[]): BenchOptions {
-  let options: BenchOptions = DEFAULT_BENCH_OPTIONS;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const [name, inline] = arg.split('=', 2) as [string, string | undefined];
-    const value = (): number => {
-      const raw = inline ?? argv[++i];
-      const n = Number(raw);
-      if (raw === undefined || !Number.isInteger(n) || n < 1) throw new Error(`${name} needs a positive integer, got ${JSON.stringify(raw)}\n${USAGE}`);
-      return n;
-    };
-    switch (name) {
-      case '--messages':
-        options = { ...options, messages: value() };
-        break;
-      case '--concurrency':
-        options = { ...options, concurrency: value() };
-        break;
-      case '--rounds':
-        options = { ...options, rounds: value() };
-        break;
-      case '--json':
-        options = { ...options, json: true };
-        break;
-      case '--help':
-      case '-h':
-        throw new Error(USAGE);
-      default:
-        throw new Error(`unknown option ${JSON.stringify(arg)}\n${USAGE}`);
-    }
-  }
+/**
+ * Parses the bench's command line with the tools' shared parser.
+ * @returns `'help'` for --help.
+ * @throws UsageError naming every bad option.
+ */
+export function parseBenchOptions(argv: readonly string[]): BenchOptions | 'help' {
+  const values = parseCommandLine(argv, { messages: { type: 'string' }, concurrency: { type: 'string' }, rounds: { type: 'string' }, json: { type: 'boolean' } });
+  if (values === 'help') return 'help';
+  const read = optionReader(values);
+  const options: BenchOptions = {
+    messages: read.integer('messages', { min: 1, max: 100_000, default: DEFAULT_BENCH_OPTIONS.messages }),
+    concurrency: read.integer('concurrency', { min: 1, max: 256, default: DEFAULT_BENCH_OPTIONS.concurrency }),
+    rounds: read.integer('rounds', { min: 1, max: 100, default: DEFAULT_BENCH_OPTIONS.rounds }),
+    json: read.flag('json'),
+  };
+  read.done();
   return options;
 }

@@ -1,5 +1,6 @@
 import { runChaos } from './chaos';
-import { DEMO_USAGE, parseDemoArgs, UsageError } from './args';
+import { USAGE_EXIT_CODE, usageErrorLine, UsageError } from '../cli/commandLine';
+import { DEMO_USAGE, parseDemoArgs } from './args';
 import { formatProgress, formatReport, reportJson } from './report';
 
 /**
@@ -17,8 +18,8 @@ async function main(): Promise<number> {
     args = parseDemoArgs(process.argv.slice(2));
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    console.error(`${error.message}\n${DEMO_USAGE}`);
-    return 2;
+    console.error(usageErrorLine(error, 'npm run demo'));
+    return USAGE_EXIT_CODE;
   }
   if (args.help) {
     console.log(DEMO_USAGE);

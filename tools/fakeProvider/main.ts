@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { optionReader, parseCommandLine, USAGE_EXIT_CODE, usageErrorLine, UsageError } from '../cli/commandLine';
 import { FakePaymentProvider } from './FakePaymentProvider';
 
 /**
@@ -8,30 +8,39 @@ import { FakePaymentProvider } from './FakePaymentProvider';
  */
 const USAGE = `usage: npm run provider -- [--port 4010] [--seed 1]
   --port  TCP port on 127.0.0.1 (default 4010, the one local.settings.json.example names; 0 = any free port)
-  --seed  seed of the provider's own randomness (default 1)`;
+  --seed  seed of the provider's own randomness (default 1, 0 to 4294967295)
+  --help, -h  this text`;
+
+/**
+ * Parses the provider's command line with the tools' shared parser.
+ * @throws UsageError naming every bad option.
+ */
+export function parseProviderArgs(argv: readonly string[]): { port: number; seed: number } | 'help' {
+  const values = parseCommandLine(argv, { port: { type: 'string' }, seed: { type: 'string' } });
+  if (values === 'help') return 'help';
+  const read = optionReader(values);
+  const options = {
+    port: read.integer('port', { min: 0, max: 65_535, default: 4010 }),
+    seed: read.integer('seed', { min: 0, max: 2 ** 32 - 1, default: 1 }),
+  };
+  read.done();
+  return options;
+}
 
 async function main(): Promise<number> {
-  let values: { port?: string; seed?: string; help?: boolean };
+  let options: ReturnType<typeof parseProviderArgs>;
   try {
-    ({ values } = parseArgs({ options: { port: { type: 'string' }, seed: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
+    options = parseProviderArgs(process.argv.slice(2));
   } catch (error) {
-    console.error(`${(error as Error).message}\n${USAGE}`);
-    return 2;
+    if (!(error instanceof UsageError)) throw error;
+    console.error(usageErrorLine(error, 'npm run provider'));
+    return USAGE_EXIT_CODE;
   }
-  if (values.help) {
+  if (options === 'help') {
     console.log(USAGE);
     return 0;
   }
-  const port = Number(values.port ?? 4010);
-  const seed = Number(values.seed ?? 1);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-    console.error(`--port must be an integer from 0 to 65535, got ${values.port}\n${USAGE}`);
-    return 2;
-  }
-  if (!Number.isInteger(seed)) {
-    console.error(`--seed must be an integer, got ${values.seed}\n${USAGE}`);
-    return 2;
-  }
+  const { port, seed } = options;
   const provider = await FakePaymentProvider.start({ port, seed });
   console.log(`fake payment provider listening on ${provider.url} (POST /v1/charges, GET /__stats); Ctrl+C stops it`);
   await new Promise<void>((resolve) => {
@@ -43,10 +52,12 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => (process.exitCode = code),
-  (error: unknown) => {
-    console.error(`provider failed: ${(error as Error).message}`);
-    process.exitCode = 1;
-  },
-);
+if (require.main === module) {
+  main().then(
+    (code) => (process.exitCode = code),
+    (error: unknown) => {
+      console.error(`provider failed: ${(error as Error).message}`);
+      process.exitCode = 1;
+    },
+  );
+}

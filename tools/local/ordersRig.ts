@@ -2,11 +2,12 @@ import { InvocationContext } from '@azure/functions';
 import { TableClient } from '@azure/data-tables';
 import type { Container } from '@azure/cosmos';
 import { randomUUID } from 'node:crypto';
+import { ordersDepsFromSettings } from '../../src/app/orders';
+import { loadSettings } from '../../src/config/settings';
 import type { Clock } from '../../src/core/clock';
-import { ParkingStore } from '../../src/messaging/ParkingStore';
-import { ensureOrdersContainer, OrdersStore } from '../../src/orders/OrdersStore';
+import { ensureOrdersContainer } from '../../src/orders/OrdersStore';
 import { makeOrdersHandler, ORDERS_CONSUMER } from '../../src/orders/ordersHandler';
-import { Telemetry } from '../../src/telemetry/Telemetry';
+import type { Telemetry } from '../../src/telemetry/Telemetry';
 import { cosmosClientFor } from '../cosmos/CosmosEmulator';
 
 export interface OrdersRigOptions {
@@ -38,24 +39,33 @@ export interface OrdersDeliveryMetadata {
 }
 
 /**
- * The orders consumer wired for local runs (the demo; tests build it by hand): the real handler
- * of `makeOrdersHandler` over a Cosmos container partitioned on `/orderId` (created here, as the
- * Bicep templates do in Azure) and a `ParkingStore` on Table Storage. `deliver` calls the handler
+ * The orders consumer wired for local runs (the demo; tests build it by hand): the app's own wiring
+ * (`src/app/orders.ts`, the settings' defaults) with overrides: a Cosmos container partitioned on
+ * `/orderId` (created here, as the Bicep templates do in Azure) and parking on Azurite. `deliver` calls the handler
  * through an `InvocationContext` whose trigger metadata is what the Service Bus trigger gives.
  */
 export async function startOrdersRig(options: OrdersRigOptions) {
   const prefix = options.tablePrefix ?? `o${randomUUID().replace(/-/g, '').slice(0, 8)}`;
   const cosmos = cosmosClientFor(options.cosmosEndpoint);
   const container: Container = await ensureOrdersContainer(cosmos, options.databaseName ?? 'shop', options.containerName ?? `orders${prefix}`);
-  const parkingTable = TableClient.fromConnectionString(options.tableConnectionString, `${prefix}parked`, {
-    allowInsecureConnection: true,
-    retryOptions: { maxRetries: 2, retryDelayInMs: 50, maxRetryDelayInMs: 500 },
+  const settings = loadSettings({
+    IDEMPOTENCY_TABLE_CONNECTION_STRING: options.tableConnectionString,
+    COSMOS_ENDPOINT: options.cosmosEndpoint,
+    SERVICEBUS_MAX_DELIVERY_COUNT: String(options.maxDeliveryCount ?? 10),
   });
-  const parking = new ParkingStore(parkingTable, options.clock);
+  const deps = ordersDepsFromSettings(settings, {
+    container,
+    tableClient: (name) =>
+      TableClient.fromConnectionString(options.tableConnectionString, `${prefix}${name}`, {
+        allowInsecureConnection: true,
+        retryOptions: { maxRetries: 2, retryDelayInMs: 50, maxRetryDelayInMs: 500 },
+      }),
+    telemetry: options.telemetry,
+    clock: options.clock,
+  });
+  const { store, parking, telemetry } = deps;
   await parking.ensureTable();
-  const telemetry = options.telemetry ?? new Telemetry();
-  const store = new OrdersStore(container);
-  const handler = makeOrdersHandler({ store, parking, telemetry, clock: options.clock, maxDeliveryCount: options.maxDeliveryCount ?? 10 });
+  const handler = makeOrdersHandler(deps);
 
   /** One delivery through the real handler; resolves to its outcome, rejects when it would be abandoned. */
   function deliver(body: unknown, metadata: OrdersDeliveryMetadata) {

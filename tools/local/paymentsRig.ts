@@ -1,12 +1,10 @@
 import { InvocationContext } from '@azure/functions';
 import { TableClient } from '@azure/data-tables';
 import { randomUUID } from 'node:crypto';
+import { paymentsFromSettings, providerFromSettings } from '../../src/app/payments';
+import { makePaymentsHandler } from '../../src/app/paymentsHandler';
+import { loadSettings } from '../../src/config/settings';
 import type { Clock } from '../../src/core/clock';
-import { TableIdempotencyStore } from '../../src/core/TableIdempotencyStore';
-import { ParkingStore } from '../../src/messaging/ParkingStore';
-import { makePaymentsHandler } from '../../src/functions/handlers/paymentsHandler';
-import { PaymentProviderClient } from '../../src/payments/PaymentProviderClient';
-import { PaymentsConsumer } from '../../src/payments/PaymentsConsumer';
 import { Telemetry } from '../../src/telemetry/Telemetry';
 import { LocalChargeWorkflow, type RunStep } from './LocalChargeWorkflow';
 
@@ -23,8 +21,8 @@ export interface PaymentsRigOptions {
   readonly tablePrefix?: string;
   readonly providerUrl: string;
   readonly providerTimeoutMs?: number;
+  /** Default 2 s; a delivery waits 80 % of it (the app's rule, `waitBudgetMsOf`). */
   readonly leaseMs?: number;
-  readonly waitBudgetMs?: number;
   readonly retentionMs?: number;
   readonly cacheSize?: number;
   readonly telemetry?: Telemetry;
@@ -42,9 +40,9 @@ export interface DeliveryMetadata {
 }
 
 /**
- * The payments consumer wired for local runs (tests and the demo): the real handler of
- * `src/functions` over Azurite tables, the payment provider at `providerUrl`, and the in-process
- * Durable executor. `deliver` calls the handler as the Service Bus trigger would.
+ * The payments consumer wired for local runs (tests and the demo): the app's own wiring (`src/app`,
+ * the settings' defaults) with overrides: Azurite tables, the payment provider at `providerUrl`, the
+ * in-process Durable executor, a short lease. `deliver` calls the handler as the Service Bus trigger would.
  */
 export async function startPaymentsRig(options: PaymentsRigOptions) {
   const prefix = options.tablePrefix ?? `r${randomUUID().replace(/-/g, '').slice(0, 8)}`;
@@ -53,21 +51,15 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
       allowInsecureConnection: true,
       retryOptions: { maxRetries: 2, retryDelayInMs: 50, maxRetryDelayInMs: 500 },
     });
-  const store = new TableIdempotencyStore(table('idempotency'), {
-    leaseMs: options.leaseMs ?? 2_000,
-    retentionMs: options.retentionMs ?? 30 * 86_400_000,
-    cacheSize: options.cacheSize ?? 0,
-    clock: options.clock,
+  const settings = loadSettings({
+    IDEMPOTENCY_TABLE_CONNECTION_STRING: options.tableConnectionString,
+    IDEMPOTENCY_CACHE_SIZE: String(options.cacheSize ?? 0),
+    PAYMENT_PROVIDER_URL: options.providerUrl,
+    PAYMENT_PROVIDER_TIMEOUT_MS: String(options.providerTimeoutMs ?? 2_000),
   });
-  const parking = new ParkingStore(table('parked'), options.clock);
-  const durableTable = table('durable', options.durableTableConnectionString);
-  await Promise.all([store.ensureTable(), parking.ensureTable(), durableTable.createTable()]);
   const telemetry = options.telemetry ?? new Telemetry();
-  const provider = new PaymentProviderClient({
-    baseUrl: options.providerUrl,
-    timeoutMs: options.providerTimeoutMs ?? 2_000,
-    onLatency: (ms, statusCode) => telemetry.providerLatency(ms, { statusCode: statusCode ?? 0 }),
-  });
+  const provider = providerFromSettings(settings, telemetry);
+  const durableTable = table('durable', options.durableTableConnectionString);
   const workflow = new LocalChargeWorkflow({
     table: durableTable,
     chargeProvider: (input) => provider.charge(input.payment, input.idempotencyKey, input.correlationId),
@@ -76,14 +68,15 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
     restartDelayMs: options.restartDelayMs,
     clock: options.clock,
   });
-  const consumer = new PaymentsConsumer({
-    store,
-    parking,
-    workflow,
-    telemetry,
+  const { store, parking, consumer } = paymentsFromSettings(settings, {
+    tableClient: (name) => table(name),
     clock: options.clock,
-    waitBudgetMs: options.waitBudgetMs ?? Math.floor((options.leaseMs ?? 2_000) * 0.8),
+    telemetry,
+    workflow,
+    leaseMs: options.leaseMs ?? 2_000,
+    retentionMs: options.retentionMs,
   });
+  await Promise.all([store.ensureTable(), parking.ensureTable(), durableTable.createTable()]);
   const handler = makePaymentsHandler({ consumer: () => consumer, telemetry: () => telemetry, workflow: () => workflow });
 
   /** One delivery through the real handler; resolves to its result, rejects when it would be abandoned. */

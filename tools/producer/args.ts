@@ -1,10 +1,9 @@
-import { parseArgs } from 'node:util';
-import { z } from 'zod';
+import { optionReader, parseCommandLine, UsageError, type OptionSpecs } from '../cli/commandLine';
 import type { MessageKind, PlanOptions } from './messages';
 
 /**
  * Command-line parsing for the producer. Pure: takes argv and an environment object, returns options or
- * throws a `ProducerUsageError` whose message says what is wrong and how to fix it.
+ * throws a `UsageError` (the tools' shared one) whose message says what is wrong and how to fix it.
  */
 
 /** Where to send: a namespace with Microsoft Entra ID (DefaultAzureCredential) or a connection string. */
@@ -22,19 +21,15 @@ export interface ProducerOptions extends PlanOptions {
   readonly resendDelaySeconds: number;
 }
 
-/** Bad command line or environment; the message is meant for the user. */
-export class ProducerUsageError extends Error {
-  override readonly name = 'ProducerUsageError';
-}
-
 /** Usage text printed by --help and after usage errors. */
 export const USAGE = `Usage: npm run send -- --kind payments|orders [options]
 
   --kind <payments|orders>     message type (required)
-  --count <n>                  distinct business ids (default 1)
-  --duplicates <n>             resend every message unchanged n more times (default 0)
-  --reuse-keys <n>             resend every id n more times with a different body (default 0)
-  --resend-delay-seconds <s>   wait before each resend round (default 0). The queues detect duplicate
+  --count <n>                  distinct business ids (default 1, at most 100000)
+  --duplicates <n>             resend every message unchanged n more times (default 0, at most 1000)
+  --reuse-keys <n>             resend every id n more times with a different body (default 0, at most 1000)
+                               (at most 1000000 messages in all)
+  --resend-delay-seconds <s>   wait before each resend round (default 0, at most 2147483). The queues detect duplicate
                                MessageIds for 10 minutes (PT10M): resends inside that window are dropped by
                                the broker and never reach the consumer; use 600+ to exercise the consumer.
   --queue <name>               default: PAYMENTS_QUEUE_NAME / ORDERS_QUEUE_NAME or the kind
@@ -47,99 +42,84 @@ export const USAGE = `Usage: npm run send -- --kind payments|orders [options]
   --amount <minor units>       payments: integer > 0 (default 1999)
   --sku <sku> --quantity <n> --unit-price <minor units>   orders: one line (default sku-1, 1, 1999)
   --dry-run                    print the messages as JSON lines, send nothing
-  --help`;
+  --help, -h                   this text`;
 
-const count = (name: string, min: number) =>
-  z.coerce.number({ error: `${name} must be a number` }).int(`${name} must be an integer`).min(min, `${name} must be at least ${min}`);
+/** Caps of the producer's numbers (the totals it may send, Node's longest timer, the consumers' schemas). */
+export const PRODUCER_LIMITS = {
+  count: 100_000,
+  resends: 1_000,
+  /** count x (1 + duplicates + reuse-keys). */
+  totalMessages: 1_000_000,
+  /** Node timers hold at most 2^31 - 1 ms. */
+  resendDelaySeconds: 2_147_483,
+  quantity: 1_000_000,
+} as const;
 
-const optionsSchema = z.object({
-  kind: z.enum(['payments', 'orders'], { error: '--kind must be "payments" or "orders"' }),
-  count: count('--count', 1).max(100_000, '--count must be at most 100000'),
-  duplicates: count('--duplicates', 0).max(1000, '--duplicates must be at most 1000'),
-  reusedKeys: count('--reuse-keys', 0).max(1000, '--reuse-keys must be at most 1000'),
-  resendDelaySeconds: count('--resend-delay-seconds', 0),
-  amount: count('--amount', 1),
-  quantity: count('--quantity', 1),
-  unitPrice: count('--unit-price', 0),
-  currency: z.string().regex(/^[A-Z]{3}$/, '--currency must be an ISO 4217 code: three upper-case letters, e.g. EUR'),
-  customerId: z.string().trim().min(1, '--customer-id must not be empty'),
-  sku: z.string().trim().min(1, '--sku must not be empty'),
-  idPrefix: z.string().trim().min(1, '--id-prefix must not be empty').max(100, '--id-prefix must be at most 100 characters'),
-  queue: z.string().trim().min(1, '--queue must not be empty'),
-});
+const SPECS: OptionSpecs = {
+  kind: { type: 'string' },
+  count: { type: 'string' },
+  duplicates: { type: 'string' },
+  'reuse-keys': { type: 'string' },
+  'resend-delay-seconds': { type: 'string' },
+  queue: { type: 'string' },
+  namespace: { type: 'string' },
+  'id-prefix': { type: 'string' },
+  'customer-id': { type: 'string' },
+  currency: { type: 'string' },
+  amount: { type: 'string' },
+  sku: { type: 'string' },
+  quantity: { type: 'string' },
+  'unit-price': { type: 'string' },
+  'dry-run': { type: 'boolean' },
+};
 
 /**
- * Parses `argv` (without node and script) and reads SERVICEBUS_FULLY_QUALIFIED_NAMESPACE,
- * SERVICEBUS_CONNECTION_STRING, PAYMENTS_QUEUE_NAME and ORDERS_QUEUE_NAME from `env`.
- * Returns `'help'` for --help.
- * @throws ProducerUsageError naming every bad option.
+ * Parses `argv` (without node and script) with the tools' shared parser and reads
+ * SERVICEBUS_FULLY_QUALIFIED_NAMESPACE, SERVICEBUS_CONNECTION_STRING, PAYMENTS_QUEUE_NAME and
+ * ORDERS_QUEUE_NAME from `env`. Returns `'help'` for --help.
+ * @throws UsageError naming every bad option.
  */
 export function parseProducerArgs(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
   runId: string,
 ): ProducerOptions | 'help' {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        kind: { type: 'string' },
-        count: { type: 'string' },
-        duplicates: { type: 'string' },
-        'reuse-keys': { type: 'string' },
-        'resend-delay-seconds': { type: 'string' },
-        queue: { type: 'string' },
-        namespace: { type: 'string' },
-        'id-prefix': { type: 'string' },
-        'customer-id': { type: 'string' },
-        currency: { type: 'string' },
-        amount: { type: 'string' },
-        sku: { type: 'string' },
-        quantity: { type: 'string' },
-        'unit-price': { type: 'string' },
-        'dry-run': { type: 'boolean' },
-        help: { type: 'boolean' },
-      },
-    }));
-  } catch (error) {
-    throw new ProducerUsageError((error as Error).message);
-  }
-  if (values.help) return 'help';
-  const str = (name: string): string | undefined => values[name] as string | undefined;
-  const kind = str('kind');
-  if (kind === undefined) throw new ProducerUsageError('--kind is required: payments or orders');
+  const values = parseCommandLine(argv, SPECS);
+  if (values === 'help') return 'help';
+  const read = optionReader(values);
+  if (values.kind === undefined) read.problem('--kind is required: payments or orders');
+  const kind = read.choice('kind', ['payments', 'orders'] as const, 'payments');
   const defaultQueue = kind === 'orders' ? env.ORDERS_QUEUE_NAME || 'orders' : env.PAYMENTS_QUEUE_NAME || 'payments';
-
-  const parsed = optionsSchema.safeParse({
+  const options = {
     kind,
-    count: str('count') ?? 1,
-    duplicates: str('duplicates') ?? 0,
-    reusedKeys: str('reuse-keys') ?? 0,
-    resendDelaySeconds: str('resend-delay-seconds') ?? 0,
-    amount: str('amount') ?? 1999,
-    quantity: str('quantity') ?? 1,
-    unitPrice: str('unit-price') ?? 1999,
-    currency: str('currency') ?? 'EUR',
-    customerId: str('customer-id') ?? 'cust-1',
-    sku: str('sku') ?? 'sku-1',
-    idPrefix: str('id-prefix') ?? `${kind === 'orders' ? 'ord' : 'pay'}-${runId}`,
-    queue: str('queue') ?? defaultQueue,
-  });
-  // Each message already names its option.
-  if (!parsed.success) throw new ProducerUsageError(parsed.error.issues.map((i) => i.message).join('; '));
+    count: read.integer('count', { min: 1, max: PRODUCER_LIMITS.count, default: 1 }),
+    duplicates: read.integer('duplicates', { min: 0, max: PRODUCER_LIMITS.resends, default: 0 }),
+    reusedKeys: read.integer('reuse-keys', { min: 0, max: PRODUCER_LIMITS.resends, default: 0 }),
+    resendDelaySeconds: read.integer('resend-delay-seconds', { min: 0, max: PRODUCER_LIMITS.resendDelaySeconds, default: 0 }),
+    amount: read.integer('amount', { min: 1, max: Number.MAX_SAFE_INTEGER, default: 1999 }),
+    quantity: read.integer('quantity', { min: 1, max: PRODUCER_LIMITS.quantity, default: 1 }),
+    unitPrice: read.integer('unit-price', { min: 0, max: Number.MAX_SAFE_INTEGER, default: 1999 }),
+    currency: read.text('currency', { default: 'EUR', pattern: /^[A-Z]{3}$/, what: 'an ISO 4217 code: three upper-case letters, e.g. EUR' }),
+    customerId: read.text('customer-id', { default: 'cust-1', maxLength: 128 }),
+    sku: read.text('sku', { default: 'sku-1', maxLength: 100 }),
+    idPrefix: read.text('id-prefix', { default: `${kind === 'orders' ? 'ord' : 'pay'}-${runId}`, maxLength: 100 }),
+    queue: read.text('queue', { default: defaultQueue, maxLength: 260 }),
+  };
+  const total = options.count * (1 + options.duplicates + options.reusedKeys);
+  if (total > PRODUCER_LIMITS.totalMessages) {
+    read.problem(`--count x (1 + --duplicates + --reuse-keys) must be at most ${PRODUCER_LIMITS.totalMessages} messages, got ${total}`);
+  }
+  read.done();
 
-  const dryRun = values['dry-run'] === true;
-  const connection = connectionFrom(str('namespace'), env);
+  const dryRun = read.flag('dry-run');
+  const connection = connectionFrom(read.optional('namespace'), env);
   if (connection.kind === 'none' && !dryRun) {
-    throw new ProducerUsageError(
+    throw new UsageError(
       'no Service Bus to send to: pass --namespace <name>.servicebus.windows.net (or set SERVICEBUS_FULLY_QUALIFIED_NAMESPACE), ' +
         'or set SERVICEBUS_CONNECTION_STRING, or use --dry-run',
     );
   }
-  return { ...parsed.data, kind: parsed.data.kind as MessageKind, connection, dryRun, runId };
+  return { ...options, kind: options.kind as MessageKind, connection, dryRun, runId };
 }
 
 /**
@@ -151,7 +131,7 @@ export function connectionFrom(namespaceArg: string | undefined, env: Readonly<R
   if (namespace) {
     const host = namespace.replace(/^[a-z]+:\/\//i, '').replace(/[:/].*$/, '');
     if (!/^[A-Za-z][A-Za-z0-9-]{4,48}[A-Za-z0-9](\.[A-Za-z0-9-]+)*$/.test(host)) {
-      throw new ProducerUsageError(`--namespace "${namespaceArg ?? namespace}" is not a Service Bus namespace host name`);
+      throw new UsageError(`--namespace "${namespaceArg ?? namespace}" is not a Service Bus namespace host name`);
     }
     return { kind: 'identity', fullyQualifiedNamespace: host.includes('.') ? host : `${host}.servicebus.windows.net` };
   }

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DefaultAzureCredential } from '@azure/identity';
 import { ServiceBusClient, type ServiceBusSender } from '@azure/service-bus';
-import { parseProducerArgs, ProducerUsageError, USAGE, type ProducerConnection } from './args';
+import { USAGE_EXIT_CODE, usageErrorLine, UsageError } from '../cli/commandLine';
+import { parseProducerArgs, USAGE, type ProducerConnection } from './args';
 import { buildSendPlan, InvalidMessageError, toServiceBusMessage, type PlannedMessage } from './messages';
 
 /**
@@ -69,9 +70,9 @@ if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (error: unknown) => {
-      if (error instanceof ProducerUsageError) {
-        console.error(`error: ${error.message}\n\n${USAGE}`);
-        process.exit(2);
+      if (error instanceof UsageError) {
+        console.error(usageErrorLine(error, 'npm run send'));
+        process.exit(USAGE_EXIT_CODE);
       }
       if (error instanceof InvalidMessageError) {
         console.error(`error: ${error.message}`);

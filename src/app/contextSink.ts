@@ -1,5 +1,5 @@
 import type { InvocationContext } from '@azure/functions';
-import type { LogSink } from '../../telemetry/Telemetry';
+import type { LogSink } from '../telemetry/Telemetry';
 
 /** Sends structured log lines to an invocation's log, fields as one JSON object (never a payload). */
 export function contextSink(context: InvocationContext): LogSink {

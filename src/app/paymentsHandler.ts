@@ -1,8 +1,8 @@
 import type { InvocationContext } from '@azure/functions';
-import { messageInfoFrom } from '../../messaging/messageInfo';
-import type { ChargeWorkflow } from '../../payments/ChargeWorkflow';
-import type { PaymentDeliveryResult, PaymentsConsumer } from '../../payments/PaymentsConsumer';
-import type { Telemetry } from '../../telemetry/Telemetry';
+import { messageInfoFrom } from '../messaging/messageInfo';
+import type { ChargeWorkflow } from '../payments/ChargeWorkflow';
+import type { PaymentDeliveryResult, PaymentsConsumer } from '../payments/PaymentsConsumer';
+import type { Telemetry } from '../telemetry/Telemetry';
 import { contextSink } from './contextSink';
 
 export interface PaymentsHandlerDeps {

@@ -1,9 +1,8 @@
 import * as df from 'durable-functions';
-import type { ChargeOrchestrationInput } from '../../payments/chargeOrchestration';
-import type { ChargeWorkflow, WorkflowStatus } from '../../payments/ChargeWorkflow';
-import type { ChargeResult } from '../../payments/schema';
-
-export const CHARGE_ORCHESTRATION = 'chargePayment';
+import type { ChargeOrchestrationInput } from '../payments/chargeOrchestration';
+import type { ChargeWorkflow, WorkflowStatus } from '../payments/ChargeWorkflow';
+import type { ChargeResult } from '../payments/schema';
+import { CHARGE_ORCHESTRATION } from './durableCharge';
 
 /** The charge workflow on Durable Functions: one orchestration instance per payment key. */
 export class DurableChargeWorkflow implements ChargeWorkflow {

@@ -1,0 +1,40 @@
+import type { InvocationContext, Timer } from '@azure/functions';
+import { metrics, type Meter } from '@opentelemetry/api';
+import type { Settings } from '../config/settings';
+import { ExpirySweeper } from '../lifecycle/ExpirySweeper';
+import { assertRetentionCoversRedelivery } from '../lifecycle/retention';
+import { recordSweepMetrics } from '../lifecycle/sweepMetrics';
+import { tableClientsOf, type WiringOverrides } from './stores';
+
+/** What the expiry timer may take from elsewhere than the settings; tests pass their own. */
+export interface ExpiryTimerOverrides extends Pick<WiringOverrides, 'tableClient' | 'clock'> {
+  /** Default: the global meter `idempotent-consumer`, read on every tick (telemetry may start later). */
+  readonly meter?: Meter;
+}
+
+/**
+ * The expiry timer's handler, built once from validated settings: each tick runs one budgeted sweep
+ * of the idempotency table, logs and counts what it did.
+ * @throws ConfigurationError at once when the retention does not cover the redelivery window.
+ * The handler throws StoreUnavailableError or StoreRequestError (the run fails; the next tick resumes).
+ */
+export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTimerOverrides = {}): (timer: Timer, context: InvocationContext) => Promise<void> {
+  assertRetentionCoversRedelivery(settings);
+  const table = tableClientsOf(settings, overrides)(settings.IDEMPOTENCY_TABLE_NAME);
+  return async (timer, context) => {
+    if (timer.isPastDue) context.warn('expiry timer is past due');
+    const sweeper = new ExpirySweeper(table, {
+      partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT,
+      budgetMs: settings.EXPIRY_SWEEP_BUDGET_SECONDS * 1000,
+      clock: overrides.clock,
+      log: (message) => context.log(message),
+    });
+    try {
+      const report = await sweeper.sweep();
+      recordSweepMetrics(overrides.meter ?? metrics.getMeter('idempotent-consumer'), report);
+    } catch (error) {
+      context.error(`expiry sweep failed: ${error instanceof Error ? `${error.name}: ${error.message}` : typeof error}`);
+      throw error;
+    }
+  };
+}

@@ -1,0 +1,50 @@
+import type { InvocationContext, Timer } from '@azure/functions';
+import * as df from 'durable-functions';
+import { makeOrdersHandler } from '../orders/ordersHandler';
+import { appSettings, appTelemetry, once } from './appContext';
+import { DurableChargeWorkflow } from './DurableChargeWorkflow';
+import { chargePaymentOrchestrator, chargeProviderActivity, paymentChargeEntity } from './durableCharge';
+import { expiryTimerFromSettings } from './expiryTimer';
+import { ordersDepsFromSettings } from './orders';
+import { paymentsFromSettings, providerFromSettings } from './payments';
+import { makePaymentsHandler } from './paymentsHandler';
+
+/**
+ * The handlers the registrations in `src/functions` register, built from the app's settings
+ * (`appContext`: read and validated once). Each function is called once, when the worker loads its
+ * entry point: a misconfiguration throws there, naming the setting, and the worker indexes nothing.
+ */
+
+/** The payments trigger, the charge orchestration, entity and activity. */
+export function paymentsFunctions() {
+  // Validate the settings and build the provider client at start, not at the first message (no I/O).
+  const provider = providerFromSettings(appSettings(), appTelemetry());
+  const consumer = once(() => paymentsFromSettings(appSettings(), { telemetry: appTelemetry() }).consumer);
+  const handler = makePaymentsHandler({
+    consumer,
+    telemetry: appTelemetry,
+    workflow: (context) => new DurableChargeWorkflow(df.getClient(context)),
+  });
+  return {
+    /** Returning completes the message; throwing abandons it (redelivery). */
+    trigger: async (message: unknown, context: InvocationContext): Promise<void> => {
+      await handler(message, context);
+    },
+    orchestrator: chargePaymentOrchestrator,
+    entity: paymentChargeEntity,
+    activity: chargeProviderActivity(provider),
+  };
+}
+
+/** The orders trigger (the logic is in `src/orders`). Returning completes the message; throwing abandons it. */
+export function ordersFunction(): (message: unknown, context: InvocationContext) => Promise<void> {
+  const handler = makeOrdersHandler(ordersDepsFromSettings(appSettings(), { telemetry: appTelemetry() }));
+  return async (message, context) => {
+    await handler(message, context);
+  };
+}
+
+/** The expiry timer's handler. */
+export function expiryTimerFunction(): (timer: Timer, context: InvocationContext) => Promise<void> {
+  return expiryTimerFromSettings(appSettings());
+}

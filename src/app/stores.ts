@@ -1,0 +1,50 @@
+import type { TableClient } from '@azure/data-tables';
+import type { Settings } from '../config/settings';
+import type { Clock } from '../core/clock';
+import { TableIdempotencyStore } from '../core/TableIdempotencyStore';
+import { retentionMsOf } from '../lifecycle/retention';
+import { ParkingStore } from '../messaging/ParkingStore';
+import type { Telemetry } from '../telemetry/Telemetry';
+import { createTableClient } from './tableClient';
+
+/**
+ * What a caller may put in place of what the settings give: the Functions app passes none; the local
+ * rigs (tools/local) pass their own table clients, clock, workflow, telemetry and short leases.
+ */
+export interface WiringOverrides {
+  /** A client of table `tableName`; default {@link createTableClient} from the settings. */
+  readonly tableClient?: (tableName: string) => TableClient;
+  readonly clock?: Clock;
+  readonly telemetry?: Telemetry;
+  /** Lease in milliseconds; default `IDEMPOTENCY_LEASE_SECONDS` (whole seconds). */
+  readonly leaseMs?: number;
+  /** Retention in milliseconds; default `IDEMPOTENCY_RETENTION_DAYS`. */
+  readonly retentionMs?: number;
+}
+
+/** The table client factory the overrides name, or the settings' one. */
+export function tableClientsOf(settings: Settings, overrides: WiringOverrides = {}): (tableName: string) => TableClient {
+  return overrides.tableClient ?? ((tableName) => createTableClient(settings, {}, tableName));
+}
+
+/** The lease the settings (or the overrides) give, in milliseconds. */
+export function leaseMsOf(settings: Settings, overrides: WiringOverrides = {}): number {
+  return overrides.leaseMs ?? settings.IDEMPOTENCY_LEASE_SECONDS * 1000;
+}
+
+/** The dedup store as the settings describe it (table `IDEMPOTENCY_TABLE_NAME`). */
+export function storeFromSettings(settings: Settings, overrides: WiringOverrides = {}): TableIdempotencyStore {
+  return new TableIdempotencyStore(tableClientsOf(settings, overrides)(settings.IDEMPOTENCY_TABLE_NAME), {
+    partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT,
+    leaseMs: leaseMsOf(settings, overrides),
+    retentionMs: overrides.retentionMs ?? retentionMsOf(settings),
+    cacheSize: settings.IDEMPOTENCY_CACHE_SIZE,
+    callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS,
+    clock: overrides.clock,
+  });
+}
+
+/** The parking store of both consumers (table `PARKED_TABLE_NAME`). */
+export function parkingFromSettings(settings: Settings, overrides: WiringOverrides = {}): ParkingStore {
+  return new ParkingStore(tableClientsOf(settings, overrides)(settings.PARKED_TABLE_NAME), overrides.clock, { callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS });
+}
