@@ -1,11 +1,15 @@
 import type { IdempotencyKey } from './keys';
 import type { IdempotencyRecord, RecordStatus } from './record';
-import type { TableAddress } from './tableEncoding';
 
 /** Proof of holding a key's lease; pass it back to complete, release or renew. */
 export interface Claim {
   readonly key: IdempotencyKey;
-  readonly address: TableAddress;
+  /**
+   * The record's id in its store: opaque (compare it, hash it, never parse it), the same for every
+   * claim of the key while the store's layout stays (the Table store uses the marker's RowKey).
+   * With the generation and the digest it names work started for this claim (e.g. the charge entity).
+   */
+  readonly recordId: string;
   readonly digest: string;
   /** Fencing number of this claim: pass it downstream so stale attempts can be refused. */
   readonly attempt: number;

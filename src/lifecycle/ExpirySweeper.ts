@@ -1,9 +1,10 @@
 import type { TableClient } from '@azure/data-tables';
 import { systemClock, type Clock } from '../core/clock';
 import { ConfigurationError, IdempotencyError, StoreRequestError } from '../core/errors';
-import { isExpired, type RecordStatus } from '../core/record';
+import type { RecordStatus } from '../core/record';
+import { isExpired } from '../core/recordRules';
 import { classifyStoreError, toDomainError } from '../core/storeErrors';
-import { LOCAL_ROWS_PROPERTY, localRowKey, MARKER_KIND, parseLocalRows } from '../core/TableIdempotencyStore';
+import { LOCAL_ROWS_PROPERTY, localRowKey, MARKER_KIND, parseLocalRows } from '../core/tableRows';
 import { DEFAULT_PARTITION_COUNT, partitionName, validatePartitionCount } from '../core/tableEncoding';
 import { deleteRowsIfUnchanged, type VersionedRow } from './conditionalBatchDelete';
 import { readSweepPosition, writeSweepPosition, type SweepPosition } from './sweepCheckpoint';

@@ -1,9 +1,8 @@
 import { systemClock, type Clock } from '../core/clock';
 import { payloadDigest } from '../core/digest';
 import { IdempotencyError, InvalidKeyError, LeaseLostError } from '../core/errors';
-import type { Claim, LocalEffect } from '../core/IdempotencyStore';
+import type { Claim, IdempotencyStore, LocalEffect } from '../core/IdempotencyStore';
 import { keyFromMessageId } from '../core/keys';
-import type { TableIdempotencyStore } from '../core/TableIdempotencyStore';
 import { decodeBody, ParkReason, type Decoded } from '../messaging/body';
 import { messageIdText, type MessageInfo } from '../messaging/messageInfo';
 import type { ParkingStore } from '../messaging/ParkingStore';
@@ -22,7 +21,7 @@ export class PaymentRetryError extends IdempotencyError {
 }
 
 export interface PaymentsConsumerDeps {
-  readonly store: TableIdempotencyStore;
+  readonly store: IdempotencyStore;
   readonly parking: ParkingStore;
   /** Required to charge; Durable's client is per invocation, so it is often set by {@link PaymentsConsumer.withWorkflow}. */
   readonly workflow?: ChargeWorkflow;
@@ -155,7 +154,7 @@ export class PaymentsConsumer {
   private async charge(claim: Claim, payment: PaymentRequested, deadline: number, correlationId: string | undefined): Promise<ChargeResult> {
     const workflow = this.deps.workflow;
     if (!workflow) throw new Error('PaymentsConsumer has no charge workflow (use withWorkflow)');
-    const entityKey = chargeEntityKey(claim.address.rowKey, claim.createdAtMs, claim.digest);
+    const entityKey = chargeEntityKey(claim.recordId, claim.createdAtMs, claim.digest);
     const instanceId = chargeInstanceId(entityKey);
     const input = { idempotencyKey: claim.key.key, entityKey, digest: claim.digest, attempt: claim.attempt, payment, correlationId };
     let status = await workflow.status(instanceId);
