@@ -13,10 +13,10 @@ import { cachedDecision, decideClaim, generationAfterTakeover, isOwnWrite } from
 import { resultJsonWithin } from './resultJson';
 import { tableAddress, type TableAddress } from './tableEncoding';
 import { resolveTableStoreOptions, type TableIdempotencyStoreOptions } from './tableStoreOptions';
-import { localRowsAfter, markerEntity, markerPatch, staleRowsOnTakeover, toRecord, type MarkerState } from './tableRows';
+import { localRowsAfter, markerEntity, markerPatch, staleRowsOnTakeover, toRecord, type MarkerFields, type MarkerState } from './tableRows';
 
+/** Longest release reason kept; claims whose write outcome stayed unknown, remembered per store (bounded). */
 const MAX_REASON_LENGTH = 1024;
-/** Claims whose write outcome stayed unknown, remembered per store instance (bounded). */
 const MAX_UNRESOLVED_CLAIMS = 1000;
 
 /**
@@ -148,8 +148,6 @@ export class TableIdempotencyStore implements IdempotencyStore {
   async get(key: IdempotencyKey): Promise<IdempotencyRecord | undefined> {
     return this.table.read(this.addressOf(key));
   }
-
-  // ---------------------------------------------------------------------------------------------
 
   private fromCache(key: IdempotencyKey, digest: string): Extract<ClaimOutcome, { kind: 'duplicate' | 'keyReused' }> | undefined {
     const record = this.cache?.get(scopedKeyString(key));
@@ -294,7 +292,8 @@ export class TableIdempotencyStore implements IdempotencyStore {
     throw new LeaseLostError(scopedKeyString(claim.key), claim.attempt, operation);
   }
 
-  private fields(key: IdempotencyKey, address: TableAddress, digest: string, createdAtMs: number, nowMs: number) {
+  /** What a marker of `key` written at `nowMs` carries besides its state. */
+  private fields(key: IdempotencyKey, address: TableAddress, digest: string, createdAtMs: number, nowMs: number): MarkerFields {
     return { key, address, digest, createdAtMs, nowMs, retentionMs: this.retentionMs };
   }
 }
