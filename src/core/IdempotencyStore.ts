@@ -24,11 +24,11 @@ export interface Claim {
 }
 
 /**
- * A local side effect written in the same transaction as the marker (same table and partition),
- * as the row `<marker RowKey>~<name>`. Its lifecycle is the marker's: the marker lists its rows'
- * names; a takeover deletes the previous attempt's rows it does not write again; the expiry sweep
- * deletes them with the marker; a fresh claim overwrites a leftover row of the same name. A key has
- * at most 99 local rows (one transaction holds 100 actions).
+ * A local side effect written atomically with the record (the Table store: a row beside the
+ * marker, in the same partition and transaction). Its lifecycle is the record's: the record lists
+ * its rows' names; a takeover deletes the previous attempt's rows it does not write again; the
+ * expiry sweep deletes them with the record; a fresh claim overwrites a leftover row of the same
+ * name. A key has at most 99 local rows.
  */
 export interface LocalEffect {
   /** Distinguishes this effect's row from the marker's; `[A-Za-z0-9_-]{1,64}`. */
