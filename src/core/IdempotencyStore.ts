@@ -1,11 +1,15 @@
 import type { IdempotencyKey } from './keys';
 import type { IdempotencyRecord, RecordStatus } from './record';
-import type { TableAddress } from './tableEncoding';
 
 /** Proof of holding a key's lease; pass it back to complete, release or renew. */
 export interface Claim {
   readonly key: IdempotencyKey;
-  readonly address: TableAddress;
+  /**
+   * The record's id in its store: opaque (compare it, hash it, never parse it), the same for every
+   * claim of the key while the store's layout stays (the Table store uses the marker's RowKey).
+   * With the generation and the digest it names work started for this claim (e.g. the charge entity).
+   */
+  readonly recordId: string;
   readonly digest: string;
   /** Fencing number of this claim: pass it downstream so stale attempts can be refused. */
   readonly attempt: number;
@@ -20,11 +24,11 @@ export interface Claim {
 }
 
 /**
- * A local side effect written in the same transaction as the marker (same table and partition),
- * as the row `<marker RowKey>~<name>`. Its lifecycle is the marker's: the marker lists its rows'
- * names; a takeover deletes the previous attempt's rows it does not write again; the expiry sweep
- * deletes them with the marker; a fresh claim overwrites a leftover row of the same name. A key has
- * at most 99 local rows (one transaction holds 100 actions).
+ * A local side effect written atomically with the record (the Table store: a row beside the
+ * marker, in the same partition and transaction). Its lifecycle is the record's: the record lists
+ * its rows' names; a takeover deletes the previous attempt's rows it does not write again; the
+ * expiry sweep deletes them with the record; a fresh claim overwrites a leftover row of the same
+ * name. A key has at most 99 local rows.
  */
 export interface LocalEffect {
   /** Distinguishes this effect's row from the marker's; `[A-Za-z0-9_-]{1,64}`. */

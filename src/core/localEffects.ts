@@ -1,5 +1,6 @@
 import { ConfigurationError } from './errors';
 import type { LocalEffect } from './IdempotencyStore';
+import { MAX_LOCAL_ROWS } from './tableRows';
 
 /**
  * Property names a local row may not use, compared without case: the Table service's system
@@ -10,6 +11,8 @@ import type { LocalEffect } from './IdempotencyStore';
 export const RESERVED_PROPERTY_NAMES: readonly string[] = ['partitionkey', 'rowkey', 'timestamp', 'etag', 'kind'];
 /** A Table property name: a C# identifier of at most 255 characters (letters, digits, `_`). */
 const PROPERTY_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,254}$/;
+/** A local effect's name (part of its row's RowKey). */
+const EFFECT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * Checks a local effect's properties before anything is written.
@@ -30,4 +33,22 @@ export function validateEffectProperties(effect: LocalEffect): void {
     const type = value === null ? 'null' : typeof value;
     if (!['string', 'number', 'boolean', 'null'].includes(type)) throw new ConfigurationError(`${where} is a ${type}; a row holds strings, numbers, booleans or null`);
   }
+}
+
+/**
+ * The effects of one write, checked before anything is written: at most {@link MAX_LOCAL_ROWS},
+ * names `[A-Za-z0-9_-]{1,64}` and distinct, properties as {@link validateEffectProperties} says.
+ * @throws ConfigurationError
+ */
+export function validateEffects(effects: readonly LocalEffect[] | undefined): readonly LocalEffect[] {
+  if (!effects) return [];
+  if (effects.length > MAX_LOCAL_ROWS) throw new ConfigurationError(`at most ${MAX_LOCAL_ROWS} local effects fit in one transaction with the marker, got ${effects.length}`);
+  const names = new Set<string>();
+  for (const effect of effects) {
+    if (!EFFECT_NAME.test(effect.name)) throw new ConfigurationError(`local effect name ${JSON.stringify(effect.name)} must match ${EFFECT_NAME}`);
+    if (names.has(effect.name)) throw new ConfigurationError(`local effect name ${JSON.stringify(effect.name)} is used twice`);
+    names.add(effect.name);
+    validateEffectProperties(effect);
+  }
+  return effects;
 }

@@ -64,13 +64,3 @@ export interface IdempotencyRecord {
   /** The store's version tag, used for conditional writes. */
   readonly etag: string;
 }
-
-/** True when the record's lease is held by someone at `nowMs`. */
-export function hasValidLease(record: Pick<IdempotencyRecord, 'status' | 'leaseExpiresAtMs'>, nowMs: number): boolean {
-  return record.status === RecordStatus.InProgress && record.leaseExpiresAtMs > nowMs;
-}
-
-/** True when the record is past retention and holds no valid lease: it counts as absent. */
-export function isExpired(record: Pick<IdempotencyRecord, 'status' | 'leaseExpiresAtMs' | 'retentionExpiresAtMs'>, nowMs: number): boolean {
-  return record.retentionExpiresAtMs <= nowMs && !hasValidLease(record, nowMs);
-}

@@ -1,4 +1,4 @@
-import { IdempotencyError } from './errors';
+import { IdempotencyError, ResultTooLargeError } from './errors';
 
 /**
  * The JSON a result is stored as, or `undefined` for no result (`undefined` itself).
@@ -22,4 +22,13 @@ export function resultJson(result: unknown): string | undefined {
     const reason = cause instanceof Error ? cause.message : String(cause);
     throw new IdempotencyError(`result cannot be stored: it is not serializable to JSON (${reason})`, { cause });
   }
+}
+
+/** {@link resultJson}, at most `maxBytes` of UTF-8. @throws ResultTooLargeError, IdempotencyError */
+export function resultJsonWithin(result: unknown, maxBytes: number): string | undefined {
+  const json = resultJson(result);
+  if (json === undefined) return undefined;
+  const size = Buffer.byteLength(json, 'utf8');
+  if (size > maxBytes) throw new ResultTooLargeError(size, maxBytes);
+  return json;
 }

@@ -1,8 +1,6 @@
 import type { StoreCallKind } from './deadline';
 import { StoreRequestError, StoreUnavailableError } from './errors';
-
-/** The store answers the core decides on; anything else becomes a domain error. */
-export type StoreConflict = 'exists' | 'conditionFailed' | 'notFound';
+import { conflictOfStatus, type StoreConflict } from './storeConflict';
 
 interface SdkErrorShape {
   statusCode?: number;
@@ -25,9 +23,10 @@ export function classifyStoreError(error: unknown, operation: string, kind?: Sto
   const e = (error ?? {}) as SdkErrorShape;
   const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
   const code = errorCodeOf(e);
-  if (status === 409 && code !== 'TableBeingDeleted') return 'exists';
-  if (status === 412) return 'conditionFailed';
-  if (status === 404 && code !== 'TableNotFound') return 'notFound';
+  const conflict = conflictOfStatus(status);
+  // A table being deleted (409) or missing (404) is a failure, not an answer about an entity.
+  const aboutTable = (conflict === 'exists' && code === 'TableBeingDeleted') || (conflict === 'notFound' && code === 'TableNotFound');
+  if (conflict && !aboutTable) return conflict;
   throw toDomainError(error, operation, kind);
 }
 

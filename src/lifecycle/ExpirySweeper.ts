@@ -1,22 +1,15 @@
 import type { TableClient } from '@azure/data-tables';
 import { systemClock, type Clock } from '../core/clock';
-import { ConfigurationError, IdempotencyError, StoreRequestError } from '../core/errors';
-import { isExpired, type RecordStatus } from '../core/record';
-import { classifyStoreError, toDomainError } from '../core/storeErrors';
-import { LOCAL_ROWS_PROPERTY, localRowKey, MARKER_KIND, parseLocalRows } from '../core/TableIdempotencyStore';
+import { ConfigurationError } from '../core/errors';
+import { isExpired } from '../core/recordRules';
 import { DEFAULT_PARTITION_COUNT, partitionName, validatePartitionCount } from '../core/tableEncoding';
-import { deleteRowsIfUnchanged, type VersionedRow } from './conditionalBatchDelete';
 import { readSweepPosition, writeSweepPosition, type SweepPosition } from './sweepCheckpoint';
+import { actionsOf, deleteExpired } from './sweepDelete';
+import { expiredMarkersFilter, MAX_PAGE_SIZE, queryMarkers, type SweepCounts, type SweepRow } from './sweepQuery';
 
-/** Most entities the Table service returns in one query page. */
-export const MAX_PAGE_SIZE = 1000;
+export { MAX_PAGE_SIZE } from './sweepQuery';
 /** Most actions in one entity-group transaction. */
 export const MAX_BATCH_SIZE = 100;
-/** Columns the sweep reads: enough to re-check the expiry rule, to delete by version, and the local rows to delete with it. */
-const SWEEP_COLUMNS = ['PartitionKey', 'RowKey', 'status', 'leaseExpiresAtMs', 'retentionExpiresAtMs', LOCAL_ROWS_PROPERTY];
-/** Conditional batch retries of one chunk before falling back to single deletes. */
-const BATCH_ROUNDS = 3;
-const SINGLE_DELETE_CONCURRENCY = 8;
 
 export interface ExpirySweeperOptions {
   /** Partitions of the table (`IDEMPOTENCY_PARTITION_COUNT`). Default 16. */
@@ -63,24 +56,6 @@ export interface SweepReport {
   /** Records whose retention ended at or before this time were candidates (epoch ms). */
   readonly cutoffMs: number;
   readonly durationMs: number;
-}
-
-interface SweepRow extends VersionedRow {
-  readonly status: RecordStatus;
-  readonly leaseExpiresAtMs: number;
-  readonly retentionExpiresAtMs: number;
-  /** Names of the record's local rows, deleted with it. */
-  readonly localRows: readonly string[];
-}
-
-interface Counts {
-  scanned: number;
-  deleted: number;
-  deletedLocalRows: number;
-  skippedLeased: number;
-  skippedChanged: number;
-  alreadyDeleted: number;
-  requests: number;
 }
 
 /**
@@ -133,7 +108,7 @@ export class ExpirySweeper {
     const startMs = this.clock.nowMs();
     const cutoffMs = startMs;
     const deadlineMs = startMs + this.budgetMs;
-    const counts: Counts = { scanned: 0, deleted: 0, deletedLocalRows: 0, skippedLeased: 0, skippedChanged: 0, alreadyDeleted: 0, requests: 0 };
+    const counts: SweepCounts = { scanned: 0, deleted: 0, deletedLocalRows: 0, skippedLeased: 0, skippedChanged: 0, alreadyDeleted: 0, requests: 0 };
     counts.requests++;
     const stored = await readSweepPosition(this.client, this.checkpointName);
     let position: SweepPosition = { partitionIndex: stored.partitionIndex % this.partitionCount, afterRowKey: stored.afterRowKey };
@@ -186,13 +161,12 @@ export class ExpirySweeper {
     partitionKey: string,
     afterRowKey: string | undefined,
     cutoffMs: number,
-    counts: Counts,
+    counts: SweepCounts,
     outOfTime: () => boolean,
     advance: (rowKey: string) => void,
   ): Promise<boolean> {
-    let filter = `PartitionKey eq '${partitionKey}' and kind eq '${MARKER_KIND}' and retentionExpiresAtMs le ${Math.trunc(cutoffMs)}L`;
-    if (afterRowKey !== undefined) filter += ` and RowKey gt '${odataString(afterRowKey)}'`;
-    for await (const page of this.query(filter, counts)) {
+    const filter = expiredMarkersFilter(partitionKey, cutoffMs, afterRowKey);
+    for await (const page of queryMarkers(this.client, filter, this.pageSize, counts)) {
       let chunk: SweepRow[] = [];
       let actions = 0;
       let leased = 0;
@@ -201,7 +175,7 @@ export class ExpirySweeper {
         if (outOfTime()) return false;
         counts.scanned += chunk.length + leased;
         counts.skippedLeased += leased;
-        await this.deleteChunk(chunk, cutoffMs, counts);
+        await deleteExpired(this.client, chunk, cutoffMs, this.pageSize, counts);
         if (lastRowKey !== undefined) advance(lastRowKey);
         chunk = [];
         actions = 0;
@@ -224,127 +198,6 @@ export class ExpirySweeper {
     }
     return true;
   }
-
-  /** Rows matching `filter`, one query page at a time (each page is one request). */
-  private async *query(filter: string, counts: Counts): AsyncGenerator<SweepRow[]> {
-    const pages = this.client.listEntities<Record<string, unknown>>({ queryOptions: { filter, select: SWEEP_COLUMNS } }).byPage({ maxPageSize: this.pageSize });
-    for (;;) {
-      counts.requests++;
-      let result: IteratorResult<Array<Record<string, unknown> & { etag?: string; continuationToken?: string }>>;
-      try {
-        result = await pages.next();
-      } catch (error) {
-        throw toDomainError(error, 'expirySweep.query');
-      }
-      if (result.done) return;
-      const page = result.value as unknown as Array<Record<string, unknown>> & { continuationToken?: string };
-      yield page.map(toSweepRow);
-      if (!page.continuationToken) return;
-    }
-  }
-
-  /**
-   * Deletes `chunk` (expired as read) in one conditional transaction. When it fails on a 404/412,
-   * re-reads the chunk's RowKey range, drops rows gone (already deleted) or no longer expired
-   * (changed), and retries with the current versions; after a few rounds deletes one by one.
-   */
-  private async deleteChunk(chunk: readonly SweepRow[], cutoffMs: number, counts: Counts): Promise<void> {
-    let pending = chunk;
-    for (let round = 0; round < BATCH_ROUNDS && pending.length > 0; round++) {
-      if (round > 0) pending = await this.reread(pending, cutoffMs, counts);
-      if (pending.length === 0) return;
-      counts.requests++;
-      try {
-        await deleteRowsIfUnchanged(this.client, withLocalRows(pending));
-        counts.deleted += pending.length;
-        counts.deletedLocalRows += pending.reduce((sum, row) => sum + row.localRows.length, 0);
-        return;
-      } catch (error) {
-        if (error instanceof IdempotencyError) throw error;
-        const conflict = classifyStoreError(error, 'expirySweep.delete');
-        if (conflict === 'exists') throw new StoreRequestError('unexpected 409 answer to a delete transaction', 'expirySweep.delete', 409, error);
-      }
-    }
-    if (pending.length > 0) await this.deleteOneByOne(await this.reread(pending, cutoffMs, counts), counts);
-  }
-
-  /** The rows of `rows` as they are now, still expired; counts the others as gone or changed. */
-  private async reread(rows: readonly SweepRow[], cutoffMs: number, counts: Counts): Promise<SweepRow[]> {
-    const first = rows[0]!;
-    const last = rows[rows.length - 1]!;
-    const filter =
-      `PartitionKey eq '${first.partitionKey}' and RowKey ge '${odataString(first.rowKey)}' and RowKey le '${odataString(last.rowKey)}'` +
-      ` and kind eq '${MARKER_KIND}'`;
-    const wanted = new Set(rows.map((row) => row.rowKey));
-    const current = new Map<string, SweepRow>();
-    for await (const page of this.query(filter, counts)) {
-      for (const row of page) if (wanted.has(row.rowKey)) current.set(row.rowKey, row);
-    }
-    const still: SweepRow[] = [];
-    for (const row of rows) {
-      const now = current.get(row.rowKey);
-      if (!now) counts.alreadyDeleted++;
-      else if (!isExpired(now, cutoffMs)) counts.skippedChanged++;
-      else still.push(now);
-    }
-    return still;
-  }
-
-  /**
-   * Last resort: one conditional delete per record (with its local rows, one transaction);
-   * 404 counts as already deleted, 412 as changed.
-   */
-  private async deleteOneByOne(rows: readonly SweepRow[], counts: Counts): Promise<void> {
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < rows.length) {
-        const row = rows[next++]!;
-        counts.requests++;
-        try {
-          if (row.localRows.length === 0) await this.client.deleteEntity(row.partitionKey, row.rowKey, { etag: row.etag });
-          else await deleteRowsIfUnchanged(this.client, withLocalRows([row]));
-          counts.deleted++;
-          counts.deletedLocalRows += row.localRows.length;
-        } catch (error) {
-          const conflict = classifyStoreError(error, 'expirySweep.delete');
-          if (conflict === 'notFound') counts.alreadyDeleted++;
-          else counts.skippedChanged++;
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(SINGLE_DELETE_CONCURRENCY, rows.length) }, worker));
-  }
-}
-
-function toSweepRow(entity: Record<string, unknown>): SweepRow {
-  return {
-    partitionKey: String(entity.partitionKey),
-    rowKey: String(entity.rowKey),
-    etag: String(entity.etag),
-    status: entity.status as RecordStatus,
-    leaseExpiresAtMs: Number(entity.leaseExpiresAtMs ?? 0),
-    retentionExpiresAtMs: Number(entity.retentionExpiresAtMs),
-    localRows: parseLocalRows(entity[LOCAL_ROWS_PROPERTY]),
-  };
-}
-
-/** Actions a record's delete takes in a transaction: the marker and its local rows. */
-function actionsOf(row: SweepRow): number {
-  return 1 + row.localRows.length;
-}
-
-/**
- * The records and their local rows, as rows to delete. A local row changes only in a transaction
- * that also changes its marker, so the marker's ETag guards the whole group: local rows go with
- * `If-Match: *`.
- */
-function withLocalRows(rows: readonly SweepRow[]): VersionedRow[] {
-  return rows.flatMap((row) => [row, ...row.localRows.map((name) => ({ partitionKey: row.partitionKey, rowKey: localRowKey(row.rowKey, name), etag: '*' }))]);
-}
-
-/** A string literal for an OData filter: single quotes doubled. */
-function odataString(value: string): string {
-  return value.replace(/'/g, "''");
 }
 
 function bounded(value: number, min: number, max: number, name: string): number {

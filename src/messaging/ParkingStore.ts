@@ -4,8 +4,21 @@ import { systemClock, type Clock } from '../core/clock';
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from '../core/deadline';
 import { integerOption, MAX_STORE_TIMEOUT_MS } from '../core/options';
 import { toDomainError } from '../core/storeErrors';
-import { bodyBytes, type ParkReason } from './body';
+import { bodyBytes } from './bodyBytes';
 import { messageIdText, type MessageInfo } from './messageInfo';
+
+/** Why a message cannot be processed however often it is retried: it is parked with this reason. */
+export const ParkReason = {
+  InvalidJson: 'invalid-json',
+  InvalidSchema: 'invalid-schema',
+  MissingMessageId: 'missing-message-id',
+  MessageIdMismatch: 'message-id-mismatch',
+  Oversized: 'oversized',
+  KeyReused: 'key-reused',
+  /** An update for an entity that never arrived, still missing on the last delivery. */
+  OrderNotFound: 'order-not-found',
+} as const;
+export type ParkReason = (typeof ParkReason)[keyof typeof ParkReason];
 
 /** Table string properties hold 32K UTF-16 characters; the body is stored base64 in chunks of this size. */
 const CHUNK_CHARS = 32_000;

@@ -1,29 +1,9 @@
 import type { z } from 'zod';
-
-/** Why a message cannot be processed however often it is retried: it is parked with this reason. */
-export const ParkReason = {
-  InvalidJson: 'invalid-json',
-  InvalidSchema: 'invalid-schema',
-  MissingMessageId: 'missing-message-id',
-  MessageIdMismatch: 'message-id-mismatch',
-  Oversized: 'oversized',
-  KeyReused: 'key-reused',
-  /** An update for an entity that never arrived, still missing on the last delivery. */
-  OrderNotFound: 'order-not-found',
-} as const;
-export type ParkReason = (typeof ParkReason)[keyof typeof ParkReason];
+import { bodyBytes } from './bodyBytes';
+import { ParkReason } from './ParkingStore';
 
 /** Default bound on a message body: Service Bus Standard's 256 KiB message limit. */
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
-
-/** The raw bytes of a delivered body, as the trigger passes it (parsed JSON, text or bytes). */
-export function bodyBytes(body: unknown): Buffer {
-  if (Buffer.isBuffer(body)) return body;
-  if (body instanceof Uint8Array) return Buffer.from(body);
-  if (typeof body === 'string') return Buffer.from(body, 'utf8');
-  if (body === undefined) return Buffer.alloc(0);
-  return Buffer.from(JSON.stringify(body) ?? '', 'utf8');
-}
 
 export type Decoded<T> =
   | { readonly ok: true; readonly value: T }

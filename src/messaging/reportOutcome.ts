@@ -99,3 +99,19 @@ export function reportOutcome(telemetry: Telemetry, report: OutcomeReport): void
     attempt: report.attempt,
   });
 }
+
+/**
+ * A key reuse found downstream (a provider refused our key with another body after our record had
+ * expired): the same alert as one we detect ourselves (`idempotency.key_reuse`), with an error log
+ * line. The delivery itself was processed (and reported as such).
+ */
+export function reportDownstreamKeyReuse(telemetry: Telemetry, report: { consumer: string; idempotencyKey: string; digest: string; message: string }): void {
+  telemetry.count(MetricNames.keyReuse, { consumer: report.consumer });
+  telemetry.log('error', `${report.consumer}: ${report.message}`, {
+    consumer: report.consumer,
+    idempotencyKey: report.idempotencyKey,
+    digest: report.digest,
+    outcome: 'providerKeyReused',
+    reason: 'provider-key-reused',
+  });
+}

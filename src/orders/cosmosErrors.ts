@@ -1,7 +1,8 @@
 import { StoreRequestError, StoreUnavailableError } from '../core/errors';
+import { conflictOfStatus, type StoreConflict } from '../core/storeConflict';
 
-/** The Cosmos answers the orders store decides on; anything else becomes a domain error. */
-export type CosmosConflict = 'exists' | 'conditionFailed' | 'notFound';
+/** The Cosmos answers the orders store decides on (the Table store's, see `conflictOfStatus`); anything else becomes a domain error. */
+export type CosmosConflict = StoreConflict;
 
 interface CosmosErrorShape {
   code?: number | string;
@@ -29,9 +30,8 @@ export function isRetryableCosmosStatus(status: number | undefined): boolean {
  */
 export function classifyCosmosError(error: unknown, operation: string): CosmosConflict {
   const status = cosmosStatusOf(error);
-  if (status === 409) return 'exists';
-  if (status === 412) return 'conditionFailed';
-  if (status === 404) return 'notFound';
+  const conflict = conflictOfStatus(status);
+  if (conflict) return conflict;
   throw cosmosDomainError(error, operation, status);
 }
 

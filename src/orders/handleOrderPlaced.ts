@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { payloadDigest } from '../core/digest';
-import { InvalidKeyError } from '../core/errors';
-import { keyFromMessageId } from '../core/keys';
-import { decodeBody, ParkReason } from '../messaging/body';
+import { park, report, type Delivery } from '../messaging/delivery';
+import { decodeKeyedMessage } from '../messaging/keyedMessage';
+import { ParkReason } from '../messaging/ParkingStore';
 import { Outcome } from '../messaging/reportOutcome';
-import { park, report, type Delivery } from './delivery';
 import { buildPlacement } from './documents';
 import { orderPlacedSchema } from './messages';
 import type { OrdersStore } from './OrdersStore';
@@ -28,20 +27,9 @@ export interface OrderPlacedOptions {
  * @throws StoreUnavailableError (retryable) so the broker redelivers; StoreRequestError.
  */
 export async function handleOrderPlaced(delivery: Delivery, options: OrderPlacedOptions): Promise<Outcome> {
-  let key: string;
-  try {
-    key = keyFromMessageId(delivery.consumer, delivery.info.messageId).key;
-  } catch (error) {
-    if (!(error instanceof InvalidKeyError)) throw error;
-    return park(delivery, ParkReason.MissingMessageId, error.message);
-  }
-
-  const decoded = decodeBody(delivery.body, orderPlacedSchema);
-  if (!decoded.ok) return park(delivery, decoded.reason, decoded.detail, { idempotencyKey: key });
-  const placed = decoded.value;
-  if (placed.orderId !== key) {
-    return park(delivery, ParkReason.MessageIdMismatch, `MessageId ${JSON.stringify(key)} is not the body's orderId ${JSON.stringify(placed.orderId)}`, { idempotencyKey: key });
-  }
+  const message = await decodeKeyedMessage(delivery, { schema: orderPlacedSchema, idOf: (order) => order.orderId, idName: 'orderId' });
+  if (!message.ok) return message.outcome;
+  const { key: { key }, value: placed } = message;
 
   // Digest of the validated message: formatting, property order and unknown fields do not count.
   const digest = payloadDigest(placed);

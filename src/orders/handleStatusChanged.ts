@@ -1,8 +1,9 @@
 import { payloadDigest } from '../core/digest';
-import { decodeBody, ParkReason } from '../messaging/body';
+import { decodeBody } from '../messaging/body';
+import { ParkReason } from '../messaging/ParkingStore';
 import { messageIdText } from '../messaging/messageInfo';
 import { Outcome } from '../messaging/reportOutcome';
-import { park, report, type Delivery } from './delivery';
+import { park, report, type Delivery } from '../messaging/delivery';
 import { OrderNotFoundError, StatusContentionError } from './errors';
 import { orderStatusChangedSchema } from './messages';
 import type { OrdersStore } from './OrdersStore';

@@ -4,7 +4,6 @@ export * from './documents';
 export * from './errors';
 export * from './cosmosErrors';
 export * from './OrdersStore';
-export * from './delivery';
 export * from './handleOrderPlaced';
 export * from './handleStatusChanged';
 export * from './ordersHandler';

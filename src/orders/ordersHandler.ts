@@ -1,10 +1,10 @@
 import { systemClock, type Clock } from '../core/clock';
-import { ParkReason } from '../messaging/body';
+import { park, type Delivery } from '../messaging/delivery';
 import { messageInfoFrom } from '../messaging/messageInfo';
-import type { ParkingStore } from '../messaging/ParkingStore';
+import { ParkReason, type ParkingStore } from '../messaging/ParkingStore';
 import type { Outcome } from '../messaging/reportOutcome';
-import type { LogFields, LogLevel, Telemetry } from '../telemetry/Telemetry';
-import { park, type Delivery } from './delivery';
+import { invocationLogSink, type InvocationLog } from '../telemetry/invocationLogSink';
+import type { Telemetry } from '../telemetry/Telemetry';
 import { handleOrderPlaced } from './handleOrderPlaced';
 import { handleStatusChanged } from './handleStatusChanged';
 import { OrderMessageType, orderMessageTypeOf } from './messages';
@@ -37,12 +37,8 @@ export interface OrdersHandlerDeps {
  * The part of the Functions `InvocationContext` the handler uses (so the logic does not depend on
  * the runtime): trigger metadata and, optionally, log methods.
  */
-export interface OrdersInvocationContext {
+export interface OrdersInvocationContext extends InvocationLog {
   readonly triggerMetadata?: Readonly<Record<string, unknown>>;
-  info?(...args: unknown[]): void;
-  warn?(...args: unknown[]): void;
-  error?(...args: unknown[]): void;
-  debug?(...args: unknown[]): void;
 }
 
 /** Handles one delivery; resolving completes the message, rejecting abandons it (redelivery). */
@@ -72,7 +68,7 @@ export function makeOrdersHandler(deps: OrdersHandlerDeps): OrdersHandler {
       consumer,
       body: message,
       info: messageInfoFrom(context.triggerMetadata),
-      telemetry: deps.telemetry.withSink(logSinkOf(context)),
+      telemetry: deps.telemetry.withSink(invocationLogSink(context)),
       parking: deps.parking,
       clock,
     };
@@ -84,13 +80,5 @@ export function makeOrdersHandler(deps: OrdersHandlerDeps): OrdersHandler {
       return handleStatusChanged(delivery, { store: deps.store, maxDeliveryCount, maxAttempts });
     }
     return park(delivery, ParkReason.InvalidSchema, `unknown message type ${JSON.stringify(type.unknown)} (application property "type")`);
-  };
-}
-
-/** Sends log lines to the invocation's log methods, fields as a second argument. */
-function logSinkOf(context: OrdersInvocationContext): (level: LogLevel, message: string, fields: LogFields) => void {
-  return (level, message, fields) => {
-    const write = context[level];
-    if (typeof write === 'function') write.call(context, message, fields);
   };
 }

@@ -20,16 +20,16 @@ export interface ChargeWorkflow {
 }
 
 /**
- * The `paymentCharge` entity key of one claim's work: a SHA-256 (hex) of the record's address
- * (`rowKey`), its generation (`createdAtMs`, see `IdempotencyRecord`) and the payload `digest`.
+ * The `paymentCharge` entity key of one claim's work: a SHA-256 (hex) of the record's opaque id
+ * (`Claim.recordId`), its generation (`createdAtMs`, see `IdempotencyRecord`) and the payload `digest`.
  *
  * One per (key, lifetime, payload), so a start is idempotent across the takeovers of one record,
  * while work started for an earlier lifetime of the key (before its record expired or was
  * swept), or for another payload, never answers this one: its output cannot acknowledge a
  * reused paymentId, and its fencing numbers cannot make a new lifetime's attempts look stale.
  */
-export function chargeEntityKey(rowKey: string, generation: number, digest: string): string {
-  return createHash('sha256').update(`${rowKey}\n${generation}\n${digest}`, 'utf8').digest('hex');
+export function chargeEntityKey(recordId: string, generation: number, digest: string): string {
+  return createHash('sha256').update(`${recordId}\n${generation}\n${digest}`, 'utf8').digest('hex');
 }
 
 /** The orchestration instance id of a charge: one per entity key (see {@link chargeEntityKey}). */

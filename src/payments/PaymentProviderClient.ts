@@ -1,14 +1,14 @@
+import { IdempotencyError } from '../core/errors';
 import type { ChargeResult, PaymentRequested } from './schema';
 
 /** A provider failure worth retrying with the same `Idempotency-Key` (5xx, 409 in flight, timeouts, network). */
-export class TransientProviderError extends Error {
+export class TransientProviderError extends IdempotencyError {
   constructor(
     message: string,
     readonly statusCode?: number,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
-    this.name = 'TransientProviderError';
+    super(message, { cause: options?.cause, retryable: true });
   }
 }
 

@@ -1,14 +1,13 @@
 import { systemClock, type Clock } from '../core/clock';
 import { payloadDigest } from '../core/digest';
-import { IdempotencyError, InvalidKeyError, LeaseLostError } from '../core/errors';
-import type { Claim, LocalEffect } from '../core/IdempotencyStore';
-import { keyFromMessageId } from '../core/keys';
-import type { TableIdempotencyStore } from '../core/TableIdempotencyStore';
-import { decodeBody, ParkReason, type Decoded } from '../messaging/body';
-import { messageIdText, type MessageInfo } from '../messaging/messageInfo';
-import type { ParkingStore } from '../messaging/ParkingStore';
-import { Outcome, reportOutcome } from '../messaging/reportOutcome';
-import { MetricNames, type Telemetry } from '../telemetry/Telemetry';
+import { ConfigurationError, IdempotencyError, LeaseLostError } from '../core/errors';
+import type { Claim, IdempotencyStore, LocalEffect } from '../core/IdempotencyStore';
+import { park, report, type Delivery } from '../messaging/delivery';
+import { decodeKeyedMessage } from '../messaging/keyedMessage';
+import type { MessageInfo } from '../messaging/messageInfo';
+import { ParkReason, type ParkingStore } from '../messaging/ParkingStore';
+import { Outcome, reportDownstreamKeyReuse } from '../messaging/reportOutcome';
+import type { Telemetry } from '../telemetry/Telemetry';
 import { chargeEntityKey, chargeInstanceId, type ChargeWorkflow } from './ChargeWorkflow';
 import { PaymentRequestedSchema, type ChargeResult, type PaymentRequested } from './schema';
 
@@ -22,7 +21,7 @@ export class PaymentRetryError extends IdempotencyError {
 }
 
 export interface PaymentsConsumerDeps {
-  readonly store: TableIdempotencyStore;
+  readonly store: IdempotencyStore;
   readonly parking: ParkingStore;
   /** Required to charge; Durable's client is per invocation, so it is often set by {@link PaymentsConsumer.withWorkflow}. */
   readonly workflow?: ChargeWorkflow;
@@ -71,48 +70,41 @@ export class PaymentsConsumer {
    * @throws PaymentRetryError or StoreUnavailableError (retryable) when it must be redelivered.
    */
   async handle(body: unknown, info: MessageInfo, telemetry: Telemetry = this.deps.telemetry): Promise<PaymentDeliveryResult> {
-    const decoded = this.validate(body, info);
-    if (!decoded.ok) return this.park(telemetry, info, body, decoded.reason, decoded.detail);
-    const payment = decoded.value;
-    const key = keyFromMessageId(PAYMENTS_CONSUMER, info.messageId);
+    const delivery: Delivery = { consumer: PAYMENTS_CONSUMER, body, info, telemetry, parking: this.deps.parking, clock: this.clock };
+    const message = await decodeKeyedMessage(delivery, { schema: PaymentRequestedSchema, idOf: (p) => p.paymentId, idName: 'paymentId', maxBodyBytes: this.deps.maxBodyBytes });
+    if (!message.ok) return { outcome: Outcome.Parked, reason: `${message.reason}: ${message.detail}` };
+    const { key, value: payment } = message;
     const digest = payloadDigest(payment);
-    const report = { consumer: PAYMENTS_CONSUMER, info, idempotencyKey: key.key, digest };
+    const fields = { idempotencyKey: key.key, digest };
     const deadline = this.clock.nowMs() + this.deps.waitBudgetMs;
 
     for (let poll = 0; ; poll++) {
       const outcome = await this.deps.store.claim(key, digest, { effects: [paymentRow(payment, 'pending')] });
       switch (outcome.kind) {
         case 'duplicate': {
-          reportOutcome(telemetry, { ...report, outcome: Outcome.Duplicate, reason: outcome.cached ? 'cached' : 'completed', attempt: outcome.record.attempt });
+          report(delivery, Outcome.Duplicate, { ...fields, reason: outcome.cached ? 'cached' : 'completed', attempt: outcome.record.attempt });
           return { outcome: Outcome.Duplicate, result: outcome.record.result as ChargeResult };
         }
         case 'keyReused': {
           const detail = `MessageId ${key.key} was first used for a payload with digest ${outcome.record.digest}; this one has ${digest}`;
-          await this.deps.parking.park({ consumer: PAYMENTS_CONSUMER, reason: ParkReason.KeyReused, detail, info, body });
-          reportOutcome(telemetry, { ...report, outcome: Outcome.KeyReused, reason: ParkReason.KeyReused, detail });
+          await park(delivery, ParkReason.KeyReused, detail, fields);
           return { outcome: Outcome.KeyReused, reason: detail };
         }
         case 'claimed':
         case 'reclaimed': {
           const result = await this.charge(outcome.claim, payment, deadline, info.correlationId);
           const done = outcome.kind === 'reclaimed' ? Outcome.ProcessedAfterTakeover : Outcome.Processed;
-          reportOutcome(telemetry, { ...report, outcome: done, attempt: outcome.claim.attempt, reason: result.status });
+          report(delivery, done, { ...fields, attempt: outcome.claim.attempt, reason: result.status });
           if (result.status === 'rejected' && result.code === 'idempotency-key-reused') {
             // Our record had expired, the provider's had not: the same alert as a key reuse we detect ourselves.
-            telemetry.count(MetricNames.keyReuse, { consumer: PAYMENTS_CONSUMER });
-            telemetry.log('error', `${PAYMENTS_CONSUMER}: key reused after expiry: the provider refused ${key.key} with another body (422)`, {
-              consumer: PAYMENTS_CONSUMER,
-              idempotencyKey: key.key,
-              digest,
-              outcome: 'providerKeyReused',
-              reason: 'provider-key-reused',
-            });
+            const message = `key reused after expiry: the provider refused ${key.key} with another body (422)`;
+            reportDownstreamKeyReuse(telemetry, { consumer: PAYMENTS_CONSUMER, ...fields, message });
           }
           return { outcome: done, result };
         }
         case 'inProgress': {
           const now = this.clock.nowMs();
-          if (poll === 0) reportOutcome(telemetry, { ...report, outcome: Outcome.InProgress, attempt: outcome.record.attempt });
+          if (poll === 0) report(delivery, Outcome.InProgress, { ...fields, attempt: outcome.record.attempt });
           if (now >= deadline) {
             throw new PaymentRetryError(`payment ${key.key} is in progress elsewhere (attempt ${outcome.record.attempt}); redeliver later`);
           }
@@ -124,28 +116,6 @@ export class PaymentsConsumer {
     }
   }
 
-  private validate(body: unknown, info: MessageInfo): Decoded<PaymentRequested> {
-    const messageId = messageIdText(info);
-    if (messageId === undefined) return { ok: false, reason: ParkReason.MissingMessageId, detail: 'the message has no MessageId (the producer must set it to paymentId)' };
-    try {
-      keyFromMessageId(PAYMENTS_CONSUMER, info.messageId);
-    } catch (error) {
-      if (error instanceof InvalidKeyError) return { ok: false, reason: ParkReason.MissingMessageId, detail: error.message };
-      throw error;
-    }
-    const decoded = decodeBody(body, PaymentRequestedSchema, this.deps.maxBodyBytes);
-    if (decoded.ok && decoded.value.paymentId !== messageId) {
-      return { ok: false, reason: ParkReason.MessageIdMismatch, detail: `MessageId ${JSON.stringify(messageId)} is not the paymentId ${JSON.stringify(decoded.value.paymentId)}` };
-    }
-    return decoded;
-  }
-
-  private async park(telemetry: Telemetry, info: MessageInfo, body: unknown, reason: ParkReason, detail: string): Promise<PaymentDeliveryResult> {
-    await this.deps.parking.park({ consumer: PAYMENTS_CONSUMER, reason, detail, info, body });
-    reportOutcome(telemetry, { consumer: PAYMENTS_CONSUMER, outcome: Outcome.Parked, info, reason, detail });
-    return { outcome: Outcome.Parked, reason: `${reason}: ${detail}` };
-  }
-
   /**
    * As the claimant: make sure the claim's orchestration runs (starting it only when none runs and
    * none completed), wait for its result, then complete the claim with it. The orchestration and
@@ -154,8 +124,8 @@ export class PaymentsConsumer {
    */
   private async charge(claim: Claim, payment: PaymentRequested, deadline: number, correlationId: string | undefined): Promise<ChargeResult> {
     const workflow = this.deps.workflow;
-    if (!workflow) throw new Error('PaymentsConsumer has no charge workflow (use withWorkflow)');
-    const entityKey = chargeEntityKey(claim.address.rowKey, claim.createdAtMs, claim.digest);
+    if (!workflow) throw new ConfigurationError('PaymentsConsumer has no charge workflow (use withWorkflow)');
+    const entityKey = chargeEntityKey(claim.recordId, claim.createdAtMs, claim.digest);
     const instanceId = chargeInstanceId(entityKey);
     const input = { idempotencyKey: claim.key.key, entityKey, digest: claim.digest, attempt: claim.attempt, payment, correlationId };
     let status = await workflow.status(instanceId);

@@ -1,3 +1,4 @@
+import { IdempotencyError } from '../core/errors';
 import type { ChargeEntityOperation, ChargeEntityReply } from './chargeEntity';
 import type { ChargeResult, PaymentRequested } from './schema';
 
@@ -33,11 +34,16 @@ export interface ChargeSteps<Task> {
   chargeProvider(input: ChargeActivityInput): Task;
 }
 
-/** The run was started by an attempt older than the one the entity has on record. */
-export class StaleAttemptError extends Error {
-  constructor(attempt: number, currentAttempt: number) {
-    super(`charge attempt ${attempt} is stale: attempt ${currentAttempt} is on record`);
-    this.name = 'StaleAttemptError';
+/**
+ * The run was started by an attempt older than the one the entity has on record. Not retryable:
+ * this run can never succeed (the delivery holding the newer claim finishes the charge).
+ */
+export class StaleAttemptError extends IdempotencyError {
+  constructor(
+    readonly attempt: number,
+    readonly currentAttempt: number,
+  ) {
+    super(`charge attempt ${attempt} is stale: attempt ${currentAttempt} is on record`, { retryable: false });
   }
 }
 

@@ -3,7 +3,7 @@ import { loadSettings } from '../../src/config/settings';
 import { StoreUnavailableError } from '../../src/core';
 import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
 import { ParkingStore } from '../../src/messaging/ParkingStore';
-import { ParkReason } from '../../src/messaging/body';
+import { ParkReason } from '../../src/messaging/ParkingStore';
 import { useAzurite } from '../support/azurite';
 import { SilentServer } from '../support/silentServer';
 

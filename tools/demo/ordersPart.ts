@@ -1,5 +1,5 @@
 import { payloadDigest } from '../../src/core/digest';
-import { bodyBytes, ParkReason } from '../../src/messaging/body';
+import { bodyBytes, ParkReason } from '../../src/messaging';
 import { Outcome } from '../../src/messaging/reportOutcome';
 import type { OrderAuditDocument, OrderDocument, OrderLineDocument } from '../../src/orders/documents';
 import { orderPlacedSchema } from '../../src/orders/messages';

@@ -1,4 +1,4 @@
-import { ParkReason } from '../../src/messaging/body';
+import { ParkReason } from '../../src/messaging/ParkingStore';
 import { OrderMessageType, OrderStatus } from '../../src/orders/messages';
 import { mulberry32 } from '../fakeProvider/FakePaymentProvider';
 import type { PlannedSend } from './paymentsWorkload';

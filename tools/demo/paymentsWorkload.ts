@@ -1,4 +1,4 @@
-import { ParkReason } from '../../src/messaging/body';
+import { ParkReason } from '../../src/messaging/ParkingStore';
 import { mulberry32 } from '../fakeProvider/FakePaymentProvider';
 
 /** What a logical message is meant to test, and so what the consumer must do with it. */

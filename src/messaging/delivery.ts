@@ -1,9 +1,14 @@
 import type { Clock } from '../core/clock';
-import type { ParkReason } from '../messaging/body';
-import type { MessageInfo } from '../messaging/messageInfo';
-import type { ParkingStore } from '../messaging/ParkingStore';
-import { Outcome, reportOutcome, type OutcomeReport } from '../messaging/reportOutcome';
 import type { Telemetry } from '../telemetry/Telemetry';
+import type { MessageInfo } from './messageInfo';
+import { ParkReason, type ParkingStore } from './ParkingStore';
+import { Outcome, reportOutcome, type OutcomeReport } from './reportOutcome';
+
+/**
+ * The delivery pipeline both consumers use: decode and key the message (`decodeKeyedMessage`),
+ * claim (the consumer's store), or park what no retry can fix ({@link park}), and report every
+ * outcome once ({@link report}: metrics and one structured log line).
+ */
 
 /** One delivery being handled: the raw body, what the trigger said of it and where to report. */
 export interface Delivery {
@@ -35,6 +40,6 @@ export async function park(
   fields: { idempotencyKey?: string; digest?: string } = {},
 ): Promise<Outcome> {
   await delivery.parking.park({ consumer: delivery.consumer, reason, detail, info: delivery.info, body: delivery.body });
-  const outcome = reason === 'key-reused' ? Outcome.KeyReused : Outcome.Parked;
+  const outcome = reason === ParkReason.KeyReused ? Outcome.KeyReused : Outcome.Parked;
   return report(delivery, outcome, { reason, detail, ...fields });
 }

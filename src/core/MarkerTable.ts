@@ -1,0 +1,86 @@
+import type { TableClient, TableEntity, TransactionAction } from '@azure/data-tables';
+import { withDeadline, type StoreCallKind } from './deadline';
+import { IdempotencyError, StoreRequestError } from './errors';
+import type { LocalEffect } from './IdempotencyStore';
+import type { IdempotencyRecord } from './record';
+import { classifyStoreError, toDomainError } from './storeErrors';
+import type { StoreConflict } from './storeConflict';
+import type { TableAddress } from './tableEncoding';
+import { effectEntity, localRowKey, toRecord } from './tableRows';
+
+/** How a marker is written: insert-if-absent, or replace / merge only if its ETag matches. */
+export type WriteMode = 'create' | 'replace' | 'merge';
+
+/** A write's answer: the marker's new ETag, or one of the three answers the store decides on. */
+export type WriteResult = { readonly etag: string } | { readonly conflict: StoreConflict };
+
+/**
+ * The Table I/O of the idempotency store: every SDK call under one deadline (`withDeadline`),
+ * every SDK failure classified (`classifyStoreError`): 409/412/404 come back as a conflict, all
+ * else as a domain error. Knows nothing of the decision rules.
+ */
+export class MarkerTable {
+  constructor(
+    readonly client: TableClient,
+    readonly callTimeoutMs: number,
+  ) {}
+
+  /** Creates the table when it does not exist. @throws StoreUnavailableError, StoreRequestError */
+  async ensureTable(): Promise<void> {
+    try {
+      await this.call('createTable', 'write', (abortSignal) => this.client.createTable({ abortSignal }));
+    } catch (error) {
+      throw toDomainError(error, 'createTable', 'write');
+    }
+  }
+
+  /**
+   * One write: the marker alone, or the marker, its effects (upserted) and the deletes of
+   * `staleRows` (local rows no longer on record) in one transaction.
+   * @throws StoreUnavailableError, StoreRequestError (never a raw SDK error)
+   */
+  async write(marker: TableEntity, effects: readonly LocalEffect[], staleRows: readonly string[], mode: WriteMode, etag: string | undefined, operation: string): Promise<WriteResult> {
+    const updateMode = mode === 'merge' ? 'Merge' : 'Replace';
+    try {
+      if (effects.length === 0 && staleRows.length === 0) {
+        const response = await this.call(operation, 'write', (abortSignal) =>
+          mode === 'create' ? this.client.createEntity(marker, { abortSignal }) : this.client.updateEntity(marker, updateMode, { etag, abortSignal }),
+        );
+        return { etag: requireEtag(response.etag, operation) };
+      }
+      const markerAction: TransactionAction = mode === 'create' ? ['create', marker] : ['update', marker, updateMode, { etag }];
+      // Upsert even on create: the marker's insert-if-absent guards the transaction, and a row of
+      // the same name left by an earlier lifetime of the key is taken over, not a 409 forever.
+      const effectActions = effects.map((effect): TransactionAction => ['upsert', effectEntity(marker, effect), 'Replace']);
+      const deleteActions = staleRows.map((name): TransactionAction => ['delete', { partitionKey: marker.partitionKey as string, rowKey: localRowKey(marker.rowKey as string, name) }]);
+      const response = await this.call(operation, 'write', (abortSignal) => this.client.submitTransaction([markerAction, ...effectActions, ...deleteActions], { abortSignal }));
+      // Sub-responses come in the order of the actions: the marker's is first.
+      return { etag: requireEtag(response.subResponses[0]?.etag, operation) };
+    } catch (error) {
+      if (error instanceof IdempotencyError) throw error;
+      return { conflict: classifyStoreError(error, operation, 'write') };
+    }
+  }
+
+  /** The record at `address`, or undefined. @throws StoreUnavailableError, StoreRequestError */
+  async read(address: TableAddress): Promise<IdempotencyRecord | undefined> {
+    try {
+      const entity = await this.call('read', 'read', (abortSignal) => this.client.getEntity(address.partitionKey, address.rowKey, { abortSignal }));
+      return toRecord(entity);
+    } catch (error) {
+      if (error instanceof IdempotencyError) throw error;
+      if (classifyStoreError(error, 'read', 'read') === 'notFound') return undefined;
+      throw new StoreRequestError('unexpected conflict answer to a read', 'read', undefined, error);
+    }
+  }
+
+  /** Every SDK call goes through here: one deadline for all (see deadline.ts). */
+  private call<T>(operation: string, kind: StoreCallKind, sdkCall: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
+    return withDeadline(this.callTimeoutMs, operation, kind, sdkCall);
+  }
+}
+
+function requireEtag(etag: string | undefined, operation: string): string {
+  if (!etag) throw new StoreRequestError(`store returned no etag for ${operation}`, operation, undefined);
+  return etag;
+}

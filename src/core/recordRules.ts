@@ -1,0 +1,83 @@
+import { UnknownRecordStatusError } from './errors';
+import { isKnownStatus, RecordStatus, type IdempotencyRecord } from './record';
+
+/**
+ * The decision rules on a stored record: pure functions of the record, a digest and the time
+ * (epoch ms). The store does the I/O and asks these what to do; they are unit-tested without it.
+ *
+ * ```
+ *  claim             leaseExpiresAtMs                         retentionExpiresAtMs
+ *  |--- valid lease --->|                                        |
+ *  IN_PROGRESS: inProgress | takeover (attempt + 1) ............... | expired (new generation)
+ *  COMPLETED:   duplicate (same digest) ........................... | expired
+ *  RELEASED:    takeover at once .................................. | expired
+ *  any status, other digest: keyReused (until expired)
+ * ```
+ * At `nowMs === leaseExpiresAtMs` the lease has lapsed; at `nowMs === retentionExpiresAtMs` the
+ * record has expired (unless it holds a valid lease).
+ */
+
+/** What a claim does with an existing record. */
+export type ClaimDecision = 'expired' | 'takeover' | 'duplicate' | 'inProgress' | 'keyReused';
+
+/** True when the record's lease is held by someone at `nowMs` (the lease ends at `leaseExpiresAtMs`, exclusive). */
+export function hasValidLease(record: Pick<IdempotencyRecord, 'status' | 'leaseExpiresAtMs'>, nowMs: number): boolean {
+  return record.status === RecordStatus.InProgress && record.leaseExpiresAtMs > nowMs;
+}
+
+/** True when the record is past retention (at `retentionExpiresAtMs` included) and holds no valid lease: it counts as absent. */
+export function isExpired(record: Pick<IdempotencyRecord, 'status' | 'leaseExpiresAtMs' | 'retentionExpiresAtMs'>, nowMs: number): boolean {
+  return record.retentionExpiresAtMs <= nowMs && !hasValidLease(record, nowMs);
+}
+
+/**
+ * The decision on an existing record for a claimant with `digest`, in this order: expired -> take
+ * over as a new lifetime; unknown status -> refused; other digest -> keyReused; completed ->
+ * duplicate; valid lease -> inProgress; lapsed lease or released -> take over (attempt + 1).
+ * @throws UnknownRecordStatusError for a live record whose status this version does not know
+ *   (`scopedKey` names it in the error).
+ */
+export function decideClaim(existing: IdempotencyRecord, digest: string, nowMs: number, scopedKey: string): ClaimDecision {
+  if (isExpired(existing, nowMs)) return 'expired';
+  if (!isKnownStatus(existing.status)) throw new UnknownRecordStatusError(scopedKey, String(existing.status));
+  if (existing.digest !== digest) return 'keyReused';
+  if (existing.status === RecordStatus.Completed) return 'duplicate';
+  if (hasValidLease(existing, nowMs)) return 'inProgress';
+  return 'takeover';
+}
+
+/** The generation a takeover writes: a new one (`nowMs`) for an expired record, else the record's own. */
+export function generationAfterTakeover(decision: ClaimDecision, existing: IdempotencyRecord, nowMs: number): number {
+  return decision === 'expired' ? nowMs : existing.createdAtMs;
+}
+
+/** A completed record from the cache answers a claim without a read: same digest -> duplicate, else keyReused. */
+export function cachedDecision(record: IdempotencyRecord, digest: string): 'duplicate' | 'keyReused' {
+  return record.digest === digest ? 'duplicate' : 'keyReused';
+}
+
+/** What a conditional write of a claim meant to leave on record (see {@link isOwnWrite}). */
+export interface IntendedWrite {
+  readonly ownerId: string;
+  readonly attempt: number;
+  readonly status: string;
+  readonly leaseExpiresAtMs: number;
+  /** The result's JSON, `undefined` for no result. */
+  readonly resultJson: string | undefined;
+}
+
+/**
+ * After a conditional write failed on its condition: true when `current` is exactly what the write
+ * meant to leave (its first try landed and only the answer was lost), false when someone else
+ * wrote in between (the lease was lost) or the record is gone.
+ */
+export function isOwnWrite(current: IdempotencyRecord | undefined, intended: IntendedWrite): boolean {
+  return (
+    current !== undefined &&
+    current.ownerId === intended.ownerId &&
+    current.attempt === intended.attempt &&
+    current.status === intended.status &&
+    current.leaseExpiresAtMs === intended.leaseExpiresAtMs &&
+    (current.result === undefined ? undefined : JSON.stringify(current.result)) === intended.resultJson
+  );
+}
