@@ -3,7 +3,7 @@ import { messageInfoFrom } from '../messaging/messageInfo';
 import type { ChargeWorkflow } from '../payments/ChargeWorkflow';
 import type { PaymentDeliveryResult, PaymentsConsumer } from '../payments/PaymentsConsumer';
 import type { Telemetry } from '../telemetry/Telemetry';
-import { contextSink } from './contextSink';
+import { invocationLogSink } from '../telemetry/invocationLogSink';
 
 export interface PaymentsHandlerDeps {
   readonly consumer: () => PaymentsConsumer;
@@ -19,7 +19,7 @@ export interface PaymentsHandlerDeps {
  */
 export function makePaymentsHandler(deps: PaymentsHandlerDeps): (message: unknown, context: InvocationContext) => Promise<PaymentDeliveryResult> {
   return async (message, context) => {
-    const telemetry = deps.telemetry().withSink(contextSink(context));
+    const telemetry = deps.telemetry().withSink(invocationLogSink(context));
     const consumer = deps.consumer().withWorkflow(deps.workflow(context));
     return consumer.handle(message, messageInfoFrom(context.triggerMetadata), telemetry);
   };

@@ -35,6 +35,8 @@ export function isKnownStatus(status: unknown): status is RecordStatus {
 }
 
 export interface IdempotencyRecord {
+  /** The store's opaque id of this record (the same as a claim's `recordId`). */
+  readonly recordId: string;
   readonly consumer: string;
   readonly key: string;
   readonly status: RecordStatus;

@@ -91,6 +91,7 @@ export function toRecord(entity: TableEntityResult<Record<string, unknown>> | Ta
   }
   const updatedAtMs = toNumber(entity.updatedAtMs);
   return {
+    recordId: String(entity.rowKey),
     consumer: String(entity.consumer),
     key: String(entity.idempotencyKey),
     status: entity.status as RecordStatus,

@@ -15,7 +15,7 @@ export const ORDERS_CONSUMER = 'orders';
 /** Default lifetime of an audit entry: 90 days (Cosmos `ttl`, seconds). */
 export const DEFAULT_AUDIT_TTL_SECONDS = 90 * 86_400;
 
-/** What the orders handler needs; built from settings in `src/functions`, by hand in tests. */
+/** What the orders handler needs; built from settings in `src/app/orders.ts`, by hand in tests. */
 export interface OrdersHandlerDeps {
   readonly store: OrdersStore;
   readonly parking: ParkingStore;

@@ -11,7 +11,7 @@ export type WorkflowStatus =
 
 /**
  * How the consumer starts and watches charge orchestrations: Durable Functions in Azure
- * (`src/functions/payments.ts`), an in-process executor in tests and the demo.
+ * (`src/app/DurableChargeWorkflow.ts`), an in-process executor in tests and the demo.
  */
 export interface ChargeWorkflow {
   status(instanceId: string): Promise<WorkflowStatus>;

@@ -17,6 +17,7 @@ const RETENTION_END = 10_000;
 
 function record(overrides: Partial<IdempotencyRecord> = {}): IdempotencyRecord {
   return {
+    recordId: 'record-1',
     consumer: 'payments',
     key: 'pay-1',
     status: RecordStatus.InProgress,

@@ -35,6 +35,7 @@ describe('table rows', () => {
   test('marker <-> record: a written marker reads back as the record it stands for', () => {
     const marker = markerEntity(fields, { ...state, status: RecordStatus.Completed, resultJson: '{"ok":true}', lastError: 'x' });
     expect(toRecord({ ...marker, etag: 'W/"2"' })).toEqual({
+      recordId: marker.rowKey,
       consumer: 'payments',
       key: 'pay-1',
       status: RecordStatus.Completed,

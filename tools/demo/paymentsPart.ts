@@ -339,7 +339,7 @@ async function verifyPayments(
     for (const m of awaitingOperator) {
       const paymentKey = keyFromMessageId(PART, m.messageId);
       const record = await rig.store.get(paymentKey);
-      const state = record && (await rig.workflow.entityState(chargeEntityKey(rig.store.addressOf(paymentKey).rowKey, record.createdAtMs, record.digest)));
+      const state = record && (await rig.workflow.entityState(chargeEntityKey(record.recordId, record.createdAtMs, record.digest)));
       if (state?.status === 'completed' && state.result.status === 'succeeded') noteChargeId(ownChargeIds, m.messageId!, state.result);
     }
     for (const [id, chargeIds] of ownChargeIds) chargesBy.set(id, [...chargeIds].map(() => amountOf(ours.get(id)!)));
