@@ -22,7 +22,10 @@ export class DurableChargeWorkflow implements ChargeWorkflow {
       case df.OrchestrationRuntimeStatus.Failed:
       case df.OrchestrationRuntimeStatus.Terminated:
       case df.OrchestrationRuntimeStatus.Canceled:
-        return { state: 'failed', reason: `orchestration ${String(status.runtimeStatus).toLowerCase()}: ${JSON.stringify(status.output ?? null).slice(0, 300)}` };
+        return {
+          state: 'failed',
+          reason: `orchestration ${String(status.runtimeStatus).toLowerCase()}: ${JSON.stringify(status.output ?? null).slice(0, 300)}`,
+        };
       default:
         return { state: 'running' };
     }

@@ -46,5 +46,7 @@ export function storeFromSettings(settings: Settings, overrides: WiringOverrides
 
 /** The parking store of both consumers (table `PARKED_TABLE_NAME`). */
 export function parkingFromSettings(settings: Settings, overrides: WiringOverrides = {}): ParkingStore {
-  return new ParkingStore(tableClientsOf(settings, overrides)(settings.PARKED_TABLE_NAME), overrides.clock, { callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS });
+  return new ParkingStore(tableClientsOf(settings, overrides)(settings.PARKED_TABLE_NAME), overrides.clock, {
+    callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS,
+  });
 }

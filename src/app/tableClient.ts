@@ -5,7 +5,10 @@ import { DEFAULT_STORE_TIMEOUT_MS } from '../core/deadline';
 import { ConfigurationError } from '../core/errors';
 
 /** The settings a table client is built from. */
-export type TableClientSettings = Pick<Settings, 'IDEMPOTENCY_TABLE_NAME' | 'IDEMPOTENCY_TABLE_CONNECTION_STRING' | 'IDEMPOTENCY_TABLE_ENDPOINT' | 'AZURE_CLIENT_ID'> &
+export type TableClientSettings = Pick<
+  Settings,
+  'IDEMPOTENCY_TABLE_NAME' | 'IDEMPOTENCY_TABLE_CONNECTION_STRING' | 'IDEMPOTENCY_TABLE_ENDPOINT' | 'AZURE_CLIENT_ID'
+> &
   Partial<Pick<Settings, 'IDEMPOTENCY_STORE_TIMEOUT_MS'>>;
 
 /**
@@ -22,7 +25,11 @@ export type TableClientSettings = Pick<Settings, 'IDEMPOTENCY_TABLE_NAME' | 'IDE
  * Creating it sends nothing; the credential is used on the first request.
  * @throws ConfigurationError when neither setting is present.
  */
-export function createTableClient(settings: TableClientSettings, options: TableServiceClientOptions = {}, tableName: string = settings.IDEMPOTENCY_TABLE_NAME): TableClient {
+export function createTableClient(
+  settings: TableClientSettings,
+  options: TableServiceClientOptions = {},
+  tableName: string = settings.IDEMPOTENCY_TABLE_NAME,
+): TableClient {
   const client = buildClient(settings, options, tableName);
   withRequestTimeout(client, settings.IDEMPOTENCY_STORE_TIMEOUT_MS ?? DEFAULT_STORE_TIMEOUT_MS);
   return client;
@@ -37,7 +44,8 @@ function buildClient(settings: TableClientSettings, options: TableServiceClientO
     });
   }
   const endpoint = settings.IDEMPOTENCY_TABLE_ENDPOINT;
-  if (!endpoint) throw new ConfigurationError('set IDEMPOTENCY_TABLE_ENDPOINT (Azure, managed identity) or IDEMPOTENCY_TABLE_CONNECTION_STRING (local Azurite)');
+  if (!endpoint)
+    throw new ConfigurationError('set IDEMPOTENCY_TABLE_ENDPOINT (Azure, managed identity) or IDEMPOTENCY_TABLE_CONNECTION_STRING (local Azurite)');
   const credential = new DefaultAzureCredential({ managedIdentityClientId: settings.AZURE_CLIENT_ID });
   return new TableClient(endpoint, tableName, credential, options);
 }

@@ -40,8 +40,14 @@ const optionalText = z.string().trim().min(1).optional();
 
 const schema = z
   .object({
-    IDEMPOTENCY_TABLE_NAME: z.string().regex(/^[A-Za-z][A-Za-z0-9]{2,62}$/, 'a Table name: 3-63 letters and digits, starting with a letter').default('idempotency'),
-    PARKED_TABLE_NAME: z.string().regex(/^[A-Za-z][A-Za-z0-9]{2,62}$/, 'a Table name: 3-63 letters and digits, starting with a letter').default('parkedmessages'),
+    IDEMPOTENCY_TABLE_NAME: z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9]{2,62}$/, 'a Table name: 3-63 letters and digits, starting with a letter')
+      .default('idempotency'),
+    PARKED_TABLE_NAME: z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9]{2,62}$/, 'a Table name: 3-63 letters and digits, starting with a letter')
+      .default('parkedmessages'),
     IDEMPOTENCY_TABLE_CONNECTION_STRING: optionalText,
     IDEMPOTENCY_TABLE_ENDPOINT: z.string().url().optional(),
     IDEMPOTENCY_PARTITION_COUNT: int(1, 4096).default(16),

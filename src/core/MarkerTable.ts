@@ -39,7 +39,14 @@ export class MarkerTable {
    * `staleRows` (local rows no longer on record) in one transaction.
    * @throws StoreUnavailableError, StoreRequestError (never a raw SDK error)
    */
-  async write(marker: TableEntity, effects: readonly LocalEffect[], staleRows: readonly string[], mode: WriteMode, etag: string | undefined, operation: string): Promise<WriteResult> {
+  async write(
+    marker: TableEntity,
+    effects: readonly LocalEffect[],
+    staleRows: readonly string[],
+    mode: WriteMode,
+    etag: string | undefined,
+    operation: string,
+  ): Promise<WriteResult> {
     const updateMode = mode === 'merge' ? 'Merge' : 'Replace';
     try {
       if (effects.length === 0 && staleRows.length === 0) {
@@ -52,8 +59,13 @@ export class MarkerTable {
       // Upsert even on create: the marker's insert-if-absent guards the transaction, and a row of
       // the same name left by an earlier lifetime of the key is taken over, not a 409 forever.
       const effectActions = effects.map((effect): TransactionAction => ['upsert', effectEntity(marker, effect), 'Replace']);
-      const deleteActions = staleRows.map((name): TransactionAction => ['delete', { partitionKey: marker.partitionKey as string, rowKey: localRowKey(marker.rowKey as string, name) }]);
-      const response = await this.call(operation, 'write', (abortSignal) => this.client.submitTransaction([markerAction, ...effectActions, ...deleteActions], { abortSignal }));
+      const deleteActions = staleRows.map((name): TransactionAction => [
+        'delete',
+        { partitionKey: marker.partitionKey, rowKey: localRowKey(marker.rowKey, name) },
+      ]);
+      const response = await this.call(operation, 'write', (abortSignal) =>
+        this.client.submitTransaction([markerAction, ...effectActions, ...deleteActions], { abortSignal }),
+      );
       // Sub-responses come in the order of the actions: the marker's is first.
       return { etag: requireEtag(response.subResponses[0]?.etag, operation) };
     } catch (error) {

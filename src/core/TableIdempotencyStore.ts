@@ -101,7 +101,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
   async commit(key: IdempotencyKey, digest: string, result: unknown, effects?: readonly LocalEffect[]): Promise<CommitOutcome> {
     assertValidKey(key);
     const cached = this.fromCache(key, digest);
-    if (cached) return cached as CommitOutcome;
+    if (cached) return cached;
     const resultJson = resultJsonWithin(result, this.maxResultBytes);
     const outcome = await this.acquire(key, digest, validateEffects(effects), (_now, ownerId, attempt) => ({
       status: RecordStatus.Completed,
@@ -152,9 +152,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
   private fromCache(key: IdempotencyKey, digest: string): Extract<ClaimOutcome, { kind: 'duplicate' | 'keyReused' }> | undefined {
     const record = this.cache?.get(scopedKeyString(key));
     if (!record) return undefined;
-    return cachedDecision(record, digest) === 'duplicate'
-      ? { kind: 'duplicate', record, cached: true }
-      : { kind: 'keyReused', record, digest, cached: true };
+    return cachedDecision(record, digest) === 'duplicate' ? { kind: 'duplicate', record, cached: true } : { kind: 'keyReused', record, digest, cached: true };
   }
 
   /**
@@ -219,10 +217,14 @@ export class TableIdempotencyStore implements IdempotencyStore {
       const takeoverNow = this.clock.nowMs();
       // The takeover of an expired record starts a new lifetime (generation); any other keeps it.
       const createdAtMs = generationAfterTakeover(decision, existing, takeoverNow);
-      const taken = markerEntity(this.fields(key, address, digest, createdAtMs, takeoverNow), { ...state(takeoverNow, ownerId, existing.attempt + 1), localRows });
+      const taken = markerEntity(this.fields(key, address, digest, createdAtMs, takeoverNow), {
+        ...state(takeoverNow, ownerId, existing.attempt + 1),
+        localRows,
+      });
       try {
         const written = await this.table.write(taken, effects, staleRows, 'replace', existing.etag, 'takeover');
-        if ('etag' in written) return this.acquired(scoped, { kind: 'acquired', address, record: toRecord({ ...taken, etag: written.etag }), previous: existing });
+        if ('etag' in written)
+          return this.acquired(scoped, { kind: 'acquired', address, record: toRecord({ ...taken, etag: written.etag }), previous: existing });
         // Another claimant took it over first (412) or it was deleted (404): look again.
       } catch (error) {
         if (error instanceof StoreUnavailableError) return this.resolveUnknownWrite(scoped, address, ownerId, existing, error);

@@ -43,5 +43,10 @@ function deadlineError(timeoutMs: number, operation: string, kind: StoreCallKind
     kind === 'read'
       ? 'it was a read: nothing was decided'
       : 'it was a write: it may have landed (a key may stay claimed until its lease lapses); a retry finds out';
-  return new StoreUnavailableError(`table store did not answer ${operation} within ${timeoutMs} ms; ${decided}; retry later`, operation, undefined, kind === 'write');
+  return new StoreUnavailableError(
+    `table store did not answer ${operation} within ${timeoutMs} ms; ${decided}; retry later`,
+    operation,
+    undefined,
+    kind === 'write',
+  );
 }

@@ -62,7 +62,7 @@ export function canonicalJson(value: unknown): string {
       default:
         return fail(`a ${typeof v}`, at);
     }
-    const object = v as object;
+    const object = v;
     if (depth >= MAX_PAYLOAD_DEPTH) throw new InvalidPayloadError(`payload nests deeper than ${MAX_PAYLOAD_DEPTH} levels (at ${pathText(at)})`);
     if (seen.has(object)) throw new InvalidPayloadError(`payload has a cycle at ${pathText(at)}`);
     seen.add(object);

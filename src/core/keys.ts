@@ -50,7 +50,8 @@ function scoped(consumer: unknown, key: string): IdempotencyKey {
  * @throws InvalidKeyError naming what is wrong.
  */
 export function assertValidKey(key: unknown): asserts key is IdempotencyKey {
-  if (typeof key !== 'object' || key === null) throw new InvalidKeyError(`an idempotency key must be an object { consumer, key }, got ${key === null ? 'null' : typeof key}`);
+  if (typeof key !== 'object' || key === null)
+    throw new InvalidKeyError(`an idempotency key must be an object { consumer, key }, got ${key === null ? 'null' : typeof key}`);
   const { consumer, key: value } = key as Record<string, unknown>;
   requireConsumer(consumer);
   requireNonEmptyString(value, 'key', MAX_KEY_LENGTH);

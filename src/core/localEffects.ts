@@ -23,15 +23,20 @@ const EFFECT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 export function validateEffectProperties(effect: LocalEffect): void {
   const properties: unknown = effect.properties;
   if (typeof properties !== 'object' || properties === null) {
-    throw new ConfigurationError(`local effect ${JSON.stringify(effect.name)} needs a properties object, got ${properties === null ? 'null' : typeof properties}`);
+    throw new ConfigurationError(
+      `local effect ${JSON.stringify(effect.name)} needs a properties object, got ${properties === null ? 'null' : typeof properties}`,
+    );
   }
   for (const [name, value] of Object.entries(properties)) {
     const where = `property ${JSON.stringify(name)} of local effect ${JSON.stringify(effect.name)}`;
-    if (RESERVED_PROPERTY_NAMES.includes(name.toLowerCase())) throw new ConfigurationError(`${where} is a reserved name (${RESERVED_PROPERTY_NAMES.join(', ')}, in any case)`);
+    if (RESERVED_PROPERTY_NAMES.includes(name.toLowerCase()))
+      throw new ConfigurationError(`${where} is a reserved name (${RESERVED_PROPERTY_NAMES.join(', ')}, in any case)`);
     if (/^odata\./i.test(name) || /@odata\./i.test(name)) throw new ConfigurationError(`${where} is an OData annotation, which the Table service reserves`);
-    if (!PROPERTY_NAME.test(name)) throw new ConfigurationError(`${where} is not a Table property name (letters, digits and _, not starting with a digit, at most 255)`);
+    if (!PROPERTY_NAME.test(name))
+      throw new ConfigurationError(`${where} is not a Table property name (letters, digits and _, not starting with a digit, at most 255)`);
     const type = value === null ? 'null' : typeof value;
-    if (!['string', 'number', 'boolean', 'null'].includes(type)) throw new ConfigurationError(`${where} is a ${type}; a row holds strings, numbers, booleans or null`);
+    if (!['string', 'number', 'boolean', 'null'].includes(type))
+      throw new ConfigurationError(`${where} is a ${type}; a row holds strings, numbers, booleans or null`);
   }
 }
 
@@ -42,7 +47,8 @@ export function validateEffectProperties(effect: LocalEffect): void {
  */
 export function validateEffects(effects: readonly LocalEffect[] | undefined): readonly LocalEffect[] {
   if (!effects) return [];
-  if (effects.length > MAX_LOCAL_ROWS) throw new ConfigurationError(`at most ${MAX_LOCAL_ROWS} local effects fit in one transaction with the marker, got ${effects.length}`);
+  if (effects.length > MAX_LOCAL_ROWS)
+    throw new ConfigurationError(`at most ${MAX_LOCAL_ROWS} local effects fit in one transaction with the marker, got ${effects.length}`);
   const names = new Set<string>();
   for (const effect of effects) {
     if (!EFFECT_NAME.test(effect.name)) throw new ConfigurationError(`local effect name ${JSON.stringify(effect.name)} must match ${EFFECT_NAME}`);

@@ -27,8 +27,9 @@ export function leaseMsOption(value: unknown, name = 'leaseMs'): number {
 
 /** `options` when it is an object (the store's options are required). @throws ConfigurationError */
 export function requireOptionsObject<T>(options: T, what: string): NonNullable<T> {
-  if (typeof options !== 'object' || options === null) throw new ConfigurationError(`${what} must be an object, got ${options === null ? 'null' : typeof options}`);
-  return options as NonNullable<T>;
+  if (typeof options !== 'object' || options === null)
+    throw new ConfigurationError(`${what} must be an object, got ${options === null ? 'null' : typeof options}`);
+  return options;
 }
 
 function describe(value: unknown): string {

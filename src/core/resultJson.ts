@@ -13,7 +13,9 @@ export function resultJson(result: unknown): string | undefined {
   try {
     return JSON.stringify(result, function refuseUnstorable(this: unknown, key: string, value: unknown) {
       if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint') {
-        throw new IdempotencyError(`result cannot be stored: it holds a ${typeof value}${key === '' ? '' : ` at member ${JSON.stringify(key)}`}, which JSON cannot keep`);
+        throw new IdempotencyError(
+          `result cannot be stored: it holds a ${typeof value}${key === '' ? '' : ` at member ${JSON.stringify(key)}`}, which JSON cannot keep`,
+        );
       }
       return value;
     });

@@ -77,7 +77,7 @@ export function markerPatch(marker: TableEntity): TableEntity {
 /** The row of local effect `effect` beside `marker` (null values left out). */
 export function effectEntity(marker: TableEntity, effect: LocalEffect): TableEntity {
   const properties = Object.fromEntries(Object.entries(effect.properties).filter(([, value]) => value !== null));
-  return { ...properties, partitionKey: marker.partitionKey, rowKey: localRowKey(marker.rowKey as string, effect.name), kind: effect.name };
+  return { ...properties, partitionKey: marker.partitionKey, rowKey: localRowKey(marker.rowKey, effect.name), kind: effect.name };
 }
 
 /** A marker entity (as read, or as written with its new etag) as a record. @throws StoreRequestError when its result is not JSON */
@@ -103,7 +103,7 @@ export function toRecord(entity: TableEntityResult<Record<string, unknown>> | Ta
     retentionExpiresAtMs: toNumber(entity.retentionExpiresAtMs),
     createdAtMs: toNumber(entity.createdAtMs ?? updatedAtMs),
     updatedAtMs,
-    lastError: entity.lastError === undefined ? undefined : String(entity.lastError),
+    lastError: typeof entity.lastError === 'string' ? entity.lastError : undefined,
     localRows: parseLocalRows(entity[LOCAL_ROWS_PROPERTY]),
     etag: String(entity.etag),
   };
@@ -119,7 +119,7 @@ export function toNumber(value: unknown): number {
   if (typeof value === 'number') return value;
   if (typeof value === 'bigint') return Number(value);
   if (typeof value === 'string') return Number(value);
-  if (value && typeof value === 'object' && 'value' in value) return Number((value as { value: unknown }).value);
+  if (value && typeof value === 'object' && 'value' in value) return Number(value.value);
   return Number.NaN;
 }
 

@@ -66,10 +66,10 @@ function withEtags(request: PipelineRequest, etags: ReadonlyMap<string, string>)
   let current: string | undefined;
   let rewritten = 0;
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
+    const line = lines[i];
     const deleteLine = DELETE_LINE.exec(line);
     if (deleteLine) {
-      current = etags.get(addressOf(unquote(deleteLine[1]!), unquote(deleteLine[2]!)));
+      current = etags.get(addressOf(unquote(deleteLine[1]), unquote(deleteLine[2])));
       if (current === undefined) throw new Error('conditional batch delete: a delete in the transaction has no ETag');
       continue;
     }

@@ -46,7 +46,13 @@ export async function readSweepPosition(client: TableClient, name: string): Prom
  * @returns false when another sweep moved it first (its position is kept).
  * @throws StoreUnavailableError / StoreRequestError
  */
-export async function writeSweepPosition(client: TableClient, name: string, etag: string | undefined, position: SweepPosition, nowMs: number): Promise<boolean> {
+export async function writeSweepPosition(
+  client: TableClient,
+  name: string,
+  etag: string | undefined,
+  position: SweepPosition,
+  nowMs: number,
+): Promise<boolean> {
   const entity = {
     partitionKey: SWEEP_STATE_PARTITION,
     rowKey: name,

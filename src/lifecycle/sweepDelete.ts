@@ -63,7 +63,7 @@ async function deleteOneByOne(client: TableClient, rows: readonly SweepRow[], co
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < rows.length) {
-      const row = rows[next++]!;
+      const row = rows[next++];
       counts.requests++;
       try {
         if (row.localRows.length === 0) await client.deleteEntity(row.partitionKey, row.rowKey, { etag: row.etag });
@@ -82,7 +82,7 @@ async function deleteOneByOne(client: TableClient, rows: readonly SweepRow[], co
 
 /** Actions a record's delete takes in a transaction: the marker and its local rows. */
 export function actionsOf(row: SweepRow): number {
-return 1 + row.localRows.length;
+  return 1 + row.localRows.length;
 }
 
 /**
@@ -91,6 +91,5 @@ return 1 + row.localRows.length;
  * `If-Match: *`.
  */
 function withLocalRows(rows: readonly SweepRow[]): VersionedRow[] {
-return rows.flatMap((row) => [row, ...row.localRows.map((name) => ({ partitionKey: row.partitionKey, rowKey: localRowKey(row.rowKey, name), etag: '*' }))]);
+  return rows.flatMap((row) => [row, ...row.localRows.map((name) => ({ partitionKey: row.partitionKey, rowKey: localRowKey(row.rowKey, name), etag: '*' }))]);
 }
-

@@ -39,8 +39,8 @@ export function expiredMarkersFilter(partitionKey: string, cutoffMs: number, aft
 
 /** The markers in the RowKey range of `rows` (one partition, sorted), whatever their retention. */
 export function markerRangeFilter(rows: readonly SweepRow[]): string {
-  const first = rows[0]!;
-  const last = rows[rows.length - 1]!;
+  const first = rows[0];
+  const last = rows[rows.length - 1];
   return (
     `PartitionKey eq '${first.partitionKey}' and RowKey ge '${odataString(first.rowKey)}' and RowKey le '${odataString(last.rowKey)}'` +
     ` and kind eq '${MARKER_KIND}'`
@@ -81,4 +81,3 @@ function toSweepRow(entity: Record<string, unknown>): SweepRow {
 function odataString(value: string): string {
   return value.replace(/'/g, "''");
 }
-

@@ -72,7 +72,9 @@ export class ParkingStore {
     const bytes = bodyBytes(message.body);
     const bodyDigest = createHash('sha256').update(bytes).digest('hex');
     const messageId = messageIdText(message.info);
-    const rowKey = createHash('sha256').update(JSON.stringify([message.consumer, messageId ?? null, bodyDigest])).digest('hex');
+    const rowKey = createHash('sha256')
+      .update(JSON.stringify([message.consumer, messageId ?? null, bodyDigest]))
+      .digest('hex');
     const kept = bytes.subarray(0, MAX_PARKED_BODY_BYTES).toString('base64');
     const entity: TableEntity = {
       partitionKey: message.consumer,
@@ -108,7 +110,10 @@ export class ParkingStore {
       for await (const entity of this.client.listEntities<Record<string, unknown>>({ queryOptions: { filter } })) {
         const chunks = Number(entity.bodyChunks ?? 0);
         let base64 = '';
-        for (let i = 0; i < chunks; i++) base64 += String(entity[`body${i}`] ?? '');
+        for (let i = 0; i < chunks; i++) {
+          const chunk = entity[`body${i}`];
+          base64 += typeof chunk === 'string' ? chunk : '';
+        }
         out.push({
           rowKey: String(entity.rowKey),
           reason: String(entity.reason),

@@ -5,9 +5,7 @@ import { ParkReason } from './ParkingStore';
 /** Default bound on a message body: Service Bus Standard's 256 KiB message limit. */
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 
-export type Decoded<T> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly reason: ParkReason; readonly detail: string };
+export type Decoded<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: ParkReason; readonly detail: string };
 
 /**
  * Decodes a delivered body into `T`: size bound, then JSON (the trigger hands over JSON bodies

@@ -48,6 +48,7 @@ export async function decodeKeyedMessage<T>(delivery: Delivery, message: KeyedMe
   const decoded = decodeBody(delivery.body, message.schema, message.maxBodyBytes);
   if (!decoded.ok) return refuse(decoded.reason, decoded.detail, key.key);
   const id = message.idOf(decoded.value);
-  if (id !== key.key) return refuse(ParkReason.MessageIdMismatch, `MessageId ${JSON.stringify(key.key)} is not the body's ${message.idName} ${JSON.stringify(id)}`, key.key);
+  if (id !== key.key)
+    return refuse(ParkReason.MessageIdMismatch, `MessageId ${JSON.stringify(key.key)} is not the body's ${message.idName} ${JSON.stringify(id)}`, key.key);
   return { ok: true, key, value: decoded.value };
 }

@@ -20,7 +20,7 @@ export function messageInfoFrom(triggerMetadata: Readonly<Record<string, unknown
     messageId: meta.messageId,
     deliveryCount: Number.isFinite(deliveryCount) ? deliveryCount : undefined,
     correlationId: typeof meta.correlationId === 'string' && meta.correlationId !== '' ? meta.correlationId : undefined,
-    enqueuedTimeUtc: meta.enqueuedTimeUtc === undefined ? undefined : String(meta.enqueuedTimeUtc),
+    enqueuedTimeUtc: timeText(meta.enqueuedTimeUtc),
     contentType: typeof meta.contentType === 'string' ? meta.contentType : undefined,
   };
 }
@@ -30,5 +30,12 @@ export function messageIdText(info: MessageInfo): string | undefined {
   const id = info.messageId;
   if (typeof id === 'string' && id !== '') return id;
   if (typeof id === 'number' && Number.isFinite(id)) return String(id);
+  return undefined;
+}
+
+/** An enqueue time as text: the host passes a string (or, from other callers, a Date); anything else is dropped. */
+function timeText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString();
   return undefined;
 }

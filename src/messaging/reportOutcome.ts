@@ -50,7 +50,13 @@ const LEVEL: Record<Outcome, LogLevel> = {
 };
 
 /** Outcomes that went through a claim: each counts once in `idempotency.claims` (the duplicate rate's denominator). */
-const CLAIMED: ReadonlySet<Outcome> = new Set<Outcome>([Outcome.Processed, Outcome.ProcessedAfterTakeover, Outcome.Duplicate, Outcome.InProgress, Outcome.KeyReused]);
+const CLAIMED: ReadonlySet<Outcome> = new Set<Outcome>([
+  Outcome.Processed,
+  Outcome.ProcessedAfterTakeover,
+  Outcome.Duplicate,
+  Outcome.InProgress,
+  Outcome.KeyReused,
+]);
 
 /**
  * Counts the outcome in its metrics and writes one structured log line for it. `idempotency.claims`

@@ -40,7 +40,11 @@ export function classifyCosmosError(error: unknown, operation: string): CosmosCo
  * `StoreUnavailableError` (retryable: the broker should redeliver); other statuses
  * `StoreRequestError` (a bug or a misconfiguration, e.g. 400 or 403).
  */
-export function cosmosDomainError(error: unknown, operation: string, status: number | undefined = cosmosStatusOf(error)): StoreUnavailableError | StoreRequestError {
+export function cosmosDomainError(
+  error: unknown,
+  operation: string,
+  status: number | undefined = cosmosStatusOf(error),
+): StoreUnavailableError | StoreRequestError {
   if (error instanceof StoreUnavailableError || error instanceof StoreRequestError) return error;
   const substatus = (error as CosmosErrorShape | undefined)?.substatus;
   const detail = `${status ?? 'no response'}${substatus ? `/${substatus}` : ''}`;

@@ -91,18 +91,16 @@ export function buildPlacement(
   auditTtlSeconds: number,
 ): OrderPlacement {
   const { orderId } = placed;
-  const lines = placed.items.map(
-    (line: OrderLine, lineNo): OrderLineDocument => ({
-      id: documentIds.line(orderId, lineNo),
-      orderId,
-      kind: 'line',
-      lineNo,
-      sku: line.sku,
-      quantity: line.quantity,
-      unitPrice: line.unitPrice,
-      lineTotalMinor: line.quantity * line.unitPrice,
-    }),
-  );
+  const lines = placed.items.map((line: OrderLine, lineNo): OrderLineDocument => ({
+    id: documentIds.line(orderId, lineNo),
+    orderId,
+    kind: 'line',
+    lineNo,
+    sku: line.sku,
+    quantity: line.quantity,
+    unitPrice: line.unitPrice,
+    lineTotalMinor: line.quantity * line.unitPrice,
+  }));
   return {
     order: {
       id: documentIds.order(orderId),

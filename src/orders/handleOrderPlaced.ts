@@ -29,7 +29,10 @@ export interface OrderPlacedOptions {
 export async function handleOrderPlaced(delivery: Delivery, options: OrderPlacedOptions): Promise<Outcome> {
   const message = await decodeKeyedMessage(delivery, { schema: orderPlacedSchema, idOf: (order) => order.orderId, idName: 'orderId' });
   if (!message.ok) return message.outcome;
-  const { key: { key }, value: placed } = message;
+  const {
+    key: { key },
+    value: placed,
+  } = message;
 
   // Digest of the validated message: formatting, property order and unknown fields do not count.
   const digest = payloadDigest(placed);

@@ -45,7 +45,12 @@ export async function handleStatusChanged(delivery: Delivery, options: StatusCha
       const current = await options.store.readOrder(change.orderId);
       if (!current) {
         if ((delivery.info.deliveryCount ?? 1) >= options.maxDeliveryCount) {
-          return await park(delivery, ParkReason.OrderNotFound, `order ${JSON.stringify(change.orderId)} still does not exist on delivery ${delivery.info.deliveryCount}`, fields);
+          return await park(
+            delivery,
+            ParkReason.OrderNotFound,
+            `order ${JSON.stringify(change.orderId)} still does not exist on delivery ${delivery.info.deliveryCount}`,
+            fields,
+          );
         }
         throw new OrderNotFoundError(change.orderId);
       }
@@ -55,9 +60,17 @@ export async function handleStatusChanged(delivery: Delivery, options: StatusCha
       }
       if (change.version === order.statusVersion) {
         if (change.status === order.status) return report(delivery, Outcome.StaleVersion, { ...fields, reason: 'repeated' });
-        return await park(delivery, ParkReason.KeyReused, `version ${change.version} was applied with status ${order.status}; this message says ${change.status}`, fields);
+        return await park(
+          delivery,
+          ParkReason.KeyReused,
+          `version ${change.version} was applied with status ${order.status}; this message says ${change.status}`,
+          fields,
+        );
       }
-      const replaced = await options.store.replaceOrder({ ...order, status: change.status, statusVersion: change.version, statusUpdatedAtMs: delivery.clock.nowMs() }, etag);
+      const replaced = await options.store.replaceOrder(
+        { ...order, status: change.status, statusVersion: change.version, statusUpdatedAtMs: delivery.clock.nowMs() },
+        etag,
+      );
       if (replaced === 'replaced') return report(delivery, Outcome.Applied, { ...fields, attempt });
       // 412 (written since our read) or 404 (deleted since): read again and decide again.
     }

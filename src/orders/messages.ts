@@ -35,6 +35,7 @@ export const orderIdSchema = z
   .min(1, 'must not be empty')
   .max(200, 'must be at most 200 characters')
   .refine((s) => s.trim().length > 0, 'must not be blank')
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
   .refine((s) => !/[/\\?#\u0000-\u001f\u007f]/.test(s), 'must not contain / \\ ? # or control characters');
 
 const lineSchema = z.object({
@@ -78,5 +79,5 @@ export function orderMessageTypeOf(triggerMetadata: Readonly<Record<string, unkn
   const raw = props && typeof props === 'object' ? (props as Record<string, unknown>).type : undefined;
   if (raw === undefined || raw === null || raw === '') return OrderMessageType.OrderPlaced;
   if (raw === OrderMessageType.OrderPlaced || raw === OrderMessageType.OrderStatusChanged) return raw;
-  return { unknown: String(raw).slice(0, 100) };
+  return { unknown: (typeof raw === 'string' ? raw : JSON.stringify(raw)).slice(0, 100) };
 }

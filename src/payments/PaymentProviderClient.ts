@@ -56,7 +56,8 @@ export class PaymentProviderClient {
     } catch (error) {
       if (error instanceof TransientProviderError) throw error;
       const name = (error as Error)?.name;
-      const what = name === 'TimeoutError' || name === 'AbortError' ? `no answer within ${this.options.timeoutMs} ms` : `request failed (${(error as Error)?.message})`;
+      const what =
+        name === 'TimeoutError' || name === 'AbortError' ? `no answer within ${this.options.timeoutMs} ms` : `request failed (${(error as Error)?.message})`;
       throw new TransientProviderError(`payment provider: ${what}`, status, { cause: error });
     } finally {
       this.options.onLatency?.(performance.now() - started, status);
@@ -68,7 +69,7 @@ function interpret(status: number, text: string): ChargeResult {
   if (status === 200 || status === 201) {
     let body: { id?: unknown; amount?: unknown; currency?: unknown; status?: unknown };
     try {
-      body = JSON.parse(text);
+      body = JSON.parse(text) as typeof body;
     } catch {
       throw new TransientProviderError(`payment provider answered ${status} with a body that is not JSON`, status);
     }

@@ -71,7 +71,12 @@ export class PaymentsConsumer {
    */
   async handle(body: unknown, info: MessageInfo, telemetry: Telemetry = this.deps.telemetry): Promise<PaymentDeliveryResult> {
     const delivery: Delivery = { consumer: PAYMENTS_CONSUMER, body, info, telemetry, parking: this.deps.parking, clock: this.clock };
-    const message = await decodeKeyedMessage(delivery, { schema: PaymentRequestedSchema, idOf: (p) => p.paymentId, idName: 'paymentId', maxBodyBytes: this.deps.maxBodyBytes });
+    const message = await decodeKeyedMessage(delivery, {
+      schema: PaymentRequestedSchema,
+      idOf: (p) => p.paymentId,
+      idName: 'paymentId',
+      maxBodyBytes: this.deps.maxBodyBytes,
+    });
     if (!message.ok) return { outcome: Outcome.Parked, reason: `${message.reason}: ${message.detail}` };
     const { key, value: payment } = message;
     const digest = payloadDigest(payment);
@@ -160,7 +165,14 @@ export class PaymentsConsumer {
 function paymentRow(payment: PaymentRequested, state: string, chargeId?: string): LocalEffect {
   return {
     name: 'payment',
-    properties: { paymentId: payment.paymentId, customerId: payment.customerId, amount: payment.amount, currency: payment.currency, state, chargeId: chargeId ?? null },
+    properties: {
+      paymentId: payment.paymentId,
+      customerId: payment.customerId,
+      amount: payment.amount,
+      currency: payment.currency,
+      state,
+      chargeId: chargeId ?? null,
+    },
   };
 }
 
@@ -168,4 +180,3 @@ function paymentRow(payment: PaymentRequested, state: string, chargeId?: string)
 function backoffMs(poll: number): number {
   return Math.min(1000, 25 * 2 ** Math.min(poll, 6));
 }
-

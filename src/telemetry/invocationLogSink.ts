@@ -14,8 +14,7 @@ export interface InvocationLog {
  */
 export function invocationLogSink(context: InvocationLog): LogSink {
   return (level, message, fields) => {
-    const write = context[level];
-    if (typeof write !== 'function') return;
-    write.call(context, message, Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)));
+    if (typeof context[level] !== 'function') return;
+    context[level](message, Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)));
   };
 }

@@ -1,5 +1,5 @@
 import { ManagedIdentityCredential, type TokenCredential } from '@azure/identity';
-import type { AzureMonitorOpenTelemetryOptions } from 'applicationinsights';
+import type { AzureMonitorOpenTelemetryOptions, useAzureMonitor } from 'applicationinsights';
 import { ConfigurationError } from '../core/errors';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -75,7 +75,7 @@ export function startTelemetry(
   start: (options: AzureMonitorOpenTelemetryOptions) => void = (options) => {
     // Loaded lazily so that nothing of the SDK is even imported where it must not run.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    (require('applicationinsights') as typeof import('applicationinsights')).useAzureMonitor(options);
+    (require('applicationinsights') as { useAzureMonitor: typeof useAzureMonitor }).useAzureMonitor(options);
   },
   credentialFor?: (clientId: string | undefined) => TokenCredential,
 ): AzureMonitorOpenTelemetryOptions | undefined {

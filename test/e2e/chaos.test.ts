@@ -53,7 +53,9 @@ describe('chaos: payments and orders under duplicates, crashes, lock loss, provi
     // withheld, or was delivered after the time phase's sweep (its original's record gone: a new payment then).
     const lateAsNew = report.timePhase?.reusedKeysProcessedAsNewAfterExpiry ?? 0;
     expect(report.parkedByReason['payments:key-reused']).toBeGreaterThanOrEqual(10);
-    expect(report.parkedByReason['payments:key-reused']).toBeGreaterThanOrEqual(details.reusedKeys - report.deadLettered - details.reusedKeysWithheld - lateAsNew);
+    expect(report.parkedByReason['payments:key-reused']).toBeGreaterThanOrEqual(
+      details.reusedKeys - report.deadLettered - details.reusedKeysWithheld - lateAsNew,
+    );
     expect(report.violations).toEqual([]);
     expect(report.ok).toBe(true);
   });
@@ -95,7 +97,10 @@ describe('chaos: payments and orders under duplicates, crashes, lock loss, provi
     expect(d.reusedKeys).toBeGreaterThan(5);
     expect(d.malformed).toBeGreaterThan(5);
     expect(report.ordersParkedByReason['key-reused']).toBeGreaterThanOrEqual(d.reusedKeys - ordersDeadLettered);
-    const malformedParked = ['invalid-json', 'invalid-schema', 'message-id-mismatch', 'missing-message-id'].reduce((s, r) => s + (report.ordersParkedByReason[r] ?? 0), 0);
+    const malformedParked = ['invalid-json', 'invalid-schema', 'message-id-mismatch', 'missing-message-id'].reduce(
+      (s, r) => s + (report.ordersParkedByReason[r] ?? 0),
+      0,
+    );
     expect(malformedParked).toBeGreaterThanOrEqual(d.malformed - ordersDeadLettered);
     expect(report.parkedByReason['orders:key-reused']).toBe(report.ordersParkedByReason['key-reused']);
   });
@@ -145,20 +150,31 @@ describe('chaos: the checks catch a broken system', () => {
     // Charges every call anew: a replayed activity (Durable host crash after the charge) charges again.
     const charges: Array<{ paymentId: string; amount: number }> = [];
     const server = createServer((req, res) => {
-      if (req.method === 'GET' && req.url === '/__stats') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ charges }));
+      if (req.method === 'GET' && req.url === '/__stats')
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ charges }));
       let text = '';
       req.on('data', (c: Buffer) => (text += String(c)));
       req.on('end', () => {
         const body = JSON.parse(text) as { paymentId: string; customerId: string; amount: number; currency: string };
         if (body.customerId.startsWith('decline')) return void res.writeHead(402, { 'content-type': 'application/json' }).end('{"reason":"card_declined"}');
         charges.push({ paymentId: body.paymentId, amount: body.amount });
-        res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ id: `ch_${charges.length}`, amount: body.amount, currency: body.currency, status: 'succeeded' }));
+        res
+          .writeHead(201, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ id: `ch_${charges.length}`, amount: body.amount, currency: body.currency, status: 'succeeded' }));
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = server.address() as AddressInfo;
-      const report = await runChaos({ messages: 150, ordersShare: 0, crashRate: 0.1, consumers: 4, seed: 3, outages: 0, providerUrl: `http://127.0.0.1:${port}` });
+      const report = await runChaos({
+        messages: 150,
+        ordersShare: 0,
+        crashRate: 0.1,
+        consumers: 4,
+        seed: 3,
+        outages: 0,
+        providerUrl: `http://127.0.0.1:${port}`,
+      });
       expect(report.effectiveChargesSource).toBe('external-stats');
       expect(report.doubleCharged).toBeGreaterThan(0);
       expect(report.ok).toBe(false);

@@ -28,7 +28,11 @@ const EXPECTED_FUNCTIONS = {
 };
 
 interface LoadResult {
-  functions: Array<{ name: string; bindings: Record<string, { type: string; direction: string; queueName?: string; schedule?: string; connection?: string }>; hasCallback: boolean }>;
+  functions: Array<{
+    name: string;
+    bindings: Record<string, { type: string; direction: string; queueName?: string; schedule?: string; connection?: string }>;
+    hasCallback: boolean;
+  }>;
   telemetry: Array<{ connectionString: string; credential: string | null; enableLiveMetrics: boolean }>;
   error: { file: string; name: string; message: string } | null;
 }
@@ -56,14 +60,15 @@ function loadApp(settings: Record<string, string>): LoadResult {
 }
 
 function triggersOf(result: LoadResult): Record<string, string> {
-  return Object.fromEntries(
-    result.functions.map((f) => [f.name, Object.values(f.bindings).find((b) => /trigger$/i.test(b.type))?.type ?? 'none']),
-  );
+  return Object.fromEntries(result.functions.map((f) => [f.name, Object.values(f.bindings).find((b) => /trigger$/i.test(b.type))?.type ?? 'none']));
 }
 
 beforeAll(() => {
   // What `npm run build` (and the remote build) produces: dist/src only.
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
 }, 180_000);
 
 /** The deployed app settings (names from the compiled template, values from the parameters file, placeholders for Azure's). */
@@ -89,9 +94,14 @@ describe('deployment contract: the built app as the worker loads it', () => {
     expect(triggersOf(result)).toEqual(EXPECTED_FUNCTIONS);
     expect(result.functions.every((f) => f.hasCallback)).toBe(true);
     const payments = result.functions.find((f) => f.name === 'paymentsConsumer')!;
-    expect(Object.values(payments.bindings).find((b) => b.type === 'serviceBusTrigger')).toMatchObject({ queueName: '%PAYMENTS_QUEUE_NAME%', connection: 'ServiceBusConnection' });
+    expect(Object.values(payments.bindings).find((b) => b.type === 'serviceBusTrigger')).toMatchObject({
+      queueName: '%PAYMENTS_QUEUE_NAME%',
+      connection: 'ServiceBusConnection',
+    });
     // Application Insights: started once, with a managed identity credential (local auth is off on the component).
-    expect(result.telemetry).toEqual([{ connectionString: settings.APPLICATIONINSIGHTS_CONNECTION_STRING, credential: 'ManagedIdentityCredential', enableLiveMetrics: false }]);
+    expect(result.telemetry).toEqual([
+      { connectionString: settings.APPLICATIONINSIGHTS_CONNECTION_STRING, credential: 'ManagedIdentityCredential', enableLiveMetrics: false },
+    ]);
   });
 
   test('with local.settings.json.example: all 6 functions register and telemetry stays off', () => {

@@ -78,18 +78,33 @@ describe('ExpirySweeper on Azurite', () => {
     for (let i = 0; i < 10_000; i++) {
       const key = keyOf(i);
       switch (i % 6) {
-        case 0: seeds.push({ record: expiredRecord(key, NOW_MS), expired: true }); break;
-        case 1: seeds.push({ record: { ...expiredRecord(key, NOW_MS), retentionExpiresAtMs: NOW_MS + DAY_MS }, expired: false }); break;
-        case 2: seeds.push({ record: { ...expiredRecord(key, NOW_MS), status: RecordStatus.InProgress, leaseExpiresAtMs: NOW_MS + 60_000 }, expired: false, leased: true }); break;
-        case 3: seeds.push({ record: { ...expiredRecord(key, NOW_MS), status: RecordStatus.InProgress, leaseExpiresAtMs: NOW_MS - 1 }, expired: true }); break;
-        case 4: seeds.push({ record: { ...expiredRecord(key, NOW_MS), status: RecordStatus.Released }, expired: true }); break;
-        default: seeds.push({ record: expiredRecord(key, NOW_MS, 0), expired: true }); // retention ends exactly now
+        case 0:
+          seeds.push({ record: expiredRecord(key, NOW_MS), expired: true });
+          break;
+        case 1:
+          seeds.push({ record: { ...expiredRecord(key, NOW_MS), retentionExpiresAtMs: NOW_MS + DAY_MS }, expired: false });
+          break;
+        case 2:
+          seeds.push({
+            record: { ...expiredRecord(key, NOW_MS), status: RecordStatus.InProgress, leaseExpiresAtMs: NOW_MS + 60_000 },
+            expired: false,
+            leased: true,
+          });
+          break;
+        case 3:
+          seeds.push({ record: { ...expiredRecord(key, NOW_MS), status: RecordStatus.InProgress, leaseExpiresAtMs: NOW_MS - 1 }, expired: true });
+          break;
+        case 4:
+          seeds.push({ record: { ...expiredRecord(key, NOW_MS), status: RecordStatus.Released }, expired: true });
+          break;
+        default:
+          seeds.push({ record: expiredRecord(key, NOW_MS, 0), expired: true }); // retention ends exactly now
       }
     }
     const entities = seeds.map((s) => seedMarkerEntity(s.record));
     const effects: TableEntity[] = [];
     entities.forEach((e, i) => {
-      (seeds[i]!.expired ? expected : survivors).add(id(e));
+      (seeds[i].expired ? expected : survivors).add(id(e));
       if (i % 20 === 0) effects.push({ partitionKey: e.partitionKey, rowKey: `${e.rowKey}~payment`, kind: 'payment', amount: i });
     });
     effects.forEach((e) => survivors.add(id(e)));
@@ -101,7 +116,15 @@ describe('ExpirySweeper on Azurite', () => {
     const report = await sweeper.sweep();
     const leased = seeds.filter((s) => s.leased).length;
     const expectedMarkers = [...expected].filter((k) => !k.endsWith('~payment')).length;
-    expect(report).toMatchObject({ deleted: expectedMarkers, deletedLocalRows: 20, skipped: leased, skippedLeased: leased, scanned: expectedMarkers + leased, stoppedByBudget: false, partitionsCompleted: 16 });
+    expect(report).toMatchObject({
+      deleted: expectedMarkers,
+      deletedLocalRows: 20,
+      skipped: leased,
+      skippedLeased: leased,
+      scanned: expectedMarkers + leased,
+      stoppedByBudget: false,
+      partitionsCompleted: 16,
+    });
     expect(report.requests).toBe(requests.count - before);
 
     const rows = await allRows(client);
@@ -124,14 +147,16 @@ describe('ExpirySweeper on Azurite', () => {
     await expect(deleteRowsIfUnchanged(client, rows)).rejects.toMatchObject({ statusCode: 412 });
     expect((await allRows(client)).size).toBe(3);
     const fresh = await client.getEntity('p000', 'r1');
-    await deleteRowsIfUnchanged(client, [rows[0]!, { ...rows[1]!, etag: fresh.etag }, rows[2]!]);
+    await deleteRowsIfUnchanged(client, [rows[0], { ...rows[1], etag: fresh.etag }, rows[2]]);
     expect((await allRows(client)).size).toBe(0);
   });
 
   test('budget: an interrupted sweep resumes from its checkpoint and later runs finish the rest', async () => {
     const client = await freshTable(azuriteOf());
     const total = 3_000;
-    const live = Array.from({ length: 500 }, (_, i) => seedMarkerEntity({ ...expiredRecord(keyOf(100_000 + i), NOW_MS), retentionExpiresAtMs: NOW_MS + 10 * DAY_MS }));
+    const live = Array.from({ length: 500 }, (_, i) =>
+      seedMarkerEntity({ ...expiredRecord(keyOf(100_000 + i), NOW_MS), retentionExpiresAtMs: NOW_MS + 10 * DAY_MS }),
+    );
     await insertInBatches(client, [...Array.from({ length: total }, (_, i) => seedMarkerEntity(expiredRecord(keyOf(i), NOW_MS))), ...live]);
     // Every clock reading is 1 s later; the budget is 6 s: each run does a few chunks, then stops.
     const clock = new SteppingClock(NOW_MS, 1_000);
@@ -143,7 +168,7 @@ describe('ExpirySweeper on Azurite', () => {
       if (!report.stoppedByBudget) break;
     }
     expect(reports.length).toBeGreaterThan(2);
-    expect(reports[0]!.stoppedByBudget).toBe(true);
+    expect(reports[0].stoppedByBudget).toBe(true);
     expect(reports.some((r) => r.next.afterRowKey !== undefined)).toBe(true); // stopped mid-partition, resumed there
     expect(reports.reduce((sum, r) => sum + r.deleted, 0)).toBe(total);
     const rows = await allRows(client);
@@ -153,12 +178,12 @@ describe('ExpirySweeper on Azurite', () => {
   test('overlap: a sweep that runs entirely inside another deletes each record once; neither surfaces an error', async () => {
     const client = await freshTable(azuriteOf());
     const total = 2_000;
-    await insertInBatches(client, Array.from({ length: total }, (_, i) => seedMarkerEntity(expiredRecord(keyOf(i), NOW_MS))));
-    const clock = new FakeClock(NOW_MS);
-    const second = new ExpirySweeper(
-      secondClient(client),
-      { budgetMs: 600_000, clock },
+    await insertInBatches(
+      client,
+      Array.from({ length: total }, (_, i) => seedMarkerEntity(expiredRecord(keyOf(i), NOW_MS))),
     );
+    const clock = new FakeClock(NOW_MS);
+    const second = new ExpirySweeper(secondClient(client), { budgetMs: 600_000, clock });
     let inner: SweepReport | undefined;
     client.pipeline.addPolicy({
       name: 'runSecondSweepBeforeFirstDelete',
@@ -178,10 +203,16 @@ describe('ExpirySweeper on Azurite', () => {
   test('overlap: two concurrent sweeps of one table delete every expired record exactly once', async () => {
     const client = await freshTable(azuriteOf());
     const total = 2_000;
-    await insertInBatches(client, Array.from({ length: total }, (_, i) => seedMarkerEntity(expiredRecord(keyOf(i), NOW_MS))));
+    await insertInBatches(
+      client,
+      Array.from({ length: total }, (_, i) => seedMarkerEntity(expiredRecord(keyOf(i), NOW_MS))),
+    );
     const clientB = secondClient(client);
     const clock = new FakeClock(NOW_MS);
-    const [a, b] = await Promise.all([new ExpirySweeper(client, { budgetMs: 600_000, clock }).sweep(), new ExpirySweeper(clientB, { budgetMs: 600_000, clock }).sweep()]);
+    const [a, b] = await Promise.all([
+      new ExpirySweeper(client, { budgetMs: 600_000, clock }).sweep(),
+      new ExpirySweeper(clientB, { budgetMs: 600_000, clock }).sweep(),
+    ]);
     expect(a.deleted + b.deleted).toBe(total);
     expect(a.scanned + b.scanned).toBeGreaterThanOrEqual(total);
     expect((await allRows(client)).size).toBe(1);
@@ -192,7 +223,10 @@ describe('ExpirySweeper on Azurite', () => {
     const clock = new FakeClock(NOW_MS);
     const digest = payloadDigest({ order: 1 });
     const records = Array.from({ length: 300 }, (_, i) => ({ ...expiredRecord(keyOf(i), NOW_MS), digest }));
-    await insertInBatches(client, records.map((r) => seedMarkerEntity(r)));
+    await insertInBatches(
+      client,
+      records.map((r) => seedMarkerEntity(r)),
+    );
     const store = new TableIdempotencyStore(secondClient(client), {
       retentionMs: DAY_MS,
       clock,
@@ -229,7 +263,10 @@ describe('expiryTimer handler', () => {
 
   test('sweeps the configured table, logs the counts and adds them to the purge counters', async () => {
     const client = await freshTable(azuriteOf());
-    await insertInBatches(client, Array.from({ length: 250 }, (_, i) => seedMarkerEntity(expiredRecord(keyOf(i), NOW_MS))));
+    await insertInBatches(
+      client,
+      Array.from({ length: 250 }, (_, i) => seedMarkerEntity(expiredRecord(keyOf(i), NOW_MS))),
+    );
     const reader = new CollectingReader();
     const provider = new MeterProvider({ readers: [reader] });
     const logs: string[] = [];

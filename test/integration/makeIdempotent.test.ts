@@ -53,7 +53,10 @@ describe('makeIdempotent on Azurite', () => {
     let settled = 0;
     const calls = Array.from({ length: 20 }, () =>
       charge({ paymentId: 'p-c', amount: 1 })
-        .then((r) => r, (e: unknown) => e)
+        .then(
+          (r) => r,
+          (e: unknown) => e,
+        )
         .finally(() => settled++),
     );
     // Hold the winner inside its work until the 19 others have been answered.
@@ -87,7 +90,7 @@ describe('makeIdempotent on Azurite', () => {
     expect(runs).toBe(1);
   });
 
-  test('a caller whose lease lapsed and was taken over cannot complete: its result is discarded, the new owner\'s stands', async () => {
+  test("a caller whose lease lapsed and was taken over cannot complete: its result is discarded, the new owner's stands", async () => {
     let firstRelease!: () => void;
     const firstGate = new Promise<void>((resolve) => (firstRelease = resolve));
     let calls = 0;
@@ -99,7 +102,10 @@ describe('makeIdempotent on Azurite', () => {
       }
       return 'fresh';
     });
-    const slow = charge({ paymentId: 'p-s', amount: 1 }).then((r) => r, (e: unknown) => e);
+    const slow = charge({ paymentId: 'p-s', amount: 1 }).then(
+      (r) => r,
+      (e: unknown) => e,
+    );
     while (calls < 1) await new Promise((resolve) => setTimeout(resolve, 10)); // the slow caller holds the claim
     clock.advance(60_001);
     expect(await charge({ paymentId: 'p-s', amount: 1 })).toBe('fresh');
@@ -120,7 +126,10 @@ describe('makeIdempotent on Azurite', () => {
       { store, keyOf: (input: Charge) => keyFromBusinessKey('charges', input, (c) => c.paymentId) },
     );
     await expect(charge({ paymentId: 'p-big', amount: 1 })).rejects.toThrow(ResultTooLargeError);
-    expect(await store.get({ consumer: 'charges', key: 'p-big' })).toMatchObject({ status: RecordStatus.Released, lastError: expect.stringMatching(/^ResultTooLargeError: /) });
+    expect(await store.get({ consumer: 'charges', key: 'p-big' })).toMatchObject({
+      status: RecordStatus.Released,
+      lastError: expect.stringMatching(/^ResultTooLargeError: /),
+    });
     expect(await charge({ paymentId: 'p-big', amount: 1 })).toBe('small'); // no wait for the lease (the clock never moves)
     expect(attempts).toEqual([1, 2]);
   });
@@ -150,7 +159,7 @@ describe('makeIdempotent on Azurite', () => {
     expect(runs).toBe(2);
   });
 
-  test('when the release after a failure fails too, the observer is told why and the work\'s error is thrown', async () => {
+  test("when the release after a failure fails too, the observer is told why and the work's error is thrown", async () => {
     const clock = new FakeClock();
     const store = new TableIdempotencyStore(await freshTable(azuriteOf()), { retentionMs: 86_400_000, leaseMs: 60_000, clock });
     store.release = async () => {
@@ -161,7 +170,11 @@ describe('makeIdempotent on Azurite', () => {
       async () => {
         throw new Error('provider down');
       },
-      { store, keyOf: (input: Charge) => keyFromBusinessKey('charges', input, (c) => c.paymentId), observer: (e) => events.push({ outcome: e.outcome, reason: e.reason }) },
+      {
+        store,
+        keyOf: (input: Charge) => keyFromBusinessKey('charges', input, (c) => c.paymentId),
+        observer: (e) => events.push({ outcome: e.outcome, reason: e.reason }),
+      },
     );
     await expect(charge({ paymentId: 'p-rf', amount: 1 })).rejects.toThrow('provider down');
     expect(events).toEqual([

@@ -23,9 +23,26 @@ describe('monitoring queries read only what the code emits', () => {
     const t = inMemoryTelemetry();
     const info = { messageId: 'm-1', deliveryCount: 2, correlationId: 'c-1', enqueuedTimeUtc: '2026-11-30T00:00:00Z' };
     for (const outcome of Object.values(Outcome)) {
-      reportOutcome(t.telemetry, { consumer: 'payments', outcome, info, idempotencyKey: 'm-1', digest: 'd'.repeat(64), reason: 'r', attempt: 1, detail: 'detail' });
+      reportOutcome(t.telemetry, {
+        consumer: 'payments',
+        outcome,
+        info,
+        idempotencyKey: 'm-1',
+        digest: 'd'.repeat(64),
+        reason: 'r',
+        attempt: 1,
+        detail: 'detail',
+      });
     }
-    recordSweepMetrics(t.meter, { scanned: 3, deleted: 1, skipped: 2, skippedLeased: 1, skippedChanged: 1, alreadyDeleted: 0, requests: 4 } as unknown as SweepReport);
+    recordSweepMetrics(t.meter, {
+      scanned: 3,
+      deleted: 1,
+      skipped: 2,
+      skippedLeased: 1,
+      skippedChanged: 1,
+      alreadyDeleted: 0,
+      requests: 4,
+    } as unknown as SweepReport);
     const provider = await FakePaymentProvider.start();
     try {
       const settings = loadSettings({ IDEMPOTENCY_TABLE_CONNECTION_STRING: 'UseDevelopmentStorage=true', PAYMENT_PROVIDER_URL: provider.url });
@@ -48,7 +65,9 @@ describe('monitoring queries read only what the code emits', () => {
   test.each(files)('%s', (file) => {
     const kql = readFileSync(join(QUERIES, file), 'utf8').replace(/^\s*\/\/.*$/gm, '');
     const dimensions = [...new Set([...kql.matchAll(/customDimensions\.(\w+)|customDimensions\[['"]([^'"]+)['"]\]/g)].map((m) => m[1] ?? m[2]))];
-    const metricNames = [...kql.matchAll(/name\s*(?:==|in)\s*\(?\s*((?:'[^']+'\s*,?\s*)+)\)?/g)].flatMap((m) => [...m[1].matchAll(/'([^']+)'/g)].map((n) => n[1]));
+    const metricNames = [...kql.matchAll(/name\s*(?:==|in)\s*\(?\s*((?:'[^']+'\s*,?\s*)+)\)?/g)].flatMap((m) =>
+      [...m[1].matchAll(/'([^']+)'/g)].map((n) => n[1]),
+    );
     const problems: string[] = [];
     if (/\bcustomMetrics\b/.test(kql)) {
       expect(metricNames.length).toBeGreaterThan(0);

@@ -138,13 +138,14 @@ describe('orders consumer: OrderPlaced on the Cosmos emulator', () => {
     const parked = await parking.list('orders');
     expect(parked).toHaveLength(1);
     expect(parked[0]).toMatchObject({ reason: 'key-reused', messageId: 'o-4' });
-    expect(JSON.parse(parked[0]!.body.toString('utf8'))).toEqual(reused);
+    expect(JSON.parse(parked[0].body.toString('utf8'))).toEqual(reused);
     expect(await counter(MetricNames.keyReuse, { consumer: 'orders' })).toBe(1);
     expect(await counter(MetricNames.duplicates)).toBe(0);
 
     // The batch failed on its first op (409); the emulator, like the service, wrote none of the later ops.
     const after = await partition(container, 'o-4');
-    const strip = (docs: Array<Record<string, unknown>>) => docs.map(({ _ts, _etag, _rid, _self, ...rest }) => rest).sort((a, b) => String(a.id).localeCompare(String(b.id)));
+    const strip = (docs: Array<Record<string, unknown>>) =>
+      docs.map(({ _ts, _etag, _rid, _self, ...rest }) => rest).sort((a, b) => String(a.id).localeCompare(String(b.id)));
     expect(strip(after)).toEqual(strip(before));
   });
 
@@ -200,14 +201,18 @@ describe('orders consumer: OrderPlaced on the Cosmos emulator', () => {
     const { container, store } = await setup();
     const ops = (orderId: string, n: number) => [
       { operationType: 'Create' as const, partitionKey: orderId, resourceBody: { id: orderId, orderId, kind: 'order' } },
-      ...Array.from({ length: n }, (_, i) => ({ operationType: 'Create' as const, partitionKey: orderId, resourceBody: { id: `${orderId}:line:${i}`, orderId, kind: 'line' } })),
+      ...Array.from({ length: n }, (_, i) => ({
+        operationType: 'Create' as const,
+        partitionKey: orderId,
+        resourceBody: { id: `${orderId}:line:${i}`, orderId, kind: 'line' },
+      })),
     ];
     const first = await container.items.batch(ops('b-1', 3), 'b-1');
     expect(first.result!.map((r) => r.statusCode)).toEqual([201, 201, 201, 201]);
     expect(await partition(container, 'b-1')).toHaveLength(4);
 
     const second = await container.items.batch(ops('b-1', 3), 'b-1');
-    expect(second.result![0]!.statusCode).toBe(409);
+    expect(second.result![0].statusCode).toBe(409);
     // Only the real service guarantees that a failure in a LATER op rolls back the earlier ones
     // (atomic batch). The emulator keeps earlier writes (its batch is not atomic), so no test here
     // asserts rollback; the design relies on the service, and on the order document being op 0.
@@ -287,7 +292,7 @@ describe('orders consumer: OrderStatusChanged (natural idempotency by version)',
     await handler(order('s-4'), contextFor({ messageId: 's-4' }));
     const versions = Array.from({ length: 20 }, (_, i) => i + 1).sort(() => Math.random() - 0.5);
     const statuses = ['paid', 'shipped', 'delivered', 'cancelled'];
-    const outcomes = await Promise.all(versions.map((v) => deliverUntilSettled(handler, status('s-4', statuses[v % 4]!, v), statusMeta('s-4', v))));
+    const outcomes = await Promise.all(versions.map((v) => deliverUntilSettled(handler, status('s-4', statuses[v % 4], v), statusMeta('s-4', v))));
 
     expect((await store.readOrder('s-4'))?.order).toMatchObject({ statusVersion: 20, status: statuses[20 % 4] });
     expect(outcomes.every((o) => o === 'applied' || o === 'staleVersion')).toBe(true);
@@ -306,7 +311,9 @@ describe('orders consumer: transient failures', () => {
     const container = client.database('shop').container('orders');
     const handler = makeOrdersHandler({ store: new OrdersStore(container), parking, telemetry });
     await expect(handler(order('t-1'), contextFor({ messageId: 't-1' }))).rejects.toBeInstanceOf(StoreUnavailableError);
-    await expect(handler({ orderId: 't-1', status: 'paid', version: 1 }, contextFor({ messageId: 't-1:status:1', type: 'OrderStatusChanged' }))).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(
+      handler({ orderId: 't-1', status: 'paid', version: 1 }, contextFor({ messageId: 't-1:status:1', type: 'OrderStatusChanged' })),
+    ).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(await parking.list('orders')).toEqual([]);
   });
 

@@ -43,7 +43,9 @@ async function failure(call: () => Promise<unknown>): Promise<{ error: unknown; 
 describe('deadlines beyond the idempotency store', () => {
   test('parking a message on a store that never answers fails by its deadline, retryable, saying the write may have landed', async () => {
     const settings = silentSettings();
-    const parking = new ParkingStore(createTableClient(settings, {}, settings.PARKED_TABLE_NAME), undefined, { callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS });
+    const parking = new ParkingStore(createTableClient(settings, {}, settings.PARKED_TABLE_NAME), undefined, {
+      callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS,
+    });
     const { error, ms } = await failure(() =>
       parking.park({ consumer: 'payments', reason: ParkReason.InvalidJson, detail: 'test', info: { messageId: 'm-1' }, body: '{' }),
     );

@@ -15,14 +15,20 @@ describe('ParkingStore on Azurite', () => {
     const parked = await store.list('payments');
     expect(parked).toHaveLength(1);
     expect(parked[0]).toMatchObject({ reason: 'invalid-json', messageId: 'p1', bodyTruncated: false });
-    expect(parked[0]!.body.toString('utf8')).toBe(body);
+    expect(parked[0].body.toString('utf8')).toBe(body);
   });
 
   test('a reused key with another body is a second parked row; a message without an id is parked too', async () => {
     const store = new ParkingStore(await freshTable(azuriteOf(), 'parked'), new FakeClock());
     await store.park({ consumer: 'payments', reason: ParkReason.KeyReused, detail: 'd', info: { messageId: 'p1' }, body: { amount: 1 } });
     await store.park({ consumer: 'payments', reason: ParkReason.KeyReused, detail: 'd', info: { messageId: 'p1' }, body: { amount: 2 } });
-    await store.park({ consumer: 'payments', reason: ParkReason.MissingMessageId, detail: 'no MessageId', info: { messageId: undefined }, body: { amount: 3 } });
+    await store.park({
+      consumer: 'payments',
+      reason: ParkReason.MissingMessageId,
+      detail: 'no MessageId',
+      info: { messageId: undefined },
+      body: { amount: 3 },
+    });
     const parked = await store.list('payments');
     expect(parked.map((p) => p.reason).sort()).toEqual(['key-reused', 'key-reused', 'missing-message-id']);
   });

@@ -41,7 +41,8 @@ describe('payments consumer: the real handler on Azurite, the local Durable exec
     const results = [];
     for (let i = 1; i <= 5; i++) results.push(await r.deliver(payment('pay-5x'), { messageId: 'pay-5x', deliveryCount: i }));
     expect(results[0]).toMatchObject({ outcome: 'processed', result: { status: 'succeeded' } });
-    for (const later of results.slice(1)) expect(later).toEqual({ outcome: 'duplicate', result: results[0]!.outcome === 'processed' ? results[0]!.result : undefined });
+    for (const later of results.slice(1))
+      expect(later).toEqual({ outcome: 'duplicate', result: results[0].outcome === 'processed' ? results[0].result : undefined });
     expect(provider.chargesFor('pay-5x')).toBe(1);
     expect(provider.rawCalls).toBe(1);
     expect(await r.t.counter(MetricNames.duplicates, { consumer: 'payments' })).toBe(4);
@@ -49,7 +50,7 @@ describe('payments consumer: the real handler on Azurite, the local Durable exec
     // The Payment row was written with the marker and updated with it on completion.
     const address = r.store.addressOf(keyFromMessageId('payments', 'pay-5x'));
     const row = await r.store.client.getEntity(address.partitionKey, `${address.rowKey}~payment`);
-    expect(row).toMatchObject({ paymentId: 'pay-5x', amount: 1250, currency: 'EUR', state: 'succeeded', chargeId: provider.charges[0]!.chargeId });
+    expect(row).toMatchObject({ paymentId: 'pay-5x', amount: 1250, currency: 'EUR', state: 'succeeded', chargeId: provider.charges[0].chargeId });
   });
 
   test('20 concurrent deliveries of one message charge once and every delivery is acknowledged', async () => {
@@ -155,7 +156,7 @@ describe('payments consumer: the real handler on Azurite, the local Durable exec
     const parked = await r.parking.list('payments');
     expect(parked).toHaveLength(1);
     expect(parked[0]).toMatchObject({ reason: 'key-reused', messageId: 'pay-r' });
-    expect(JSON.parse(parked[0]!.body.toString('utf8'))).toMatchObject({ amount: 99_999 });
+    expect(JSON.parse(parked[0].body.toString('utf8'))).toMatchObject({ amount: 99_999 });
     expect(await r.t.counter(MetricNames.keyReuse, { consumer: 'payments' })).toBe(1);
     expect(provider.rawCalls).toBe(1);
   });
@@ -163,10 +164,25 @@ describe('payments consumer: the real handler on Azurite, the local Durable exec
   test.each([
     { what: 'bad JSON', body: '{"paymentId": "p-bad", ', metadata: { messageId: 'p-bad' }, reason: 'invalid-json' },
     { what: 'a missing field', body: { paymentId: 'p-m', amount: 1, currency: 'EUR' }, metadata: { messageId: 'p-m' }, reason: 'invalid-schema' },
-    { what: 'a wrong amount', body: { paymentId: 'p-a', customerId: 'c', amount: 12.5, currency: 'EUR' }, metadata: { messageId: 'p-a' }, reason: 'invalid-schema' },
-    { what: 'a wrong currency', body: { paymentId: 'p-c', customerId: 'c', amount: 1, currency: 'euro' }, metadata: { messageId: 'p-c' }, reason: 'invalid-schema' },
+    {
+      what: 'a wrong amount',
+      body: { paymentId: 'p-a', customerId: 'c', amount: 12.5, currency: 'EUR' },
+      metadata: { messageId: 'p-a' },
+      reason: 'invalid-schema',
+    },
+    {
+      what: 'a wrong currency',
+      body: { paymentId: 'p-c', customerId: 'c', amount: 1, currency: 'euro' },
+      metadata: { messageId: 'p-c' },
+      reason: 'invalid-schema',
+    },
     { what: 'no MessageId', body: { paymentId: 'p-n', customerId: 'c', amount: 1, currency: 'EUR' }, metadata: {}, reason: 'missing-message-id' },
-    { what: 'a MessageId that is not the paymentId', body: { paymentId: 'p-x', customerId: 'c', amount: 1, currency: 'EUR' }, metadata: { messageId: 'other' }, reason: 'message-id-mismatch' },
+    {
+      what: 'a MessageId that is not the paymentId',
+      body: { paymentId: 'p-x', customerId: 'c', amount: 1, currency: 'EUR' },
+      metadata: { messageId: 'other' },
+      reason: 'message-id-mismatch',
+    },
     { what: 'an oversized body', body: 'x'.repeat(300 * 1024), metadata: { messageId: 'p-big' }, reason: 'oversized' },
   ])('a message with $what is parked with reason $reason and the consumer keeps going', async ({ body, metadata, reason }) => {
     const r = await rig();
@@ -186,12 +202,18 @@ describe('payments consumer: the real handler on Azurite, the local Durable exec
     const logs = r.t.logs();
     expect(logs.map((l) => l.attributes.outcome)).toEqual(['processed', 'duplicate']);
     for (const log of logs) {
-      expect(log.attributes).toMatchObject({ consumer: 'payments', idempotencyKey: 'pay-log', messageId: 'pay-log', correlationId: 'corr-42', digest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      expect(log.attributes).toMatchObject({
+        consumer: 'payments',
+        idempotencyKey: 'pay-log',
+        messageId: 'pay-log',
+        correlationId: 'corr-42',
+        digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
       const text = JSON.stringify(log);
       expect(text).not.toContain('customer-secret-7731');
       expect(text).not.toContain('987654');
     }
-    expect(logs[1]!.attributes.deliveryCount).toBe(4);
+    expect(logs[1].attributes.deliveryCount).toBe(4);
     expect(await r.t.histogramCount(MetricNames.providerLatency)).toBe(1);
     expect([...(provider.correlationIdsByPayment.get('pay-log') ?? [])]).toEqual(['corr-42']); // end to end
   });

@@ -68,7 +68,7 @@ describe('local rows have the lifecycle of their record', () => {
     expect((await store.commit(keyFromMessageId('payments', 'other'), digest, 'r', [row('payment', 3)])).kind).toBe('committed');
   });
 
-  test('takeover: the previous attempt\'s rows it does not write again are deleted; the marker lists exactly the rows that exist', async () => {
+  test("takeover: the previous attempt's rows it does not write again are deleted; the marker lists exactly the rows that exist", async () => {
     const { store, client, clock } = await newStore();
     claimOf(await store.claim(key, digest, { effects: [row('a', 1), row('b', 1)] }));
     clock.advance(60_001);
@@ -114,7 +114,7 @@ describe('local rows have the lifecycle of their record', () => {
   });
 });
 
-describe('generations: a record\'s lifetime', () => {
+describe("generations: a record's lifetime", () => {
   test('the takeover of an expired record starts a new generation; a lapsed lease keeps it', async () => {
     const { store, clock } = await newStore();
     const first = claimOf(await store.claim(key, digest));

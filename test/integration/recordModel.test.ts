@@ -81,7 +81,7 @@ const keyOf = (key: string) => keyFromMessageId(CONSUMER, key);
 
 async function runSequence(seed: number, steps: number): Promise<number> {
   const random = mulberry32(seed);
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
   const chance = (p: number): boolean => random() < p;
 
   const clock = new FakeClock(1_800_000_000_000);
@@ -129,12 +129,23 @@ async function runSequence(seed: number, steps: number): Promise<number> {
   /** The claim-like outcome the model expects for `decision`. */
   const expectClaimOutcome = (step: number, decision: ModelDecision, got: { value?: ClaimOutcome; error?: unknown }, what: string): boolean => {
     if (decision === 'unknownStatus') {
-      check(step, got.error instanceof UnknownRecordStatusError, () => `${what}: a record with an unknown status must be refused, got ${show(got.error ?? got.value)}`);
+      check(
+        step,
+        got.error instanceof UnknownRecordStatusError,
+        () => `${what}: a record with an unknown status must be refused, got ${show(got.error ?? got.value)}`,
+      );
       return false;
     }
     if (got.error !== undefined) fail(step, `${what}: expected ${decision}, got ${show(got.error)}`);
     const kind = got.value!.kind;
-    const expected = { absent: 'claimed', expired: 'reclaimed', takeover: 'reclaimed', duplicate: 'duplicate', inProgress: 'inProgress', keyReused: 'keyReused' }[decision];
+    const expected = {
+      absent: 'claimed',
+      expired: 'reclaimed',
+      takeover: 'reclaimed',
+      duplicate: 'duplicate',
+      inProgress: 'inProgress',
+      keyReused: 'keyReused',
+    }[decision];
     check(step, kind === expected, () => `${what}: expected ${expected} (${decision}), got ${kind}`);
     return kind === 'claimed' || kind === 'reclaimed';
   };
@@ -160,7 +171,11 @@ async function runSequence(seed: number, steps: number): Promise<number> {
         held.push({ key, owner: record.owner, claim, version: record.version });
       } else if (got.value?.kind === 'duplicate') {
         const stored = model.records.get(key)!.result;
-        check(step, JSON.stringify(got.value.record.result) === JSON.stringify(stored), () => `duplicate: result ${JSON.stringify(got.value)} vs model ${JSON.stringify(stored)}`);
+        check(
+          step,
+          JSON.stringify(got.value.record.result) === JSON.stringify(stored),
+          () => `duplicate: result ${JSON.stringify(got.value)} vs model ${JSON.stringify(stored)}`,
+        );
       }
     } else if (r < 0.3) {
       // commit: marker completed with local rows, one transaction
@@ -175,7 +190,10 @@ async function runSequence(seed: number, steps: number): Promise<number> {
       if (fault === 'down' || (fault === 'loseWrites' && decision !== 'absent')) {
         expectUnavailable(step, got.error, 'commit');
       } else {
-        const asClaim = got.value?.kind === 'committed' ? { value: { kind: got.value.takeover ? 'reclaimed' : 'claimed' } as ClaimOutcome } : (got as { value?: ClaimOutcome; error?: unknown });
+        const asClaim =
+          got.value?.kind === 'committed'
+            ? { value: { kind: got.value.takeover ? 'reclaimed' : 'claimed' } as ClaimOutcome }
+            : (got as { value?: ClaimOutcome; error?: unknown });
         if (expectClaimOutcome(step, decision, asClaim, 'commit')) model.acquire(key, digestOf(d), now, rows, { result });
       }
     } else if (r < 0.42 && held.length > 0) {
@@ -253,11 +271,19 @@ async function runSequence(seed: number, steps: number): Promise<number> {
       else if (decision === 'inProgress') expectError(KeyInProgressError, 'KeyInProgressError');
       else if (decision === 'duplicate') {
         const stored = model.records.get(key)!.result;
-        check(step, JSON.stringify(got.value) === JSON.stringify(stored), () => `makeIdempotent duplicate: ${show(got.error ?? got.value)} vs model ${JSON.stringify(stored)}`);
+        check(
+          step,
+          JSON.stringify(got.value) === JSON.stringify(stored),
+          () => `makeIdempotent duplicate: ${show(got.error ?? got.value)} vs model ${JSON.stringify(stored)}`,
+        );
       } else {
         model.acquire(key, digestOf(d), now, new Map(), undefined);
         if (behaviour === 'ok') {
-          check(step, got.error === undefined && JSON.stringify(got.value) === JSON.stringify(value), () => `makeIdempotent: expected the work's result, got ${show(got.error ?? got.value)}`);
+          check(
+            step,
+            got.error === undefined && JSON.stringify(got.value) === JSON.stringify(value),
+            () => `makeIdempotent: expected the work's result, got ${show(got.error ?? got.value)}`,
+          );
           model.complete(key, now, value, new Map());
         } else {
           expectError(behaviour === 'tooBig' ? ResultTooLargeError : Error, behaviour === 'tooBig' ? 'ResultTooLargeError' : "the work's error");
@@ -269,12 +295,17 @@ async function runSequence(seed: number, steps: number): Promise<number> {
       const records = [...model.records.values()];
       const jump = pick(['small', 'halfLease', 'pastLease', 'pastRetention', 'toLeaseEnd', 'toRetentionEnd'] as const);
       const target =
-        jump === 'small' ? now + 1_000
-        : jump === 'halfLease' ? now + MODEL_LEASE_MS / 2
-        : jump === 'pastLease' ? now + MODEL_LEASE_MS + 1
-        : jump === 'pastRetention' ? now + MODEL_RETENTION_MS + 1
-        : jump === 'toLeaseEnd' ? Math.max(now, ...records.map((rec) => rec.leaseExpiresAtMs))
-        : Math.max(now, Math.min(...records.map((rec) => rec.retentionExpiresAtMs), now + MODEL_RETENTION_MS));
+        jump === 'small'
+          ? now + 1_000
+          : jump === 'halfLease'
+            ? now + MODEL_LEASE_MS / 2
+            : jump === 'pastLease'
+              ? now + MODEL_LEASE_MS + 1
+              : jump === 'pastRetention'
+                ? now + MODEL_RETENTION_MS + 1
+                : jump === 'toLeaseEnd'
+                  ? Math.max(now, ...records.map((rec) => rec.leaseExpiresAtMs))
+                  : Math.max(now, Math.min(...records.map((rec) => rec.retentionExpiresAtMs), now + MODEL_RETENTION_MS));
       clock.now = target;
       trace.push(`${step}: clock ${jump} -> t=${target}`);
       continue; // nothing stored changed
@@ -302,7 +333,13 @@ async function runSequence(seed: number, steps: number): Promise<number> {
 }
 
 /** The whole table against the model: every record's fields, and exactly its local rows. */
-async function compareTable(step: number, client: TableClient, store: TableIdempotencyStore, model: RecordModel, fail: (step: number, message: string) => never): Promise<void> {
+async function compareTable(
+  step: number,
+  client: TableClient,
+  store: TableIdempotencyStore,
+  model: RecordModel,
+  fail: (step: number, message: string) => never,
+): Promise<void> {
   const rows = new Map<string, Record<string, unknown>>();
   for await (const entity of client.listEntities<Record<string, unknown>>()) {
     if (entity.partitionKey === 'sweep-state') continue;
@@ -344,11 +381,15 @@ async function compareTable(step: number, client: TableClient, store: TableIdemp
       rows.delete(`${partitionKey}/${rowKey}~${name}`);
     }
   }
-  if (rows.size > 0) fail(step, `rows the model does not have (left behind): ${[...rows.values()].map((row) => `${String(row.rowKey).slice(0, 8)}…${String(row.rowKey).slice(64)} kind=${String(row.kind)}`).join(', ')}`);
+  if (rows.size > 0)
+    fail(
+      step,
+      `rows the model does not have (left behind): ${[...rows.values()].map((row) => `${String(row.rowKey).slice(0, 8)}…${String(row.rowKey).slice(64)} kind=${String(row.kind)}`).join(', ')}`,
+    );
 }
 
 function num(value: unknown): number {
-  if (value && typeof value === 'object' && 'value' in value) return Number((value as { value: unknown }).value);
+  if (value && typeof value === 'object' && 'value' in value) return Number(value.value);
   return Number(value);
 }
 

@@ -9,7 +9,9 @@ import { FakeClock, freshTable } from '../support/tables';
 const DAY_MS = 86_400_000;
 const azuriteOf = useAzurite();
 
-async function counted(options: Partial<TableIdempotencyStoreOptions> = {}): Promise<{ store: TableIdempotencyStore; client: TableClient; counter: RoundTripCounter }> {
+async function counted(
+  options: Partial<TableIdempotencyStoreOptions> = {},
+): Promise<{ store: TableIdempotencyStore; client: TableClient; counter: RoundTripCounter }> {
   const client = await freshTable(azuriteOf());
   const counter = RoundTripCounter.attach(client);
   const store = new TableIdempotencyStore(client, { retentionMs: 7 * DAY_MS, clock: new FakeClock(), ...options });

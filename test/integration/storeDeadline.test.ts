@@ -70,47 +70,45 @@ describe('store deadline against a store that accepts connections and never answ
     return TableClient.fromConnectionString(connectionString, 'hangs', { allowInsecureConnection: true });
   }
 
-  test(
-    'deadline: claim, commit, complete, release, get and ensureTable each fail with StoreUnavailableError by the deadline',
-    async () => {
-      // A real claim on Azurite, so complete/release have a claim to act on at the silent store.
-      const real = new TableIdempotencyStore(await freshTable(azuriteOf()), { retentionMs: DAY_MS, clock: new FakeClock() });
-      const claim = claimOf(await real.claim(key, digest));
-      const store = new TableIdempotencyStore(silentClient(), { retentionMs: DAY_MS, callTimeoutMs: DEADLINE_MS, clock: new FakeClock() });
+  test('deadline: claim, commit, complete, release, get and ensureTable each fail with StoreUnavailableError by the deadline', async () => {
+    // A real claim on Azurite, so complete/release have a claim to act on at the silent store.
+    const real = new TableIdempotencyStore(await freshTable(azuriteOf()), { retentionMs: DAY_MS, clock: new FakeClock() });
+    const claim = claimOf(await real.claim(key, digest));
+    const store = new TableIdempotencyStore(silentClient(), { retentionMs: DAY_MS, callTimeoutMs: DEADLINE_MS, clock: new FakeClock() });
 
-      const writes = {
-        claim: () => store.claim(key, digest),
-        commit: () => store.commit(key, digest, { ok: true }, [{ name: 'payment', properties: { amount: 1 } }]),
-        complete: () => store.complete(claim, { ok: true }),
-        release: () => store.release(claim, 'test'),
-        createTable: () => store.ensureTable(),
-      };
-      const timings: Record<string, number> = {};
-      for (const [name, call] of Object.entries(writes)) {
-        const { error, ms } = await failureOf(call);
-        timings[name] = Math.round(ms);
-        expect(ms).toBeGreaterThanOrEqual(DEADLINE_MS - 5);
-        expect(ms).toBeLessThan(DEADLINE_MS + SLACK_MS);
-        expect(error.retryable).toBe(true);
-        expect(error.writeMayHaveLanded).toBe(true);
-        // A claim (and a commit, which claims) reads back after its write's deadline; the read hangs too.
-        expect(error.message).toMatch(
-          name === 'claim' || name === 'commit' ? /no answer, and this claim may have been written/ : new RegExp(`did not answer .* within ${DEADLINE_MS} ms; it was a write: it may have landed`),
-        );
-      }
-      const read = await failureOf(() => store.get(key));
-      timings.get = Math.round(read.ms);
-      expect(read.ms).toBeLessThan(DEADLINE_MS + SLACK_MS);
-      expect(read.error.writeMayHaveLanded).toBe(false);
-      expect(read.error.message).toMatch(/did not answer read within 300 ms; it was a read: nothing was decided; retry later/);
-      // The requests did reach the server, and the abort closed their connections (no socket is left hanging).
-      expect(silent.bytesReceived).toBeGreaterThan(0);
-      await new Promise((r) => setTimeout(r, 50));
-      expect(silent.openConnections).toBe(0);
-      process.stdout.write(`deadline ${DEADLINE_MS} ms, failed after (ms): ${JSON.stringify(timings)}\n`);
-    },
-    15_000,
-  );
+    const writes = {
+      claim: () => store.claim(key, digest),
+      commit: () => store.commit(key, digest, { ok: true }, [{ name: 'payment', properties: { amount: 1 } }]),
+      complete: () => store.complete(claim, { ok: true }),
+      release: () => store.release(claim, 'test'),
+      createTable: () => store.ensureTable(),
+    };
+    const timings: Record<string, number> = {};
+    for (const [name, call] of Object.entries(writes)) {
+      const { error, ms } = await failureOf(call);
+      timings[name] = Math.round(ms);
+      expect(ms).toBeGreaterThanOrEqual(DEADLINE_MS - 5);
+      expect(ms).toBeLessThan(DEADLINE_MS + SLACK_MS);
+      expect(error.retryable).toBe(true);
+      expect(error.writeMayHaveLanded).toBe(true);
+      // A claim (and a commit, which claims) reads back after its write's deadline; the read hangs too.
+      expect(error.message).toMatch(
+        name === 'claim' || name === 'commit'
+          ? /no answer, and this claim may have been written/
+          : new RegExp(`did not answer .* within ${DEADLINE_MS} ms; it was a write: it may have landed`),
+      );
+    }
+    const read = await failureOf(() => store.get(key));
+    timings.get = Math.round(read.ms);
+    expect(read.ms).toBeLessThan(DEADLINE_MS + SLACK_MS);
+    expect(read.error.writeMayHaveLanded).toBe(false);
+    expect(read.error.message).toMatch(/did not answer read within 300 ms; it was a read: nothing was decided; retry later/);
+    // The requests did reach the server, and the abort closed their connections (no socket is left hanging).
+    expect(silent.bytesReceived).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(silent.openConnections).toBe(0);
+    process.stdout.write(`deadline ${DEADLINE_MS} ms, failed after (ms): ${JSON.stringify(timings)}\n`);
+  }, 15_000);
 });
 
 describe('store deadline on Azurite', () => {

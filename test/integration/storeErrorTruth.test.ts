@@ -63,7 +63,10 @@ describe('store errors say truthfully what may have been decided', () => {
       const { claim, tableName } = await realClaim();
       const error = await storeAt(server.port, tableName)
         .complete(claim, { ok: true })
-        .then(() => undefined, (e: unknown) => e);
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       expect(server.requests()).toBeGreaterThan(0);
       expect(error).toBeInstanceOf(StoreUnavailableError);
       expect((error as StoreUnavailableError).writeMayHaveLanded).toBe(true);
@@ -78,7 +81,10 @@ describe('store errors say truthfully what may have been decided', () => {
     try {
       const error = await storeAt(server.port)
         .claim(key, digest)
-        .then(() => undefined, (e: unknown) => e);
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       expect(error).toBeInstanceOf(StoreUnavailableError);
       expect((error as StoreUnavailableError).writeMayHaveLanded).toBe(true);
       expect((error as StoreUnavailableError).message).toMatch(/may have been written/);
@@ -94,7 +100,10 @@ describe('store errors say truthfully what may have been decided', () => {
     const { claim, tableName } = await realClaim();
     const error = await storeAt(port, tableName)
       .complete(claim, { ok: true })
-      .then(() => undefined, (e: unknown) => e);
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(error).toBeInstanceOf(StoreUnavailableError);
     expect((error as StoreUnavailableError).writeMayHaveLanded).toBe(false);
     expect((error as StoreUnavailableError).message).toMatch(/nothing was decided/);

@@ -1,4 +1,14 @@
-import { CompletedKeyCache, ConfigurationError, IdempotencyError, InvalidKeyError, payloadDigest, TableIdempotencyStore, type ClaimOutcome, type IdempotencyKey, type TableIdempotencyStoreOptions } from '../../src/core';
+import {
+  CompletedKeyCache,
+  ConfigurationError,
+  IdempotencyError,
+  InvalidKeyError,
+  payloadDigest,
+  TableIdempotencyStore,
+  type ClaimOutcome,
+  type IdempotencyKey,
+  type TableIdempotencyStoreOptions,
+} from '../../src/core';
 import { TableClient } from '@azure/data-tables';
 import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';
@@ -86,7 +96,28 @@ describe('store entry points: results', () => {
 });
 
 describe('store entry points: local rows', () => {
-  const names = ['timestamp', 'Timestamp', 'TIMESTAMP', 'etag', 'ETag', 'PartitionKey', 'partitionKey', 'partitionkey', 'RowKey', 'rowKey', 'ROWKEY', 'kind', 'odata.etag', 'odata.type', 'Odata.anything', 'amount@odata.type', 'has space', '9lives', 'a-b', 'x'.repeat(256)];
+  const names = [
+    'timestamp',
+    'Timestamp',
+    'TIMESTAMP',
+    'etag',
+    'ETag',
+    'PartitionKey',
+    'partitionKey',
+    'partitionkey',
+    'RowKey',
+    'rowKey',
+    'ROWKEY',
+    'kind',
+    'odata.etag',
+    'odata.type',
+    'Odata.anything',
+    'amount@odata.type',
+    'has space',
+    '9lives',
+    'a-b',
+    'x'.repeat(256),
+  ];
   const cases = names.map((name) => [name.length > 20 ? `${name.slice(0, 4)}... (${name.length} characters)` : JSON.stringify(name), name]);
   test.each(cases)('a local-row property named %s is refused with ConfigurationError, and nothing is written', async (_label, name) => {
     const store = await newStore();
@@ -113,7 +144,9 @@ describe('store entry points: local rows', () => {
 
   test('ordinary names (letters, digits, _) and null values still work', async () => {
     const store = await newStore();
-    const outcome = await store.commit({ consumer: 'payments', key: 'k' }, digest, 'r', [{ name: 'payment', properties: { amount: 1, _note: 'x', chargeId: null, Kind2: true } }]);
+    const outcome = await store.commit({ consumer: 'payments', key: 'k' }, digest, 'r', [
+      { name: 'payment', properties: { amount: 1, _note: 'x', chargeId: null, Kind2: true } },
+    ]);
     expect(outcome.kind).toBe('committed');
   });
 });
@@ -121,7 +154,7 @@ describe('store entry points: local rows', () => {
 describe('store options', () => {
   /** A client no request is sent through (options are checked in the constructor). */
   const unused = () => TableClient.fromConnectionString(azuriteOf().connectionString, 'unused', { allowInsecureConnection: true });
-  const build = (options: Record<string, unknown>) => () => new TableIdempotencyStore(unused(), { retentionMs: DAY_MS, ...options } as TableIdempotencyStoreOptions);
+  const build = (options: Record<string, unknown>) => () => new TableIdempotencyStore(unused(), { retentionMs: DAY_MS, ...options });
 
   test.each([
     ['cacheSize', -1],

@@ -40,7 +40,8 @@ test(`store keys (seed ${SEED}): refused exactly when invalid, never a raw error
       (error: unknown) => error,
     );
     if (!valid) {
-      if (!(outcome instanceof InvalidKeyError)) throw new Error(`seed ${SEED}: ${String(consumer)} / ${String(key)} should be an InvalidKeyError, got ${String(outcome)}`);
+      if (!(outcome instanceof InvalidKeyError))
+        throw new Error(`seed ${SEED}: ${String(consumer)} / ${String(key)} should be an InvalidKeyError, got ${String(outcome)}`);
       refused++;
       continue;
     }

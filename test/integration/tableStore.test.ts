@@ -90,7 +90,7 @@ describe('TableIdempotencyStore on Azurite', () => {
     const winners = outcomes.filter((o) => o.kind === 'reclaimed');
     expect(winners).toHaveLength(1);
     expect(outcomes.filter((o) => o.kind === 'inProgress')).toHaveLength(19);
-    expect(claimOf(winners[0]!).attempt).toBe(2);
+    expect(claimOf(winners[0]).attempt).toBe(2);
     expect(winners[0]).toMatchObject({ previousAttempt: 1, previousStatus: RecordStatus.InProgress });
   });
 
@@ -190,8 +190,8 @@ describe('TableIdempotencyStore on Azurite', () => {
     let calls = 0;
     const originalGet = client.getEntity.bind(client);
     const originalCreate = client.createEntity.bind(client);
-    client.getEntity = ((...args: Parameters<typeof originalGet>) => (calls++, originalGet(...args))) as typeof client.getEntity;
-    client.createEntity = ((...args: Parameters<typeof originalCreate>) => (calls++, originalCreate(...args))) as typeof client.createEntity;
+    client.getEntity = (...args: Parameters<typeof originalGet>) => (calls++, originalGet(...args));
+    client.createEntity = (...args: Parameters<typeof originalCreate>) => (calls++, originalCreate(...args));
     expect(await store.claim(key, digest)).toMatchObject({ kind: 'duplicate', cached: true, record: { result: 'r' } });
     expect(await store.claim(key, otherDigest)).toMatchObject({ kind: 'keyReused', cached: true });
     expect(calls).toBe(0);

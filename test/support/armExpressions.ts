@@ -142,7 +142,9 @@ export class ArmEvaluator {
 
   variable(name: string): unknown {
     if (!this.variableCache.has(name)) {
-      const loop = (this.scope.template.variables?.copy as unknown as Array<{ name: string; count: Json; input: Json }> | undefined)?.find((c) => c.name === name);
+      const loop = (this.scope.template.variables?.copy as unknown as Array<{ name: string; count: Json; input: Json }> | undefined)?.find(
+        (c) => c.name === name,
+      );
       if (loop) {
         const count = this.value(loop.count) as number;
         const items = Array.from({ length: count }, (_, i) => new ArmEvaluator({ ...this.scope, loops: { ...this.scope.loops, [name]: i } }).value(loop.input));
@@ -243,7 +245,12 @@ export class ArmEvaluator {
       case 'if':
         return args[0] ? args[1] : args[2];
       case 'empty':
-        return args[0] === '' || args[0] === null || (Array.isArray(args[0]) && args[0].length === 0) || (typeof args[0] === 'object' && args[0] !== null && !(args[0] instanceof AzureValue) && Object.keys(args[0]).length === 0);
+        return (
+          args[0] === '' ||
+          args[0] === null ||
+          (Array.isArray(args[0]) && args[0].length === 0) ||
+          (typeof args[0] === 'object' && args[0] !== null && !(args[0] instanceof AzureValue) && Object.keys(args[0]).length === 0)
+        );
       case 'length':
         return Array.isArray(args[0]) || typeof args[0] === 'string' ? (args[0] as string).length : Object.keys(args[0] as object).length;
       case 'tolower':

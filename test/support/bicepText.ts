@@ -73,9 +73,9 @@ export function topLevelKeys(block: string): string[] {
   lines.forEach((line, n) => {
     if (depth === 1) {
       const m = /^\s*(?:'([^']+)'|([A-Za-z_][A-Za-z0-9_]*))\s*:/.exec(line);
-      if (m) keys.push(m[1] ?? m[2]!);
+      if (m) keys.push(m[1] ?? m[2]);
     }
-    for (const ch of blankedLines[n]!) {
+    for (const ch of blankedLines[n]) {
       if (ch === '{' || ch === '[') depth++;
       else if (ch === '}' || ch === ']') depth--;
     }
@@ -90,6 +90,6 @@ export function topLevelKeys(block: string): string[] {
 export function paramDefault(text: string, name: string): string | undefined {
   const m = new RegExp(`^param\\s+${name}\\s+\\w+\\s*=\\s*(.+)$`, 'm').exec(text);
   if (!m) return undefined;
-  const raw = m[1]!.trim();
+  const raw = m[1].trim();
   return raw.startsWith("'") && raw.endsWith("'") ? raw.slice(1, -1) : raw;
 }

@@ -34,7 +34,9 @@ export const describeCompiled = (name: string, fn: () => void) => (compiledMainT
 
 /** The parameter values `azd up` passes: infra/main.parameters.json with the azd variables given in `env`. */
 export function azdParameters(env: Record<string, string>): Record<string, unknown> {
-  const file = JSON.parse(readFileSync(join(__dirname, '..', '..', 'infra', 'main.parameters.json'), 'utf8')) as { parameters: Record<string, { value: unknown }> };
+  const file = JSON.parse(readFileSync(join(__dirname, '..', '..', 'infra', 'main.parameters.json'), 'utf8')) as {
+    parameters: Record<string, { value: unknown }>;
+  };
   const out: Record<string, unknown> = {};
   for (const [name, { value }] of Object.entries(file.parameters)) {
     out[name] =
@@ -59,7 +61,10 @@ export class Deployment {
   readonly main: ArmEvaluator;
   readonly modules: DeployedModule[] = [];
 
-  constructor(readonly template: TemplateJson, parameters: Record<string, unknown>) {
+  constructor(
+    readonly template: TemplateJson,
+    parameters: Record<string, unknown>,
+  ) {
     const outputs = new Map<string, () => Record<string, unknown>>();
     this.main = new ArmEvaluator({ template, parameters, modules: outputs });
     for (const resource of resourcesOf(template)) {
@@ -91,12 +96,19 @@ export class Deployment {
       template,
       evaluator,
       resources: () =>
-        resourcesOf(template).filter((r) => !r.existing).flatMap((r) => {
-          const count = r.copy ? (evaluator.value(r.copy.count) as number) : 1;
-          return Array.from({ length: count }, (_, i) => (r.copy ? evaluator.withCopyIndex(i) : evaluator))
-            .filter((e) => r.condition === undefined || e.value(r.condition))
-            .map((e) => ({ type: r.type, name: e.value(r.name), scope: r.scope === undefined ? undefined : e.value(r.scope), properties: (e.value(r.properties ?? {}) ?? {}) as Record<string, unknown> }));
-        }),
+        resourcesOf(template)
+          .filter((r) => !r.existing)
+          .flatMap((r) => {
+            const count = r.copy ? (evaluator.value(r.copy.count) as number) : 1;
+            return Array.from({ length: count }, (_, i) => (r.copy ? evaluator.withCopyIndex(i) : evaluator))
+              .filter((e) => r.condition === undefined || e.value(r.condition))
+              .map((e) => ({
+                type: r.type,
+                name: e.value(r.name),
+                scope: r.scope === undefined ? undefined : e.value(r.scope),
+                properties: (e.value(r.properties ?? {}) ?? {}) as Record<string, unknown>,
+              }));
+          }),
     };
   }
 

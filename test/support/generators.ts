@@ -30,14 +30,14 @@ export class Random {
   }
 
   pick<T>(items: readonly T[]): T {
-    return items[this.int(items.length)]!;
+    return items[this.int(items.length)];
   }
 
   shuffle<T>(items: readonly T[]): T[] {
     const out = [...items];
     for (let i = out.length - 1; i > 0; i--) {
       const j = this.int(i + 1);
-      [out[i], out[j]] = [out[j]!, out[i]!];
+      [out[i], out[j]] = [out[j], out[i]];
     }
     return out;
   }
@@ -45,9 +45,53 @@ export class Random {
 
 /** Pieces strings are made of: separators, quotes, controls, U+FFFD, lone and paired surrogates, tag look-alikes. */
 export const STRING_PIECES: readonly string[] = [
-  'a', 'b', 'A', '0', '1', '9', '-', '_', ' ', '  ', '\t', '\n', '\u0000', '\u001f', '\u007f', ':', '3:', '"', '\\', '/', '#', '?',
-  '[', ']', '{', '}', ',', 'é', 'e\u0301', 'ı', '支', '\u2028', '\uFEFF', '\uFFFD', '\uD800', '\uDBFF', '\uDC00', '\uDFFF',
-  '\uD83D\uDE00', '\u{10FFFF}', '$', '$canonical', '$$canonical', '$bytes', 'undefined', 'null', 'true',
+  'a',
+  'b',
+  'A',
+  '0',
+  '1',
+  '9',
+  '-',
+  '_',
+  ' ',
+  '  ',
+  '\t',
+  '\n',
+  '\u0000',
+  '\u001f',
+  '\u007f',
+  ':',
+  '3:',
+  '"',
+  '\\',
+  '/',
+  '#',
+  '?',
+  '[',
+  ']',
+  '{',
+  '}',
+  ',',
+  'é',
+  'e\u0301',
+  'ı',
+  '支',
+  '\u2028',
+  '\uFEFF',
+  '\uFFFD',
+  '\uD800',
+  '\uDBFF',
+  '\uDC00',
+  '\uDFFF',
+  '\uD83D\uDE00',
+  '\u{10FFFF}',
+  '$',
+  '$canonical',
+  '$$canonical',
+  '$bytes',
+  'undefined',
+  'null',
+  'true',
 ];
 
 /** A short string of 0..maxPieces pieces. */
@@ -59,8 +103,25 @@ export function genString(r: Random, maxPieces = 5): string {
 }
 
 export const NUMBERS: readonly number[] = [
-  0, -0, 1, -1, 2, 1.5, -2.25, 0.1, 1e21, 1e-7, -1e-7, 2 ** 53, 2 ** 53 + 2, Number.MAX_SAFE_INTEGER, Number.MIN_VALUE, Number.MAX_VALUE,
-  Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY,
+  0,
+  -0,
+  1,
+  -1,
+  2,
+  1.5,
+  -2.25,
+  0.1,
+  1e21,
+  1e-7,
+  -1e-7,
+  2 ** 53,
+  2 ** 53 + 2,
+  Number.MAX_SAFE_INTEGER,
+  Number.MIN_VALUE,
+  Number.MAX_VALUE,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  Number.NEGATIVE_INFINITY,
 ];
 
 class Money {
@@ -74,7 +135,18 @@ function genBytes(r: Random, multipleOf = 1): Uint8Array<ArrayBuffer> {
   return bytes;
 }
 
-const TYPED_ARRAYS = [Int8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array, Float32Array, Float64Array, BigInt64Array, BigUint64Array] as const;
+const TYPED_ARRAYS = [
+  Int8Array,
+  Uint8ClampedArray,
+  Int16Array,
+  Uint16Array,
+  Int32Array,
+  Uint32Array,
+  Float32Array,
+  Float64Array,
+  BigInt64Array,
+  BigUint64Array,
+] as const;
 
 /** A leaf: any non-container value, valid or not. */
 export function genLeaf(r: Random): unknown {

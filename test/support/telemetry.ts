@@ -53,7 +53,7 @@ export function inMemoryTelemetry() {
   }
 
   function logs() {
-    return logExporter.getFinishedLogRecords().map((r) => ({ body: r.body, severity: r.severityText, attributes: r.attributes as Record<string, unknown> }));
+    return logExporter.getFinishedLogRecords().map((r) => ({ body: r.body, severity: r.severityText, attributes: r.attributes }));
   }
 
   async function shutdown(): Promise<void> {

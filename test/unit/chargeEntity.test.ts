@@ -51,7 +51,10 @@ describe('paymentCharge entity: every operation in every state', () => {
         state: { status: 'inProgress', attempt, startedAtMs: NOW },
         reply: { decision: 'proceed' },
       });
-      expect(applyChargeOperation(states[name], { name: 'complete', attempt, result: charged }, NOW).state).toMatchObject({ status: 'completed', result: charged });
+      expect(applyChargeOperation(states[name], { name: 'complete', attempt, result: charged }, NOW).state).toMatchObject({
+        status: 'completed',
+        result: charged,
+      });
       expect(applyChargeOperation(states[name], { name: 'fail', attempt, reason: 'r' }, NOW).state).toMatchObject({ status: 'failed', attempt });
     }
   });

@@ -29,8 +29,12 @@ describe('the payments consumer outlasts a cold Durable start', () => {
   });
 
   test('too few deliveries or too short a lease refuse to start, naming the settings', () => {
-    expect(() => assertPatienceCoversCharge(loadSettings({ ...base, SERVICEBUS_MAX_DELIVERY_COUNT: '3' }))).toThrow(/SERVICEBUS_MAX_DELIVERY_COUNT \(3\).*IDEMPOTENCY_LEASE_SECONDS \(60 s\).*dead-letter/);
+    expect(() => assertPatienceCoversCharge(loadSettings({ ...base, SERVICEBUS_MAX_DELIVERY_COUNT: '3' }))).toThrow(
+      /SERVICEBUS_MAX_DELIVERY_COUNT \(3\).*IDEMPOTENCY_LEASE_SECONDS \(60 s\).*dead-letter/,
+    );
     expect(() => assertPatienceCoversCharge(loadSettings({ ...base, IDEMPOTENCY_LEASE_SECONDS: '20' }))).toThrow(/IDEMPOTENCY_LEASE_SECONDS \(20 s\)/);
-    expect(() => assertPatienceCoversCharge(loadSettings({ ...base, PAYMENT_PROVIDER_TIMEOUT_MS: '60000' }))).toThrow(/PAYMENT_PROVIDER_TIMEOUT_MS \(60000 ms\)/);
+    expect(() => assertPatienceCoversCharge(loadSettings({ ...base, PAYMENT_PROVIDER_TIMEOUT_MS: '60000' }))).toThrow(
+      /PAYMENT_PROVIDER_TIMEOUT_MS \(60000 ms\)/,
+    );
   });
 });

@@ -3,7 +3,13 @@ import { parseBenchOptions } from '../../tools/bench/options';
 import { parseDemoArgs } from '../../tools/demo/args';
 import { parseProviderArgs } from '../../tools/fakeProvider/main';
 
-const SPECS: OptionSpecs = { messages: { type: 'string' }, rate: { type: 'string' }, mode: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } };
+const SPECS: OptionSpecs = {
+  messages: { type: 'string' },
+  rate: { type: 'string' },
+  mode: { type: 'string' },
+  name: { type: 'string' },
+  json: { type: 'boolean' },
+};
 
 /** The message of the UsageError `run` throws. */
 function usageMessage(run: () => unknown): string {
@@ -59,7 +65,7 @@ describe('tools command line: parsing', () => {
     expect(usageMessage(() => parseCommandLine(argv, SPECS))).toBe(message);
   });
 
-  test('a negative number after a string option is its value, judged by the option\'s rule', () => {
+  test("a negative number after a string option is its value, judged by the option's rule", () => {
     const r = read(['--messages', '-1']);
     expect(r.integer('messages', { min: 1, max: 100_000, default: 5 })).toBe(5);
     expect(usageMessage(() => r.done())).toBe('--messages must be an integer from 1 to 100000, got "-1"');
@@ -86,7 +92,9 @@ describe('tools command line: values, in one wording', () => {
     expect(r.number('rate', { min: 0, max: 1, default: 0.5 })).toBe(0.5);
     expect(r.choice('mode', ['on', 'off'] as const, 'on')).toBe('on');
     r.text('name', { default: 'x', maxLength: 10 });
-    expect(usageMessage(() => r.done())).toBe('--rate must be a number from 0 to 1, got "NaN"; --mode must be one of on, off, got "maybe"; --name must be 1 to 10 characters, got " "');
+    expect(usageMessage(() => r.done())).toBe(
+      '--rate must be a number from 0 to 1, got "NaN"; --mode must be one of on, off, got "maybe"; --name must be 1 to 10 characters, got " "',
+    );
     const ok = read(['--rate', '0.25', '--name', 'EUR']);
     expect(ok.number('rate', { min: 0, max: 1, default: 0.5 })).toBe(0.25);
     expect(ok.text('name', { default: 'x', pattern: /^[A-Z]{3}$/, what: 'three capitals' })).toBe('EUR');
@@ -96,7 +104,7 @@ describe('tools command line: values, in one wording', () => {
     expect(usageMessage(() => bad.done())).toBe('--name must be three capitals, got "eur"');
   });
 
-  test('a problem of a tool\'s own joins the others; the error line names the usage', () => {
+  test("a problem of a tool's own joins the others; the error line names the usage", () => {
     const r = read([]);
     r.problem('--a x --b must be at most 10 messages, got 12');
     const error = (() => {
@@ -128,7 +136,12 @@ describe('every tool parses alike', () => {
   });
 
   test('the bench caps its totals', () => {
-    expect(parseBenchOptions(['--messages', '100000', '--concurrency=256', '--rounds', '100', '--json'])).toEqual({ messages: 100_000, concurrency: 256, rounds: 100, json: true });
+    expect(parseBenchOptions(['--messages', '100000', '--concurrency=256', '--rounds', '100', '--json'])).toEqual({
+      messages: 100_000,
+      concurrency: 256,
+      rounds: 100,
+      json: true,
+    });
     expect(usageMessage(() => parseBenchOptions(['--concurrency', '257', '--rounds', '0']))).toBe(
       '--concurrency must be an integer from 1 to 256, got "257"; --rounds must be an integer from 1 to 100, got "0"',
     );

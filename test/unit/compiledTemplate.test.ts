@@ -121,7 +121,10 @@ describeCompiled('compiled infra/main.bicep: queues, roles, local auth, outputs'
         principal: p.parameter('principalId') === AZD_ENV.AZURE_PRINCIPAL_ID ? 'deployer' : 'app',
         principalType: p.parameter('principalType'),
         // The assignment resource that the module's condition keeps, and its scope.
-        scopes: m.resources().filter((r) => r.type === 'Microsoft.Authorization/roleAssignments').map((r) => String((r as unknown as { scope?: unknown }).scope ?? '')),
+        scopes: m
+          .resources()
+          .filter((r) => r.type === 'Microsoft.Authorization/roleAssignments')
+          .map((r) => String((r as unknown as { scope?: unknown }).scope ?? '')),
       };
     });
     expect(assignments.map(({ target, role, principal, principalType }) => ({ target, role, principal, principalType }))).toEqual([
@@ -134,18 +137,27 @@ describeCompiled('compiled infra/main.bicep: queues, roles, local auth, outputs'
     ]);
     for (const a of assignments) expect(a.scopes).toHaveLength(1);
     // Scope of each assignment: the one resource of its target, never the resource group.
-    const scopeTypes = d
-      .modulesWith('Microsoft.Authorization/roleAssignments')
-      .map((m) => m.resources().filter((r) => r.type === 'Microsoft.Authorization/roleAssignments').map((r) => String(r.scope)));
+    const scopeTypes = d.modulesWith('Microsoft.Authorization/roleAssignments').map((m) =>
+      m
+        .resources()
+        .filter((r) => r.type === 'Microsoft.Authorization/roleAssignments')
+        .map((r) => String(r.scope)),
+    );
     for (const [i, scopes] of scopeTypes.entries()) {
-      const expected = { serviceBus: 'Microsoft.ServiceBus/namespaces', storage: 'Microsoft.Storage/storageAccounts', appInsights: 'Microsoft.Insights/components' }[assignments[i].target as string];
+      const expected = {
+        serviceBus: 'Microsoft.ServiceBus/namespaces',
+        storage: 'Microsoft.Storage/storageAccounts',
+        appInsights: 'Microsoft.Insights/components',
+      }[assignments[i].target as string];
       expect(scopes[0]).toContain(expected);
     }
   });
 
   test('with AZURE_PRINCIPAL_TYPE=ServicePrincipal the deployer assignment says so', () => {
     const d = new Deployment(compiledMainTemplate()!, azdParameters({ ...AZD_ENV, AZURE_PRINCIPAL_TYPE: 'ServicePrincipal' }));
-    const deployer = d.modulesWith('Microsoft.Authorization/roleAssignments').filter((m) => m.evaluator.parameter('principalId') === AZD_ENV.AZURE_PRINCIPAL_ID);
+    const deployer = d
+      .modulesWith('Microsoft.Authorization/roleAssignments')
+      .filter((m) => m.evaluator.parameter('principalId') === AZD_ENV.AZURE_PRINCIPAL_ID);
     expect(deployer.map((m) => m.evaluator.parameter('principalType'))).toEqual(['ServicePrincipal']);
   });
 
@@ -155,7 +167,10 @@ describeCompiled('compiled infra/main.bicep: queues, roles, local auth, outputs'
   });
 
   test('local auth is off everywhere: Storage shared keys, Service Bus, Cosmos DB, Application Insights', () => {
-    const byType = (type: string) => deployment().allResources().filter((r) => r.type === type);
+    const byType = (type: string) =>
+      deployment()
+        .allResources()
+        .filter((r) => r.type === type);
     expect(byType('Microsoft.Storage/storageAccounts').map((r) => r.properties.allowSharedKeyAccess)).toEqual([false]);
     expect(byType('Microsoft.ServiceBus/namespaces').map((r) => r.properties.disableLocalAuth)).toEqual([true]);
     expect(byType('Microsoft.DocumentDB/databaseAccounts').map((r) => r.properties.disableLocalAuth)).toEqual([true]);
@@ -169,7 +184,11 @@ describeCompiled('compiled infra/main.bicep: queues, roles, local auth, outputs'
       ...(resourcesOf(template).flatMap((r) => Object.entries(r.properties?.template?.outputs ?? {})) as Array<[string, { value: unknown }]>),
     ];
     expect(all.length).toBeGreaterThan(10);
-    const leaking = all.filter(([name, o]) => /key|connectionstring|secret|password|sas/i.test(name) || /listKeys|listConnectionStrings|ConnectionString|InstrumentationKey/i.test(JSON.stringify(o.value)));
+    const leaking = all.filter(
+      ([name, o]) =>
+        /key|connectionstring|secret|password|sas/i.test(name) ||
+        /listKeys|listConnectionStrings|ConnectionString|InstrumentationKey/i.test(JSON.stringify(o.value)),
+    );
     expect(leaking.map(([name]) => name)).toEqual([]);
   });
 });

@@ -29,7 +29,7 @@ describe('payments workload with the time phase', () => {
     expect(reuses.length).toBe(20);
     const reusedKeyTargets = new Set(w.messages.filter((m) => m.kind === 'reusedKey').map((m) => m.reusesIndex));
     for (const m of reuses) {
-      const original = w.messages[m.reusesIndex!]!;
+      const original = w.messages[m.reusesIndex!];
       expect(original).toMatchObject({ kind: 'charge', messageId: m.messageId });
       expect(original.heldForOperator).toBeUndefined();
       expect(reusedKeyTargets.has(original.index)).toBe(false);
@@ -38,7 +38,7 @@ describe('payments workload with the time phase', () => {
       expect(original.index).toBeLessThan(400);
     }
     // The phase sends the reuses itself: they are not in the initial sends.
-    expect(w.sends.some((s) => w.messages[s.index]!.kind === 'reusedAfterExpiry')).toBe(false);
+    expect(w.sends.some((s) => w.messages[s.index].kind === 'reusedAfterExpiry')).toBe(false);
   });
 
   test('without the time phase the workload is as before (no held payments, no reused keys after expiry)', () => {

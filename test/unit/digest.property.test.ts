@@ -18,8 +18,7 @@ const VALUES_PER_SEED = 1500;
 const isBytes = (v: object): boolean => v instanceof Uint8Array; // Buffer included
 const isBinary = (v: object): boolean => ArrayBuffer.isView(v) || v instanceof ArrayBuffer;
 const binaryType = (v: object): string => (isBytes(v) ? 'bytes' : v.constructor.name);
-const binaryBytes = (v: object): Buffer =>
-  ArrayBuffer.isView(v) ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : Buffer.from(v as ArrayBuffer);
+const binaryBytes = (v: object): Buffer => (ArrayBuffer.isView(v) ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : Buffer.from(v as ArrayBuffer));
 const isPlain = (v: object): boolean => {
   const proto = Object.getPrototypeOf(v) as unknown;
   return (proto === Object.prototype || proto === null) && Object.prototype.toString.call(v) === '[object Object]';
@@ -116,11 +115,25 @@ function lookAlikes(v: unknown): unknown[] {
   if (v instanceof Date && !Number.isNaN(v.getTime())) out.push(v.toISOString(), v.getTime(), { $canonical: 'Date', iso: v.toISOString() });
   if (v instanceof Uint8Array) {
     const base64 = Buffer.from(v).toString('base64');
-    out.push({ $bytes: base64 }, { $canonical: 'bytes', base64 }, { type: 'Buffer', data: [...v] }, [...v], new Uint8ClampedArray(v), v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength), Buffer.from(v).toString('utf8'));
+    out.push(
+      { $bytes: base64 },
+      { $canonical: 'bytes', base64 },
+      { type: 'Buffer', data: [...v] },
+      [...v],
+      new Uint8ClampedArray(v),
+      v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength),
+      Buffer.from(v).toString('utf8'),
+    );
   }
-  if (v instanceof Map) out.push(Object.fromEntries([...v].map(([k, x]) => [String(k), x])), [...v], new Set(v.keys()), new Map([...v].map(([k, x]) => [x, k])));
+  if (v instanceof Map)
+    out.push(Object.fromEntries([...v].map(([k, x]) => [String(k), x])), [...v], new Set(v.keys()), new Map([...v].map(([k, x]) => [x, k])));
   if (v instanceof Set) out.push([...v], new Map([...v].map((x) => [x, x])));
-  if (Array.isArray(v)) out.push(v.map((x) => (x === undefined ? null : x)), Object.assign({}, v), new Set(v));
+  if (Array.isArray(v))
+    out.push(
+      v.map((x) => (x === undefined ? null : x)),
+      Object.assign({}, v),
+      new Set(v),
+    );
   if (v && typeof v === 'object' && isPlain(v)) out.push(new Map(Object.entries(v)), { ...v, $canonical: 'Map' }, Object.entries(v));
   return out;
 }
@@ -172,7 +185,8 @@ describe.each(SEEDS)('digest properties (seed %i)', (seed) => {
       } else {
         expect(result.error).toBeInstanceOf(InvalidPayloadError);
       }
-      if (result.ok !== encodable(v)) throw new Error(`seed ${seed}: digest ${result.ok ? 'accepted' : 'refused'} ${describeValue(v)}, the model says otherwise`);
+      if (result.ok !== encodable(v))
+        throw new Error(`seed ${seed}: digest ${result.ok ? 'accepted' : 'refused'} ${describeValue(v)}, the model says otherwise`);
     }
     // Both branches are visited in earnest.
     expect(digested).toBeGreaterThan(VALUES_PER_SEED * 0.3);

@@ -42,7 +42,21 @@ describe('digest', () => {
     expect(payloadDigest(new Set([1]))).not.toBe(payloadDigest(new Map()));
     expect(payloadDigest(new Map())).not.toBe(payloadDigest({}));
     expect(payloadDigest(new Set([1, 2]))).not.toBe(payloadDigest([1, 2]));
-    expect(payloadDigest(new Map([['a', 1], ['b', 2]]))).toBe(payloadDigest(new Map([['b', 2], ['a', 1]])));
+    expect(
+      payloadDigest(
+        new Map([
+          ['a', 1],
+          ['b', 2],
+        ]),
+      ),
+    ).toBe(
+      payloadDigest(
+        new Map([
+          ['b', 2],
+          ['a', 1],
+        ]),
+      ),
+    );
     expect(payloadDigest(new Set(['x', 'y']))).toBe(payloadDigest(new Set(['y', 'x'])));
     expect(payloadDigest(new Map([[1, 'a']]))).not.toBe(payloadDigest(new Map([['1', 'a']])));
   });
@@ -95,12 +109,36 @@ describe('digest', () => {
     ['Infinity', { n: Number.POSITIVE_INFINITY }, /non-finite number at \$\.n \(Infinity\)/],
     ['a RegExp', { r: /x/ }, /object of class RegExp at \$\.r/],
     ['an Error', [new Error('x')], /object of class Error at \$\[0\]/],
-    ['a class instance', { c: new (class Money { amount = 1 })() }, /object of class Money at \$\.c/],
+    [
+      'a class instance',
+      {
+        c: new (class Money {
+          amount = 1;
+        })(),
+      },
+      /object of class Money at \$\.c/,
+    ],
     ['a boxed string', new String('ab'), /object of class String/],
     ['a symbol-keyed member', { [Symbol('k')]: 1 }, /symbol-keyed property Symbol\(k\)/],
     ['an array with a named member', Object.assign([1], { note: 'x' }), /non-index property "note"/],
-    ['a throwing getter', { get x() { throw new TypeError('boom'); } }, /payload cannot be read: boom/],
-    ['a revoked proxy', (() => { const p = Proxy.revocable({}, {}); p.revoke(); return p.proxy; })(), /payload cannot be read/],
+    [
+      'a throwing getter',
+      {
+        get x() {
+          throw new TypeError('boom');
+        },
+      },
+      /payload cannot be read: boom/,
+    ],
+    [
+      'a revoked proxy',
+      (() => {
+        const p = Proxy.revocable({}, {});
+        p.revoke();
+        return p.proxy;
+      })(),
+      /payload cannot be read/,
+    ],
   ])('%s is an InvalidPayloadError naming it, not a raw error', (_what, value, message) => {
     expect(() => payloadDigest(value)).toThrow(InvalidPayloadError);
     expect(() => payloadDigest(value)).toThrow(message);

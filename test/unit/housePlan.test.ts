@@ -31,7 +31,9 @@ function filesUnder(dir: string): string[] {
 /** Relative imports of a file (static imports, re-exports, require), resolved to .ts files. */
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  const specs = [...text.matchAll(/(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|require\(\s*['"]([^'"]+)['"]\s*\)|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] ?? m[2] ?? m[3]);
+  const specs = [...text.matchAll(/(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|require\(\s*['"]([^'"]+)['"]\s*\)|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map(
+    (m) => m[1] ?? m[2] ?? m[3],
+  );
   return specs
     .filter((spec) => spec.startsWith('.'))
     .map((spec) => {

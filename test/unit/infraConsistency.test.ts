@@ -120,7 +120,11 @@ describe('infra cross-check: app settings', () => {
   });
 
   test('identity-based connections in Azure have the same connection names as the local example', () => {
-    const prefixes = new Set(appSettingNames(apiBicep).filter((n) => n.includes('__')).map((n) => n.split('__')[0]!));
+    const prefixes = new Set(
+      appSettingNames(apiBicep)
+        .filter((n) => n.includes('__'))
+        .map((n) => n.split('__')[0]),
+    );
     expect([...prefixes].sort()).toEqual(['AzureWebJobsStorage', 'ServiceBusConnection']);
     for (const prefix of prefixes) expect(Object.keys(localExample.Values)).toContain(prefix);
     expect(apiBicep).toMatch(/AzureWebJobsStorage__credential: 'managedidentity'/);
@@ -129,7 +133,7 @@ describe('infra cross-check: app settings', () => {
   });
 
   test("host.json's %...% references are set in the Bicep and in the local example", () => {
-    const refs = [...hostJson.matchAll(/%([A-Za-z0-9_]+)%/g)].map((m) => m[1]!);
+    const refs = [...hostJson.matchAll(/%([A-Za-z0-9_]+)%/g)].map((m) => m[1]);
     expect(refs).toContain('DURABLE_TASK_HUB_NAME');
     expect(missingAppSettings(apiBicep, refs)).toEqual([]);
     for (const ref of refs) expect(Object.keys(localExample.Values)).toContain(ref);
@@ -168,8 +172,12 @@ describe('infra cross-check: queues and the retention rule', () => {
   });
 
   test('the queue and the app settings get the same lock, delivery count and TTL parameters', () => {
-    expect(mainBicep).toMatch(/lockDurationSeconds: lockDurationSeconds\s+maxDeliveryCount: maxDeliveryCount\s+messageTtlDays: messageTtlDays\s+duplicateDetectionHistoryTimeWindow/);
-    expect(mainBicep).toMatch(/serviceBus: \{\s*lockDurationSeconds: lockDurationSeconds\s*maxDeliveryCount: maxDeliveryCount\s*messageTtlDays: messageTtlDays/);
+    expect(mainBicep).toMatch(
+      /lockDurationSeconds: lockDurationSeconds\s+maxDeliveryCount: maxDeliveryCount\s+messageTtlDays: messageTtlDays\s+duplicateDetectionHistoryTimeWindow/,
+    );
+    expect(mainBicep).toMatch(
+      /serviceBus: \{\s*lockDurationSeconds: lockDurationSeconds\s*maxDeliveryCount: maxDeliveryCount\s*messageTtlDays: messageTtlDays/,
+    );
     expect(apiBicep).toMatch(/SERVICEBUS_LOCK_DURATION_SECONDS: string\(serviceBus\.lockDurationSeconds\)/);
     expect(apiBicep).toMatch(/SERVICEBUS_MAX_DELIVERY_COUNT: string\(serviceBus\.maxDeliveryCount\)/);
     expect(apiBicep).toMatch(/SERVICEBUS_MESSAGE_TTL_SECONDS: string\(serviceBus\.messageTtlDays \* 86400\)/);
@@ -177,7 +185,13 @@ describe('infra cross-check: queues and the retention rule', () => {
 
   test('Bicep defaults equal the code defaults (the retention rule itself is tested on the compiled template)', () => {
     const num = (name: string): number => Number(paramDefault(mainBicep, name));
-    expect([num('lockDurationSeconds'), num('maxDeliveryCount'), num('messageTtlDays') * 86_400, num('dlqResubmitMarginDays'), num('idempotencyRetentionDays')]).toEqual([
+    expect([
+      num('lockDurationSeconds'),
+      num('maxDeliveryCount'),
+      num('messageTtlDays') * 86_400,
+      num('dlqResubmitMarginDays'),
+      num('idempotencyRetentionDays'),
+    ]).toEqual([
       defaults.SERVICEBUS_LOCK_DURATION_SECONDS,
       defaults.SERVICEBUS_MAX_DELIVERY_COUNT,
       defaults.SERVICEBUS_MESSAGE_TTL_SECONDS,
@@ -235,7 +249,7 @@ describe('infra cross-check: no secrets, local auth off, documented roles', () =
     expect(roleLines.length).toBe(6);
     for (const line of roleLines) {
       const [, id, name] = /'([0-9a-f-]{36})' \/\/ (.+)$/.exec(line)!;
-      expect(DOCUMENTED_ROLE_IDS[name!.trim() as keyof typeof DOCUMENTED_ROLE_IDS]).toBe(id);
+      expect(DOCUMENTED_ROLE_IDS[name.trim() as keyof typeof DOCUMENTED_ROLE_IDS]).toBe(id);
     }
     expect(cosmosBicep).toContain(`'${DOCUMENTED_ROLE_IDS['Cosmos DB Built-in Data Contributor']}'`);
   });
@@ -296,14 +310,16 @@ describe('host.json: what reaches Application Insights', () => {
 describe('infra cross-check: operations and azd', () => {
   test('every KQL file the Bicep loads exists, and every KQL file is deployed', () => {
     const operations = read('infra/app/operations.bicep');
-    const loaded = [...operations.matchAll(/loadTextContent\('\.\.\/monitoring\/queries\/([\w-]+\.kql)'\)/g)].map((m) => m[1]!);
+    const loaded = [...operations.matchAll(/loadTextContent\('\.\.\/monitoring\/queries\/([\w-]+\.kql)'\)/g)].map((m) => m[1]);
     const onDisk = readdirSync(join(root, 'infra', 'monitoring', 'queries')).filter((f) => f.endsWith('.kql'));
     expect(loaded.sort()).toEqual(onDisk.sort());
   });
 
   test('queries use the metric names the code emits', () => {
-    const kql = readdirSync(join(root, 'infra', 'monitoring', 'queries')).map((f) => read(`infra/monitoring/queries/${f}`)).join('\n');
-    const metrics = [...kql.matchAll(/'((?:idempotency|payments|messages)\.[\w.]+)'/g)].map((m) => m[1]!);
+    const kql = readdirSync(join(root, 'infra', 'monitoring', 'queries'))
+      .map((f) => read(`infra/monitoring/queries/${f}`))
+      .join('\n');
+    const metrics = [...kql.matchAll(/'((?:idempotency|payments|messages)\.[\w.]+)'/g)].map((m) => m[1]);
     const emitted = [
       'idempotency.claims',
       'idempotency.duplicates',

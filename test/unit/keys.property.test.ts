@@ -47,7 +47,13 @@ function idOf(v: unknown): unknown {
 // ---- inputs -------------------------------------------------------------------------------------
 
 const MIB_KEY = 'k'.repeat(1 << 20);
-const nearLimits = (max: number): string[] => ['x'.repeat(max), 'x'.repeat(max + 1), `${'y'.repeat(max - 1)}\uD800`, `${'z'.repeat(max - 2)}\uD83D\uDE00`, MIB_KEY];
+const nearLimits = (max: number): string[] => [
+  'x'.repeat(max),
+  'x'.repeat(max + 1),
+  `${'y'.repeat(max - 1)}\uD800`,
+  `${'z'.repeat(max - 2)}\uD83D\uDE00`,
+  MIB_KEY,
+];
 const NEAR_LIMITS = new Map([MAX_CONSUMER_LENGTH, MAX_KEY_LENGTH].map((max) => [max, nearLimits(max)]));
 
 /** A consumer name or key candidate: mostly strings (short, long, near the limits), sometimes anything. */
@@ -80,11 +86,20 @@ function expectAgrees<T>(outcome: Outcome<T>, valid: boolean, what: () => string
   if (outcome.ok !== valid) throw new Error(`${what()} was ${outcome.ok ? 'accepted' : 'refused'}; the model says otherwise`);
 }
 
-const show = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}...(${v.length})` : v) : typeof v === 'symbol' ? 'a symbol' : `${typeof v} ${String(v)}`);
+const show = (v: unknown): string =>
+  typeof v === 'string'
+    ? JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}...(${v.length})` : v)
+    : typeof v === 'symbol'
+      ? 'a symbol'
+      : `${typeof v} ${String(v)}`;
 
 describe.each(SEEDS)('key properties (seed %i)', (seed) => {
   const r = new Random(seed);
-  const cases = Array.from({ length: CASES_PER_SEED }, () => ({ consumer: genKeyPart(r, MAX_CONSUMER_LENGTH), key: genKeyPart(r, MAX_KEY_LENGTH), other: genKeyPart(r, MAX_KEY_LENGTH) }));
+  const cases = Array.from({ length: CASES_PER_SEED }, () => ({
+    consumer: genKeyPart(r, MAX_CONSUMER_LENGTH),
+    key: genKeyPart(r, MAX_KEY_LENGTH),
+    other: genKeyPart(r, MAX_KEY_LENGTH),
+  }));
 
   test('no raw error escapes: the helpers, assertValidKey and tableAddress accept exactly what the model calls valid, else InvalidKeyError', () => {
     let valid = 0;
@@ -92,13 +107,34 @@ describe.each(SEEDS)('key properties (seed %i)', (seed) => {
       const label = () => `consumer ${show(consumer)}, key ${show(key)}`;
       const direct = validConsumer(consumer) && validText(key, MAX_KEY_LENGTH);
       if (direct) valid++;
-      expectAgrees(run(() => assertValidKey({ consumer, key })), direct, () => `assertValidKey(${label()})`);
-      expectAgrees(run(() => tableAddress({ consumer, key } as IdempotencyKey)), direct, () => `tableAddress(${label()})`);
+      expectAgrees(
+        run(() => assertValidKey({ consumer, key })),
+        direct,
+        () => `assertValidKey(${label()})`,
+      );
+      expectAgrees(
+        run(() => tableAddress({ consumer, key } as IdempotencyKey)),
+        direct,
+        () => `tableAddress(${label()})`,
+      );
       const id = idOf(key);
-      expectAgrees(run(() => keyFromMessageId(consumer as string, key)), validConsumer(consumer) && validText(id, MAX_KEY_LENGTH), () => `keyFromMessageId(${label()})`);
-      expectAgrees(run(() => keyFromBusinessKey(consumer as string, { key }, (p) => p.key)), validConsumer(consumer) && validText(id, MAX_KEY_LENGTH), () => `keyFromBusinessKey(${label()})`);
-      const event = validConsumer(consumer) && validText(key, MAX_KEY_LENGTH) && validText(other, MAX_KEY_LENGTH) && JSON.stringify([key, other]).length <= MAX_KEY_LENGTH;
-      expectAgrees(run(() => keyFromCloudEvent(consumer as string, { source: key, id: other })), event, () => `keyFromCloudEvent(${label()}, id ${show(other)})`);
+      expectAgrees(
+        run(() => keyFromMessageId(consumer as string, key)),
+        validConsumer(consumer) && validText(id, MAX_KEY_LENGTH),
+        () => `keyFromMessageId(${label()})`,
+      );
+      expectAgrees(
+        run(() => keyFromBusinessKey(consumer as string, { key }, (p) => p.key)),
+        validConsumer(consumer) && validText(id, MAX_KEY_LENGTH),
+        () => `keyFromBusinessKey(${label()})`,
+      );
+      const event =
+        validConsumer(consumer) && validText(key, MAX_KEY_LENGTH) && validText(other, MAX_KEY_LENGTH) && JSON.stringify([key, other]).length <= MAX_KEY_LENGTH;
+      expectAgrees(
+        run(() => keyFromCloudEvent(consumer as string, { source: key, id: other })),
+        event,
+        () => `keyFromCloudEvent(${label()}, id ${show(other)})`,
+      );
     }
     expect(valid).toBeGreaterThan(CASES_PER_SEED * 0.1);
     expect(CASES_PER_SEED - valid).toBeGreaterThan(CASES_PER_SEED * 0.2);

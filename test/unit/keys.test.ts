@@ -1,4 +1,13 @@
-import { assertValidKey, InvalidKeyError, keyFromBusinessKey, keyFromCloudEvent, keyFromMessageId, scopedKeyString, tableAddress, MAX_KEY_LENGTH } from '../../src/core';
+import {
+  assertValidKey,
+  InvalidKeyError,
+  keyFromBusinessKey,
+  keyFromCloudEvent,
+  keyFromMessageId,
+  scopedKeyString,
+  tableAddress,
+  MAX_KEY_LENGTH,
+} from '../../src/core';
 
 describe('keys', () => {
   test('keyFromMessageId: scopes the MessageId by consumer', () => {
@@ -42,10 +51,9 @@ describe('keys', () => {
 
   test('keyFromBusinessKey: uses the function, wraps its failures', () => {
     expect(keyFromBusinessKey('orders', { orderId: 'o-9' }, (p) => p.orderId)).toEqual({ consumer: 'orders', key: 'o-9' });
-    expect(() => keyFromBusinessKey('orders', {} as { orderId?: string }, (p) => p.orderId)).toThrow(/business key is missing/);
-    expect(() =>
-      keyFromBusinessKey('orders', null as unknown as { orderId: string }, (p) => p.orderId),
-    ).toThrow(InvalidKeyError);
+    const noOrderId: { orderId?: string } = {};
+    expect(() => keyFromBusinessKey('orders', noOrderId, (p) => p.orderId)).toThrow(/business key is missing/);
+    expect(() => keyFromBusinessKey('orders', null as unknown as { orderId: string }, (p) => p.orderId)).toThrow(InvalidKeyError);
   });
 
   test.each([

@@ -37,7 +37,7 @@ describe('LocalQueue: Service Bus peek-lock semantics', () => {
     expect(queue.deadLetters.map((d) => d.message.messageId)).toEqual(['a']);
     const again = (await queue.receive())!;
     expect(again).toMatchObject({ message: { messageId: 'b', body: 2 }, deliveryCount: 1 });
-    expect(again.sequenceNumber).toBeGreaterThan(resubmitted[0]!.sequenceNumber);
+    expect(again.sequenceNumber).toBeGreaterThan(resubmitted[0].sequenceNumber);
     queue.complete(again);
     expect(queue.stats).toMatchObject({ sent: 2, resubmitted: 1, deadLettered: 2 });
     expect(queue.activeCount).toBe(0);
@@ -130,7 +130,7 @@ describe('chaos orders workload', () => {
     expect(a.messages).toHaveLength(400);
     const statuses = a.messages.filter((m) => m.kind === 'status');
     for (const s of statuses) {
-      const order = a.messages[s.orderIndex!]!;
+      const order = a.messages[s.orderIndex!];
       expect(order.kind).toBe('order');
       expect(s.body).toEqual({ orderId: order.messageId, status: statusOfVersion(s.version!), version: s.version });
       expect(s.messageId).toBe(`${order.messageId}:status:${s.version}`);

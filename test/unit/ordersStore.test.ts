@@ -14,7 +14,9 @@ function stubContainer(batch: () => Promise<unknown>, stored?: OrderDocument): C
     }),
   } as unknown as Container;
 }
-const results = (...codes: number[]) => async () => ({ code: 200, result: codes.map((statusCode) => ({ statusCode, requestCharge: 1 })) });
+const results =
+  (...codes: number[]) =>
+  async () => ({ code: 200, result: codes.map((statusCode) => ({ statusCode, requestCharge: 1 })) });
 
 describe('OrdersStore.placeOrder: every Cosmos answer becomes a decision or a domain error', () => {
   test('all ops 201: created, in one round trip', async () => {

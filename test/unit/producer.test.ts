@@ -61,7 +61,10 @@ describe('producer: arguments', () => {
     [['--kind', 'payments', '--count', '-1', '--dry-run'], /^--count must be an integer from 1 to 100000, got "-1"$/],
     [['--kind', 'payments', '--count', 'many', '--dry-run'], /^--count must be an integer from 1 to 100000, got "many"$/],
     [['--kind', 'payments', '--count', '100001', '--dry-run'], /^--count must be an integer from 1 to 100000, got "100001"$/],
-    [['--kind', 'payments', '--count', '100000', '--duplicates', '10', '--dry-run'], /^--count x \(1 \+ --duplicates \+ --reuse-keys\) must be at most 1000000 messages, got 1100000$/],
+    [
+      ['--kind', 'payments', '--count', '100000', '--duplicates', '10', '--dry-run'],
+      /^--count x \(1 \+ --duplicates \+ --reuse-keys\) must be at most 1000000 messages, got 1100000$/,
+    ],
     [['--kind', 'payments', '--amount=-5', '--dry-run'], /^--amount must be an integer from 1 to 9007199254740991, got "-5"$/],
     [['--kind', 'payments', '--amount', '19.99', '--dry-run'], /^--amount must be an integer from 1/],
     [['--kind', 'payments', '--currency', 'eur', '--dry-run'], /^--currency must be an ISO 4217 code: three upper-case letters, e\.g\. EUR, got "eur"$/],
@@ -80,7 +83,7 @@ describe('producer: arguments', () => {
     expect(() => parseProducerArgs(argv, {}, 'run1')).toThrow(message);
   });
 
-  test('--resend-delay-seconds takes Node\'s longest timer, 2147483 s', () => {
+  test("--resend-delay-seconds takes Node's longest timer, 2147483 s", () => {
     expect(parse(['--kind', 'payments', '--dry-run', '--resend-delay-seconds', '2147483']).resendDelaySeconds).toBe(2_147_483);
   });
 
@@ -115,7 +118,7 @@ describe('producer: messages', () => {
 
   test('MessageId is the business id; the body is JSON with contentType application/json', () => {
     const [first] = buildSendPlan(payments);
-    const message = toServiceBusMessage(first!);
+    const message = toServiceBusMessage(first);
     expect(message.messageId).toBe('pay-run1-0001');
     expect((message.body as { paymentId: string }).paymentId).toBe(message.messageId);
     expect(message.contentType).toBe('application/json');
@@ -133,7 +136,7 @@ describe('producer: messages', () => {
       ['pay-run1-0001', 2, 'duplicate'],
       ['pay-run1-0002', 2, 'duplicate'],
     ]);
-    expect(plan[2]!.body).toEqual(plan[0]!.body);
+    expect(plan[2].body).toEqual(plan[0].body);
   });
 
   test('--reuse-keys resends each id with a different body (a different digest for the consumer)', () => {
@@ -145,8 +148,8 @@ describe('producer: messages', () => {
       ['pay-run1-0001', 3, 'reusedKey', 2001],
     ]);
     const orderPlan = buildSendPlan({ ...orders, reusedKeys: 1 });
-    expect(orderPlan[1]!.messageId).toBe(orderPlan[0]!.messageId);
-    expect(orderPlan[1]!.body).not.toEqual(orderPlan[0]!.body);
+    expect(orderPlan[1].messageId).toBe(orderPlan[0].messageId);
+    expect(orderPlan[1].body).not.toEqual(orderPlan[0].body);
   });
 
   test('every planned body satisfies its schema', () => {

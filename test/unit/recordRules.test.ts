@@ -114,7 +114,7 @@ describe('record rules: the claim decision', () => {
 });
 
 describe('record rules: generations, cache, own writes', () => {
-  test('generation: the takeover of an expired record starts a new one; any other keeps the record\'s', () => {
+  test("generation: the takeover of an expired record starts a new one; any other keeps the record's", () => {
     expect(generationAfterTakeover('expired', record(), 20_000)).toBe(20_000);
     expect(generationAfterTakeover('takeover', record(), 20_000)).toBe(100);
   });
@@ -135,6 +135,8 @@ describe('record rules: generations, cache, own writes', () => {
     expect(isOwnWrite(done, { ...intended, status: RecordStatus.Released })).toBe(false);
     expect(isOwnWrite(done, { ...intended, leaseExpiresAtMs: 1 })).toBe(false);
     expect(isOwnWrite(done, { ...intended, resultJson: '{"chargeId":"ch_2"}' })).toBe(false);
-    expect(isOwnWrite(record({ status: RecordStatus.Released, leaseExpiresAtMs: 0 }), { ...intended, status: RecordStatus.Released, resultJson: undefined })).toBe(true);
+    expect(
+      isOwnWrite(record({ status: RecordStatus.Released, leaseExpiresAtMs: 0 }), { ...intended, status: RecordStatus.Released, resultJson: undefined }),
+    ).toBe(true);
   });
 });

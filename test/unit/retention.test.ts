@@ -1,7 +1,13 @@
 import { ConfigurationError } from '../../src/core';
 import { loadSettings } from '../../src/config/settings';
 import hostJson from '../../host.json';
-import { assertRetentionCoversRedelivery, DEFAULT_MAX_AUTO_LOCK_RENEWAL_MS, redeliveryWindow, retentionMsOf, type RetentionSettings } from '../../src/lifecycle/retention';
+import {
+  assertRetentionCoversRedelivery,
+  DEFAULT_MAX_AUTO_LOCK_RENEWAL_MS,
+  redeliveryWindow,
+  retentionMsOf,
+  type RetentionSettings,
+} from '../../src/lifecycle/retention';
 
 const DAY_MS = 86_400_000;
 const defaults: RetentionSettings = {
@@ -48,29 +54,46 @@ describe('retention rule', () => {
     } catch (error) {
       message = (error as Error).message;
     }
-    for (const name of ['IDEMPOTENCY_RETENTION_DAYS', 'SERVICEBUS_MESSAGE_TTL_SECONDS', 'SERVICEBUS_MAX_DELIVERY_COUNT', 'SERVICEBUS_LOCK_DURATION_SECONDS', 'DLQ_RESUBMIT_MARGIN_DAYS']) {
+    for (const name of [
+      'IDEMPOTENCY_RETENTION_DAYS',
+      'SERVICEBUS_MESSAGE_TTL_SECONDS',
+      'SERVICEBUS_MAX_DELIVERY_COUNT',
+      'SERVICEBUS_LOCK_DURATION_SECONDS',
+      'DLQ_RESUBMIT_MARGIN_DAYS',
+    ]) {
       expect(message).toContain(name);
     }
     expect(message).toMatch(/at least 28\.05/);
   });
 
   test('a long queue TTL alone can make the default retention too short', () => {
-    expect(() => assertRetentionCoversRedelivery({ ...defaults, SERVICEBUS_MESSAGE_TTL_SECONDS: 30 * 86_400 })).toThrow(/IDEMPOTENCY_RETENTION_DAYS \(30 days\) is shorter/);
+    expect(() => assertRetentionCoversRedelivery({ ...defaults, SERVICEBUS_MESSAGE_TTL_SECONDS: 30 * 86_400 })).toThrow(
+      /IDEMPOTENCY_RETENTION_DAYS \(30 days\) is shorter/,
+    );
   });
 
   test('a message TTL left at the Service Bus maximum (about 68 years) can never be covered', () => {
-    expect(() => assertRetentionCoversRedelivery({ ...defaults, IDEMPOTENCY_RETENTION_DAYS: 3650, SERVICEBUS_MESSAGE_TTL_SECONDS: 2_147_483_647 })).toThrow(ConfigurationError);
+    expect(() => assertRetentionCoversRedelivery({ ...defaults, IDEMPOTENCY_RETENTION_DAYS: 3650, SERVICEBUS_MESSAGE_TTL_SECONDS: 2_147_483_647 })).toThrow(
+      ConfigurationError,
+    );
   });
 
   test('many deliveries with long locks count even with a short TTL', () => {
-    const settings = { ...defaults, SERVICEBUS_MESSAGE_TTL_SECONDS: 60, DLQ_RESUBMIT_MARGIN_DAYS: 0, IDEMPOTENCY_RETENTION_DAYS: 1, SERVICEBUS_MAX_DELIVERY_COUNT: 2000, SERVICEBUS_LOCK_DURATION_SECONDS: 300 };
+    const settings = {
+      ...defaults,
+      SERVICEBUS_MESSAGE_TTL_SECONDS: 60,
+      DLQ_RESUBMIT_MARGIN_DAYS: 0,
+      IDEMPOTENCY_RETENTION_DAYS: 1,
+      SERVICEBUS_MAX_DELIVERY_COUNT: 2000,
+      SERVICEBUS_LOCK_DURATION_SECONDS: 300,
+    };
     expect(redeliveryWindow(settings).deliveriesMs).toBe(2000 * 600_000);
     expect(() => assertRetentionCoversRedelivery(settings)).toThrow(ConfigurationError);
   });
 
   test('the assumed lock auto-renewal is the one host.json configures', () => {
     const [h, m, sec] = hostJson.extensions.serviceBus.maxAutoLockRenewalDuration.split(':').map(Number);
-    expect(((h! * 60 + m!) * 60 + sec!) * 1000).toBe(DEFAULT_MAX_AUTO_LOCK_RENEWAL_MS);
+    expect(((h * 60 + m) * 60 + sec) * 1000).toBe(DEFAULT_MAX_AUTO_LOCK_RENEWAL_MS);
   });
 
   test('a negative auto-renewal is refused', () => {

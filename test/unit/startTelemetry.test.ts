@@ -43,7 +43,10 @@ describe('startTelemetry', () => {
 
   test('the default credential factory builds a ManagedIdentityCredential (no token request at construction)', () => {
     const started: AzureMonitorOpenTelemetryOptions[] = [];
-    startTelemetry({ APPLICATIONINSIGHTS_CONNECTION_STRING: CONNECTION_STRING, APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'Authorization=AAD;ClientId=abc' }, (o) => started.push(o));
+    startTelemetry(
+      { APPLICATIONINSIGHTS_CONNECTION_STRING: CONNECTION_STRING, APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'Authorization=AAD;ClientId=abc' },
+      (o) => started.push(o),
+    );
     const credential = started[0].azureMonitorExporterOptions?.credential as TokenCredential;
     expect(credential).toBeInstanceOf(ManagedIdentityCredential);
   });
@@ -56,9 +59,11 @@ describe('startTelemetry', () => {
   });
 
   test('a malformed or non-Entra authentication string refuses to start, naming the setting', () => {
-    expect(() => startWith({ APPLICATIONINSIGHTS_CONNECTION_STRING: CONNECTION_STRING, APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'Authorization=Basic' })).toThrow(
-      /APPLICATIONINSIGHTS_AUTHENTICATION_STRING: only Authorization=AAD/,
+    expect(() =>
+      startWith({ APPLICATIONINSIGHTS_CONNECTION_STRING: CONNECTION_STRING, APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'Authorization=Basic' }),
+    ).toThrow(/APPLICATIONINSIGHTS_AUTHENTICATION_STRING: only Authorization=AAD/);
+    expect(() => telemetryAuthentication({ APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'AAD' })).toThrow(
+      /APPLICATIONINSIGHTS_AUTHENTICATION_STRING: "AAD" is not key=value/,
     );
-    expect(() => telemetryAuthentication({ APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'AAD' })).toThrow(/APPLICATIONINSIGHTS_AUTHENTICATION_STRING: "AAD" is not key=value/);
   });
 });

@@ -19,12 +19,26 @@ import {
 const key = { consumer: 'payments', key: 'pay-1' };
 const address = tableAddress(key);
 const fields = { key, address, digest: 'd'.repeat(64), createdAtMs: 1_000, nowMs: 2_000, retentionMs: 500 };
-const state = { status: RecordStatus.InProgress, ownerId: 'o-1', attempt: 2, leaseExpiresAtMs: 2_500.7, resultJson: undefined, localRows: ['payment', 'audit'] };
+const state = {
+  status: RecordStatus.InProgress,
+  ownerId: 'o-1',
+  attempt: 2,
+  leaseExpiresAtMs: 2_500.7,
+  resultJson: undefined,
+  localRows: ['payment', 'audit'],
+};
 
 describe('table rows', () => {
   test('marker: times are Int64 (truncated), retention counts from the write, local rows listed', () => {
     const marker = markerEntity(fields, state);
-    expect(marker).toMatchObject({ partitionKey: address.partitionKey, rowKey: address.rowKey, kind: MARKER_KIND, consumer: 'payments', idempotencyKey: 'pay-1', attempt: 2 });
+    expect(marker).toMatchObject({
+      partitionKey: address.partitionKey,
+      rowKey: address.rowKey,
+      kind: MARKER_KIND,
+      consumer: 'payments',
+      idempotencyKey: 'pay-1',
+      attempt: 2,
+    });
     expect(marker.leaseExpiresAtMs).toEqual({ value: '2500', type: 'Int64' });
     expect(marker.retentionExpiresAtMs).toEqual(int64(2_500));
     expect(marker.createdAtMs).toEqual(int64(1_000));
@@ -62,7 +76,9 @@ describe('table rows', () => {
 
   test('patch: only keys and the properties a later write changes', () => {
     const patch = markerPatch(markerEntity(fields, { ...state, lastError: 'boom' }));
-    expect(Object.keys(patch).sort()).toEqual(['lastError', 'leaseExpiresAtMs', LOCAL_ROWS_PROPERTY, 'partitionKey', 'retentionExpiresAtMs', 'rowKey', 'status', 'updatedAtMs'].sort());
+    expect(Object.keys(patch).sort()).toEqual(
+      ['lastError', 'leaseExpiresAtMs', LOCAL_ROWS_PROPERTY, 'partitionKey', 'retentionExpiresAtMs', 'rowKey', 'status', 'updatedAtMs'].sort(),
+    );
   });
 
   test('local rows: RowKey <marker>~<name>; the list parses back, absent is none', () => {

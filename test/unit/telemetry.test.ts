@@ -24,7 +24,7 @@ describe('telemetry through in-memory OpenTelemetry exporters', () => {
 
     const logs = t.logs();
     expect(logs).toHaveLength(6);
-    expect(logs[1]!.attributes).toEqual({
+    expect(logs[1].attributes).toEqual({
       consumer: 'payments',
       outcome: 'duplicate',
       idempotencyKey: 'pay-1',
@@ -34,7 +34,7 @@ describe('telemetry through in-memory OpenTelemetry exporters', () => {
       digest: 'd1',
       reason: 'completed',
     });
-    expect(logs[3]!.severity).toBe('ERROR');
+    expect(logs[3].severity).toBe('ERROR');
     await t.shutdown();
   });
 });

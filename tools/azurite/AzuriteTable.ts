@@ -38,10 +38,7 @@ export class AzuriteTable {
 
   /** Connection string for `TableClient.fromConnectionString` (needs `allowInsecureConnection`). */
   get connectionString(): string {
-    return (
-      `DefaultEndpointsProtocol=http;AccountName=${DEV_ACCOUNT};AccountKey=${DEV_KEY};` +
-      `TableEndpoint=http://127.0.0.1:${this.port}/${DEV_ACCOUNT};`
-    );
+    return `DefaultEndpointsProtocol=http;AccountName=${DEV_ACCOUNT};AccountKey=${DEV_KEY};` + `TableEndpoint=http://127.0.0.1:${this.port}/${DEV_ACCOUNT};`;
   }
 
   get running(): boolean {

@@ -28,7 +28,12 @@ exit code: 0 whether or not targets are met, 1 when it crashes, 2 on a usage err
  * @throws UsageError naming every bad option.
  */
 export function parseBenchOptions(argv: readonly string[]): BenchOptions | 'help' {
-  const values = parseCommandLine(argv, { messages: { type: 'string' }, concurrency: { type: 'string' }, rounds: { type: 'string' }, json: { type: 'boolean' } });
+  const values = parseCommandLine(argv, {
+    messages: { type: 'string' },
+    concurrency: { type: 'string' },
+    rounds: { type: 'string' },
+    json: { type: 'boolean' },
+  });
   if (values === 'help') return 'help';
   const read = optionReader(values);
   const options: BenchOptions = {

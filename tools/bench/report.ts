@@ -144,7 +144,7 @@ function explain(tp: ThroughputFigures, boundIdem: number, boundTx: number, pred
     } else {
       parts.push(
         'The gap is not fully explained by the per-request costs or CPU per message: the three requests of a message run one after another, ' +
-          'and the machine is shared (see the spread of the rounds and the other processes\' load).',
+          "and the machine is shared (see the spread of the rounds and the other processes' load).",
       );
     }
   }
@@ -178,10 +178,18 @@ export function formatTable(report: BenchReport, tp: ThroughputFigures): string 
   const lines = [table(rows), ''];
   const rateRows: string[][] = [['variant (median of rounds)', 'msg/s', 'round trips/msg', 'client CPU ms/msg', 'Azurite CPU ms/msg']];
   for (const [name, s] of Object.entries(tp.variants)) {
-    rateRows.push([name, String(Math.round(s.perSecond)), String(round(s.roundTripsPerMessage, 3)), s.clientCpuMsPerMessage.toFixed(3), s.serverCpuMsPerMessage?.toFixed(3) ?? 'n/a']);
+    rateRows.push([
+      name,
+      String(Math.round(s.perSecond)),
+      String(round(s.roundTripsPerMessage, 3)),
+      s.clientCpuMsPerMessage.toFixed(3),
+      s.serverCpuMsPerMessage?.toFixed(3) ?? 'n/a',
+    ]);
   }
   lines.push(table(rateRows), '');
-  lines.push(`claim latency (fresh claims, concurrency ${tp.concurrency}, ${tp.claimLatencyMs.samples} samples): p50 ${report.claimLatencyP50Ms} ms, p99 ${report.claimLatencyP99Ms} ms`);
+  lines.push(
+    `claim latency (fresh claims, concurrency ${tp.concurrency}, ${tp.claimLatencyMs.samples} samples): p50 ${report.claimLatencyP50Ms} ms, p99 ${report.claimLatencyP99Ms} ms`,
+  );
   lines.push(`expiry sweep: ${report.purgeNote}; purgeRatioVsRaw ${report.purgeRatioVsRaw ?? 'null'}`);
   lines.push('', wrap(report.explanation), '', `targets met: ${report.targetsMet ? 'yes' : 'no'} (${report.seconds} s)`);
   return lines.join('\n');
@@ -189,7 +197,11 @@ export function formatTable(report: BenchReport, tp: ThroughputFigures): string 
 
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-  const fmt = (r: string[]) => r.map((cell, c) => cell.padEnd(widths[c])).join('  ').trimEnd();
+  const fmt = (r: string[]) =>
+    r
+      .map((cell, c) => cell.padEnd(widths[c]))
+      .join('  ')
+      .trimEnd();
   return [fmt(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(fmt)].join('\n');
 }
 

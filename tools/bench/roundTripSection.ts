@@ -69,4 +69,3 @@ function expectDuplicate(outcome: ClaimOutcome, cached: boolean): void {
     throw new Error(`expected a ${cached ? 'cached' : 'stored'} duplicate, got ${outcome.kind}${'cached' in outcome ? ` (cached: ${outcome.cached})` : ''}`);
   }
 }
-

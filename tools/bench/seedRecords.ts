@@ -41,7 +41,14 @@ export function seedMarkerEntity(record: SeedRecord, partitionCount = 16): Table
 
 /** A completed record that expired `agoMs` before `nowMs`. */
 export function expiredRecord(key: IdempotencyKey, nowMs: number, agoMs = 1_000): SeedRecord {
-  return { key, status: RecordStatus.Completed, leaseExpiresAtMs: 0, retentionExpiresAtMs: nowMs - agoMs, updatedAtMs: nowMs - agoMs - 86_400_000, resultJson: '{"ok":true}' };
+  return {
+    key,
+    status: RecordStatus.Completed,
+    leaseExpiresAtMs: 0,
+    retentionExpiresAtMs: nowMs - agoMs,
+    updatedAtMs: nowMs - agoMs - 86_400_000,
+    resultJson: '{"ok":true}',
+  };
 }
 
 /**
@@ -61,7 +68,7 @@ export async function insertInBatches(client: TableClient, entities: readonly Ta
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < batches.length) {
-      const batch = batches[next++]!;
+      const batch = batches[next++];
       try {
         await client.submitTransaction(batch.map((entity): TransactionAction => ['create', entity]));
       } catch (error) {

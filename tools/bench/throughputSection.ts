@@ -110,8 +110,7 @@ export async function measureThroughput(
   }
   const byVariant = (v: Variant): VariantRun[] => runs.filter((r) => r.variant === v);
   const variants = Object.fromEntries(VARIANTS.map((v) => [v, summarize(byVariant(v))])) as Record<Variant, VariantSummary>;
-  const perRound = (f: (run: (v: Variant) => VariantRun) => number): number[] =>
-    Array.from({ length: rounds }, (_, i) => f((v) => byVariant(v)[i]));
+  const perRound = (f: (run: (v: Variant) => VariantRun) => number): number[] => Array.from({ length: rounds }, (_, i) => f((v) => byVariant(v)[i]));
   const idemRatios = perRound((r) => r('idempotent').perSecond / r('baseline').perSecond);
   const cpuOf = (run: VariantRun): number | undefined =>
     run.serverCpuMsPerMessage === undefined ? undefined : run.clientCpuMsPerMessage + run.serverCpuMsPerMessage;
@@ -285,7 +284,7 @@ function summarize(runs: readonly VariantRun[]): VariantSummary {
     perSecond,
     roundTripsPerMessage,
     clientCpuMsPerMessage: median(runs.map((r) => r.clientCpuMsPerMessage)),
-    serverCpuMsPerMessage: server.every((s) => s !== undefined) ? median(server as number[]) : undefined,
+    serverCpuMsPerMessage: server.every((s) => s !== undefined) ? median(server) : undefined,
     roundTripsPerSecond: perSecond * roundTripsPerMessage,
   };
 }

@@ -45,7 +45,7 @@ export function parseCommandLine(argv: readonly string[], specs: OptionSpecs): O
 function joinNegativeValues(argv: readonly string[], specs: OptionSpecs): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
+    const arg = argv[i];
     const next = argv[i + 1];
     if (arg.startsWith('--') && specs[arg.slice(2)]?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
       out.push(`${arg}=${next}`);

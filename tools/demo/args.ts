@@ -73,5 +73,5 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv = 
     }
   }
   read.done();
-  return { chaos: chaos as Partial<ChaosOptions>, json: read.flag('json'), help: false };
+  return { chaos: chaos, json: read.flag('json'), help: false };
 }

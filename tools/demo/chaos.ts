@@ -211,12 +211,28 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
     const paymentsMessages = o.messages - ordersMessages;
     const parts: ChaosPart[] = [];
     if (paymentsMessages > 0) {
-      parts.push(await startPaymentsPart(env, { messages: paymentsMessages, duplicateRate: o.duplicateRate, provider, leaseMs: o.leaseMs, providerTimeoutMs: 500, timePhase: o.timePhase }));
+      parts.push(
+        await startPaymentsPart(env, {
+          messages: paymentsMessages,
+          duplicateRate: o.duplicateRate,
+          provider,
+          leaseMs: o.leaseMs,
+          providerTimeoutMs: 500,
+          timePhase: o.timePhase,
+        }),
+      );
     }
     if (ordersMessages > 0) {
       const cosmos = await CosmosEmulator.start();
       stops.push(() => cosmos.stop());
-      parts.push(await startOrdersPart(env, { messages: ordersMessages, duplicateRate: o.duplicateRate, cosmosEndpoint: cosmos.endpoint, maxDeliveryCount: o.maxDeliveryCount }));
+      parts.push(
+        await startOrdersPart(env, {
+          messages: ordersMessages,
+          duplicateRate: o.duplicateRate,
+          cosmosEndpoint: cosmos.endpoint,
+          maxDeliveryCount: o.maxDeliveryCount,
+        }),
+      );
     }
     const byName = new Map(parts.map((p) => [p.consumer.name, p]));
 
@@ -296,8 +312,11 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
         }
         for (const message of p.timePhase!.sendsAfterSweep(ledger)) send(p.consumer.queue, message);
       }
-      phase = { atCompleted, atElapsedMs, jumpedMs, sweep: sweeps[0]!, sweepMs, resubmitted };
-      o.onProgress?.({ ...progress(), phase: `time phase: clock +${formatDuration(jumpedMs)}, sweep deleted ${sweeps[0]!.deleted} records (${sweeps[0]!.deletedLocalRows} local rows), ${resubmitted} resubmitted from the DLQ` });
+      phase = { atCompleted, atElapsedMs, jumpedMs, sweep: sweeps[0], sweepMs, resubmitted };
+      o.onProgress?.({
+        ...progress(),
+        phase: `time phase: clock +${formatDuration(jumpedMs)}, sweep deleted ${sweeps[0].deleted} records (${sweeps[0].deletedLocalRows} local rows), ${resubmitted} resubmitted from the DLQ`,
+      });
     };
     while (!(sent + withheld() >= plannedSends && bus.idle && !proxy.cutNow && (phase !== undefined || phased.length === 0))) {
       if (Date.now() - started > o.timeoutMs) break;
@@ -305,7 +324,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
         await runTimePhase();
         continue;
       }
-      if (outages < outageAt.length && ledger.events.completed >= outageAt[outages]! && !proxy.cutNow) {
+      if (outages < outageAt.length && ledger.events.completed >= outageAt[outages] && !proxy.cutNow) {
         outages++;
         proxy.cut();
         setTimeout(() => proxy.restore(), o.outageMs);
@@ -348,7 +367,13 @@ function buildReport(
   const messages = parts.reduce((s, p) => s + p.messages, 0);
   const sends = sum((q) => q.stats.sent);
   const deadLetteredMessages = queues.flatMap((q) =>
-    q.deadLetters.map((d) => ({ queue: q.name, messageId: String(d.message.messageId ?? ''), deliveryCount: d.deliveryCount, reason: d.reason, lastError: d.lastError })),
+    q.deadLetters.map((d) => ({
+      queue: q.name,
+      messageId: typeof d.message.messageId === 'string' || typeof d.message.messageId === 'number' ? String(d.message.messageId) : '',
+      deliveryCount: d.deliveryCount,
+      reason: d.reason,
+      lastError: d.lastError,
+    })),
   );
   const deadLetteredByReason: Record<string, number> = {};
   for (const d of deadLetteredMessages) deadLetteredByReason[d.reason] = (deadLetteredByReason[d.reason] ?? 0) + 1;
@@ -363,7 +388,8 @@ function buildReport(
   const pd = payments?.details ?? {};
   const od = orders?.details ?? {};
   if (timePhase && timePhase.atElapsedMs < 0) violations.push('the time phase never ran (the run timed out before it)');
-  if (orders && orders.doubleEffects.length > 0) violations.push(`${orders.doubleEffects.length} order(s) created twice: ${orders.doubleEffects.slice(0, 10).join(', ')}`);
+  if (orders && orders.doubleEffects.length > 0)
+    violations.push(`${orders.doubleEffects.length} order(s) created twice: ${orders.doubleEffects.slice(0, 10).join(', ')}`);
   return {
     ok: violations.length === 0,
     violations,
@@ -398,7 +424,7 @@ function buildReport(
     parked: Object.values(parkedByReason).reduce((s, n) => s + n, 0),
     parkedByReason,
     effectiveCharges: Number(pd.effectiveCharges ?? 0),
-    effectiveChargesSource: String(pd.effectiveChargesSource ?? 'none'),
+    effectiveChargesSource: typeof pd.effectiveChargesSource === 'string' ? pd.effectiveChargesSource : 'none',
     expectedCharges: Number(pd.expectedCharges ?? 0),
     lost: lostMessages.length,
     lostMessages,
@@ -414,7 +440,18 @@ type PaymentsPhaseFigures = Omit<TimePhaseReport, 'atCompleted' | 'atElapsedMs' 
 
 function phaseReport(phase: Omit<TimePhaseReport, keyof PaymentsPhaseFigures> | undefined, parts: PartReport[]): TimePhaseReport {
   const figures = (parts.find((p) => p.name === 'payments')?.details.timePhase ?? {}) as Partial<PaymentsPhaseFigures>;
-  const none = { scanned: 0, deleted: 0, deletedLocalRows: 0, skipped: 0, skippedLeased: 0, skippedChanged: 0, alreadyDeleted: 0, requests: 0, runs: 0, retried: 0 };
+  const none = {
+    scanned: 0,
+    deleted: 0,
+    deletedLocalRows: 0,
+    skipped: 0,
+    skippedLeased: 0,
+    skippedChanged: 0,
+    alreadyDeleted: 0,
+    requests: 0,
+    runs: 0,
+    retried: 0,
+  };
   const n = (k: keyof PaymentsPhaseFigures) => Number(figures[k] ?? 0);
   return {
     ...(phase ?? { atCompleted: -1, atElapsedMs: -1, jumpedMs: 0, sweep: none, sweepMs: 0, resubmitted: 0 }),

@@ -38,7 +38,8 @@ export class Ledger {
   fate(part: string, index: number): MessageFate {
     const key = `${part}\u0000${index}`;
     let fate = this.fates.get(key);
-    if (!fate) this.fates.set(key, (fate = { copiesSent: 0, copiesDropped: 0, deliveries: 0, completions: [], completionEpochs: [], deadLettered: [], resubmitted: 0 }));
+    if (!fate)
+      this.fates.set(key, (fate = { copiesSent: 0, copiesDropped: 0, deliveries: 0, completions: [], completionEpochs: [], deadLettered: [], resubmitted: 0 }));
     return fate;
   }
 

@@ -44,7 +44,11 @@ const PART = 'orders';
  */
 export async function startOrdersPart(env: ChaosEnvironment, options: OrdersPartOptions): Promise<ChaosPart> {
   const workload = buildOrdersWorkload({ messages: options.messages, duplicateRate: options.duplicateRate, seed: env.seed });
-  const rig = await startOrdersRig({ cosmosEndpoint: options.cosmosEndpoint, tableConnectionString: env.tableConnectionString, maxDeliveryCount: options.maxDeliveryCount });
+  const rig = await startOrdersRig({
+    cosmosEndpoint: options.cosmosEndpoint,
+    tableConnectionString: env.tableConnectionString,
+    maxDeliveryCount: options.maxDeliveryCount,
+  });
   // What the handler returned, every time it returned (also when the ack or the lock was lost afterwards).
   const handlerOutcomes: Record<string, number> = {};
   injectCrashes(rig, env);
@@ -70,7 +74,7 @@ export async function startOrdersPart(env: ChaosEnvironment, options: OrdersPart
         return outcome;
       },
     },
-    initialSends: workload.initialSends.map((s) => send(workload.messages[s.index]!, s.copy)),
+    initialSends: workload.initialSends.map((s) => send(workload.messages[s.index], s.copy)),
     plannedSends: sendsOf(workload.messages),
     sendsAfterSettled(index, settled) {
       const released = waiting.get(index) ?? [];
@@ -81,9 +85,9 @@ export async function startOrdersPart(env: ChaosEnvironment, options: OrdersPart
         for (const s of released) withheld.add(s.index);
         return [];
       }
-      return released.map((s) => send(workload.messages[s.index]!, s.copy));
+      return released.map((s) => send(workload.messages[s.index], s.copy));
     },
-    withheldSends: () => sendsOf([...withheld].map((i) => workload.messages[i]!)),
+    withheldSends: () => sendsOf([...withheld].map((i) => workload.messages[i])),
     drain: async () => undefined,
     verify: async (ledger) => {
       try {
@@ -171,9 +175,9 @@ async function verifyOrders(
   for (const m of orders) {
     const orderId = m.messageId!;
     const own = byOrder.get(orderId) ?? [];
-    const orderDocs = own.filter((d) => d.kind === 'order') as Array<OrderDocument & Record<string, unknown>>;
-    const lineDocs = own.filter((d) => d.kind === 'line') as Array<OrderLineDocument & Record<string, unknown>>;
-    const auditDocs = own.filter((d) => d.kind === 'audit') as Array<OrderAuditDocument & Record<string, unknown>>;
+    const orderDocs = own.filter((d): d is OrderDocument & Record<string, unknown> => d.kind === 'order');
+    const lineDocs = own.filter((d): d is OrderLineDocument & Record<string, unknown> => d.kind === 'line');
+    const auditDocs = own.filter((d): d is OrderAuditDocument & Record<string, unknown> => d.kind === 'audit');
     const fate = ledger.fate(PART, m.index);
     const completed = (fate.completions as string[]).some((r) => r === Outcome.Processed || r === Outcome.Duplicate);
     if (orderDocs.length === 0) {
@@ -187,18 +191,29 @@ async function verifyOrders(
     if (orderDocs.length > 1) doubleEffects.push(orderId);
     const placed = orderPlacedSchema.parse(m.body);
     const digest = payloadDigest(placed);
-    const order = orderDocs[0]!;
-    const want = { customerId: placed.customerId, currency: placed.currency, itemCount: placed.items.length, totalMinor: placed.items.reduce((s, i) => s + i.quantity * i.unitPrice, 0) };
-    if (order.idempotency?.digest !== digest) violations.push(`${label(m)}: order digest ${order.idempotency?.digest} is not that of its first payload ${digest}`);
-    for (const [k, v] of Object.entries(want)) if ((order as unknown as Record<string, unknown>)[k] !== v) violations.push(`${label(m)}: order ${k} is ${JSON.stringify((order as unknown as Record<string, unknown>)[k])}, expected ${JSON.stringify(v)}`);
+    const order = orderDocs[0];
+    const want = {
+      customerId: placed.customerId,
+      currency: placed.currency,
+      itemCount: placed.items.length,
+      totalMinor: placed.items.reduce((s, i) => s + i.quantity * i.unitPrice, 0),
+    };
+    if (order.idempotency?.digest !== digest)
+      violations.push(`${label(m)}: order digest ${order.idempotency?.digest} is not that of its first payload ${digest}`);
+    for (const [k, v] of Object.entries(want))
+      if ((order as unknown as Record<string, unknown>)[k] !== v)
+        violations.push(`${label(m)}: order ${k} is ${JSON.stringify((order as unknown as Record<string, unknown>)[k])}, expected ${JSON.stringify(v)}`);
     if (lineDocs.length !== placed.items.length) violations.push(`${label(m)}: ${lineDocs.length} line documents for ${placed.items.length} items`);
     for (const [lineNo, item] of placed.items.entries()) {
       const line = lineDocs.filter((l) => l.lineNo === lineNo);
-      if (line.length !== 1 || line[0]!.sku !== item.sku || line[0]!.quantity !== item.quantity || line[0]!.unitPrice !== item.unitPrice) {
-        violations.push(`${label(m)}: line ${lineNo} is ${JSON.stringify(line.map((l) => [l.sku, l.quantity, l.unitPrice]))}, expected ${JSON.stringify([item.sku, item.quantity, item.unitPrice])}`);
+      if (line.length !== 1 || line[0].sku !== item.sku || line[0].quantity !== item.quantity || line[0].unitPrice !== item.unitPrice) {
+        violations.push(
+          `${label(m)}: line ${lineNo} is ${JSON.stringify(line.map((l) => [l.sku, l.quantity, l.unitPrice]))}, expected ${JSON.stringify([item.sku, item.quantity, item.unitPrice])}`,
+        );
       }
     }
-    if (auditDocs.length !== 1 || auditDocs[0]!.digest !== digest) violations.push(`${label(m)}: ${auditDocs.length} audit entries (expected 1 with the order's digest)`);
+    if (auditDocs.length !== 1 || auditDocs[0].digest !== digest)
+      violations.push(`${label(m)}: ${auditDocs.length} audit entries (expected 1 with the order's digest)`);
 
     // Status: the highest version whose message completed as applied or ignored; a version whose
     // message only reached the DLQ may or may not have been applied before (a range).

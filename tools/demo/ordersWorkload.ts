@@ -69,7 +69,7 @@ const STATUS_CYCLE = [OrderStatus.Paid, OrderStatus.Shipped, OrderStatus.Deliver
 
 /** The status version `v` of every order sets (so a repeated version always says the same status). */
 export function statusOfVersion(version: number): OrderStatus {
-  return version === 0 ? OrderStatus.Placed : STATUS_CYCLE[(version - 1) % STATUS_CYCLE.length]!;
+  return version === 0 ? OrderStatus.Placed : STATUS_CYCLE[(version - 1) % STATUS_CYCLE.length];
 }
 
 /**
@@ -94,9 +94,14 @@ export function buildOrdersWorkload(options: OrdersWorkloadOptions): OrdersWorkl
     const index = messages.length;
     const r = random();
     if (r < malformedShare) {
-      messages.push({ index, kind: 'malformed', ...malformedMessage(index, `bad-${options.seed}-${String(index).padStart(6, '0')}`), extraCopies: extraCopies() });
+      messages.push({
+        index,
+        kind: 'malformed',
+        ...malformedMessage(index, `bad-${options.seed}-${String(index).padStart(6, '0')}`),
+        extraCopies: extraCopies(),
+      });
     } else if (r < malformedShare + reusedShare && reusable.length > 0) {
-      const original = messages[reusable.splice(Math.floor(random() * reusable.length), 1)[0]!]!;
+      const original = messages[reusable.splice(Math.floor(random() * reusable.length), 1)[0]];
       const body = original.body as { items: Array<{ sku: string; quantity: number; unitPrice: number }> };
       const items = body.items.map((item, i) => (i === 0 ? { ...item, quantity: item.quantity + 1 + Math.floor(random() * 3) } : item));
       messages.push({
@@ -116,7 +121,13 @@ export function buildOrdersWorkload(options: OrdersWorkloadOptions): OrdersWorkl
         quantity: 1 + Math.floor(random() * 5),
         unitPrice: 100 + Math.floor(random() * 9_900),
       }));
-      messages.push({ index, kind: 'order', messageId: orderId, body: { orderId, customerId: `cust-${index % 89}`, items, currency: 'EUR' }, extraCopies: extraCopies() });
+      messages.push({
+        index,
+        kind: 'order',
+        messageId: orderId,
+        body: { orderId, customerId: `cust-${index % 89}`, items, currency: 'EUR' },
+        extraCopies: extraCopies(),
+      });
       reusable.push(index);
       const versions = Math.min(Math.floor(random() * (maxVersions + 1)), options.messages - messages.length);
       const early = random() < earlyShare;
@@ -143,7 +154,7 @@ export function buildOrdersWorkload(options: OrdersWorkloadOptions): OrdersWorkl
   for (const message of messages) {
     const copies = Array.from({ length: 1 + message.extraCopies }, (_, copy): PlannedSend => ({ index: message.index, copy }));
     if (message.kind === 'order' || message.kind === 'malformed') {
-      positioned.push({ at: message.index, send: copies[0]! });
+      positioned.push({ at: message.index, send: copies[0] });
       for (const send of copies.slice(1)) positioned.push({ at: message.index + 0.5 + random() * 40, send });
     } else if (message.kind === 'status' && message.early) {
       for (const send of copies) positioned.push({ at: message.orderIndex! + 0.01 + random() * 0.4, send });
@@ -159,7 +170,7 @@ export function buildOrdersWorkload(options: OrdersWorkloadOptions): OrdersWorkl
 function shuffle<T>(items: T[], random: () => number): void {
   for (let i = items.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
-    [items[i], items[j]] = [items[j]!, items[i]!];
+    [items[i], items[j]] = [items[j], items[i]];
   }
 }
 
@@ -169,14 +180,27 @@ function malformedMessage(index: number, id: string): Pick<OrderLogicalMessage, 
     case 0:
       return { messageId: id, body: `{"orderId": "${id}", "items": [`, expectedParkReason: ParkReason.InvalidJson };
     case 1:
-      return { messageId: id, body: { orderId: id, customerId: 'cust-1', items: [{ sku: 'SKU-1', quantity: 0, unitPrice: 1000 }], currency: 'EUR' }, expectedParkReason: ParkReason.InvalidSchema };
+      return {
+        messageId: id,
+        body: { orderId: id, customerId: 'cust-1', items: [{ sku: 'SKU-1', quantity: 0, unitPrice: 1000 }], currency: 'EUR' },
+        expectedParkReason: ParkReason.InvalidSchema,
+      };
     case 2:
-      return { messageId: `${id}-other`, body: { orderId: id, customerId: 'cust-1', items, currency: 'EUR' }, expectedParkReason: ParkReason.MessageIdMismatch };
+      return {
+        messageId: `${id}-other`,
+        body: { orderId: id, customerId: 'cust-1', items, currency: 'EUR' },
+        expectedParkReason: ParkReason.MessageIdMismatch,
+      };
     case 3:
       return { messageId: undefined, body: { orderId: id, customerId: 'cust-1', items, currency: 'EUR' }, expectedParkReason: ParkReason.MissingMessageId };
     case 4:
       // An application property `type` the consumer does not know.
-      return { messageId: id, body: { orderId: id, customerId: 'cust-1', items, currency: 'EUR' }, applicationProperties: { type: 'OrderShipped' }, expectedParkReason: ParkReason.InvalidSchema };
+      return {
+        messageId: id,
+        body: { orderId: id, customerId: 'cust-1', items, currency: 'EUR' },
+        applicationProperties: { type: 'OrderShipped' },
+        expectedParkReason: ParkReason.InvalidSchema,
+      };
     default:
       // A status change with version 0 (versions start at 1).
       return {

@@ -18,7 +18,10 @@ export interface ChaosEnvironment {
 }
 
 /** The expiry sweep of a part's store, run to the end (as many budgeted runs as it took). */
-export interface PartSweepReport extends Pick<SweepReport, 'scanned' | 'deleted' | 'deletedLocalRows' | 'skipped' | 'skippedLeased' | 'skippedChanged' | 'alreadyDeleted' | 'requests'> {
+export interface PartSweepReport extends Pick<
+  SweepReport,
+  'scanned' | 'deleted' | 'deletedLocalRows' | 'skipped' | 'skippedLeased' | 'skippedChanged' | 'alreadyDeleted' | 'requests'
+> {
   readonly runs: number;
   /** Runs that failed with a retryable store error and were run again. */
   readonly retried: number;

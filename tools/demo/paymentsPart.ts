@@ -109,7 +109,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
           // copy of the original can meet the reuse's record); otherwise it is withheld (reported).
           const out: QueueMessage<SendTag>[] = [];
           for (const m of workload.messages.filter((x) => x.kind === 'reusedAfterExpiry')) {
-            const original = workload.messages[m.reusesIndex!]!;
+            const original = workload.messages[m.reusesIndex!];
             const fate = ledger.fate(PART, original.index);
             const settledBefore =
               fate.copiesSent === 1 + original.extraCopies &&
@@ -130,7 +130,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
 
   return {
     consumer: { name: PART, queue: PART, deliver: (body, meta) => rig.deliver(body, meta) },
-    initialSends: workload.sends.map((s) => send(workload.messages[s.index]!, s.copy)),
+    initialSends: workload.sends.map((s) => send(workload.messages[s.index], s.copy)),
     plannedSends: sendsOf(workload.messages),
     sendsAfterSettled(index, settled) {
       const released = waiting.get(index) ?? [];
@@ -142,7 +142,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
       }
       return released.flatMap(copiesOf);
     },
-    withheldSends: () => sendsOf([...withheld].map((i) => workload.messages[i]!)),
+    withheldSends: () => sendsOf([...withheld].map((i) => workload.messages[i])),
     drain: () => rig.workflow.stop(),
     verify: (ledger) => verifyPayments(rig, workload.messages, ledger, options.provider, withheld, options.timePhase ? { ...phase, held } : undefined),
     ...(timePhase ? { timePhase } : {}),
@@ -188,7 +188,18 @@ class HeldPayments {
 
 /** Runs the sweep until a run finishes without its budget stopping it; a run failing with a retryable store error is run again (up to 5 times). */
 async function sweepToTheEnd(sweeper: ExpirySweeper): Promise<PartSweepReport> {
-  const total = { scanned: 0, deleted: 0, deletedLocalRows: 0, skipped: 0, skippedLeased: 0, skippedChanged: 0, alreadyDeleted: 0, requests: 0, runs: 0, retried: 0 };
+  const total = {
+    scanned: 0,
+    deleted: 0,
+    deletedLocalRows: 0,
+    skipped: 0,
+    skippedLeased: 0,
+    skippedChanged: 0,
+    alreadyDeleted: 0,
+    requests: 0,
+    runs: 0,
+    retried: 0,
+  };
   for (;;) {
     let report;
     try {
@@ -202,7 +213,8 @@ async function sweepToTheEnd(sweeper: ExpirySweeper): Promise<PartSweepReport> {
       throw error;
     }
     total.runs++;
-    for (const k of ['scanned', 'deleted', 'deletedLocalRows', 'skipped', 'skippedLeased', 'skippedChanged', 'alreadyDeleted', 'requests'] as const) total[k] += report[k];
+    for (const k of ['scanned', 'deleted', 'deletedLocalRows', 'skipped', 'skippedLeased', 'skippedChanged', 'alreadyDeleted', 'requests'] as const)
+      total[k] += report[k];
     if (!report.stoppedByBudget) return total;
   }
 }
@@ -267,7 +279,19 @@ async function verifyPayments(
     if (r.result.status === 'rejected') return true;
     return r.result.status === 'succeeded' && r.result.amount === amountOf(m) && !(ownChargeIds.get(m.messageId!)?.has(r.result.chargeId) ?? false);
   };
-  const phaseCounts = { reuseSent: 0, reuseRejected: 0, reuseRejected422: 0, reuseCharged: 0, reuseParked: 0, lateReusedKeysAsNew: 0, resubmittedCopies: 0, resubmittedMessages: 0, resubmittedCompleted: 0, resubmittedParked: 0, stuck: 0 };
+  const phaseCounts = {
+    reuseSent: 0,
+    reuseRejected: 0,
+    reuseRejected422: 0,
+    reuseCharged: 0,
+    reuseParked: 0,
+    lateReusedKeysAsNew: 0,
+    resubmittedCopies: 0,
+    resubmittedMessages: 0,
+    resubmittedCompleted: 0,
+    resubmittedParked: 0,
+    stuck: 0,
+  };
 
   for (const m of messages) {
     const fate = ledger.fate(PART, m.index);
@@ -288,14 +312,20 @@ async function verifyPayments(
       }
     };
     results.forEach((r, i) => {
-      if (expected(r, fate.completionEpochs[i]!)) return;
-      if ((m.kind === 'reusedKey' || m.kind === 'reusedAfterExpiry') && 'result' in r && r.result.status === 'succeeded' && ownChargeIds.get(m.messageId!)?.has(r.result.chargeId)) {
+      if (expected(r, fate.completionEpochs[i])) return;
+      if (
+        (m.kind === 'reusedKey' || m.kind === 'reusedAfterExpiry') &&
+        'result' in r &&
+        r.result.status === 'succeeded' &&
+        ownChargeIds.get(m.messageId!)?.has(r.result.chargeId)
+      ) {
         violations.push(`${label(m)} (amount ${amountOf(m)}) was acknowledged with the first payment's charge ${r.result.chargeId}`);
       } else violations.push(`${label(m)} was completed as ${JSON.stringify(r)}`);
     });
-    const completed = results.some((r, i) => expected(r, fate.completionEpochs[i]!));
+    const completed = results.some((r, i) => expected(r, fate.completionEpochs[i]));
     if (completed && m.kind === 'charge') completedCharge.add(m.index);
-    if (m.kind === 'reusedKey' && results.some((r, i) => fate.completionEpochs[i]! > 0 && r.outcome !== 'keyReused' && expected(r, 1))) phaseCounts.lateReusedKeysAsNew++;
+    if (m.kind === 'reusedKey' && results.some((r, i) => fate.completionEpochs[i] > 0 && r.outcome !== 'keyReused' && expected(r, 1)))
+      phaseCounts.lateReusedKeysAsNew++;
     if (m.kind === 'reusedAfterExpiry' && fate.copiesSent > 0) {
       phaseCounts.reuseSent++;
       if (results.some((r) => r.outcome === 'keyReused')) phaseCounts.reuseParked++;
@@ -311,7 +341,9 @@ async function verifyPayments(
       if (completed && results.some((r) => r.outcome === 'parked' || r.outcome === 'keyReused')) phaseCounts.resubmittedParked++;
       if (!completed) {
         phaseCounts.stuck++;
-        violations.push(`${label(m)} was resubmitted from the DLQ after the sweep but never completed (${fate.deadLettered.length > 0 ? 'dead-lettered again' : 'not settled'}): stuck`);
+        violations.push(
+          `${label(m)} was resubmitted from the DLQ after the sweep but never completed (${fate.deadLettered.length > 0 ? 'dead-lettered again' : 'not settled'}): stuck`,
+        );
       }
     }
     if (!completed) {
@@ -325,7 +357,9 @@ async function verifyPayments(
   }
 
   // Effective charges: from the provider's own ledger when it can be read.
-  const malformedIds = new Set(messages.filter((m) => m.kind === 'malformed').map((m) => (typeof m.body === 'object' ? String((m.body as { paymentId?: unknown }).paymentId) : '')));
+  const malformedIds = new Set(
+    messages.filter((m) => m.kind === 'malformed').map((m) => (typeof m.body === 'object' ? String((m.body as { paymentId?: unknown }).paymentId) : '')),
+  );
   const ledgerCharges = await provider.charges();
   const chargesBy = new Map<string, number[]>();
   let source = ledgerCharges?.source ?? 'own-count';
@@ -342,11 +376,16 @@ async function verifyPayments(
       const state = record && (await rig.workflow.entityState(chargeEntityKey(record.recordId, record.createdAtMs, record.digest)));
       if (state?.status === 'completed' && state.result.status === 'succeeded') noteChargeId(ownChargeIds, m.messageId!, state.result);
     }
-    for (const [id, chargeIds] of ownChargeIds) chargesBy.set(id, [...chargeIds].map(() => amountOf(ours.get(id)!)));
+    for (const [id, chargeIds] of ownChargeIds)
+      chargesBy.set(
+        id,
+        [...chargeIds].map(() => amountOf(ours.get(id)!)),
+      );
     // Reused keys charged as new payments after expiry, with their own amount and charge ids.
     for (const m of reuses) {
       const ids = new Set<string>();
-      for (const r of ledger.fate(PART, m.index).completions as PaymentDeliveryResult[]) if (newPaymentAfterExpiry(m, r) && 'result' in r && r.result.status === 'succeeded') ids.add(r.result.chargeId);
+      for (const r of ledger.fate(PART, m.index).completions as PaymentDeliveryResult[])
+        if (newPaymentAfterExpiry(m, r) && 'result' in r && r.result.status === 'succeeded') ids.add(r.result.chargeId);
       for (const _ of ids) chargesBy.set(m.messageId!, [...(chargesBy.get(m.messageId!) ?? []), amountOf(m)]);
     }
     source = 'own-count';
@@ -370,10 +409,13 @@ async function verifyPayments(
       const n = amounts.filter((a) => a === amountOf(r)).length;
       accounted += n;
       if (n === 0) continue;
-      const runs = (ledger.fate(PART, r.index).completions as PaymentDeliveryResult[]).filter((x) => newPaymentAfterExpiry(r, x) && 'result' in x && x.result.status === 'succeeded');
+      const runs = (ledger.fate(PART, r.index).completions as PaymentDeliveryResult[]).filter(
+        (x) => newPaymentAfterExpiry(r, x) && 'result' in x && x.result.status === 'succeeded',
+      );
       if (n > 1) doubleEffects.push(`${m.messageId} (reused for ${amountOf(r)})`);
       if (runs.length === 0) violations.push(`${label(r)} was charged ${amountOf(r)} though it was never processed as a new payment`);
-      else if (provider.fake) violations.push(`${label(r)} was charged ${amountOf(r)}: the demo's provider never forgets a key, so it was sent with another Idempotency-Key`);
+      else if (provider.fake)
+        violations.push(`${label(r)} was charged ${amountOf(r)}: the demo's provider never forgets a key, so it was sent with another Idempotency-Key`);
       else reuseChargesAccepted += Math.min(n, 1);
     }
     if (accounted < amounts.length) violations.push(`${label(m)} was charged ${amounts.join(', ')}; its own amount is ${amount}`);
@@ -424,12 +466,18 @@ async function verifyPayments(
     const address = rig.store.addressOf(key);
     const row = await rig.store.client.getEntity<Record<string, unknown>>(address.partitionKey, `${address.rowKey}~payment`).catch(() => undefined);
     const result = record.result as ChargeResult | undefined;
-    if (!row || row.amount !== amountOf(m) || row.state !== result?.status) rowMismatches.push(`${id}: Payment row ${row ? `amount ${String(row.amount)}, state ${String(row.state)}` : 'missing'}; expected amount ${amountOf(m)}, state ${result?.status}`);
+    if (!row || row.amount !== amountOf(m) || row.state !== result?.status)
+      rowMismatches.push(
+        `${id}: Payment row ${row ? `amount ${String(row.amount)}, state ${String(row.state)}` : 'missing'}; expected amount ${amountOf(m)}, state ${result?.status}`,
+      );
   });
   for (const x of leftInProgress.slice(0, 10)) violations.push(`${x} is left in progress with no message of it in the DLQ`);
   // Local rows live and die with their marker: after the sweep, no Payment row is left without one.
   const orphanLocalRows = await findOrphanLocalRows(rig);
-  if (orphanLocalRows.length > 0) violations.push(`${orphanLocalRows.length} local row(s) without their marker (not deleted with it by the sweep): ${orphanLocalRows.slice(0, 5).join(', ')}`);
+  if (orphanLocalRows.length > 0)
+    violations.push(
+      `${orphanLocalRows.length} local row(s) without their marker (not deleted with it by the sweep): ${orphanLocalRows.slice(0, 5).join(', ')}`,
+    );
   for (const x of rowMismatches.slice(0, 10)) violations.push(x);
 
   const held = phase?.held;
@@ -452,7 +500,7 @@ async function verifyPayments(
       expectedCharges,
       chargeableAwaitingOperator: stillAwaiting.length,
       deadLetteredWithoutCompletion: deadLetteredOnly,
-      reusedKeysWithheld: [...withheld].filter((i) => messages[i]!.kind === 'reusedKey').length,
+      reusedKeysWithheld: [...withheld].filter((i) => messages[i].kind === 'reusedKey').length,
       leftInProgress: leftInProgress.length,
       orphanLocalRows: orphanLocalRows.length,
       ...(phase
@@ -496,7 +544,7 @@ async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T)
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++]!);
+      while (next < items.length) await fn(items[next++]);
     }),
   );
 }

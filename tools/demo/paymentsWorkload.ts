@@ -97,9 +97,14 @@ export function buildPaymentsWorkload(options: WorkloadOptions): PaymentsWorkloa
     const r = random();
     const amount = 100 + Math.floor(random() * 99_900);
     if (r < malformed) {
-      messages.push({ index, kind: 'malformed', ...malformedMessage(index, `bad-${options.seed}-${String(index).padStart(6, '0')}`), extraCopies: extraCopies() });
+      messages.push({
+        index,
+        kind: 'malformed',
+        ...malformedMessage(index, `bad-${options.seed}-${String(index).padStart(6, '0')}`),
+        extraCopies: extraCopies(),
+      });
     } else if (r < malformed + reused && reusable.length > 0) {
-      const original = messages[reusable.splice(Math.floor(random() * reusable.length), 1)[0]!]!;
+      const original = messages[reusable.splice(Math.floor(random() * reusable.length), 1)[0]];
       const body = original.body as { amount: number };
       messages.push({
         index,
@@ -114,7 +119,13 @@ export function buildPaymentsWorkload(options: WorkloadOptions): PaymentsWorkloa
       const declined = r < malformed + reused + decline;
       const paymentId = idOf(index);
       const customerId = declined ? `decline-${index % 7}` : `cust-${index % 97}`;
-      messages.push({ index, kind: declined ? 'decline' : 'charge', messageId: paymentId, body: { paymentId, customerId, amount, currency: 'EUR' }, extraCopies: extraCopies() });
+      messages.push({
+        index,
+        kind: declined ? 'decline' : 'charge',
+        messageId: paymentId,
+        body: { paymentId, customerId, amount, currency: 'EUR' },
+        extraCopies: extraCopies(),
+      });
       if (!declined) reusable.push(index);
     }
   }
@@ -146,19 +157,28 @@ function addTimePhase(messages: LogicalMessage[], reusable: number[], options: W
   const take = (from: number[], count: number): number[] => {
     const pool = [...from];
     const out: number[] = [];
-    while (out.length < count && pool.length > 0) out.push(pool.splice(Math.floor(random() * pool.length), 1)[0]!);
+    while (out.length < count && pool.length > 0) out.push(pool.splice(Math.floor(random() * pool.length), 1)[0]);
     return out.sort((a, b) => a - b);
   };
   const clamp = (x: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, x));
-  const held = take(reusable.filter((i) => i < 0.3 * n), clamp(Math.round(0.01 * n), 2, 10));
+  const held = take(
+    reusable.filter((i) => i < 0.3 * n),
+    clamp(Math.round(0.01 * n), 2, 10),
+  );
   held.forEach((i, k) => {
-    messages[i] = { ...messages[i]!, heldForOperator: k % 2 === 0 ? 'afterCharge' : 'beforeCharge', extraCopies: 0 };
+    messages[i] = { ...messages[i], heldForOperator: k % 2 === 0 ? 'afterCharge' : 'beforeCharge', extraCopies: 0 };
   });
   const count = clamp(Math.round(0.02 * n), 2, 20);
-  const originals = take(reusable.filter((i) => i < 0.4 * n && !held.includes(i)), count);
-  const slots = take(reusable.filter((i) => i >= 0.5 * n), originals.length);
+  const originals = take(
+    reusable.filter((i) => i < 0.4 * n && !held.includes(i)),
+    count,
+  );
+  const slots = take(
+    reusable.filter((i) => i >= 0.5 * n),
+    originals.length,
+  );
   slots.forEach((slot, k) => {
-    const original = messages[originals[k]!]!;
+    const original = messages[originals[k]];
     const body = original.body as { amount: number };
     messages[slot] = {
       index: slot,
@@ -166,7 +186,7 @@ function addTimePhase(messages: LogicalMessage[], reusable: number[], options: W
       messageId: original.messageId,
       body: { ...body, amount: body.amount + 1 + Math.floor(random() * 1000) },
       reusesIndex: original.index,
-      extraCopies: messages[slot]!.extraCopies,
+      extraCopies: messages[slot].extraCopies,
     };
   });
 }
@@ -178,8 +198,16 @@ function malformedMessage(index: number, id: string): Pick<LogicalMessage, 'mess
     case 1:
       return { messageId: id, body: { paymentId: id, customerId: 'cust-1', amount: 12.5, currency: 'EUR' }, expectedParkReason: ParkReason.InvalidSchema };
     case 2:
-      return { messageId: `${id}-other`, body: { paymentId: id, customerId: 'cust-1', amount: 1000, currency: 'EUR' }, expectedParkReason: ParkReason.MessageIdMismatch };
+      return {
+        messageId: `${id}-other`,
+        body: { paymentId: id, customerId: 'cust-1', amount: 1000, currency: 'EUR' },
+        expectedParkReason: ParkReason.MessageIdMismatch,
+      };
     default:
-      return { messageId: undefined, body: { paymentId: id, customerId: 'cust-1', amount: 1000, currency: 'EUR' }, expectedParkReason: ParkReason.MissingMessageId };
+      return {
+        messageId: undefined,
+        body: { paymentId: id, customerId: 'cust-1', amount: 1000, currency: 'EUR' },
+        expectedParkReason: ParkReason.MissingMessageId,
+      };
   }
 }

@@ -53,7 +53,9 @@ async function readStats(url: string): Promise<{ source: ChargeSource; charges: 
     const stats = (await response.json()) as { charges?: unknown };
     if (!Array.isArray(stats.charges)) return undefined;
     const charges = stats.charges
-      .filter((c): c is { paymentId: string; amount: unknown } => typeof c === 'object' && c !== null && typeof (c as { paymentId?: unknown }).paymentId === 'string')
+      .filter(
+        (c): c is { paymentId: string; amount: unknown } => typeof c === 'object' && c !== null && typeof (c as { paymentId?: unknown }).paymentId === 'string',
+      )
       .map((c) => ({ paymentId: c.paymentId, amount: Number(c.amount) }));
     return { source: 'external-stats', charges };
   } catch {

@@ -32,7 +32,11 @@ export function formatReport(r: ChaosReport): string {
     ['provider faults', Object.values(r.providerFaults).reduce((s, n) => s + n, 0), by(r.providerFaults)],
     ['storage outages', r.storageOutages, `${r.connectionsReset} connections reset`],
     ['abandoned / lock expired / lock lost', `${r.abandoned} / ${r.lockExpired} / ${r.lockLost}`],
-    ['dead-lettered', r.deadLettered, `${by(r.deadLetteredByReason)}${r.timePhase && r.timePhase.resubmitted > 0 ? ` (in the DLQ at the end; ${r.timePhase.resubmitted} resubmitted by the time phase)` : ''}`],
+    [
+      'dead-lettered',
+      r.deadLettered,
+      `${by(r.deadLetteredByReason)}${r.timePhase && r.timePhase.resubmitted > 0 ? ` (in the DLQ at the end; ${r.timePhase.resubmitted} resubmitted by the time phase)` : ''}`,
+    ],
     ['parked', r.parked, by(r.parkedByReason)],
     ['orders created', r.ordersCreated, 'order documents in the Cosmos emulator (each with its lines and one audit entry)'],
     ['status changes applied', r.statusApplied, 'newer versions written (If-Match)'],
@@ -46,7 +50,9 @@ export function formatReport(r: ChaosReport): string {
   const width = Math.max(...rows.map(([k]) => k.length));
   const valueWidth = Math.max(...rows.map(([, v]) => String(v).length));
   const lines = rows.map(([k, v, note]) => `  ${k.padEnd(width)}  ${String(v).padStart(valueWidth)}${note ? `   ${note}` : ''}`);
-  const dlq = r.deadLetteredMessages.slice(0, 5).map((d) => `    DLQ ${d.queue} ${d.messageId} after ${d.deliveryCount} deliveries: ${d.reason} (${d.lastError})`);
+  const dlq = r.deadLetteredMessages
+    .slice(0, 5)
+    .map((d) => `    DLQ ${d.queue} ${d.messageId} after ${d.deliveryCount} deliveries: ${d.reason} (${d.lastError})`);
   const verdict = r.ok ? ['  invariants: all hold'] : ['  INVARIANTS FAILED:', ...r.violations.slice(0, 20).map((v) => `    - ${v}`)];
   return [`chaos run, seed ${r.seed}, ${(r.elapsedMs / 1000).toFixed(1)} s`, ...lines, ...dlq, ...verdict].join('\n');
 }
@@ -57,10 +63,22 @@ function timePhaseRows(r: ChaosReport): Array<[string, string | number, string?]
   if (!t) return [['time phase', 'off', '--time-phase on to jump the clock past retention mid-run']];
   if (t.atElapsedMs < 0) return [['time phase', 'DID NOT RUN', 'the run timed out before it']];
   return [
-    ['time phase: clock jump', `+${formatDuration(t.jumpedMs)}`, `after ${t.atCompleted} completed deliveries (${(t.atElapsedMs / 1000).toFixed(1)} s); retention + lease + 1 min`],
-    ['time phase: swept', t.sweep.deleted, `records deleted with ${t.sweep.deletedLocalRows} local rows; scanned ${t.sweep.scanned}, skipped ${t.sweep.skipped}, ${t.sweep.requests} requests in ${t.sweep.runs} run(s), ${t.sweepMs} ms`],
+    [
+      'time phase: clock jump',
+      `+${formatDuration(t.jumpedMs)}`,
+      `after ${t.atCompleted} completed deliveries (${(t.atElapsedMs / 1000).toFixed(1)} s); retention + lease + 1 min`,
+    ],
+    [
+      'time phase: swept',
+      t.sweep.deleted,
+      `records deleted with ${t.sweep.deletedLocalRows} local rows; scanned ${t.sweep.scanned}, skipped ${t.sweep.skipped}, ${t.sweep.requests} requests in ${t.sweep.runs} run(s), ${t.sweepMs} ms`,
+    ],
     ['time phase: held for an operator', t.heldForOperator, `dead-lettered before the jump; ${t.heldChargedBeforeDlq} charged before their DLQ`],
-    ['time phase: DLQ resubmitted', t.resubmitted, `copies of ${t.resubmittedMessages} messages: completed ${t.resubmittedCompleted} (parked ${t.resubmittedParked}), stuck ${t.resubmittedStuck}`],
+    [
+      'time phase: DLQ resubmitted',
+      t.resubmitted,
+      `copies of ${t.resubmittedMessages} messages: completed ${t.resubmittedCompleted} (parked ${t.resubmittedParked}), stuck ${t.resubmittedStuck}`,
+    ],
     [
       'time phase: reused keys after expiry',
       t.reusedAfterExpirySent,

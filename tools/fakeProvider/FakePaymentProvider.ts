@@ -141,12 +141,18 @@ export class FakePaymentProvider {
     if (typeof key !== 'string' || key === '') return json(res, 400, { error: { message: 'Idempotency-Key header is required' } });
     let body: { paymentId?: unknown; customerId?: unknown; amount?: unknown; currency?: unknown };
     try {
-      body = JSON.parse(text);
+      body = JSON.parse(text) as typeof body;
     } catch {
       return json(res, 400, { error: { message: 'body is not JSON' } });
     }
     const { paymentId, customerId, amount, currency } = body;
-    if (typeof paymentId !== 'string' || typeof customerId !== 'string' || !Number.isInteger(amount) || (amount as number) <= 0 || typeof currency !== 'string') {
+    if (
+      typeof paymentId !== 'string' ||
+      typeof customerId !== 'string' ||
+      !Number.isInteger(amount) ||
+      (amount as number) <= 0 ||
+      typeof currency !== 'string'
+    ) {
       return json(res, 400, { error: { message: 'paymentId, customerId, amount (integer > 0) and currency are required' } });
     }
     let keys = this.keysByPayment.get(paymentId);
@@ -168,7 +174,9 @@ export class FakePaymentProvider {
       return;
     }
 
-    const bodyHash = createHash('sha256').update(JSON.stringify([paymentId, customerId, amount, currency])).digest('hex');
+    const bodyHash = createHash('sha256')
+      .update(JSON.stringify([paymentId, customerId, amount, currency]))
+      .digest('hex');
     const existing = this.keys.get(key);
     if (existing) {
       if (existing.bodyHash !== bodyHash) return json(res, 422, { error: { message: 'Idempotency-Key was used with a different body' } });
@@ -182,7 +190,13 @@ export class FakePaymentProvider {
       Object.assign(entry, { state: 'done', status: 402, response: { error: { code: 'card_declined', message: 'card declined' }, reason: 'card_declined' } });
       return json(res, 402, entry.response);
     }
-    const charge: ChargeRecord = { chargeId: `ch_${randomUUID().replace(/-/g, '').slice(0, 20)}`, paymentId, idempotencyKey: key, amount: amount as number, currency };
+    const charge: ChargeRecord = {
+      chargeId: `ch_${randomUUID().replace(/-/g, '').slice(0, 20)}`,
+      paymentId,
+      idempotencyKey: key,
+      amount: amount as number,
+      currency,
+    };
     this.charges.push(charge);
     Object.assign(entry, { state: 'done', status: 201, response: { id: charge.chargeId, paymentId, amount, currency, status: 'succeeded' } });
     if (fault === 'chargeThenDrop') {

@@ -101,7 +101,7 @@ function restorePackage(dotnet: string, packageId: string, cache: string, env: E
     );
     const run = spawnSync(dotnet, ['restore', join(project, 'restore.csproj'), '--packages', cache], {
       encoding: 'utf8',
-      env: { ...env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1' } as NodeJS.ProcessEnv,
+      env: { ...env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1' },
     });
     if (run.status !== 0) {
       throw new Error(`dotnet restore of ${packageId} ${BICEP_VERSION} failed (exit ${run.status}):\n${run.stdout}${run.stderr}`);

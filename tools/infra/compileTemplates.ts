@@ -48,7 +48,10 @@ export function compileTemplates(options: { outFile?: string; log?: (line: strin
   const az = cli.prefix.length > 0;
   // --no-restore: the templates use no registry modules, and without it the CLI fetches the public
   // module index (aka.ms) on every build and lint: traffic to the internet that builds and tests must not send.
-  const build = runBicep(cli, az ? ['build', '--file', MAIN_BICEP, '--outfile', outFile, '--no-restore'] : ['build', MAIN_BICEP, '--outfile', outFile, '--no-restore']);
+  const build = runBicep(
+    cli,
+    az ? ['build', '--file', MAIN_BICEP, '--outfile', outFile, '--no-restore'] : ['build', MAIN_BICEP, '--outfile', outFile, '--no-restore'],
+  );
   const lint = runBicep(cli, az ? ['lint', '--file', MAIN_BICEP, '--no-restore'] : ['lint', MAIN_BICEP, '--no-restore']);
   // build and lint report the same linter diagnostics: count each once.
   const seen = new Map<string, BicepDiagnostic>();

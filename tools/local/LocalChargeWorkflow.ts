@@ -103,7 +103,10 @@ export class LocalChargeWorkflow implements ChargeWorkflow {
         }
         next = failed ? generator.throw(failure) : generator.next(value);
       }
-      await this.options.table.upsertEntity({ partitionKey: 'instance', rowKey: instanceId, state: 'completed', outputJson: JSON.stringify(next.value) }, 'Replace');
+      await this.options.table.upsertEntity(
+        { partitionKey: 'instance', rowKey: instanceId, state: 'completed', outputJson: JSON.stringify(next.value) },
+        'Replace',
+      );
       this.running.delete(instanceId);
     } catch (error) {
       if (error instanceof InjectedCrash) {
@@ -162,7 +165,10 @@ export class LocalChargeWorkflow implements ChargeWorkflow {
       await this.options.table.upsertEntity({ partitionKey: 'paymentCharge', rowKey: entityKey, stateJson: JSON.stringify(applied.state) }, 'Replace');
       return applied.reply;
     });
-    this.entityQueues.set(entityKey, next.catch(() => undefined));
+    this.entityQueues.set(
+      entityKey,
+      next.catch(() => undefined),
+    );
     return next;
   }
 

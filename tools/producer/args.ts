@@ -1,5 +1,5 @@
 import { optionReader, parseCommandLine, UsageError, type OptionSpecs } from '../cli/commandLine';
-import type { MessageKind, PlanOptions } from './messages';
+import type { PlanOptions } from './messages';
 
 /**
  * Command-line parsing for the producer. Pure: takes argv and an environment object, returns options or
@@ -79,11 +79,7 @@ const SPECS: OptionSpecs = {
  * ORDERS_QUEUE_NAME from `env`. Returns `'help'` for --help.
  * @throws UsageError naming every bad option.
  */
-export function parseProducerArgs(
-  argv: readonly string[],
-  env: Readonly<Record<string, string | undefined>>,
-  runId: string,
-): ProducerOptions | 'help' {
+export function parseProducerArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, runId: string): ProducerOptions | 'help' {
   const values = parseCommandLine(argv, SPECS);
   if (values === 'help') return 'help';
   const read = optionReader(values);
@@ -119,7 +115,7 @@ export function parseProducerArgs(
         'or set SERVICEBUS_CONNECTION_STRING, or use --dry-run',
     );
   }
-  return { ...options, kind: options.kind as MessageKind, connection, dryRun, runId };
+  return { ...options, kind: options.kind, connection, dryRun, runId };
 }
 
 /**

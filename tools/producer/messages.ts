@@ -152,4 +152,3 @@ export function toServiceBusMessage(planned: PlannedMessage): ServiceBusMessage 
     applicationProperties: { ...planned.applicationProperties },
   };
 }
-

@@ -56,7 +56,7 @@ async function main(argv: readonly string[]): Promise<number> {
       }
       const messages = plan.filter((m) => m.round === round);
       await sendRound(sender, messages);
-      console.log(`round ${round}: sent ${messages.length} (${messages[0]!.applicationProperties.sendReason}) to ${options.queue}`);
+      console.log(`round ${round}: sent ${messages.length} (${messages[0].applicationProperties.sendReason}) to ${options.queue}`);
     }
     console.log(`sent ${plan.length} messages, run ${runId} (correlationId)`);
     return 0;
