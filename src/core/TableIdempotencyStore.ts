@@ -12,12 +12,8 @@ import { RecordStatus, type IdempotencyRecord } from './record';
 import { cachedDecision, decideClaim, generationAfterTakeover, isOwnWrite } from './recordRules';
 import { resultJsonWithin } from './resultJson';
 import { tableAddress, type TableAddress } from './tableEncoding';
-import { resolveTableStoreOptions, type TableIdempotencyStoreOptions } from './tableStoreOptions';
+import { MAX_REASON_LENGTH, MAX_UNRESOLVED_CLAIMS, resolveTableStoreOptions, type TableIdempotencyStoreOptions } from './tableStoreOptions';
 import { localRowsAfter, markerEntity, markerPatch, staleRowsOnTakeover, toRecord, type MarkerFields, type MarkerState } from './tableRows';
-
-/** Longest release reason kept; claims whose write outcome stayed unknown, remembered per store (bounded). */
-const MAX_REASON_LENGTH = 1024;
-const MAX_UNRESOLVED_CLAIMS = 1000;
 
 /**
  * The idempotency store on Azure Table Storage: the claim workflow. The decision rules are in

@@ -53,3 +53,8 @@ export function resolveTableStoreOptions(options: TableIdempotencyStoreOptions):
   const cacheSize = integerOption(options.cacheSize ?? 0, 'cacheSize', 0, MAX_CACHE_SIZE);
   return { partitionCount, leaseMs, retentionMs, maxResultBytes, cacheSize, callTimeoutMs, clock };
 }
+
+/** Longest release reason kept. */
+export const MAX_REASON_LENGTH = 1024;
+/** Claims whose write outcome stayed unknown, remembered per store (bounded). */
+export const MAX_UNRESOLVED_CLAIMS = 1000;
