@@ -60,6 +60,12 @@ export interface ClaimOptions {
   readonly effects?: readonly LocalEffect[];
   /** Lease length for this claim instead of the store's default. */
   readonly leaseMs?: number;
+  /**
+   * Read the record before writing: set it for a redelivery (Service Bus `deliveryCount` > 1), where a
+   * record most likely exists. A completed duplicate then costs one round trip instead of two; a key
+   * found absent still costs the insert. Same outcomes either way; stores without the distinction ignore it.
+   */
+  readonly readFirst?: boolean;
 }
 
 /**
