@@ -101,7 +101,7 @@ export function getIdempotencyScope(): IdempotencyScope | undefined {
  */
 export function makeIdempotent<A extends unknown[], R, T = unknown>(
   handler: (this: T, ...args: A) => R | Promise<R>,
-  options: MakeIdempotentOptions<NoInfer<A>, NoInfer<R>>,
+  options: MakeIdempotentOptions<A, NoInfer<R>>,
 ): (this: T, ...args: A) => Promise<R> {
   const { store, consumer, keyOf, responseHook } = options;
   if (typeof store?.claim !== 'function') throw new ConfigurationError('makeIdempotent needs a store (an IdempotencyStore)');
