@@ -106,7 +106,7 @@ describe('makeIdempotent wraps a Functions v4 handler as it is', () => {
 
   test('the response hook shapes a replayed result only (e.g. adds a header), with the record and the arguments', async () => {
     const { store } = setup();
-    const handler = makeIdempotent(async (_m: Payment, _c: InvocationContext) => ({ status: 201, headers: {} as Record<string, string>, body: 'created' }), {
+    const handler = makeIdempotent(async (_m: Payment, _c: InvocationContext) => ({ status: 201, headers: {}, body: 'created' }), {
       store,
       consumer: 'payments',
       responseHook: (result, replay, _m, context) => ({
