@@ -84,7 +84,9 @@ export class PaymentsConsumer {
     const deadline = this.clock.nowMs() + this.deps.waitBudgetMs;
 
     for (let poll = 0; ; poll++) {
-      const outcome = await this.deps.store.claim(key, digest, { effects: [paymentRow(payment, 'pending')] });
+      // A redelivery most likely finds its record (completed, or ours to take over): read before inserting.
+      const readFirst = poll === 0 && (info.deliveryCount ?? 1) > 1;
+      const outcome = await this.deps.store.claim(key, digest, { effects: [paymentRow(payment, 'pending')], readFirst });
       switch (outcome.kind) {
         case 'duplicate': {
           report(delivery, Outcome.Duplicate, { ...fields, reason: outcome.cached ? 'cached' : 'completed', attempt: outcome.record.attempt });
