@@ -1,7 +1,14 @@
-import { systemClock, type Clock } from '../core/clock';
-import { payloadDigest } from '../core/digest';
-import { ConfigurationError, IdempotencyError, LeaseLostError } from '../core/errors';
-import type { Claim, IdempotencyStore, LocalEffect } from '../core/IdempotencyStore';
+import {
+  ConfigurationError,
+  IdempotencyError,
+  LeaseLostError,
+  payloadDigest,
+  systemClock,
+  type Claim,
+  type Clock,
+  type IdempotencyStore,
+  type LocalEffect,
+} from '../core/public';
 import { park, report, type Delivery } from '../messaging/delivery';
 import { decodeKeyedMessage } from '../messaging/keyedMessage';
 import type { MessageInfo } from '../messaging/messageInfo';
