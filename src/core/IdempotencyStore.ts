@@ -60,6 +60,12 @@ export interface ClaimOptions {
   readonly effects?: readonly LocalEffect[];
   /** Lease length for this claim instead of the store's default. */
   readonly leaseMs?: number;
+  /**
+   * Read the record before writing: set it for a redelivery (Service Bus `deliveryCount` > 1), where a
+   * record most likely exists. A completed duplicate then costs one round trip instead of two; a key
+   * found absent still costs the insert. Same outcomes either way; stores without the distinction ignore it.
+   */
+  readonly readFirst?: boolean;
 }
 
 /**
@@ -67,6 +73,8 @@ export interface ClaimOptions {
  * write is conditional on the claim's version. Failures are domain errors (see `errors.ts`).
  */
 export interface IdempotencyStore {
+  /** Default lease of a claim, in ms (the wrapper's heartbeat renews every third of it). */
+  readonly leaseMs?: number;
   /** Claims `key` for a payload with `digest`. @throws StoreUnavailableError, StoreRequestError */
   claim(key: IdempotencyKey, digest: string, options?: ClaimOptions): Promise<ClaimOutcome>;
   /**
@@ -74,7 +82,10 @@ export interface IdempotencyStore {
    * no in-progress phase: for work whose every effect is local. One round trip when fresh.
    */
   commit(key: IdempotencyKey, digest: string, result: unknown, effects?: readonly LocalEffect[]): Promise<CommitOutcome>;
-  /** Completes a claim. @throws LeaseLostError when the claim was taken over; ResultTooLargeError */
+  /**
+   * Completes a claim. A claim whose lease was renewed since (its ETag moved, same owner and attempt)
+   * still completes: only a takeover makes it lost. @throws LeaseLostError when the claim was taken over; ResultTooLargeError
+   */
   complete(claim: Claim, result: unknown, effects?: readonly LocalEffect[]): Promise<IdempotencyRecord>;
   /** Gives a claim up so the next delivery can take it at once. @throws LeaseLostError */
   release(claim: Claim, reason: string): Promise<void>;

@@ -1,4 +1,4 @@
-/** The idempotency core: knows nothing of the Functions runtime. */
+/** The idempotency core, everything in it (the app and its tests use this); users import `./public` (the package export `azure-idempotent-consumer/core`). */
 export * from './errors';
 export * from './clock';
 export * from './keys';
@@ -14,3 +14,6 @@ export * from './CompletedKeyCache';
 export * from './makeIdempotent';
 export { classifyStoreError, toDomainError } from './storeErrors';
 export * from './storeConflict';
+export * from './InMemoryIdempotencyStore';
+export * from './LeaseHeartbeat';
+export * from './invocationKey';

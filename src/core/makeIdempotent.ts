@@ -1,12 +1,18 @@
-import { IdempotencyError, KeyInProgressError, KeyReusedError, LeaseLostError } from './errors';
-import type { Claim, ClaimOutcome, IdempotencyStore } from './IdempotencyStore';
-import { scopedKeyString, type IdempotencyKey } from './keys';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { systemClock, type Clock } from './clock';
+import { ConfigurationError, KeyInProgressError, KeyReusedError, LeaseLostError } from './errors';
+import type { Claim, IdempotencyStore } from './IdempotencyStore';
+import { defaultInvocationKey, deliveryCountOf, invocationContextOf } from './invocationKey';
+import { assertValidKey, scopedKeyString, type IdempotencyKey } from './keys';
 import { payloadDigest } from './digest';
+import { LeaseHeartbeat } from './LeaseHeartbeat';
+import { leaseMsOption } from './options';
+import type { IdempotencyRecord } from './record';
 
-/** One decision of the wrapper. `releaseFailed`: a claim could not be given up; `reason` says why (it stays in progress until its lease lapses). */
+/** One decision of the wrapper. `releaseFailed`: a claim could not be given up; `reason` says why. `leaseLost`: the heartbeat lost the lease. */
 export interface IdempotencyEvent {
   readonly key: IdempotencyKey;
-  readonly outcome: ClaimOutcome['kind'] | 'completed' | 'released' | 'releaseFailed';
+  readonly outcome: 'claimed' | 'reclaimed' | 'duplicate' | 'inProgress' | 'keyReused' | 'completed' | 'released' | 'releaseFailed' | 'leaseLost';
   readonly attempt?: number;
   readonly reason?: string;
 }
@@ -16,49 +22,108 @@ export interface IdempotencyObserver {
   (event: IdempotencyEvent): void;
 }
 
-export interface MakeIdempotentOptions<I> {
+/** What a replayed (duplicate) invocation gets to shape its answer with. */
+export interface Replay {
+  /** The completed record whose stored result is replayed. */
+  readonly record: IdempotencyRecord;
+  /** True when it came from the store's in-process cache of completed keys (no round trip). */
+  readonly cached: boolean;
+}
+
+/** What the wrapped function sees of its claim while it runs: {@link getIdempotencyScope}. */
+export interface IdempotencyScope {
+  readonly key: IdempotencyKey;
+  /** The claim, with its latest ETag and lease end (renewals update it). Pass `claim.attempt` downstream as a fencing number. */
+  readonly claim: Claim;
+  /** Aborted (reason: `LeaseLostError`) once the lease is lost: stop working; the completion will be refused. */
+  readonly signal: AbortSignal;
+  /** Renews the lease now, in line with the heartbeat (never breaks the completion). @throws LeaseLostError */
+  renewLease(): Promise<Claim>;
+}
+
+export interface MakeIdempotentOptions<A extends unknown[], R> {
   readonly store: IdempotencyStore;
-  /** The key of one input, scoped by consumer (see `keys.ts`). @throws InvalidKeyError */
-  readonly keyOf: (input: I) => IdempotencyKey;
-  /** The part of the input whose digest detects key reuse. Default: the whole input. */
-  readonly payloadOf?: (input: I) => unknown;
+  /** Name of the consumer: the scope of its keys (no surrounding spaces). Required unless `keyOf` is given. */
+  readonly consumer?: string;
+  /**
+   * The key of one invocation. Default: from the invocation context's `triggerMetadata` (a CloudEvent's
+   * `source` + `id`, else the Service Bus `messageId`), scoped by `consumer`. @throws InvalidKeyError
+   */
+  readonly keyOf?: (...args: A) => IdempotencyKey;
+  /** The part of the arguments whose digest detects key reuse. Default: the first argument (the message). */
+  readonly payloadOf?: (...args: A) => unknown;
+  /** Shapes a replayed result (e.g. adds a header); called with the stored result, the record and the arguments. */
+  readonly responseHook?: (result: R, replay: Replay, ...args: A) => R | Promise<R>;
+  /** Lease of a claim. Default: the store's `leaseMs`, else 5 minutes. */
+  readonly leaseMs?: number;
+  /** Renew the lease every third of it while the function runs. Default true. */
+  readonly heartbeat?: boolean;
+  /** Read before inserting when the trigger says it is a redelivery (`deliveryCount` > 1). Default true. */
+  readonly readFirstOnRedelivery?: boolean;
+  /** The store's clock (judges a lapsed lease when renewals fail). Default: the system clock. */
+  readonly clock?: Clock;
   readonly observer?: IdempotencyObserver;
 }
 
+const scopes = new AsyncLocalStorage<IdempotencyScope>();
+
 /**
- * Wraps `work` so it runs at most once per key: claim, run, complete; on a duplicate the stored
- * result is returned without running. Every failure after the claim (the work's, or a completion
- * that fails, e.g. `ResultTooLargeError`) releases the claim with the error as its reason and
- * rethrows; when the release fails too, the observer is told why (`releaseFailed`) and the key
- * stays in progress until its lease lapses. A completion refused with `LeaseLostError` releases
- * nothing (the claim belongs to someone else).
- *
- * If the process dies after `work` ran but before completion, the record stays in progress until
- * its lease lapses, and the next delivery runs `work` again with `claim.attempt + 1`: pass
- * `claim.key` downstream (an `Idempotency-Key` header) so that effects outside the store dedupe too.
- *
- * @throws KeyInProgressError (retryable) when another claimant holds the lease;
- *         KeyReusedError when the key was used for another payload;
- *         LeaseLostError when the claim was taken over before completion;
- *         the error of `work` (after releasing the claim); store errors (StoreUnavailableError is retryable).
- *
+ * The claim of the idempotent function running in this async context, or `undefined` outside one.
  * @example
- * const charge = makeIdempotent((req: ChargeRequest, claim) => provider.charge(req, claim.key.key), {
- *   store, keyOf: (req) => keyFromBusinessKey('payments', req, (r) => r.paymentId),
+ * const { claim, signal } = getIdempotencyScope()!;
+ * await provider.charge(body, { idempotencyKey: claim.key.key, signal });
+ */
+export function getIdempotencyScope(): IdempotencyScope | undefined {
+  return scopes.getStore();
+}
+
+/**
+ * Wraps a Functions v4 handler, as it is, so its work takes effect once per key: claim, run (with
+ * the lease renewed), complete; a duplicate gets the stored result without running. Every argument
+ * and `this` are passed through; the handler reads its claim with {@link getIdempotencyScope}.
+ *
+ * - Key: `keyOf(...args)`, or from `context.triggerMetadata` (see `defaultInvocationKey`).
+ * - Redelivery (`deliveryCount` > 1): the store reads before inserting (1 round trip for a duplicate).
+ * - Heartbeat: the lease is renewed every third of it; when it is lost the scope's `signal` aborts
+ *   and the completion is refused (`LeaseLostError`, nothing is released: the key is someone else's).
+ * - Every other failure after the claim (the handler's, a completion that fails) releases the claim
+ *   with the error as its reason and rethrows, so the next delivery takes the key over at once.
+ *
+ * If the process dies after the work but before completion, the next delivery after the lease
+ * lapses runs it again with `attempt + 1`: pass the key downstream (`Idempotency-Key`) too.
+ *
+ * @throws InvalidKeyError at wrap time for a bad `consumer` (e.g. surrounding spaces), per call for a bad key;
+ *   KeyInProgressError (retryable); KeyReusedError; LeaseLostError; the handler's error; store errors.
+ * @example
+ * export const handler = makeIdempotent(async (message: Payment, context: InvocationContext) => charge(message), {
+ *   store, consumer: 'payments',
  * });
  */
-export function makeIdempotent<I, R>(work: (input: I, claim: Claim) => Promise<R>, options: MakeIdempotentOptions<I>): (input: I) => Promise<R> {
-  const { store, keyOf } = options;
+export function makeIdempotent<A extends unknown[], R, T = unknown>(
+  handler: (this: T, ...args: A) => R | Promise<R>,
+  options: MakeIdempotentOptions<A, NoInfer<R>>,
+): (this: T, ...args: A) => Promise<R> {
+  const { store, consumer, keyOf, responseHook } = options;
+  if (typeof store?.claim !== 'function') throw new ConfigurationError('makeIdempotent needs a store (an IdempotencyStore)');
+  if (keyOf === undefined && consumer === undefined) throw new ConfigurationError('makeIdempotent needs a consumer name or a keyOf function');
+  if (consumer !== undefined) assertValidKey({ consumer, key: 'check' });
+  const leaseMs = leaseMsOption(options.leaseMs ?? store.leaseMs ?? 5 * 60_000);
+  const clock = options.clock ?? systemClock;
   const observe = safeObserver(options.observer);
-  const payloadOf = options.payloadOf ?? ((input: I) => input);
-  return async (input: I): Promise<R> => {
-    const key = keyOf(input);
-    const digest = payloadDigest(payloadOf(input));
-    const outcome = await store.claim(key, digest);
+  const payloadOf = options.payloadOf ?? ((...args: A) => args[0]);
+
+  return async function idempotent(this: T, ...args: A): Promise<R> {
+    const context = invocationContextOf(args);
+    const key = keyOf ? keyOf(...args) : defaultInvocationKey(consumer as string, args[0], context);
+    const digest = payloadDigest(payloadOf(...args));
+    const readFirst = options.readFirstOnRedelivery !== false && (deliveryCountOf(context) ?? 1) > 1;
+    const outcome = await store.claim(key, digest, { leaseMs, readFirst });
     observe({ key, outcome: outcome.kind, attempt: 'claim' in outcome ? outcome.claim.attempt : outcome.record.attempt });
     switch (outcome.kind) {
-      case 'duplicate':
-        return outcome.record.result as R;
+      case 'duplicate': {
+        const stored = outcome.record.result as R;
+        return responseHook ? responseHook(stored, { record: outcome.record, cached: outcome.cached }, ...args) : stored;
+      }
       case 'inProgress':
         throw new KeyInProgressError(scopedKeyString(key), outcome.record.leaseExpiresAtMs, outcome.record.attempt);
       case 'keyReused':
@@ -67,24 +132,39 @@ export function makeIdempotent<I, R>(work: (input: I, claim: Claim) => Promise<R
       case 'reclaimed':
         break;
     }
-    const claim = outcome.claim;
+    const lease = new LeaseHeartbeat(store, outcome.claim, leaseMs, { nowMs: () => clock.nowMs() });
+    if (options.heartbeat !== false) lease.start();
+    const scope: IdempotencyScope = {
+      key,
+      get claim() {
+        return lease.claim;
+      },
+      signal: lease.signal,
+      renewLease: () => lease.renew(),
+    };
     // The caller needs the failure's error, not the release's: a failed release is reported to the observer.
-    const releaseAfter = (error: unknown): Promise<void> =>
+    const releaseAfter = (claim: Claim, error: unknown): Promise<void> =>
       store.release(claim, describe(error)).then(
         () => observe({ key, outcome: 'released', attempt: claim.attempt }),
         (releaseError: unknown) => observe({ key, outcome: 'releaseFailed', attempt: claim.attempt, reason: describe(releaseError) }),
       );
     let result: R;
     try {
-      result = await work(input, claim);
+      result = await scopes.run(scope, () => handler.apply(this, args));
     } catch (error) {
-      await releaseAfter(error);
+      const claim = await lease.stop();
+      if (!lease.signal.aborted) await releaseAfter(claim, error);
       throw error;
+    }
+    const claim = await lease.stop();
+    if (lease.signal.aborted) {
+      observe({ key, outcome: 'leaseLost', attempt: claim.attempt, reason: describe(lease.signal.reason) });
+      throw lease.signal.reason;
     }
     try {
       await store.complete(claim, result);
     } catch (error) {
-      if (!(error instanceof LeaseLostError)) await releaseAfter(error);
+      if (!(error instanceof LeaseLostError)) await releaseAfter(claim, error);
       throw error;
     }
     observe({ key, outcome: 'completed', attempt: claim.attempt });
@@ -105,7 +185,6 @@ function safeObserver(observer: IdempotencyObserver | undefined): IdempotencyObs
 
 /** A short reason for a release: the error's class and message, never a payload. */
 function describe(error: unknown): string {
-  if (error instanceof LeaseLostError || error instanceof IdempotencyError) return `${error.name}: ${error.message}`;
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   return `non-error thrown: ${typeof error}`;
 }

@@ -81,3 +81,12 @@ export function isOwnWrite(current: IdempotencyRecord | undefined, intended: Int
     (current.result === undefined ? undefined : JSON.stringify(current.result)) === intended.resultJson
   );
 }
+
+/**
+ * True when `current` is still the record of the claim `held` (same owner id and attempt, in
+ * progress): its ETag moved only because the claim itself renewed its lease (a heartbeat, or a
+ * renewal the work called). A takeover writes another owner id and attempt, so it never passes.
+ */
+export function isStillHeldBy(current: IdempotencyRecord, held: { readonly ownerId: string; readonly attempt: number }): boolean {
+  return current.status === RecordStatus.InProgress && current.ownerId === held.ownerId && current.attempt === held.attempt;
+}

@@ -30,6 +30,9 @@ export function classifyStoreError(error: unknown, operation: string, kind?: Sto
   throw toDomainError(error, operation, kind);
 }
 
+/** The SDK's own refusal to send over http without `allowInsecureConnection` (no request left the process). */
+const INSECURE_REFUSED = /allowInsecureConnection is false/;
+
 /** Network errors raised before a request left this process: nothing reached the service. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
@@ -45,6 +48,16 @@ export function toDomainError(error: unknown, operation: string, kind?: StoreCal
   const e = (error ?? {}) as SdkErrorShape;
   const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
   const code = errorCodeOf(e);
+  if (status === undefined && typeof e.message === 'string' && INSECURE_REFUSED.test(e.message)) {
+    return new StoreRequestError(
+      `table store request ${operation} refused by the TableClient itself: its endpoint is http:// and the client was created without ` +
+        '{ allowInsecureConnection: true }; nothing was sent. Pass that option for a local emulator (Azurite) only, use https:// in Azure ' +
+        `(SDK: ${e.message})`,
+      operation,
+      undefined,
+      error,
+    );
+  }
   const detail = `${status ?? 'no response'}${code ? ` ${code}` : ''}`;
   if (status === undefined || status === 408 || status === 429 || status >= 500) {
     const refused = status === 429 || status === 503 || (status === undefined && code !== undefined && NOT_SENT.has(code));

@@ -1,7 +1,14 @@
-import { systemClock, type Clock } from '../core/clock';
-import { payloadDigest } from '../core/digest';
-import { ConfigurationError, IdempotencyError, LeaseLostError } from '../core/errors';
-import type { Claim, IdempotencyStore, LocalEffect } from '../core/IdempotencyStore';
+import {
+  ConfigurationError,
+  IdempotencyError,
+  LeaseLostError,
+  payloadDigest,
+  systemClock,
+  type Claim,
+  type Clock,
+  type IdempotencyStore,
+  type LocalEffect,
+} from '../core/public';
 import { park, report, type Delivery } from '../messaging/delivery';
 import { decodeKeyedMessage } from '../messaging/keyedMessage';
 import type { MessageInfo } from '../messaging/messageInfo';
@@ -84,7 +91,9 @@ export class PaymentsConsumer {
     const deadline = this.clock.nowMs() + this.deps.waitBudgetMs;
 
     for (let poll = 0; ; poll++) {
-      const outcome = await this.deps.store.claim(key, digest, { effects: [paymentRow(payment, 'pending')] });
+      // A redelivery most likely finds its record (completed, or ours to take over): read before inserting.
+      const readFirst = poll === 0 && (info.deliveryCount ?? 1) > 1;
+      const outcome = await this.deps.store.claim(key, digest, { effects: [paymentRow(payment, 'pending')], readFirst });
       switch (outcome.kind) {
         case 'duplicate': {
           report(delivery, Outcome.Duplicate, { ...fields, reason: outcome.cached ? 'cached' : 'completed', attempt: outcome.record.attempt });

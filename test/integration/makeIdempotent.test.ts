@@ -7,7 +7,7 @@ import {
   makeIdempotent,
   RecordStatus,
   TableIdempotencyStore,
-  type Claim,
+  getIdempotencyScope,
 } from '../../src/core';
 import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';
@@ -19,7 +19,7 @@ interface Charge {
   amount: number;
 }
 
-async function setup(work: (input: Charge, claim: Claim) => Promise<unknown>) {
+async function setup(work: (input: Charge) => Promise<unknown>) {
   const clock = new FakeClock();
   const store = new TableIdempotencyStore(await freshTable(azuriteOf()), { retentionMs: 86_400_000, leaseMs: 60_000, clock });
   const events: string[] = [];
@@ -71,8 +71,8 @@ describe('makeIdempotent on Azurite', () => {
 
   test('a failure releases the key and rethrows; the next call runs again with attempt 2', async () => {
     const attempts: number[] = [];
-    const { charge, store } = await setup(async (_input, claim) => {
-      attempts.push(claim.attempt);
+    const { charge, store } = await setup(async () => {
+      attempts.push(getIdempotencyScope()!.claim.attempt);
       if (attempts.length === 1) throw new Error('provider down');
       return 'ok';
     });
@@ -119,8 +119,8 @@ describe('makeIdempotent on Azurite', () => {
     const store = new TableIdempotencyStore(await freshTable(azuriteOf()), { retentionMs: 86_400_000, leaseMs: 60_000, maxResultBytes: 1000, clock });
     const attempts: number[] = [];
     const charge = makeIdempotent(
-      async (_input: Charge, claim: Claim) => {
-        attempts.push(claim.attempt);
+      async (_input: Charge) => {
+        attempts.push(getIdempotencyScope()!.claim.attempt);
         return attempts.length === 1 ? 'x'.repeat(2000) : 'small';
       },
       { store, keyOf: (input: Charge) => keyFromBusinessKey('charges', input, (c) => c.paymentId) },
@@ -167,7 +167,7 @@ describe('makeIdempotent on Azurite', () => {
     };
     const events: Array<{ outcome: string; reason?: string }> = [];
     const charge = makeIdempotent(
-      async () => {
+      async (_input: Charge) => {
         throw new Error('provider down');
       },
       {

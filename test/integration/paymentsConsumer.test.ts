@@ -1,6 +1,7 @@
 import { PaymentRetryError } from '../../src/payments/PaymentsConsumer';
 import { MetricNames } from '../../src/telemetry/Telemetry';
 import { keyFromMessageId } from '../../src/core';
+import { RoundTripCounter } from '../../tools/bench/RoundTripCounter';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
 import { startPaymentsRig, type PaymentsRigOptions } from '../../tools/local/paymentsRig';
 import { useAzurite } from '../support/azurite';
@@ -51,6 +52,15 @@ describe('payments consumer: the real handler on Azurite, the local Durable exec
     const address = r.store.addressOf(keyFromMessageId('payments', 'pay-5x'));
     const row = await r.store.client.getEntity(address.partitionKey, `${address.rowKey}~payment`);
     expect(row).toMatchObject({ paymentId: 'pay-5x', amount: 1250, currency: 'EUR', state: 'succeeded', chargeId: provider.charges[0].chargeId });
+  });
+
+  test('redelivery-aware: a settled payment redelivered (deliveryCount 2) costs 1 request on the dedup table, a producer duplicate (deliveryCount 1) 2', async () => {
+    const r = await rig();
+    await r.deliver(payment('pay-rd'), { messageId: 'pay-rd', deliveryCount: 1 });
+    const counter = RoundTripCounter.attach(r.store.client);
+    expect(await counter.measure(() => r.deliver(payment('pay-rd'), { messageId: 'pay-rd', deliveryCount: 2 }))).toBe(1);
+    expect(await counter.measure(() => r.deliver(payment('pay-rd'), { messageId: 'pay-rd', deliveryCount: 1 }))).toBe(2);
+    expect(provider.rawCalls).toBe(1);
   });
 
   test('20 concurrent deliveries of one message charge once and every delivery is acknowledged', async () => {

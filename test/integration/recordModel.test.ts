@@ -250,13 +250,13 @@ async function runSequence(seed: number, steps: number): Promise<number> {
       const decision = model.decide(key, digestOf(d), now);
       const value = behaviour === 'tooBig' ? 'x'.repeat(MAX_RESULT_BYTES + 1) : { ran: step };
       const run = makeIdempotent(
-        async () => {
+        async (_input: { key: string; d: string }) => {
           if (behaviour === 'throws') throw new Error('work failed');
           return value;
         },
         {
           store,
-          keyOf: (input: { key: string; d: string }) => keyOf(input.key),
+          keyOf: (input) => keyOf(input.key),
           payloadOf: (input) => ({ d: input.d }),
           observer: () => {
             if (observerThrows) throw new Error('observer broke');

@@ -1,5 +1,5 @@
 import type { TableClient } from '@azure/data-tables';
-import { keyFromMessageId, payloadDigest, TableIdempotencyStore, type ClaimOutcome, type TableIdempotencyStoreOptions } from '../../src/core';
+import { keyFromMessageId, makeIdempotent, payloadDigest, TableIdempotencyStore, type ClaimOutcome, type TableIdempotencyStoreOptions } from '../../src/core';
 import { COUNT_POLICY_NAME, RoundTripCounter } from '../../tools/bench/RoundTripCounter';
 import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';
@@ -43,6 +43,30 @@ describe('round trips per message, counted on the wire (Azurite)', () => {
     const n = await counter.measure(async () => (outcome = await store.claim(key, digest)));
     expect(outcome).toMatchObject({ kind: 'duplicate', cached: false });
     expect(n).toBe(2);
+  });
+
+  test('redelivery-aware: a completed duplicate redelivered (deliveryCount 2) costs 1 request through makeIdempotent; a fresh first delivery still 2', async () => {
+    const { store, counter } = await counted();
+    const handler = makeIdempotent(async (m: { n: number }, _c: { triggerMetadata: Record<string, unknown> }) => ({ ok: m.n }), {
+      store,
+      consumer: 'payments',
+    });
+    const deliver = (id: string, deliveryCount: number) => handler({ n: 1 }, { triggerMetadata: { messageId: id, deliveryCount } });
+    expect(await counter.measure(() => deliver('m-1', 1))).toBe(2); // fresh: insert + complete
+    expect(await counter.measure(() => deliver('m-1', 1))).toBe(2); // producer duplicate: failed insert + read
+    expect(await counter.measure(() => deliver('m-1', 2))).toBe(1); // redelivery of a completed key: read
+    expect(await counter.measure(() => deliver('m-2', 2))).toBe(3); // redelivery, key absent: read + insert + complete
+    expect(await deliver('m-1', 3)).toEqual({ ok: 1 });
+  });
+
+  test('read-first on an in-progress record whose lease lapsed takes it over without the failing insert (read + replace)', async () => {
+    const clock = new FakeClock();
+    const { store, counter } = await counted({ clock, leaseMs: 1000 });
+    claimOf(await store.claim(key, digest));
+    clock.advance(1000);
+    let outcome: ClaimOutcome | undefined;
+    expect(await counter.measure(async () => (outcome = await store.claim(key, digest, { readFirst: true })))).toBe(2);
+    expect(outcome).toMatchObject({ kind: 'reclaimed', claim: { attempt: 2 } });
   });
 
   test('a duplicate answered from the completed-key cache costs 0 requests', async () => {

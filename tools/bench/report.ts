@@ -10,6 +10,8 @@ export interface BenchReport {
   readonly roundTripsDuplicate: number;
   readonly roundTripsDuplicateCached: number;
   readonly roundTripsTransactional: number;
+  /** Through makeIdempotent by Service Bus deliveryCount (redeliveries read first). */
+  readonly roundTripsByDelivery: RoundTripFigures['byDelivery'];
   readonly throughputRatioVsBaseline: number;
   readonly throughputBound: number;
   readonly throughputWithin10PctOfBound: boolean;
@@ -63,6 +65,10 @@ export function buildReport(options: BenchOptions, rt: RoundTripFigures, tp: Thr
     { name: 'roundTripsDuplicate', value: rt.duplicate, target: '<= 2', met: rt.duplicate <= 2 },
     { name: 'roundTripsDuplicateCached', value: rt.duplicateCached, target: '== 0', met: rt.duplicateCached === 0 },
     { name: 'roundTripsTransactional', value: rt.transactional, target: '== 1', met: rt.transactional === 1 },
+    { name: 'roundTripsFreshFirstDelivery', value: rt.byDelivery.freshFirstDelivery, target: '== 2', met: rt.byDelivery.freshFirstDelivery === 2 },
+    { name: 'roundTripsDuplicateFirstDelivery', value: rt.byDelivery.duplicateFirstDelivery, target: '== 2', met: rt.byDelivery.duplicateFirstDelivery === 2 },
+    { name: 'roundTripsDuplicateRedelivery', value: rt.byDelivery.duplicateRedelivery, target: '== 1', met: rt.byDelivery.duplicateRedelivery === 1 },
+    { name: 'roundTripsFreshRedelivery', value: rt.byDelivery.freshRedelivery, target: '== 3', met: rt.byDelivery.freshRedelivery === 3 },
     {
       name: 'throughputRatioVsBaseline',
       value: tp.ratioIdempotent,
@@ -88,6 +94,7 @@ export function buildReport(options: BenchOptions, rt: RoundTripFigures, tp: Thr
     roundTripsDuplicate: rt.duplicate,
     roundTripsDuplicateCached: rt.duplicateCached,
     roundTripsTransactional: rt.transactional,
+    roundTripsByDelivery: rt.byDelivery,
     throughputRatioVsBaseline: round(tp.ratioIdempotent, 3),
     throughputBound: round(boundIdem, 3),
     throughputWithin10PctOfBound: within(tp.ratioIdempotent, boundIdem),

@@ -1,4 +1,4 @@
-import { keyFromMessageId, payloadDigest, TableIdempotencyStore, type ClaimOutcome } from '../../src/core';
+import { keyFromMessageId, makeIdempotent, payloadDigest, TableIdempotencyStore, type ClaimOutcome } from '../../src/core';
 import type { BenchTables } from './BenchTables';
 import { runConcurrent } from './runConcurrent';
 
@@ -13,6 +13,17 @@ export interface RoundTripFigures {
   readonly duplicateCached: number;
   /** commit of a new key with one local effect (marker + effect in one transaction). */
   readonly transactional: number;
+  /** Through `makeIdempotent`, by Service Bus `deliveryCount`: first deliveries insert first, redeliveries read first. */
+  readonly byDelivery: {
+    /** deliveryCount 1, new key: insert + complete. */
+    readonly freshFirstDelivery: number;
+    /** deliveryCount 1, completed key (a producer duplicate): failed insert + read. */
+    readonly duplicateFirstDelivery: number;
+    /** deliveryCount 2, completed key (the ack was lost): read. */
+    readonly duplicateRedelivery: number;
+    /** deliveryCount 2, key absent (the first delivery died before its claim): read + insert + complete. */
+    readonly freshRedelivery: number;
+  };
 }
 
 const RETENTION_MS = 7 * 86_400_000;
@@ -50,7 +61,24 @@ export async function measureRoundTrips(tables: BenchTables, messages: number, c
     if (outcome.kind !== 'committed') throw new Error(`commit of a new key gave ${outcome.kind}`);
   });
 
-  return { messages, fresh, duplicate, duplicateCached, transactional };
+  const byDelivery = await measureByDelivery(tables, messages, concurrency);
+  return { messages, fresh, duplicate, duplicateCached, transactional, byDelivery };
+}
+
+/** The wrapper's round trips by delivery count (what the trigger metadata says), on a store without cache. */
+async function measureByDelivery(tables: BenchTables, messages: number, concurrency: number): Promise<RoundTripFigures['byDelivery']> {
+  const table = await tables.create('rtdelivery');
+  const store = new TableIdempotencyStore(table.client, { retentionMs: RETENTION_MS });
+  const handler = makeIdempotent(async (message: { id: number }, _context: { triggerMetadata: Record<string, unknown> }) => ({ ok: message.id }), {
+    store,
+    consumer: 'bench-delivery',
+  });
+  const deliver = (id: string, i: number, deliveryCount: number) => handler({ id: i }, { triggerMetadata: { messageId: id, deliveryCount } });
+  const freshFirstDelivery = await counted(table.counter, messages, concurrency, (i) => deliver(`first-${i}`, i, 1).then(() => undefined));
+  const duplicateFirstDelivery = await counted(table.counter, messages, concurrency, (i) => deliver(`first-${i}`, i, 1).then(() => undefined));
+  const duplicateRedelivery = await counted(table.counter, messages, concurrency, (i) => deliver(`first-${i}`, i, 2).then(() => undefined));
+  const freshRedelivery = await counted(table.counter, messages, concurrency, (i) => deliver(`re-${i}`, i, 2).then(() => undefined));
+  return { freshFirstDelivery, duplicateFirstDelivery, duplicateRedelivery, freshRedelivery };
 }
 
 async function counted(counter: { count: number }, messages: number, concurrency: number, task: (i: number) => Promise<void>): Promise<number> {

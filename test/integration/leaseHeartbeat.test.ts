@@ -1,0 +1,143 @@
+import { InvocationContext } from '@azure/functions';
+import {
+  KeyInProgressError,
+  LeaseLostError,
+  StoreUnavailableError,
+  TableIdempotencyStore,
+  getIdempotencyScope,
+  makeIdempotent,
+  type Claim,
+  type IdempotencyStore,
+} from '../../src/core/public';
+import { useAzurite } from '../support/azurite';
+import { freshTable } from '../support/tables';
+
+// Real Azurite, real time, short real leases: the heartbeat renews on the wire, duplicates race it.
+const azuriteOf = useAzurite();
+const LEASE_MS = 900;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function context(messageId: string, deliveryCount = 1): InvocationContext {
+  return new InvocationContext({
+    invocationId: `i-${Math.random()}`,
+    functionName: 'long',
+    triggerMetadata: { messageId, deliveryCount },
+    logHandler: () => {},
+  });
+}
+
+async function tableStore(): Promise<TableIdempotencyStore> {
+  return new TableIdempotencyStore(await freshTable(azuriteOf()), { retentionMs: 86_400_000, leaseMs: LEASE_MS });
+}
+
+/** Runs `handler` for message `id` once, and meanwhile sends a duplicate every 100 ms until it ends; returns the duplicates' answers. */
+async function withDuplicates(handler: (m: { id: string }, c: InvocationContext) => Promise<unknown>, id: string) {
+  let done = false;
+  const first = handler({ id }, context(id))
+    .catch((e: unknown) => e)
+    .finally(() => (done = true));
+  const duplicates: unknown[] = [];
+  let delivery = 2;
+  while (!done) {
+    await sleep(100);
+    duplicates.push(await handler({ id }, context(id, delivery++)).catch((e: unknown) => e));
+  }
+  return { first: await first, duplicates };
+}
+
+describe('lease heartbeat (Azurite, real leases of 900 ms)', () => {
+  test('a function running three lease lengths, with duplicates arriving every 100 ms, runs once', async () => {
+    const store = await tableStore();
+    let runs = 0;
+    const handler = makeIdempotent(
+      async (m: { id: string }, _c: InvocationContext) => {
+        runs++;
+        await sleep(3 * LEASE_MS + 100);
+        return { done: m.id };
+      },
+      { store, consumer: 'long' },
+    );
+    const { first, duplicates } = await withDuplicates(handler, 'm-long');
+    expect(first).toEqual({ done: 'm-long' });
+    expect(runs).toBe(1);
+    // Every duplicate was told "in progress" while it ran (the last may arrive after it completed: the stored result).
+    const inProgress = duplicates.filter((d) => d instanceof KeyInProgressError);
+    expect(inProgress.length).toBeGreaterThanOrEqual(12);
+    expect(duplicates.filter((d) => !(d instanceof KeyInProgressError))).toEqual(duplicates.slice(inProgress.length).map(() => ({ done: 'm-long' })));
+    expect(await store.get({ consumer: 'long', key: 'm-long' })).toMatchObject({ status: 'COMPLETED', attempt: 1 });
+    expect(await handler({ id: 'm-long' }, context('m-long', 9))).toEqual({ done: 'm-long' });
+    expect(runs).toBe(1);
+  });
+
+  test('control: without the heartbeat the same run is taken over by a duplicate and runs twice (the test above would fail)', async () => {
+    const store = await tableStore();
+    let runs = 0;
+    const handler = makeIdempotent(
+      async (m: { id: string }, _c: InvocationContext) => {
+        runs++;
+        await sleep(3 * LEASE_MS + 100);
+        return { done: m.id };
+      },
+      { store, consumer: 'long', heartbeat: false },
+    );
+    const { first } = await withDuplicates(handler, 'm-nohb');
+    expect(runs).toBeGreaterThan(1);
+    expect(first).toBeInstanceOf(LeaseLostError);
+  });
+
+  test('renewals the function calls itself (through its scope, or straight on the store with its first claim) do not break the completion', async () => {
+    const store = await tableStore();
+    const handler = makeIdempotent(
+      async (_m: { id: string }, _c: InvocationContext) => {
+        const scope = getIdempotencyScope()!;
+        const original: Claim = scope.claim;
+        for (let i = 0; i < 4; i++) {
+          await sleep(LEASE_MS / 3);
+          await scope.renewLease();
+          await store.renewLease(original, LEASE_MS); // a stale ETag of the same claim
+        }
+        return 'ok';
+      },
+      { store, consumer: 'self' },
+    );
+    expect(await handler({ id: 'm-self' }, context('m-self'))).toBe('ok');
+    expect(await store.get({ consumer: 'self', key: 'm-self' })).toMatchObject({ status: 'COMPLETED', result: 'ok', attempt: 1 });
+  });
+
+  test('a lost lease aborts the signal and the completion is refused; the new owner result stands', async () => {
+    const table = await tableStore();
+    let renewalsFail = false;
+    // The first claimant's store: renewals fail while the storage "is unreachable" for it (a real Table store underneath).
+    const flaky: IdempotencyStore = Object.assign(Object.create(table) as IdempotencyStore, {
+      renewLease: (claim: Claim, leaseMs?: number) =>
+        renewalsFail ? Promise.reject(new StoreUnavailableError('unreachable (test)', 'renewLease')) : table.renewLease(claim, leaseMs),
+    });
+    let sawAbort: unknown;
+    let runs = 0;
+    const slow = makeIdempotent(
+      async (_m: { id: string }, _c: InvocationContext) => {
+        runs++;
+        const { signal } = getIdempotencyScope()!;
+        renewalsFail = true;
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        sawAbort = signal.reason;
+        return 'stale';
+      },
+      { store: flaky, consumer: 'lost' },
+    );
+    const fast = makeIdempotent(
+      async (_m: { id: string }, _c: InvocationContext) => {
+        runs++;
+        return 'fresh';
+      },
+      { store: table, consumer: 'lost' },
+    );
+    const first = slow({ id: 'm-lost' }, context('m-lost')).catch((e: unknown) => e);
+    await sleep(LEASE_MS + 50); // the lease lapses unrenewed
+    expect(await fast({ id: 'm-lost' }, context('m-lost', 2))).toBe('fresh');
+    expect(await first).toBeInstanceOf(LeaseLostError);
+    expect(sawAbort).toBeInstanceOf(LeaseLostError);
+    expect(runs).toBe(2);
+    expect(await table.get({ consumer: 'lost', key: 'm-lost' })).toMatchObject({ status: 'COMPLETED', result: 'fresh', attempt: 2 });
+  });
+});
