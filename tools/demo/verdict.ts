@@ -61,8 +61,8 @@ export function environmentViolation(f: UnchargedDeadLetters): string | undefine
     .map(([e, n]) => `${n} x "${e}"`)
     .join(', ');
   return (
-    `${f.uncharged} of ${f.chargeable} chargeable payments (${pct(share)}) ended uncharged in the dead-letter queue, more than the injected ` +
-    `faults explain (${pct(faultShare)} of deliveries met one): the environment is broken (provider or storage), so the run proves nothing` +
+    `the environment is broken (provider or storage), the run proves nothing: ${f.uncharged} of ${f.chargeable} chargeable payments ` +
+    `(${pct(share)}) ended uncharged in the dead-letter queue, more than the injected faults explain (${pct(faultShare)} of deliveries met one)` +
     (errors ? `; last errors: ${errors}` : '')
   );
 }
@@ -71,7 +71,7 @@ export function environmentViolation(f: UnchargedDeadLetters): string | undefine
 export function judge(r: ChaosReport): ChaosReport {
   const violation = environmentViolation(unchargedDeadLetters(r));
   if (!violation) return r;
-  return { ...r, ok: false, violations: [`environment: ${violation}`, ...r.violations] };
+  return { ...r, ok: false, violations: [violation, ...r.violations] };
 }
 
 /** The one-line verdict printed first: `2,000 messages: 0 lost, 0 double charges: PASS`. */
