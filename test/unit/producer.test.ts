@@ -170,3 +170,39 @@ describe('producer: messages', () => {
     expect(orderSchema.safeParse({ orderId: 'o', customerId: 'c', items: [], currency: 'EUR' }).success).toBe(false);
   });
 });
+
+describe('producer: OrderStatusChanged', () => {
+  const statusOptions = (argv: string[]) => parse(['--kind', 'orders', '--dry-run', '--type', 'OrderStatusChanged', ...argv]);
+
+  test('status changes: absolute status and version, MessageId <orderId>:status:<version>, property type set', () => {
+    const plan = buildSendPlan(statusOptions(['--status', 'shipped', '--version', '3', '--count', '2']));
+    expect(plan.map((m) => m.messageId)).toEqual(['ord-run1-0001:status:3', 'ord-run1-0002:status:3']);
+    expect(plan[0].body).toEqual({ orderId: 'ord-run1-0001', status: 'shipped', version: 3 });
+    expect(toServiceBusMessage(plan[0]).applicationProperties).toMatchObject({ type: 'OrderStatusChanged', sendReason: 'original' });
+  });
+
+  test('orders default to OrderPlaced (type set); payments carry no type', () => {
+    expect(buildSendPlan(parse(['--kind', 'orders', '--dry-run']))[0].applicationProperties.type).toBe('OrderPlaced');
+    expect(buildSendPlan(parse(['--kind', 'payments', '--dry-run']))[0].applicationProperties.type).toBeUndefined();
+  });
+
+  test('--reuse-keys sends the same version with another status (what the consumer parks key-reused)', () => {
+    const plan = buildSendPlan(statusOptions(['--reuse-keys', '1']));
+    expect(plan.map((m) => [m.messageId, (m.body as { status: string }).status])).toEqual([
+      ['ord-run1-0001:status:1', 'paid'],
+      ['ord-run1-0001:status:1', 'shipped'],
+    ]);
+  });
+
+  test.each([
+    [['--kind', 'payments', '--type', 'OrderStatusChanged'], '--type is for --kind orders only'],
+    [['--kind', 'orders', '--status', 'paid'], '--status is for --type OrderStatusChanged only'],
+    [
+      ['--kind', 'orders', '--type', 'OrderStatusChanged', '--status', 'lost'],
+      '--status must be one of placed, paid, shipped, delivered, cancelled, got "lost"',
+    ],
+    [['--kind', 'orders', '--type', 'OrderStatusChanged', '--version', '0'], '--version must be an integer from 1 to 9007199254740991, got "0"'],
+  ])('%j is refused: %s', (argv, message) => {
+    expect(() => parseProducerArgs([...argv, '--dry-run'], {}, 'run1')).toThrow(new UsageError(message));
+  });
+});

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { whenStopped } from '../cli/stopSignals';
 
 /** Account name and key Azurite accepts (public, documented development credentials). */
 const DEV_ACCOUNT = 'devstoreaccount1';
@@ -21,11 +22,19 @@ export function freePort(): Promise<number> {
 }
 
 /**
+ * Runs Azurite's main module (argv[1]) and exits when stdin ends: the parent holds the other end of
+ * that pipe, so Azurite stops with the tool even when the tool is killed without a chance to stop it.
+ */
+const EXIT_WITH_PARENT =
+  "process.stdin.on('end', () => process.exit(0)); process.stdin.on('error', () => process.exit(0)); process.stdin.resume(); require(process.argv[1]);";
+
+/**
  * An Azurite Table service in memory on a loopback port; start it, use it, stop it.
  * Used by the integration tests (through test/support/azurite.ts) and by the benchmark.
  */
 export class AzuriteTable {
   private child: ChildProcess | undefined;
+  private unregister: (() => void) | undefined;
 
   private constructor(readonly port: number) {}
 
@@ -56,10 +65,24 @@ export class AzuriteTable {
     const main = path.join(require.resolve('azurite/package.json'), '..', 'dist', 'src', 'table', 'main.js');
     const child = spawn(
       process.execPath,
-      [main, '--tableHost', '127.0.0.1', '--tablePort', String(this.port), '--inMemoryPersistence', '--disableTelemetry', '--silent', '--skipApiVersionCheck'],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
+      [
+        '-e',
+        EXIT_WITH_PARENT,
+        main,
+        '--tableHost',
+        '127.0.0.1',
+        '--tablePort',
+        String(this.port),
+        '--inMemoryPersistence',
+        '--disableTelemetry',
+        '--silent',
+        '--skipApiVersionCheck',
+      ],
+      { stdio: ['pipe', 'ignore', 'pipe'] },
     );
     this.child = child;
+    // A signal to the tool (SIGINT, SIGTERM) stops this process too (tools/cli/stopSignals.ts).
+    this.unregister = whenStopped(() => this.stop());
     let stderr = '';
     child.stderr?.on('data', (d) => (stderr += String(d)));
     const deadline = Date.now() + 20_000;
@@ -86,7 +109,9 @@ export class AzuriteTable {
     const child = this.child;
     if (!child) return;
     this.child = undefined;
-    if (child.exitCode !== null) return;
+    this.unregister?.();
+    this.unregister = undefined;
+    if (child.exitCode !== null || child.signalCode !== null) return;
     await new Promise<void>((resolve) => {
       child.once('exit', () => resolve());
       child.kill('SIGKILL');

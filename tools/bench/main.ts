@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { AzuriteTable } from '../azurite/AzuriteTable';
 import { BenchTables } from './BenchTables';
 import { USAGE_EXIT_CODE, usageErrorLine, UsageError } from '../cli/commandLine';
+import { installStopSignals } from '../cli/stopSignals';
 import { BENCH_USAGE, parseBenchOptions, type BenchOptions } from './options';
 import { measurePurgeSection } from './purgeSection';
 import { buildReport, formatTable } from './report';
@@ -38,12 +39,9 @@ async function main(): Promise<void> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const started = performance.now();
   log('bench: starting Azurite (in memory, loopback)...');
+  // SIGINT / SIGTERM stop Azurite (it registers its stop) and exit 130 / 143.
+  installStopSignals('bench');
   const azurite = await AzuriteTable.start();
-  const stopOnSignal = (signal: NodeJS.Signals) => {
-    void azurite.stop().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-  };
-  process.once('SIGINT', stopOnSignal);
-  process.once('SIGTERM', stopOnSignal);
   try {
     const tables = new BenchTables(azurite.connectionString);
     log(`bench: round trips per message (${options.messages} messages each)...`);

@@ -1,12 +1,14 @@
 import type { ChaosOptions } from './chaos';
 import { DEFAULT_CHAOS_OPTIONS } from './chaos';
 import { optionReader, parseCommandLine, type OptionSpecs } from '../cli/commandLine';
-import { assertLoopback } from './providerLedger';
+import { checkProviderUrlShape } from './preflight';
 
 /** What `npm run demo -- ...` asked for. */
 export interface DemoArgs {
   readonly chaos: Partial<ChaosOptions>;
   readonly json: boolean;
+  /** `--report FILE.html`: where to write the HTML report, if asked. */
+  readonly reportFile?: string;
   readonly help: boolean;
 }
 
@@ -23,9 +25,13 @@ export const DEMO_USAGE = `usage: npm run demo -- [options]
   --time-phase on|off     the time phase (default on): at --time-phase-at R of the run (default ${DEFAULT_CHAOS_OPTIONS.timePhaseAt}) the clock jumps
                           past retention, the expiry sweep runs, the DLQ is resubmitted, reused keys are sent after expiry
   --json                  print one JSON object as the last line of stdout
-environment: PAYMENT_PROVIDER_URL (loopback only) uses that provider instead of starting the fake one.
+  --report FILE.html      also write a self-contained HTML page: a timeline chart of the run and the invariant table
   --help, -h              this text
-exit code: 0 when every invariant holds, 1 when one fails, 2 on a usage error.`;
+environment: PAYMENT_PROVIDER_URL (an http(s) URL on loopback that answers; checked before the run) uses that
+  provider instead of starting the fake one.
+exit code: 0 when every invariant holds, 1 when one fails (or more chargeable payments end uncharged in the
+  dead-letter queue than the injected faults explain: a broken environment), 2 on a usage error or a provider
+  URL that is not usable; 130/143 when stopped by SIGINT/SIGTERM (everything it started is stopped first).`;
 
 const NUMBER_OPTIONS: Record<string, { key: keyof ChaosOptions; min: number; max: number; integer: boolean }> = {
   messages: { key: 'messages', min: 1, max: 100_000, integer: true },
@@ -46,6 +52,7 @@ const SPECS: OptionSpecs = {
   'time-phase': { type: 'string' },
   'broker-dedup': { type: 'boolean' },
   json: { type: 'boolean' },
+  report: { type: 'string' },
 };
 
 /**
@@ -66,12 +73,14 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv = 
   if (read.flag('broker-dedup')) chaos.brokerDuplicateDetection = true;
   if (env.PAYMENT_PROVIDER_URL) {
     try {
-      assertLoopback(env.PAYMENT_PROVIDER_URL);
+      checkProviderUrlShape(env.PAYMENT_PROVIDER_URL);
       chaos.providerUrl = env.PAYMENT_PROVIDER_URL;
     } catch (error) {
       read.problem((error as Error).message);
     }
   }
+  const reportFile =
+    values.report === undefined ? undefined : read.text('report', { default: '', maxLength: 4_096, pattern: /\.html?$/i, what: 'a file name ending in .html' });
   read.done();
-  return { chaos: chaos, json: read.flag('json'), help: false };
+  return { chaos: chaos, json: read.flag('json'), reportFile, help: false };
 }

@@ -117,6 +117,8 @@ export interface ChaosProgress {
   readonly crashes: number;
   readonly deadLettered: number;
   readonly outage: boolean;
+  /** Charges the demo's own provider made so far (undefined with an external provider). */
+  readonly charges?: number;
   /** Set once, on the progress line of the time phase. */
   readonly phase?: string;
 }
@@ -287,6 +289,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
       crashes: faults.total,
       deadLettered: bus.allQueues().reduce((sum, q) => sum + q.stats.deadLettered, 0),
       outage: proxy.cutNow,
+      charges: provider.fake?.charges.length,
     });
     const withheld = () => parts.reduce((sum, p) => sum + p.withheldSends(), 0);
     // The time phase: at a set point (and once the held payments are in the DLQ, and storage is up).

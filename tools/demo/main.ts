@@ -1,16 +1,24 @@
-import { runChaos } from './chaos';
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { runChaos, type ChaosProgress } from './chaos';
 import { USAGE_EXIT_CODE, usageErrorLine, UsageError } from '../cli/commandLine';
+import { installStopSignals } from '../cli/stopSignals';
 import { DEMO_USAGE, parseDemoArgs } from './args';
+import { htmlReport } from './htmlReport';
+import { checkProvider } from './preflight';
 import { formatProgress, formatReport, reportJson } from './report';
+import { judge } from './verdict';
 
 /**
  * `npm run demo`: the app's main job, locally. Starts Azurite (in memory, loopback, free port),
- * the fake payment provider (unless PAYMENT_PROVIDER_URL names one on loopback), the Cosmos
- * emulator (in process, loopback) and a local Service Bus; sends a seeded workload with
- * duplicates, malformed messages, reused keys and declines through the real payments handler, and
+ * the fake payment provider (unless PAYMENT_PROVIDER_URL names one on loopback, checked before the
+ * run), the Cosmos emulator (in process, loopback) and a local Service Bus; sends a seeded workload
+ * with duplicates, malformed messages, reused keys and declines through the real payments handler, and
  * orders with shuffled, repeated status versions through the real orders handler, with crashes,
- * provider faults and storage outages injected; prints progress (stderr) and a table (stdout); `--json` adds one JSON line last.
- * Exits 1 when an invariant fails, 2 on a usage error.
+ * provider faults and storage outages injected; prints progress (stderr: a bar on a terminal, plain
+ * lines otherwise), the verdict and a table (stdout); `--json` adds one JSON line last, `--report`
+ * writes an HTML page. Exits 1 when an invariant fails (or the environment broke the run), 2 on a
+ * usage error or an unusable provider URL, 130/143 on SIGINT/SIGTERM after stopping what it started.
  */
 async function main(): Promise<number> {
   let args;
@@ -25,8 +33,36 @@ async function main(): Promise<number> {
     console.log(DEMO_USAGE);
     return 0;
   }
-  const report = await runChaos({ ...args.chaos, onProgress: (p) => console.error(formatProgress(p)) });
+  if (args.chaos.providerUrl) {
+    const problem = await checkProvider(args.chaos.providerUrl);
+    if (problem) {
+      console.error(problem);
+      return USAGE_EXIT_CODE;
+    }
+  }
+  installStopSignals('demo');
+  const tty = process.stderr.isTTY === true;
+  const samples: ChaosProgress[] = [];
+  let lastPrinted = -Infinity;
+  const onProgress = (p: ChaosProgress) => {
+    samples.push(p);
+    if (p.phase) {
+      process.stderr.write(`${tty ? '\r\x1b[K' : ''}${formatProgress(p)}\n`);
+    } else if (tty) {
+      process.stderr.write(`\r\x1b[K${formatProgress(p, { bar: true }).slice(0, Math.max(40, (process.stderr.columns ?? 120) - 1))}`);
+    } else if (p.elapsedMs - lastPrinted >= 1_000) {
+      lastPrinted = p.elapsedMs;
+      process.stderr.write(`${formatProgress(p)}\n`);
+    }
+  };
+  const report = judge(await runChaos({ ...args.chaos, onProgress, progressEveryMs: 250 }));
+  if (tty) process.stderr.write('\n');
   console.log(formatReport(report));
+  if (args.reportFile) {
+    const file = resolve(args.reportFile);
+    writeFileSync(file, htmlReport(report, samples));
+    console.error(`report written to ${file}`);
+  }
   if (args.json) console.log(reportJson(report));
   return report.ok ? 0 : 1;
 }

@@ -1,12 +1,41 @@
 import { formatDuration, type ChaosProgress, type ChaosReport } from './chaos';
+import { verdictLine } from './verdict';
 
-/** One progress line for a person watching the run. */
-export function formatProgress(p: ChaosProgress): string {
+/** How far the run is: settled copies (completed or dead-lettered) of the planned sends. */
+export function progressFraction(p: ChaosProgress): number {
+  if (p.plannedSends === 0) return 1;
+  return Math.min(1, (p.completed + p.deadLettered) / p.plannedSends);
+}
+
+/** `1m 05s`, `12s`: an ETA or an elapsed time for a person. */
+export function formatEta(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  return s >= 60 ? `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+}
+
+/** The ETA from the share done so far (undefined until 2 % is done). */
+export function etaMs(p: ChaosProgress): number | undefined {
+  const f = progressFraction(p);
+  if (f < 0.02) return undefined;
+  return f >= 1 ? 0 : (p.elapsedMs * (1 - f)) / f;
+}
+
+/**
+ * One progress line for a person watching the run: totals, percent and ETA, then what the chaos did
+ * so far. `bar` draws a 24-character bar in front (on a terminal, where the line is redrawn in place).
+ */
+export function formatProgress(p: ChaosProgress, options: { bar?: boolean } = {}): string {
   const s = (p.elapsedMs / 1000).toFixed(1).padStart(6);
   if (p.phase) return `[${s}s] ${p.phase}`;
+  const f = progressFraction(p);
+  const eta = etaMs(p);
+  const settled = p.completed + p.deadLettered;
+  const width = 24;
+  const bar = options.bar ? `[${'#'.repeat(Math.round(f * width)).padEnd(width, '.')}] ` : '';
   return (
-    `[${s}s] sent ${p.sent}/${p.plannedSends}  deliveries ${p.deliveries}  completed ${p.completed}  ` +
-    `redeliveries ${p.redeliveries}  in flight ${p.inFlight}  crashes ${p.crashes}  dead-lettered ${p.deadLettered}` +
+    `[${s}s] ${bar}${(100 * f).toFixed(0).padStart(3)}%  settled ${settled}/${p.plannedSends}  ETA ${eta === undefined ? '?' : formatEta(eta)}  ` +
+    `sent ${p.sent}  deliveries ${p.deliveries}  redeliveries ${p.redeliveries}  in flight ${p.inFlight}  crashes ${p.crashes}  ` +
+    `dead-lettered ${p.deadLettered}${p.charges === undefined ? '' : `  charges ${p.charges}`}` +
     (p.outage ? '  [storage outage]' : '')
   );
 }
@@ -17,21 +46,30 @@ const by = (counts: Record<string, number>) =>
     .map(([k, n]) => `${k} ${n}`)
     .join(', ') || '-';
 
-/** The end-of-run table: figures, then the invariants with their verdicts. */
-export function formatReport(r: ChaosReport): string {
-  const rows: Array<[string, string | number, string?]> = [
+type Row = readonly [label: string, value: string | number, note?: string];
+type Section = readonly [title: string, rows: readonly Row[]];
+
+/** The report's figures in sections (the text table and the HTML page show the same rows). */
+export function reportSections(r: ChaosReport): Section[] {
+  const workload: Row[] = [
     ['messages (logical)', r.messages, `${by(r.messagesByPart)}; incl. malformed, reused-key and status messages`],
     ['unique payments', r.uniquePayments, 'valid paymentIds (incl. declined)'],
     ['unique orders', r.uniqueOrders, 'valid orderIds'],
     ['sends', r.sends, `broker dropped ${r.brokerDropped} as duplicates`],
-    ['deliveries', r.deliveries],
+    ['deliveries', r.deliveries, 'every time a receiver got a message'],
     ['duplicates delivered', r.duplicatesDelivered, `${r.producerDuplicates} extra producer copies + ${r.redeliveries} redeliveries`],
-    ['duplicates detected', r.duplicatesDetected, 'deliveries the consumer answered "duplicate"'],
+    ['duplicates detected', r.duplicatesDetected, 'deliveries answered "duplicate" from a completed record (see below)'],
+  ];
+  const faults: Row[] = [
     ['crashes injected', r.crashesInjected, by(r.crashesByPoint)],
     ['slow handlers (lock lost)', r.slowHandlers, 'stalled past the lock: another receiver got the message meanwhile'],
     ['provider faults', Object.values(r.providerFaults).reduce((s, n) => s + n, 0), by(r.providerFaults)],
     ['storage outages', r.storageOutages, `${r.connectionsReset} connections reset`],
-    ['abandoned / lock expired / lock lost', `${r.abandoned} / ${r.lockExpired} / ${r.lockLost}`],
+    ['abandoned', r.abandoned, 'handler threw: redelivered at once'],
+    ['lock expired', r.lockExpired, 'crashed or lost ack: redelivered when the lock lapsed'],
+    ['lock lost', r.lockLost, 'completion refused: the lock had passed to another receiver'],
+  ];
+  const outcome: Row[] = [
     [
       'dead-lettered',
       r.deadLettered,
@@ -43,22 +81,70 @@ export function formatReport(r: ChaosReport): string {
     ['stale versions ignored', r.staleVersionsIgnored, 'older or repeated versions'],
     ['orders parked', Object.values(r.ordersParkedByReason).reduce((s, n) => s + n, 0), by(r.ordersParkedByReason)],
     ['effective charges', r.effectiveCharges, `expected ${r.expectedCharges} (source: ${r.effectiveChargesSource})`],
-    ['lost', r.lost],
-    ['double charged', r.doubleCharged],
-    ...timePhaseRows(r),
+    ['lost', r.lost, 'must be 0'],
+    ['double charged', r.doubleCharged, 'must be 0'],
   ];
-  const width = Math.max(...rows.map(([k]) => k.length));
-  const valueWidth = Math.max(...rows.map(([, v]) => String(v).length));
-  const lines = rows.map(([k, v, note]) => `  ${k.padEnd(width)}  ${String(v).padStart(valueWidth)}${note ? `   ${note}` : ''}`);
+  return [
+    ['workload', workload],
+    ['faults injected', faults],
+    ['outcome', outcome],
+    ['time phase', timePhaseRows(r).map(([k, v, note]): Row => [k.replace(/^time phase: /, ''), v, note])],
+  ];
+}
+
+/** Why "duplicates delivered" and "duplicates detected" differ, with this run's figures. */
+export function duplicatesExplained(r: ChaosReport): string {
+  return (
+    `duplicates delivered (${r.duplicatesDelivered}) counts every delivery beyond a message's first: the producer's extra copies and the ` +
+    `broker's redeliveries after crashes, lost acks, lock losses and abandons. duplicates detected (${r.duplicatesDetected}) counts only ` +
+    `the deliveries that found the work already completed and were answered from its record. The rest did no work twice either: a ` +
+    `redelivery after a crash before completion takes the claim over and finishes the same work once (lease and fencing), one that ` +
+    `meets a claim still in progress is retried later, an abandoned one was never done, and status changes are idempotent by ` +
+    `version. The proof that no duplicate took effect is "double charged" and the orders check, not the detected count.`
+  );
+}
+
+/** The end-of-run report: the verdict first, the figures in aligned sections, then the invariants with their verdicts. */
+export function formatReport(r: ChaosReport): string {
+  const sections = reportSections(r);
+  const all = sections.flatMap(([, rows]) => rows);
+  const width = Math.max(...all.map(([k]) => k.length));
+  // Values right-aligned in a column as wide as the usual figures; a longer one (a duration) pushes only its own note.
+  const valueWidth = Math.min(8, Math.max(...all.map(([, v]) => String(v).length)));
+  const lines: string[] = [];
+  for (const [title, rows] of sections) {
+    lines.push(`  ${title}`);
+    for (const [k, v, note] of rows) lines.push(`    ${k.padEnd(width)}  ${String(v).padStart(valueWidth)}${note ? `   ${note}` : ''}`);
+  }
   const dlq = r.deadLetteredMessages
     .slice(0, 5)
     .map((d) => `    DLQ ${d.queue} ${d.messageId} after ${d.deliveryCount} deliveries: ${d.reason} (${d.lastError})`);
   const verdict = r.ok ? ['  invariants: all hold'] : ['  INVARIANTS FAILED:', ...r.violations.slice(0, 20).map((v) => `    - ${v}`)];
-  return [`chaos run, seed ${r.seed}, ${(r.elapsedMs / 1000).toFixed(1)} s`, ...lines, ...dlq, ...verdict].join('\n');
+  return [
+    verdictLine(r),
+    `chaos run, seed ${r.seed}, ${(r.elapsedMs / 1000).toFixed(1)} s`,
+    ...lines,
+    ...dlq,
+    ...wrap(duplicatesExplained(r), 110).map((l) => `  ${l}`),
+    ...verdict,
+  ].join('\n');
+}
+
+function wrap(text: string, width: number): string[] {
+  const out: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && line.length + word.length + 1 > width) {
+      out.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) out.push(line);
+  return out;
 }
 
 /** The time phase's lines of the table (none when it was off). */
-function timePhaseRows(r: ChaosReport): Array<[string, string | number, string?]> {
+function timePhaseRows(r: ChaosReport): Row[] {
   const t = r.timePhase;
   if (!t) return [['time phase', 'off', '--time-phase on to jump the clock past retention mid-run']];
   if (t.atElapsedMs < 0) return [['time phase', 'DID NOT RUN', 'the run timed out before it']];

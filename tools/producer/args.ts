@@ -1,5 +1,6 @@
 import { optionReader, parseCommandLine, UsageError, type OptionSpecs } from '../cli/commandLine';
-import type { PlanOptions } from './messages';
+import { OrderMessageType, OrderStatus } from '../../src/orders/messages';
+import { ORDER_STATUSES, type PlanOptions } from './messages';
 
 /**
  * Command-line parsing for the producer. Pure: takes argv and an environment object, returns options or
@@ -41,6 +42,10 @@ export const USAGE = `Usage: npm run send -- --kind payments|orders [options]
   --currency <ISO 4217>        default EUR
   --amount <minor units>       payments: integer > 0 (default 1999)
   --sku <sku> --quantity <n> --unit-price <minor units>   orders: one line (default sku-1, 1, 1999)
+  --type <OrderPlaced|OrderStatusChanged>   orders: message type (default OrderPlaced), sent as the property "type"
+  --status <placed|paid|shipped|delivered|cancelled>   OrderStatusChanged: the status (default paid)
+  --version <n>                OrderStatusChanged: the order's status version (default 1, 1 to 9007199254740991);
+                               MessageId <orderId>:status:<version>; --reuse-keys sends the same version with another status
   --dry-run                    print the messages as JSON lines, send nothing
   --help, -h                   this text`;
 
@@ -70,6 +75,9 @@ const SPECS: OptionSpecs = {
   sku: { type: 'string' },
   quantity: { type: 'string' },
   'unit-price': { type: 'string' },
+  type: { type: 'string' },
+  status: { type: 'string' },
+  version: { type: 'string' },
   'dry-run': { type: 'boolean' },
 };
 
@@ -100,7 +108,14 @@ export function parseProducerArgs(argv: readonly string[], env: Readonly<Record<
     sku: read.text('sku', { default: 'sku-1', maxLength: 100 }),
     idPrefix: read.text('id-prefix', { default: `${kind === 'orders' ? 'ord' : 'pay'}-${runId}`, maxLength: 100 }),
     queue: read.text('queue', { default: defaultQueue, maxLength: 260 }),
+    messageType: read.choice('type', [OrderMessageType.OrderPlaced, OrderMessageType.OrderStatusChanged] as const, OrderMessageType.OrderPlaced),
+    status: read.choice('status', ORDER_STATUSES, OrderStatus.Paid),
+    version: read.integer('version', { min: 1, max: Number.MAX_SAFE_INTEGER, default: 1 }),
   };
+  if (kind !== 'orders' && values.type !== undefined) read.problem('--type is for --kind orders only');
+  if (options.messageType !== OrderMessageType.OrderStatusChanged) {
+    for (const name of ['status', 'version']) if (values[name] !== undefined) read.problem(`--${name} is for --type OrderStatusChanged only`);
+  }
   const total = options.count * (1 + options.duplicates + options.reusedKeys);
   if (total > PRODUCER_LIMITS.totalMessages) {
     read.problem(`--count x (1 + --duplicates + --reuse-keys) must be at most ${PRODUCER_LIMITS.totalMessages} messages, got ${total}`);

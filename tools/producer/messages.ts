@@ -1,5 +1,6 @@
 import type { ServiceBusMessage } from '@azure/service-bus';
 import { z } from 'zod';
+import { OrderMessageType, OrderStatus, orderStatusChangedSchema, type OrderStatusChanged } from '../../src/orders/messages';
 
 /**
  * Message bodies the producer sends, validated with the same rules the consumers expect, and the send plan:
@@ -40,17 +41,24 @@ export type Order = z.infer<typeof orderSchema>;
 /** Which queue/body shape. */
 export type MessageKind = 'payments' | 'orders';
 
+/** Orders queue message types (the application property `type`); payments have one type. */
+export type OrdersMessageType = OrderMessageType;
+
+/** Statuses an `OrderStatusChanged` may set, in the order `--reuse-keys` cycles through them. */
+export const ORDER_STATUSES = Object.values(OrderStatus);
+
 /** Why a message is in the plan: first send, unchanged resend, or same id with another body. */
 export type SendReason = 'original' | 'duplicate' | 'reusedKey';
 
 /** One message to send. `round` groups messages sent together (the producer may pause between rounds). */
 export interface PlannedMessage {
   readonly messageId: string;
-  readonly body: Payment | Order;
+  readonly body: Payment | Order | OrderStatusChanged;
   readonly contentType: 'application/json';
   readonly subject: MessageKind;
   readonly correlationId: string;
-  readonly applicationProperties: { readonly producerRun: string; readonly sendReason: SendReason };
+  /** `type` is set for orders (`OrderPlaced` or `OrderStatusChanged`): the consumer dispatches on it. */
+  readonly applicationProperties: { readonly producerRun: string; readonly sendReason: SendReason; readonly type?: OrdersMessageType };
   readonly round: number;
 }
 
@@ -72,6 +80,10 @@ export interface PlanOptions {
   readonly sku: string;
   readonly quantity: number;
   readonly unitPrice: number;
+  /** orders: `OrderPlaced` (default) or `OrderStatusChanged` (then `status` and `version`). */
+  readonly messageType?: OrdersMessageType;
+  readonly status?: OrderStatus;
+  readonly version?: number;
   /** Correlates every message of one producer run. */
   readonly runId: string;
 }
@@ -91,7 +103,15 @@ export function businessIdOf(options: Pick<PlanOptions, 'idPrefix'>, index: numb
  * which is what a reused key looks like to a consumer.
  * @throws InvalidMessageError when the body breaks its schema (e.g. currency "eur").
  */
-export function buildBody(options: PlanOptions, id: string, variant = 0): Payment | Order {
+export function buildBody(options: PlanOptions, id: string, variant = 0): Payment | Order | OrderStatusChanged {
+  if (options.kind === 'orders' && options.messageType === OrderMessageType.OrderStatusChanged) {
+    // A reused key of a status change: the same version with another status (the consumer parks it key-reused).
+    const first = ORDER_STATUSES.indexOf(options.status ?? OrderStatus.Paid);
+    const candidate = { orderId: id, status: ORDER_STATUSES[(first + variant) % ORDER_STATUSES.length], version: options.version ?? 1 };
+    const parsed = orderStatusChangedSchema.safeParse(candidate);
+    if (!parsed.success) throw new InvalidMessageError(`invalid OrderStatusChanged message ${id}: ${formatIssues(parsed.error.issues)}`);
+    return parsed.data;
+  }
   const candidate =
     options.kind === 'payments'
       ? { paymentId: id, customerId: options.customerId, amount: options.amount + variant, currency: options.currency }
@@ -116,14 +136,17 @@ export function buildBody(options: PlanOptions, id: string, variant = 0): Paymen
 export function buildSendPlan(options: PlanOptions): PlannedMessage[] {
   const ids = Array.from({ length: options.count }, (_, i) => businessIdOf(options, i + 1));
   const plan: PlannedMessage[] = [];
-  const add = (id: string, body: Payment | Order, sendReason: SendReason, round: number): void => {
+  const statusChange = options.kind === 'orders' && options.messageType === OrderMessageType.OrderStatusChanged;
+  const type = options.kind === 'orders' ? (options.messageType ?? OrderMessageType.OrderPlaced) : undefined;
+  const add = (id: string, body: Payment | Order | OrderStatusChanged, sendReason: SendReason, round: number): void => {
     plan.push({
-      messageId: id,
+      // A status change's MessageId names its order and version (`ord-1:status:2`), as the demo's producer does.
+      messageId: statusChange ? `${id}:status:${options.version ?? 1}` : id,
       body,
       contentType: 'application/json',
       subject: options.kind,
       correlationId: options.runId,
-      applicationProperties: { producerRun: options.runId, sendReason },
+      applicationProperties: { producerRun: options.runId, sendReason, ...(type ? { type } : {}) },
       round,
     });
   };

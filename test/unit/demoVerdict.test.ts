@@ -1,0 +1,78 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { checkProvider, checkProviderUrlShape } from '../../tools/demo/preflight';
+import { formatEta, formatProgress } from '../../tools/demo/report';
+import { environmentViolation } from '../../tools/demo/verdict';
+
+describe('demo: the environment rule (uncharged dead-letters above the injected-fault share fail)', () => {
+  const base = { chargeable: 100, injectedFaults: 50, deliveries: 500, lastErrors: [['payment provider answered 503', 70] as const] };
+
+  test('none uncharged, or within the share of deliveries that met a fault: no violation', () => {
+    expect(environmentViolation({ ...base, uncharged: 0 })).toBeUndefined();
+    expect(environmentViolation({ ...base, uncharged: 10 })).toBeUndefined(); // 10 % <= 10 %
+  });
+
+  test('above it: the run fails, saying why and with the last errors', () => {
+    const v = environmentViolation({ ...base, uncharged: 11 });
+    expect(v).toMatch(/^the environment is broken \(provider or storage\), the run proves nothing: 11 of 100 chargeable payments \(11\.0 %\)/);
+    expect(v).toMatch(/10\.0 % of deliveries met one/);
+    expect(v).toMatch(/70 x "payment provider answered 503"/);
+  });
+
+  test('with no fault injected, any uncharged dead-letter fails', () => {
+    expect(environmentViolation({ ...base, injectedFaults: 0, uncharged: 1 })).toBeDefined();
+  });
+});
+
+describe('demo: PAYMENT_PROVIDER_URL before the run', () => {
+  let server: Server;
+  let port: number;
+  beforeAll(async () => {
+    server = createServer((_, res) => res.writeHead(404).end());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  test.each([
+    ['ftp://127.0.0.1:4010', 'PAYMENT_PROVIDER_URL ftp://127.0.0.1:4010 must be an http or https URL, not ftp'],
+    ['http://example.com', 'PAYMENT_PROVIDER_URL http://example.com is not a loopback address; the demo only sends traffic to this machine'],
+    ['127.0.0.1:4010', 'PAYMENT_PROVIDER_URL "127.0.0.1:4010" is not a URL; give http://127.0.0.1:<port> (npm run provider) or unset it'],
+  ])('%s is refused', (url, message) => {
+    expect(() => checkProviderUrlShape(url)).toThrow(message);
+  });
+
+  test('a loopback URL that answers (any status) is accepted; a closed port is refused in one line', async () => {
+    expect(await checkProvider(`http://127.0.0.1:${port}`)).toBeUndefined();
+    const closed = await new Promise<number>((r) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as AddressInfo).port;
+        s.close(() => r(p));
+      });
+    });
+    const problem = await checkProvider(`http://127.0.0.1:${closed}`);
+    expect(problem).toBe(
+      `PAYMENT_PROVIDER_URL http://127.0.0.1:${closed} does not answer (connection refused: nothing listens on that port); start one with \`npm run provider\` or unset PAYMENT_PROVIDER_URL to use the demo's own`,
+    );
+  });
+});
+
+describe('demo: progress', () => {
+  const p = {
+    elapsedMs: 10_000,
+    sent: 400,
+    plannedSends: 400,
+    deliveries: 300,
+    completed: 190,
+    redeliveries: 20,
+    inFlight: 8,
+    crashes: 5,
+    deadLettered: 10,
+    outage: false,
+  };
+  test('totals, percent and ETA; a bar on a terminal', () => {
+    expect(formatProgress(p)).toMatch(/^\[ {2}10\.0s\] {2}50% {2}settled 200\/400 {2}ETA 10s {2}sent 400/);
+    expect(formatProgress(p, { bar: true })).toContain('[############............]  50%');
+    expect(formatEta(65_000)).toBe('1m 05s');
+  });
+});

@@ -1,0 +1,85 @@
+import type { ChaosReport } from './chaos';
+
+/**
+ * The run's verdict, and the rule that keeps a broken environment from passing.
+ *
+ * The charge invariant is `effective charges = chargeable - uncharged in the DLQ`: a payment left in
+ * the dead-letter queue for an operator is not lost. That is right for a few payments the injected
+ * faults pushed past `maxDeliveryCount`, and wrong for a run whose provider or storage never worked:
+ * every payment dead-lettered, 0 charges, "expected 0", all invariants hold.
+ *
+ * **The rule.** The share of chargeable payments that end uncharged in the DLQ may not exceed the
+ * share of deliveries that met an injected fault (crashes at every point, slow handlers, provider
+ * faults). A message reaches the DLQ only after `maxDeliveryCount` failed deliveries, so the faults
+ * the demo injects explain far fewer dead-letters than that share; more than it means deliveries
+ * failed for a reason nobody injected (a provider that is down, a storage that does not answer):
+ * the run is a FAIL, and the report says why with the dead-letters' last errors. With no fault
+ * injected at all, any uncharged dead-letter fails the run.
+ */
+
+/** The figures the rule reads, from a report. */
+export interface UnchargedDeadLetters {
+  readonly chargeable: number;
+  readonly uncharged: number;
+  readonly injectedFaults: number;
+  readonly deliveries: number;
+  /** Last errors of the payments dead-letters, most frequent first, with their counts. */
+  readonly lastErrors: ReadonlyArray<readonly [string, number]>;
+}
+
+export function unchargedDeadLetters(r: ChaosReport): UnchargedDeadLetters {
+  const details = r.parts.find((p) => p.name === 'payments')?.details ?? {};
+  const errors = new Map<string, number>();
+  for (const d of r.deadLetteredMessages) {
+    if (d.queue !== 'payments') continue;
+    const text = d.lastError.replace(/\b(pay|ord)-[\w-]+/g, '<id>').slice(0, 160);
+    errors.set(text, (errors.get(text) ?? 0) + 1);
+  }
+  const providerFaults = Object.values(r.providerFaults).reduce((s, n) => s + n, 0);
+  return {
+    chargeable: Number(details.chargeable ?? 0),
+    uncharged: Number(details.chargeableAwaitingOperator ?? 0),
+    injectedFaults: r.crashesInjected + r.slowHandlers + providerFaults,
+    deliveries: r.deliveries,
+    lastErrors: [...errors.entries()].sort((a, b) => b[1] - a[1]),
+  };
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
+
+/**
+ * The environment rule (see the file's comment).
+ * @returns the violation in words, or undefined when the uncharged dead-letters are within what the faults explain.
+ */
+export function environmentViolation(f: UnchargedDeadLetters): string | undefined {
+  if (f.uncharged === 0 || f.chargeable === 0) return undefined;
+  const share = f.uncharged / f.chargeable;
+  const faultShare = f.deliveries === 0 ? 0 : f.injectedFaults / f.deliveries;
+  if (share <= faultShare) return undefined;
+  const errors = f.lastErrors
+    .slice(0, 3)
+    .map(([e, n]) => `${n} x "${e}"`)
+    .join(', ');
+  return (
+    `the environment is broken (provider or storage), the run proves nothing: ${f.uncharged} of ${f.chargeable} chargeable payments ` +
+    `(${pct(share)}) ended uncharged in the dead-letter queue, more than the injected faults explain (${pct(faultShare)} of deliveries met one)` +
+    (errors ? `; last errors: ${errors}` : '')
+  );
+}
+
+/** The report with the environment rule applied: `ok` false and the reason first among the violations when it breaks. */
+export function judge(r: ChaosReport): ChaosReport {
+  const violation = environmentViolation(unchargedDeadLetters(r));
+  if (!violation) return r;
+  return { ...r, ok: false, violations: [violation, ...r.violations] };
+}
+
+/** The one-line verdict printed first: `2,000 messages: 0 lost, 0 double charges: PASS`. */
+export function verdictLine(r: ChaosReport): string {
+  const n = (x: number) => x.toLocaleString('en-US');
+  const head = `${n(r.messages)} messages: ${n(r.lost)} lost, ${n(r.doubleCharged)} double charge${r.doubleCharged === 1 ? '' : 's'}`;
+  if (r.ok) return `${head}: PASS`;
+  const first = r.violations[0] ?? 'an invariant failed';
+  const more = r.violations.length > 1 ? ` (+${r.violations.length - 1} more below)` : '';
+  return `${head}: FAIL - ${first.length > 200 ? `${first.slice(0, 200)}...` : first}${more}`;
+}
