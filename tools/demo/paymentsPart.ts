@@ -74,8 +74,15 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     retentionMs,
     clock: env.clock,
     restartDelayMs: 100,
-    activityRetry: { maxAttempts: 3, firstRetryIntervalMs: 50 },
-    crashBefore: (step, instanceId) => step === 'after-activity:charge' && env.faults.shouldCrash(CrashPoint.AfterCharge, instanceId),
+    // The functions as registered, invoked as the host does; the charge replayed by durable-functions from
+    // its history on the local Durable backend (tools/local/durable). Host crashes: after the provider
+    // charged (the activity runs again) and before an orchestration checkpoint (the step replays).
+    durable: 'registered',
+    // The registered RetryOptions (2 s, doubling) in 1/40 of their time: the demo's leases are short.
+    timerScale: 1 / 40,
+    durableCrashBefore: (point, instanceId) =>
+      (point === 'after-activity' && env.faults.shouldCrash(CrashPoint.AfterCharge, instanceId)) ||
+      (point === 'orchestrator' && env.faults.shouldCrash(CrashPoint.AfterCharge, `${instanceId}#checkpoint`)),
   });
   const held = new HeldPayments(workload.messages);
   injectStoreCrashes(rig, env, held);
