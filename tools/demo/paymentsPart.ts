@@ -510,6 +510,8 @@ async function verifyPayments(
       reusedKeysWithheld: [...withheld].filter((i) => messages[i].kind === 'reusedKey').length,
       leftInProgress: leftInProgress.length,
       orphanLocalRows: orphanLocalRows.length,
+      // The local Durable backend's work: episodes (each a replay of the committed history), activity runs, entity batches, injected host crashes.
+      durable: rig.backend ? { ...rig.backend.counters } : null,
       ...(phase
         ? {
             timePhase: {

@@ -98,7 +98,8 @@ function serviceBusTriggerMetadata(m: ServiceBusMetadata): Record<string, RpcTyp
     EnqueuedTimeUtc: { string: new Date().toISOString() },
     ApplicationProperties: { json: JSON.stringify(m.applicationProperties ?? {}) },
   };
-  if (m.messageId !== undefined && m.messageId !== null) meta.MessageId = { string: String(m.messageId) };
+  if (m.messageId !== undefined && m.messageId !== null)
+    meta.MessageId = { string: typeof m.messageId === 'string' ? m.messageId : JSON.stringify(m.messageId) };
   if (m.correlationId !== undefined) meta.CorrelationId = { string: m.correlationId };
   return meta;
 }

@@ -1,5 +1,5 @@
 import type { TableClient, TransactionAction } from '@azure/data-tables';
-import type { HistoryEvent } from './historyEvents';
+import type { HistoryEvent, SdkRetryOptions } from './historyEvents';
 
 /** Runtime statuses as the extension reports them (`OrchestrationRuntimeStatus`). */
 export type RuntimeStatus = 'Pending' | 'Running' | 'Completed' | 'Failed' | 'Terminated';
@@ -8,7 +8,7 @@ export type RuntimeStatus = 'Pending' | 'Running' | 'Completed' | 'Failed' | 'Te
 export interface RetryState {
   readonly functionName: string;
   readonly inputJson: string;
-  readonly options: import('./historyEvents').SdkRetryOptions;
+  readonly options: SdkRetryOptions;
   /** Attempts made so far (1 after the first TaskScheduled). */
   readonly attempt: number;
   /** What the retry waits on: its task (TaskScheduled id) or its timer (TimerCreated id). */
@@ -67,14 +67,14 @@ export class DurableStore {
       name: String(row.name),
       executionId: String(row.executionId),
       runtimeStatus: String(row.runtimeStatus) as RuntimeStatus,
-      inputJson: String(row.inputJson ?? 'null'),
-      outputJson: String(row.outputJson ?? 'null'),
+      inputJson: text(row.inputJson, 'null'),
+      outputJson: text(row.outputJson, 'null'),
       createdTime: String(row.createdTime),
       lastUpdatedTime: String(row.lastUpdatedTime),
       historyLength: Number(row.historyLength),
       actionsDone: Number(row.actionsDone),
       nextSeq: Number(row.nextSeq),
-      retries: JSON.parse(String(row.retriesJson ?? '{}')) as Record<string, RetryState>,
+      retries: JSON.parse(text(row.retriesJson, '{}')) as Record<string, RetryState>,
       etag: String(row.etag),
     };
   }
@@ -139,7 +139,7 @@ export class DurableStore {
   async entity(schedulerId: string): Promise<EntityRow> {
     const row = await this.read(schedulerId, ENTITY_ROW);
     if (!row) return { exists: false };
-    return { exists: Boolean(row.exists), state: row.state === undefined ? undefined : String(row.state), etag: String(row.etag) };
+    return { exists: Boolean(row.exists), state: typeof row.state === 'string' ? row.state : undefined, etag: String(row.etag) };
   }
 
   async saveEntity(schedulerId: string, previous: EntityRow, exists: boolean, state: string | undefined): Promise<void> {
@@ -174,4 +174,9 @@ export class DurableStore {
       throw error;
     }
   }
+}
+
+/** A string property of a Table row (`fallback` when absent). */
+function text(value: unknown, fallback: string): string {
+  return typeof value === 'string' ? value : fallback;
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { InvocationFailedError, type WorkerHost } from '../host/WorkerHost';
-import { DurableStore, type InstanceRow, type RetryState } from './DurableStore';
+import type { DurableStore, InstanceRow, RetryState } from './DurableStore';
 import {
   ActionType,
   deterministicGuid,
@@ -83,7 +83,14 @@ export class LocalDurableBackend {
   async start(name: string, instanceId: string, inputJson: string): Promise<boolean> {
     const executionId = randomUUID().replace(/-/g, '');
     if (!(await this.store.create(instanceId, name, inputJson, executionId, new Date().toISOString()))) return false;
-    this.deliver(instanceId, historyEvent(EventType.ExecutionStarted, -1, { Name: name, Input: inputJson, OrchestrationInstance: { InstanceId: instanceId, ExecutionId: executionId } }));
+    this.deliver(
+      instanceId,
+      historyEvent(EventType.ExecutionStarted, -1, {
+        Name: name,
+        Input: inputJson,
+        OrchestrationInstance: { InstanceId: instanceId, ExecutionId: executionId },
+      }),
+    );
     return true;
   }
 
@@ -226,16 +233,20 @@ export class LocalDurableBackend {
       return;
     }
     const committed = [...newEvents, ...added, historyEvent(EventType.OrchestratorCompleted, -1, {}, now)];
-    await this.store.checkpoint(row, {
-      ...row,
-      runtimeStatus,
-      outputJson,
-      lastUpdatedTime: new Date(now).toISOString(),
-      historyLength: row.historyLength + committed.length,
-      actionsDone: Math.max(row.actionsDone, actions.length),
-      nextSeq,
-      retries,
-    }, committed);
+    await this.store.checkpoint(
+      row,
+      {
+        ...row,
+        runtimeStatus,
+        outputJson,
+        lastUpdatedTime: new Date(now).toISOString(),
+        historyLength: row.historyLength + committed.length,
+        actionsDone: Math.max(row.actionsDone, actions.length),
+        nextSeq,
+        retries,
+      },
+      committed,
+    );
     inbox.splice(0, taken.length);
     for (const send of outbox) send();
   }
@@ -316,7 +327,9 @@ export class LocalDurableBackend {
       this.counters.activityCalls++;
       let event: HistoryEvent;
       try {
-        const result = await this.options.host.invoke(name, { inputData: [{ name: this.options.host.bindingName(name, 'activityTrigger'), data: { string: inputJson } }] });
+        const result = await this.options.host.invoke(name, {
+          inputData: [{ name: this.options.host.bindingName(name, 'activityTrigger'), data: { string: inputJson } }],
+        });
         event = historyEvent(EventType.TaskCompleted, -1, { TaskScheduledId: seq, Result: JSON.stringify(result ?? null) });
       } catch (error) {
         if (!(error instanceof InvocationFailedError)) throw error;
