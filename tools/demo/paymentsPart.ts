@@ -354,6 +354,10 @@ async function verifyPayments(
       }
     }
     if (!completed) {
+      // A failed charge orchestration is retried by the next delivery (a new run); failing on every one of them is a broken charge, not chaos.
+      const failedRun = fate.deadLettered.find((d) => /orchestration failed/.test(d.lastError));
+      if (failedRun && m.kind !== 'malformed')
+        violations.push(`${label(m)} was dead-lettered with its charge orchestration failing: ${failedRun.lastError.slice(0, 300)}`);
       if (fate.deadLettered.length > 0) {
         deadLetteredOnly++;
         if (m.kind === 'charge') awaitingOperator.push(m);

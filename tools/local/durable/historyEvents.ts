@@ -93,7 +93,9 @@ const OUT_OF_PROC_LABEL = '\n\n$OutOfProcData$:';
 export function parseOrchestrationFailure(message: string): { error: string; state?: SdkOrchestratorState } {
   const at = message.indexOf(OUT_OF_PROC_LABEL);
   if (at < 0) return { error: message };
-  return { error: message.slice(0, at), state: JSON.parse(message.slice(at + OUT_OF_PROC_LABEL.length)) as SdkOrchestratorState };
+  const state = JSON.parse(message.slice(at + OUT_OF_PROC_LABEL.length)) as SdkOrchestratorState;
+  // durable-functions 3.5 builds this error from a boolean (its text is "false"); the state's `error` has the orchestrator's message.
+  return { error: state.error ?? message.slice(0, at), state };
 }
 
 /** Every action of the state, in order (schema V1 wraps each in its own array, V2+ has one array). */
