@@ -77,7 +77,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     // The functions as registered, invoked as the host does; the charge replayed by durable-functions from
     // its history on the local Durable backend (tools/local/durable). Host crashes: after the provider
     // charged (the activity runs again) and before an orchestration checkpoint (the step replays).
-    durable: 'registered',
+    durable: process.env.DEMO_DURABLE === 'executor' ? 'executor' : 'registered', // the old executor, to compare
     // The registered RetryOptions (2 s, doubling) in 1/40 of their time: the demo's leases are short.
     timerScale: 1 / 40,
     durableCrashBefore: (point, instanceId) =>
