@@ -1,13 +1,9 @@
 import type { InvocationContext, Timer } from '@azure/functions';
-import * as df from 'durable-functions';
 import { makeOrdersHandler } from '../orders/ordersHandler';
-import { appSettings, appTelemetry, once } from './appContext';
-import { DurableChargeWorkflow } from './DurableChargeWorkflow';
-import { chargePaymentOrchestrator, chargeProviderActivity, paymentChargeEntity } from './durableCharge';
+import { appSettings, appTelemetry } from './appContext';
 import { expiryTimerFromSettings } from './expiryTimer';
 import { ordersDepsFromSettings } from './orders';
-import { paymentsFromSettings, providerFromSettings } from './payments';
-import { makePaymentsHandler } from './paymentsHandler';
+import { paymentsFunctionsFrom, type PaymentsFunctions } from './paymentsFunctions';
 
 /**
  * The handlers the registrations in `src/functions` register, built from the app's settings
@@ -15,25 +11,10 @@ import { makePaymentsHandler } from './paymentsHandler';
  * entry point: a misconfiguration throws there, naming the setting, and the worker indexes nothing.
  */
 
-/** The payments trigger, the charge orchestration, entity and activity. */
-export function paymentsFunctions() {
+/** The payments trigger, the charge orchestration, entity and activity (`paymentsFunctions.ts`). */
+export function paymentsFunctions(): PaymentsFunctions {
   // Validate the settings and build the provider client at start, not at the first message (no I/O).
-  const provider = providerFromSettings(appSettings(), appTelemetry());
-  const consumer = once(() => paymentsFromSettings(appSettings(), { telemetry: appTelemetry() }).consumer);
-  const handler = makePaymentsHandler({
-    consumer,
-    telemetry: appTelemetry,
-    workflow: (context) => new DurableChargeWorkflow(df.getClient(context)),
-  });
-  return {
-    /** Returning completes the message; throwing abandons it (redelivery). */
-    trigger: async (message: unknown, context: InvocationContext): Promise<void> => {
-      await handler(message, context);
-    },
-    orchestrator: chargePaymentOrchestrator,
-    entity: paymentChargeEntity,
-    activity: chargeProviderActivity(provider),
-  };
+  return paymentsFunctionsFrom(appSettings(), { telemetry: appTelemetry() });
 }
 
 /** The orders trigger (the logic is in `src/orders`). Returning completes the message; throwing abandons it. */

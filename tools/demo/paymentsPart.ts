@@ -74,8 +74,15 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     retentionMs,
     clock: env.clock,
     restartDelayMs: 100,
-    activityRetry: { maxAttempts: 3, firstRetryIntervalMs: 50 },
-    crashBefore: (step, instanceId) => step === 'after-activity:charge' && env.faults.shouldCrash(CrashPoint.AfterCharge, instanceId),
+    // The functions as registered, invoked as the host does; the charge replayed by durable-functions from
+    // its history on the local Durable backend (tools/local/durable). Host crashes: after the provider
+    // charged (the activity runs again) and before an orchestration checkpoint (the step replays).
+    durable: process.env.DEMO_DURABLE === 'executor' ? 'executor' : 'registered', // the old executor, to compare
+    // The registered RetryOptions (2 s, doubling) in 1/40 of their time: the demo's leases are short.
+    timerScale: 1 / 40,
+    durableCrashBefore: (point, instanceId) =>
+      (point === 'after-activity' && env.faults.shouldCrash(CrashPoint.AfterCharge, instanceId)) ||
+      (point === 'orchestrator' && env.faults.shouldCrash(CrashPoint.AfterCharge, `${instanceId}#checkpoint`)),
   });
   const held = new HeldPayments(workload.messages);
   injectStoreCrashes(rig, env, held);
@@ -347,6 +354,10 @@ async function verifyPayments(
       }
     }
     if (!completed) {
+      // A failed charge orchestration is retried by the next delivery (a new run); failing on every one of them is a broken charge, not chaos.
+      const failedRun = fate.deadLettered.find((d) => /orchestration failed/.test(d.lastError));
+      if (failedRun && m.kind !== 'malformed')
+        violations.push(`${label(m)} was dead-lettered with its charge orchestration failing: ${failedRun.lastError.slice(0, 300)}`);
       if (fate.deadLettered.length > 0) {
         deadLetteredOnly++;
         if (m.kind === 'charge') awaitingOperator.push(m);
@@ -503,6 +514,8 @@ async function verifyPayments(
       reusedKeysWithheld: [...withheld].filter((i) => messages[i].kind === 'reusedKey').length,
       leftInProgress: leftInProgress.length,
       orphanLocalRows: orphanLocalRows.length,
+      // The local Durable backend's work: episodes (each a replay of the committed history), activity runs, entity batches, injected host crashes.
+      durable: rig.backend ? { ...rig.backend.counters } : null,
       ...(phase
         ? {
             timePhase: {

@@ -6,7 +6,9 @@ import { makePaymentsHandler } from '../../src/app/paymentsHandler';
 import { loadSettings } from '../../src/config/settings';
 import type { Clock } from '../../src/core/clock';
 import { Telemetry } from '../../src/telemetry/Telemetry';
+import type { DurableCrashPoint } from './durable/LocalDurableBackend';
 import { LocalChargeWorkflow, type RunStep } from './LocalChargeWorkflow';
+import { startRegisteredPayments } from './registeredPayments';
 
 export interface PaymentsRigOptions {
   /** Table Storage connection string (Azurite). */
@@ -30,6 +32,17 @@ export interface PaymentsRigOptions {
   readonly restartDelayMs?: number;
   readonly activityRetry?: { maxAttempts: number; firstRetryIntervalMs: number };
   readonly clock?: Clock;
+  /**
+   * `registered`: the functions as `src/functions/payments.ts` registers them, invoked as the host does, the
+   * charge run by the local Durable backend through the SDK's replay (`registeredPayments.ts`).
+   * `executor` (default): the handler factory called directly, the charge by `LocalChargeWorkflow`
+   * (the consumer's own tests: crash points at each step, fast).
+   */
+  readonly durable?: 'registered' | 'executor';
+  /** Registered path: host crashes in the Durable backend (see `DurableCrashPoint`). */
+  readonly durableCrashBefore?: (point: DurableCrashPoint, id: string) => boolean;
+  /** Registered path: real time of a Durable timer (activity retry delay) as a share of its nominal time. */
+  readonly timerScale?: number;
 }
 
 /** Trigger metadata of one delivery, as the Service Bus trigger passes it. */
@@ -60,6 +73,19 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
   const telemetry = options.telemetry ?? new Telemetry();
   const provider = providerFromSettings(settings, telemetry);
   const durableTable = table('durable', options.durableTableConnectionString);
+  if (options.durable === 'registered') {
+    const registered = await startRegisteredPayments({
+      settings,
+      overrides: { tableClient: (name) => table(name), clock: options.clock, telemetry, leaseMs: options.leaseMs ?? 2_000, retentionMs: options.retentionMs },
+      durableTable,
+      crashBefore: options.durableCrashBefore,
+      restartDelayMs: options.restartDelayMs,
+      timerScale: options.timerScale,
+    });
+    const { store, parking, consumer } = registered.parts;
+    await Promise.all([store.ensureTable(), parking.ensureTable()]);
+    return { store, parking, workflow: registered.workflow, provider, consumer, deliver: registered.deliver, telemetry, backend: registered.backend };
+  }
   const workflow = new LocalChargeWorkflow({
     table: durableTable,
     chargeProvider: (input) => provider.charge(input.payment, input.idempotencyKey, input.correlationId),
@@ -90,6 +116,6 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
     return handler(body, context);
   }
 
-  return { store, parking, workflow, provider, consumer, handler, deliver, telemetry };
+  return { store, parking, workflow, provider, consumer, deliver, telemetry, backend: undefined };
 }
 export type PaymentsRig = Awaited<ReturnType<typeof startPaymentsRig>>;

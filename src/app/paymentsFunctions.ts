@@ -1,0 +1,67 @@
+import { app, type InvocationContext } from '@azure/functions';
+import * as df from 'durable-functions';
+import type { Settings } from '../config/settings';
+import type { PaymentDeliveryResult } from '../payments/PaymentsConsumer';
+import { Telemetry } from '../telemetry/Telemetry';
+import { DurableChargeWorkflow } from './DurableChargeWorkflow';
+import { CHARGE_ACTIVITY, CHARGE_ENTITY, CHARGE_ORCHESTRATION, chargePaymentOrchestrator, chargeProviderActivity, paymentChargeEntity } from './durableCharge';
+import { paymentsFromSettings, providerFromSettings, type PaymentsOverrides, type PaymentsParts } from './payments';
+import { makePaymentsHandler } from './paymentsHandler';
+
+/** The payments handlers the registrations use: the Service Bus trigger, the charge orchestration, entity and activity. */
+export interface PaymentsFunctions {
+  /**
+   * Returning completes the message; throwing abandons it (redelivery). The host ignores a Service Bus
+   * trigger's return value; the result is returned so that a local host can report it.
+   */
+  readonly trigger: (message: unknown, context: InvocationContext) => Promise<PaymentDeliveryResult>;
+  readonly orchestrator: typeof chargePaymentOrchestrator;
+  readonly entity: typeof paymentChargeEntity;
+  readonly activity: df.ActivityHandler;
+  /** The consumer's parts (stores, consumer), built on first use and then shared by the invocations. */
+  readonly parts: () => PaymentsParts;
+}
+
+/**
+ * The payments handlers built from settings plus overrides (the local rigs pass theirs; the workflow
+ * override is ignored: the trigger always uses Durable's client of its invocation, as in Azure).
+ * The provider client is built at once (no I/O), so a missing `PAYMENT_PROVIDER_URL` throws here.
+ * @throws ConfigurationError naming the setting.
+ */
+export function paymentsFunctionsFrom(settings: Settings, overrides: PaymentsOverrides = {}): PaymentsFunctions {
+  const telemetry = overrides.telemetry ?? new Telemetry();
+  const provider = providerFromSettings(settings, telemetry);
+  let parts: PaymentsParts | undefined;
+  const partsOnce = () => (parts ??= paymentsFromSettings(settings, { ...overrides, telemetry, workflow: undefined }));
+  const handler = makePaymentsHandler({
+    consumer: () => partsOnce().consumer,
+    telemetry: () => telemetry,
+    workflow: (context) => new DurableChargeWorkflow(df.getClient(context)),
+  });
+  return {
+    trigger: handler,
+    orchestrator: chargePaymentOrchestrator,
+    entity: paymentChargeEntity,
+    activity: chargeProviderActivity(provider),
+    parts: partsOnce,
+  };
+}
+
+/**
+ * Registers the payments functions with the Functions runtime: `paymentsConsumer` (Service Bus queue
+ * `%PAYMENTS_QUEUE_NAME%`, connection `ServiceBusConnection`, Durable client input), the `chargePayment`
+ * orchestration, the `paymentCharge` entity and the `chargeProvider` activity. `src/functions/payments.ts`
+ * calls it when the worker loads the app; the local host (`tools/local`) calls it with its own handlers
+ * to see the same registrations.
+ */
+export function registerPaymentsFunctions(functions: Omit<PaymentsFunctions, 'parts'>): void {
+  app.serviceBusQueue('paymentsConsumer', {
+    connection: 'ServiceBusConnection',
+    queueName: '%PAYMENTS_QUEUE_NAME%',
+    extraInputs: [df.input.durableClient()],
+    handler: functions.trigger,
+  });
+  df.app.orchestration(CHARGE_ORCHESTRATION, functions.orchestrator);
+  df.app.entity(CHARGE_ENTITY, functions.entity);
+  df.app.activity(CHARGE_ACTIVITY, { handler: functions.activity });
+}
