@@ -490,6 +490,10 @@ async function verifyPayments(
       `${orphanLocalRows.length} local row(s) without their marker (not deleted with it by the sweep): ${orphanLocalRows.slice(0, 5).join(', ')}`,
     );
   for (const x of rowMismatches.slice(0, 10)) violations.push(x);
+  // Every charge orchestration ends: after the drain none is pending or running. One that cannot finish
+  // (e.g. an orchestrator that is not deterministic on replay) would otherwise only show as slow deliveries.
+  const unfinished = rig.backend ? await rig.backend.store.unfinishedInstances() : [];
+  if (unfinished.length > 0) violations.push(`${unfinished.length} charge orchestration(s) never finished: ${unfinished.slice(0, 5).join(', ')}`);
 
   const held = phase?.held;
   return {
@@ -515,7 +519,7 @@ async function verifyPayments(
       leftInProgress: leftInProgress.length,
       orphanLocalRows: orphanLocalRows.length,
       // The local Durable backend's work: episodes (each a replay of the committed history), activity runs, entity batches, injected host crashes.
-      durable: rig.backend ? { ...rig.backend.counters } : null,
+      durable: rig.backend ? { ...rig.backend.counters, unfinishedOrchestrations: unfinished.length } : null,
       ...(phase
         ? {
             timePhase: {

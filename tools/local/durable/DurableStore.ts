@@ -79,6 +79,19 @@ export class DurableStore {
     };
   }
 
+  /** Ids of the instances not in a final state (pending or running). */
+  async unfinishedInstances(): Promise<string[]> {
+    const ids: string[] = [];
+    const rows = this.table.listEntities<{ partitionKey: string; runtimeStatus: string }>({
+      queryOptions: {
+        filter: `RowKey eq '${INSTANCE_ROW}' and (runtimeStatus eq 'Pending' or runtimeStatus eq 'Running')`,
+        select: ['PartitionKey', 'runtimeStatus'],
+      },
+    });
+    for await (const r of rows) ids.push(r.partitionKey);
+    return ids;
+  }
+
   /** The committed history of the instance's current execution, in order. */
   async history(row: InstanceRow): Promise<HistoryEvent[]> {
     const from = historyRowKey(row.executionId, 0);
