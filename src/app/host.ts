@@ -5,6 +5,7 @@ import { appSettings, appTelemetry, once } from './appContext';
 import { DurableChargeWorkflow } from './DurableChargeWorkflow';
 import { chargePaymentOrchestrator, chargeProviderActivity, paymentChargeEntity } from './durableCharge';
 import { expiryTimerFromSettings } from './expiryTimer';
+import { functionsHttpHandler, paymentsApiFromSettings, type FunctionsHttpHandler } from './http';
 import { ordersDepsFromSettings } from './orders';
 import { paymentsFromSettings, providerFromSettings } from './payments';
 import { makePaymentsHandler } from './paymentsHandler';
@@ -47,4 +48,10 @@ export function ordersFunction(): (message: unknown, context: InvocationContext)
 /** The expiry timer's handler. */
 export function expiryTimerFunction(): (timer: Timer, context: InvocationContext) => Promise<void> {
   return expiryTimerFromSettings(appSettings());
+}
+
+/** `POST /api/payments` (Idempotency-Key), built once from the settings; sends nothing until a request. */
+export function paymentsApiFunction(): FunctionsHttpHandler {
+  const endpoint = paymentsApiFromSettings(appSettings());
+  return functionsHttpHandler((telemetry) => endpoint(telemetry), appTelemetry);
 }

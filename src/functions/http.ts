@@ -1,0 +1,9 @@
+import { app } from '@azure/functions';
+import { paymentsApiFunction } from '../app/host';
+
+/**
+ * Registrations of the HTTP functions. `POST /api/payments` needs a function key (`authLevel: 'function'`;
+ * the caller's key scopes its Idempotency-Keys); with App Service authentication (Microsoft Entra ID) in
+ * front, set `HTTP_CALLER_IDENTITY=easyAuth` and the principal scopes them instead.
+ */
+app.http('paymentsApi', { methods: ['POST'], authLevel: 'function', route: 'payments', handler: paymentsApiFunction() });
