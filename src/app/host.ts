@@ -5,7 +5,7 @@ import { appSettings, appTelemetry, once } from './appContext';
 import { DurableChargeWorkflow } from './DurableChargeWorkflow';
 import { chargePaymentOrchestrator, chargeProviderActivity, paymentChargeEntity } from './durableCharge';
 import { expiryTimerFromSettings } from './expiryTimer';
-import { functionsHttpHandler, paymentsApiFromSettings, type FunctionsHttpHandler } from './http';
+import { functionsHttpHandler, paymentsApiFromSettings, paymentWebhookFromSettings, type FunctionsHttpHandler } from './http';
 import { ordersDepsFromSettings } from './orders';
 import { paymentsFromSettings, providerFromSettings } from './payments';
 import { makePaymentsHandler } from './paymentsHandler';
@@ -53,5 +53,11 @@ export function expiryTimerFunction(): (timer: Timer, context: InvocationContext
 /** `POST /api/payments` (Idempotency-Key), built once from the settings; sends nothing until a request. */
 export function paymentsApiFunction(): FunctionsHttpHandler {
   const endpoint = paymentsApiFromSettings(appSettings());
+  return functionsHttpHandler((telemetry) => endpoint(telemetry), appTelemetry);
+}
+
+/** `POST /api/webhooks/payment-provider` (signed provider events), built once from the settings. */
+export function paymentWebhookFunction(): FunctionsHttpHandler {
+  const endpoint = paymentWebhookFromSettings(appSettings());
   return functionsHttpHandler((telemetry) => endpoint(telemetry), appTelemetry);
 }

@@ -3,6 +3,9 @@ import type { Settings } from '../config/settings';
 import { TableIdempotencyStore } from '../core/TableIdempotencyStore';
 import type { ApiAnswer, ApiRequest } from '../http/httpTypes';
 import { paymentsApi, type PaymentQueue } from '../http/paymentsApi';
+import { PaymentStateTable } from '../http/PaymentStateTable';
+import { paymentWebhook } from '../http/paymentWebhook';
+import { systemClock } from '../core/clock';
 import { invocationLogSink } from '../telemetry/invocationLogSink';
 import { Telemetry } from '../telemetry/Telemetry';
 import { serviceBusPaymentQueue } from './paymentQueue';
@@ -43,11 +46,15 @@ export function functionsHttpHandler(
  * records kept `HTTP_IDEMPOTENCY_RETENTION_HOURS` (24 h) after their last write and swept by the expiry
  * timer like every record (the sweep reads each record's own retention end), lease `HTTP_IDEMPOTENCY_LEASE_SECONDS`.
  */
-export function httpStoreFromSettings(settings: Settings, overrides: WiringOverrides = {}): TableIdempotencyStore {
+export function httpStoreFromSettings(
+  settings: Settings,
+  overrides: WiringOverrides = {},
+  retentionHours: number = settings.HTTP_IDEMPOTENCY_RETENTION_HOURS,
+): TableIdempotencyStore {
   return new TableIdempotencyStore(tableClientsOf(settings, overrides)(settings.IDEMPOTENCY_TABLE_NAME), {
     partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT,
     leaseMs: overrides.leaseMs ?? settings.HTTP_IDEMPOTENCY_LEASE_SECONDS * 1000,
-    retentionMs: overrides.retentionMs ?? Math.round(settings.HTTP_IDEMPOTENCY_RETENTION_HOURS * 3_600_000),
+    retentionMs: overrides.retentionMs ?? Math.round(retentionHours * 3_600_000),
     cacheSize: settings.IDEMPOTENCY_CACHE_SIZE,
     callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS,
     clock: overrides.clock,
@@ -63,4 +70,31 @@ export function paymentsApiFromSettings(
   const queue = overrides.queue ?? serviceBusPaymentQueue(settings);
   return (telemetry = overrides.telemetry ?? new Telemetry()) =>
     paymentsApi({ store, queue, callerIdentity: settings.HTTP_CALLER_IDENTITY, telemetry, clock: overrides.clock });
+}
+
+/** The Payment rows the webhook writes (table `PAYMENT_STATE_TABLE_NAME`). */
+export function paymentStateFromSettings(settings: Settings, overrides: WiringOverrides = {}): PaymentStateTable {
+  return new PaymentStateTable(tableClientsOf(settings, overrides)(settings.PAYMENT_STATE_TABLE_NAME), overrides.clock ?? systemClock);
+}
+
+/**
+ * `POST /api/webhooks/payment-provider` wired from settings: secret `WEBHOOK_SIGNING_SECRET` (in Azure a
+ * Key Vault reference the platform resolves), window `WEBHOOK_TOLERANCE_SECONDS`, event ids kept
+ * `WEBHOOK_RETENTION_HOURS` in the idempotency table. Sends nothing.
+ */
+export function paymentWebhookFromSettings(
+  settings: Settings,
+  overrides: WiringOverrides = {},
+): (telemetry?: Telemetry) => (request: ApiRequest) => Promise<ApiAnswer> {
+  const store = httpStoreFromSettings(settings, overrides, settings.WEBHOOK_RETENTION_HOURS);
+  const payments = paymentStateFromSettings(settings, overrides);
+  return (telemetry = overrides.telemetry ?? new Telemetry()) =>
+    paymentWebhook({
+      store,
+      payments,
+      secret: settings.WEBHOOK_SIGNING_SECRET,
+      toleranceSec: settings.WEBHOOK_TOLERANCE_SECONDS,
+      telemetry,
+      clock: overrides.clock,
+    });
 }

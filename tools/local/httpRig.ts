@@ -1,6 +1,6 @@
 import { TableClient } from '@azure/data-tables';
 import { randomUUID } from 'node:crypto';
-import { functionsHttpHandler, paymentsApiFromSettings } from '../../src/app/http';
+import { functionsHttpHandler, paymentStateFromSettings, paymentsApiFromSettings, paymentWebhookFromSettings } from '../../src/app/http';
 import { loadSettings } from '../../src/config/settings';
 import type { Clock } from '../../src/core/clock';
 import type { PaymentQueue } from '../../src/http/paymentsApi';
@@ -49,9 +49,11 @@ export interface HttpRigOptions {
   readonly retentionMs?: number;
   readonly clock?: Clock;
   readonly telemetry?: Telemetry;
-  /** Extra settings (e.g. `HTTP_CALLER_IDENTITY`). */
+  /** Extra settings (e.g. `HTTP_CALLER_IDENTITY`, `WEBHOOK_SIGNING_SECRET`). */
   readonly settings?: Readonly<Record<string, string>>;
   readonly port?: number;
+  /** Told of every invocation log line (what the Functions host would log). */
+  readonly log?: (functionName: string, level: string, message: string) => void;
 }
 
 /**
@@ -73,6 +75,10 @@ export async function startHttpRig(options: HttpRigOptions) {
   await idempotencyTable.createTable();
   const overrides = { tableClient: table, clock: options.clock, telemetry, leaseMs: options.leaseMs, retentionMs: options.retentionMs, queue };
   const paymentsApi = paymentsApiFromSettings(settings, overrides);
+  const webhook = paymentWebhookFromSettings(settings, overrides);
+  const paymentStateTable = table(settings.PAYMENT_STATE_TABLE_NAME);
+  await paymentStateTable.createTable();
+  const paymentState = paymentStateFromSettings(settings, overrides);
   const routes: LocalHttpRoute[] = [
     {
       name: 'paymentsApi',
@@ -84,8 +90,18 @@ export async function startHttpRig(options: HttpRigOptions) {
         () => telemetry,
       ),
     },
+    {
+      name: 'paymentProviderWebhook',
+      methods: ['POST'],
+      route: 'webhooks/payment-provider',
+      authLevel: 'anonymous',
+      handler: functionsHttpHandler(
+        (t) => webhook(t),
+        () => telemetry,
+      ),
+    },
   ];
   const functionKeys = options.functionKeys ?? { default: 'local-default-key' };
-  const host = await LocalHttpHost.start({ routes, functionKeys, port: options.port });
-  return { host, url: host.url, queue, idempotencyTable, settings, stop: () => host.stop() };
+  const host = await LocalHttpHost.start({ routes, functionKeys, port: options.port, log: options.log });
+  return { host, url: host.url, queue, idempotencyTable, paymentState, settings, stop: () => host.stop() };
 }
