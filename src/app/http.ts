@@ -92,7 +92,9 @@ export function paymentWebhookFromSettings(
     paymentWebhook({
       store,
       payments,
-      secret: settings.WEBHOOK_SIGNING_SECRET,
+      // An unresolved Key Vault reference (the vault entry is missing, or the identity may not read it) reaches
+      // the app as the reference text itself: never use it as the secret (every webhook would be 401).
+      secret: settings.WEBHOOK_SIGNING_SECRET?.startsWith('@Microsoft.KeyVault(') ? undefined : settings.WEBHOOK_SIGNING_SECRET,
       toleranceSec: settings.WEBHOOK_TOLERANCE_SECONDS,
       telemetry,
       clock: overrides.clock,

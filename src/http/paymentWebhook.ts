@@ -62,7 +62,10 @@ export function paymentWebhook(deps: PaymentWebhookDeps): (request: ApiRequest) 
     const bodyDigest = createHash('sha256').update(request.body).digest('hex');
     const bodyFields = { bodyBytes: request.body.length, bodyDigest };
     if (!deps.secret) {
-      log('error', 'webhook: WEBHOOK_SIGNING_SECRET is not set; refusing every event', { outcome: 'notConfigured', status: 503 });
+      log('error', 'webhook: WEBHOOK_SIGNING_SECRET is not set (or its Key Vault reference did not resolve); refusing every event', {
+        outcome: 'notConfigured',
+        status: 503,
+      });
       return problemAnswer(503, 'not-configured', 'Webhook not configured', 'the receiver has no signing secret', { 'retry-after': '60' });
     }
     const check = verifyWebhookSignature(request.headers.get(SIGNATURE_HEADER), request.body, deps.secret, clock.nowMs(), deps.toleranceSec);
