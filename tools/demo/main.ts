@@ -1,7 +1,8 @@
-import { runChaos } from './chaos';
+import { DEFAULT_CHAOS_OPTIONS, runChaos } from './chaos';
 import { USAGE_EXIT_CODE, usageErrorLine, UsageError } from '../cli/commandLine';
 import { DEMO_USAGE, parseDemoArgs } from './args';
 import { formatProgress, formatReport, reportJson } from './report';
+import { formatHttpPart, runHttpPart } from './httpPart';
 
 /**
  * `npm run demo`: the app's main job, locally. Starts Azurite (in memory, loopback, free port),
@@ -27,8 +28,10 @@ async function main(): Promise<number> {
   }
   const report = await runChaos({ ...args.chaos, onProgress: (p) => console.error(formatProgress(p)) });
   console.log(formatReport(report));
+  const http = await runHttpPart({ seed: args.chaos.seed ?? DEFAULT_CHAOS_OPTIONS.seed });
+  console.log(formatHttpPart(http));
   if (args.json) console.log(reportJson(report));
-  return report.ok ? 0 : 1;
+  return report.ok && http.ok ? 0 : 1;
 }
 
 main().then(
