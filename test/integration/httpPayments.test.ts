@@ -1,5 +1,7 @@
 import { RecordingPaymentQueue, startHttpRig } from '../../tools/local/httpRig';
+import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
 import { useAzurite } from '../support/azurite';
+import { FakeClock } from '../support/tables';
 
 /**
  * `POST /api/payments` over real HTTP on loopback: the app's wiring served by the local host
@@ -137,5 +139,32 @@ describe('POST /api/payments over HTTP', () => {
     expect(retried.status).toBe(202);
     expect(retried.headers['idempotent-replayed']).toBeUndefined();
     expect(queue.sent).toHaveLength(1);
+  });
+});
+
+describe('Idempotency-Key records expire', () => {
+  test('payments api: a key is kept 24 h by default and then swept by the expiry sweep like every record; the key is then new', async () => {
+    const clock = new FakeClock(Date.now());
+    const q = new RecordingPaymentQueue();
+    const r = await startHttpRig({ tableConnectionString: azurite().connectionString, functionKeys: KEYS, queue: q, clock });
+    try {
+      const send = (body: unknown) =>
+        fetch(`${r.url}/api/payments`, {
+          method: 'POST',
+          headers: { 'x-functions-key': KEYS.alice, 'idempotency-key': 'day-key', 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }).then((res) => res.status);
+      const body = payment();
+      expect(await send(body)).toBe(202);
+      clock.advance(23 * 3_600_000);
+      expect(await send({ ...body, amount: 1 })).toBe(422);
+      clock.advance(1 * 3_600_000 + 1);
+      const report = await new ExpirySweeper(r.idempotencyTable, { budgetMs: 10_000, clock }).sweep();
+      expect(report.deleted).toBe(1);
+      expect(await send({ ...body, amount: 1 })).toBe(202);
+      expect(q.sent).toHaveLength(2);
+    } finally {
+      await r.stop();
+    }
   });
 });
