@@ -33,7 +33,8 @@ function event(paymentId: string, version: number, overrides: Record<string, unk
   return {
     id: `evt_${paymentId}_${version}`,
     type,
-    created: nowSec(),
+    // Fixed per event: a redelivery is the same bytes (a new `created` would be another body: 422).
+    created: 1_767_225_600 + version,
     data: { paymentId, chargeId: `ch_${paymentId}`, amount: 1000, currency: 'EUR', version, refundedAmount: version === 1 ? 0 : 100 * (version - 1) },
     ...overrides,
   };
