@@ -106,6 +106,35 @@ param paymentProviderTimeoutMs int = 10000
 @description('Durable Functions task hub name (DURABLE_TASK_HUB_NAME).')
 param durableTaskHubName string = 'idempotentconsumer'
 
+// ---- HTTP functions (POST /api/payments, the provider webhook). ----
+@minValue(1)
+@maxValue(8760)
+@description('Idempotency-Key record retention in hours (HTTP_IDEMPOTENCY_RETENTION_HOURS; Stripe keeps keys 24 h).')
+param httpIdempotencyRetentionHours int = 24
+@minValue(1)
+@maxValue(3600)
+@description('Lease of an HTTP request\'s claim in seconds (HTTP_IDEMPOTENCY_LEASE_SECONDS): how long a crashed request blocks its key (409).')
+param httpIdempotencyLeaseSeconds int = 30
+@description('What scopes Idempotency-Keys: functionKey (the caller\'s function key), or easyAuth once App Service authentication (Microsoft Entra ID) is configured in front of the app.')
+@allowed([
+  'functionKey'
+  'easyAuth'
+])
+param httpCallerIdentity string = 'functionKey'
+@minValue(1)
+@maxValue(3600)
+@description('Accepted clock skew of a webhook signature in seconds (WEBHOOK_TOLERANCE_SECONDS).')
+param webhookToleranceSeconds int = 300
+@minValue(1)
+@maxValue(8760)
+@description('Event-id dedup retention in hours (WEBHOOK_RETENTION_HOURS): longer than the provider retries a webhook.')
+param webhookRetentionHours int = 72
+@description('Table of the Payment rows the webhook writes (PAYMENT_STATE_TABLE_NAME).')
+param paymentStateTableName string = 'paymentstate'
+@secure()
+@description('The payment provider\'s webhook signing secret, stored in Key Vault (never in an app setting). Empty: set the secret in the vault by hand.')
+param webhookSigningSecret string = ''
+
 // ---- Alerts. ----
 @description('Duplicate rate (percent of claim attempts per consumer over 15 minutes) that fires the alert.')
 param duplicateRateAlertThresholdPercent int = 5
@@ -133,6 +162,7 @@ var names = {
   logAnalytics: '${abbrs.operationalInsightsWorkspaces}${resourceToken}'
   appInsights: '${abbrs.insightsComponents}${resourceToken}'
   alertPrefix: '${abbrs.insightsScheduledQueryRules}${resourceToken}'
+  keyVault: '${abbrs.keyVaultVaults}${take(resourceToken, 21)}'
 }
 @description('Blob container the app package is deployed to, unique to the Function App.')
 var deploymentStorageContainerName = 'app-package-${take(names.functionApp, 32)}-${take(toLower(uniqueString(names.functionApp, resourceToken)), 7)}'
@@ -157,6 +187,7 @@ var roles = {
   storageQueueDataContributor: '974c5e8b-45b9-4653-ba55-5f855dd0fb88' // Storage Queue Data Contributor
   storageTableDataContributor: '0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3' // Storage Table Data Contributor
   monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb' // Monitoring Metrics Publisher
+  keyVaultSecretsUser: '4633458b-17de-408a-b874-0445c86b69e6' // Key Vault Secrets User
 }
 
 // Every Azure RBAC assignment, deployed by looping the one reusable module. `principal` says who gets it:
@@ -164,6 +195,10 @@ var roles = {
 @description('Every Azure RBAC assignment: who gets it, on which resource, which role.')
 var roleAssignments = [
   { principal: 'app', target: 'serviceBus', targetName: names.serviceBus, roleDefinitionId: roles.serviceBusDataReceiver }
+  // POST /api/payments sends to the payments queue.
+  { principal: 'app', target: 'serviceBus', targetName: names.serviceBus, roleDefinitionId: roles.serviceBusDataSender }
+  // The webhook secret's Key Vault reference: read secrets, nothing else.
+  { principal: 'app', target: 'keyVault', targetName: names.keyVault, roleDefinitionId: roles.keyVaultSecretsUser }
   { principal: 'app', target: 'storage', targetName: names.storage, roleDefinitionId: roles.storageBlobDataOwner }
   { principal: 'app', target: 'storage', targetName: names.storage, roleDefinitionId: roles.storageQueueDataContributor }
   { principal: 'app', target: 'storage', targetName: names.storage, roleDefinitionId: roles.storageTableDataContributor }
@@ -206,6 +241,7 @@ module storage 'core/storage/storageAccount.bicep' = {
     tableNames: [
       idempotencyTableName
       parkedMessagesTableName
+      paymentStateTableName
     ]
   }
 }
@@ -240,6 +276,16 @@ module cosmos 'core/database/cosmosServerless.bicep' = {
   }
 }
 
+module keyVault 'core/security/keyVault.bicep' = {
+  scope: rg
+  params: {
+    name: names.keyVault
+    location: location
+    tags: tags
+    webhookSigningSecret: webhookSigningSecret
+  }
+}
+
 module monitoring 'core/monitor/monitoring.bicep' = {
   scope: rg
   params: {
@@ -265,6 +311,7 @@ module roleAssignment 'core/security/roleAssignment.bicep' = [
       storage
       serviceBus
       monitoring
+      keyVault
     ]
   }
 ]
@@ -312,6 +359,15 @@ module api 'app/api.bicep' = {
       url: paymentProviderUrl
       timeoutMs: paymentProviderTimeoutMs
     }
+    http: {
+      retentionHours: httpIdempotencyRetentionHours
+      leaseSeconds: httpIdempotencyLeaseSeconds
+      callerIdentity: httpCallerIdentity
+      webhookToleranceSeconds: webhookToleranceSeconds
+      webhookRetentionHours: webhookRetentionHours
+      paymentStateTableName: paymentStateTableName
+      webhookSecretUri: keyVault.outputs.webhookReferenceUri
+    }
   }
   // The host starts as soon as the site exists: give it its data-plane roles first.
   dependsOn: [
@@ -354,5 +410,7 @@ output SERVICEBUS_FULLY_QUALIFIED_NAMESPACE string = serviceBus.outputs.fullyQua
 output COSMOS_ENDPOINT string = cosmos.outputs.endpoint
 @description('Table service endpoint of the idempotency store.')
 output IDEMPOTENCY_TABLE_ENDPOINT string = storage.outputs.tableEndpoint
+@description('Vault holding the provider webhook\'s signing value (entry webhook-signing-secret): set it with az keyvault secret set.')
+output WEBHOOK_VAULT_NAME string = keyVault.outputs.name
 @description('Dedup-record retention in days as deployed (effectiveRetentionDays).')
 output IDEMPOTENCY_RETENTION_DAYS int = effectiveRetentionDays

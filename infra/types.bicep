@@ -79,3 +79,28 @@ type paymentProviderSettingsType = {
   @description('Timeout of one provider call in milliseconds (PAYMENT_PROVIDER_TIMEOUT_MS).')
   timeoutMs: int
 }
+
+@export()
+@description('HTTP functions: Idempotency-Key records, caller identity and the provider webhook.')
+type httpSettingsType = {
+  @description('Idempotency-Key record retention in hours (HTTP_IDEMPOTENCY_RETENTION_HOURS).')
+  retentionHours: int
+
+  @description('Lease of an HTTP request\'s claim in seconds (HTTP_IDEMPOTENCY_LEASE_SECONDS).')
+  leaseSeconds: int
+
+  @description('What scopes the keys: functionKey, or easyAuth with App Service authentication (HTTP_CALLER_IDENTITY).')
+  callerIdentity: ('functionKey' | 'easyAuth')
+
+  @description('Accepted clock skew of a webhook signature in seconds (WEBHOOK_TOLERANCE_SECONDS).')
+  webhookToleranceSeconds: int
+
+  @description('Event-id dedup retention in hours (WEBHOOK_RETENTION_HOURS).')
+  webhookRetentionHours: int
+
+  @description('Table of the Payment rows the webhook writes (PAYMENT_STATE_TABLE_NAME).')
+  paymentStateTableName: string
+
+  @description('Versionless Key Vault URI of the webhook signing secret (WEBHOOK_SIGNING_SECRET is a reference to it).')
+  webhookSecretUri: string
+}

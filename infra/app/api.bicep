@@ -7,7 +7,7 @@ Flex Consumption rejects FUNCTIONS_WORKER_RUNTIME and FUNCTIONS_EXTENSION_VERSIO
 runtime comes from functionAppConfig.runtime), so they are deliberately absent.
 '''
 
-import { tagsType, idempotencySettingsType, serviceBusSettingsType, cosmosSettingsType, paymentProviderSettingsType } from '../types.bicep'
+import { tagsType, idempotencySettingsType, serviceBusSettingsType, cosmosSettingsType, paymentProviderSettingsType, httpSettingsType } from '../types.bicep'
 
 @description('Function App name.')
 param name string
@@ -55,6 +55,8 @@ param serviceBus serviceBusSettingsType
 param cosmos cosmosSettingsType
 @description('Payment provider URL and timeout.')
 param paymentProvider paymentProviderSettingsType
+@description('HTTP functions: Idempotency-Key records, caller identity, webhook secret reference.')
+param http httpSettingsType
 @description('Durable Functions task hub name (DURABLE_TASK_HUB_NAME, used by host.json).')
 param durableTaskHubName string
 
@@ -114,6 +116,18 @@ var appSettings = {
   COSMOS_ENDPOINT: cosmosEndpoint
   COSMOS_DATABASE_NAME: cosmos.databaseName
   COSMOS_ORDERS_CONTAINER: cosmos.ordersContainerName
+
+  // HTTP functions (src/http). POST /api/payments sends to the payments queue with the identity
+  // (SERVICEBUS_CONNECTION_STRING is local-only). The webhook secret is a Key Vault reference the platform
+  // resolves with keyVaultReferenceIdentity (below); its value never appears in an app setting.
+  SERVICEBUS_FULLY_QUALIFIED_NAMESPACE: serviceBusFullyQualifiedNamespace
+  HTTP_IDEMPOTENCY_RETENTION_HOURS: string(http.retentionHours)
+  HTTP_IDEMPOTENCY_LEASE_SECONDS: string(http.leaseSeconds)
+  HTTP_CALLER_IDENTITY: http.callerIdentity
+  WEBHOOK_SIGNING_SECRET: '@Microsoft.KeyVault(SecretUri=${http.webhookSecretUri})'
+  WEBHOOK_TOLERANCE_SECONDS: string(http.webhookToleranceSeconds)
+  WEBHOOK_RETENTION_HOURS: string(http.webhookRetentionHours)
+  PAYMENT_STATE_TABLE_NAME: http.paymentStateTableName
 }
 
 // Microsoft.Web/sites@2025-03-01 with functionAppConfig (Flex Consumption)
@@ -131,6 +145,8 @@ resource functionApp 'Microsoft.Web/sites@2025-03-01' = {
   properties: {
     serverFarmId: appServicePlanId
     httpsOnly: true
+    // Key Vault references (WEBHOOK_SIGNING_SECRET) are resolved with the user-assigned identity (Key Vault Secrets User).
+    keyVaultReferenceIdentity: identityId
     siteConfig: {
       minTlsVersion: '1.2'
     }

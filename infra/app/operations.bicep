@@ -46,6 +46,9 @@ var queries = {
   providerLatency: loadTextContent('../monitoring/queries/provider-latency.kql')
   alertDuplicateRate: loadTextContent('../monitoring/queries/alert-duplicate-rate.kql')
   alertKeyReuse: loadTextContent('../monitoring/queries/alert-key-reuse.kql')
+  httpReplayRate: loadTextContent('../monitoring/queries/http-replay-rate.kql')
+  httpConflicts: loadTextContent('../monitoring/queries/http-conflicts.kql')
+  webhookSignatureFailures: loadTextContent('../monitoring/queries/webhook-signature-failures.kql')
 }
 
 // One workbook tile: a KQL query against this Application Insights component.
@@ -100,6 +103,21 @@ var panels = [
     title: 'Payment provider latency (ms)'
     query: queries.providerLatency
     visualization: 'timechart'
+  }
+  {
+    title: 'HTTP replay rate by endpoint (%)'
+    query: queries.httpReplayRate
+    visualization: 'timechart'
+  }
+  {
+    title: 'HTTP 409 (in flight) and 422 (key reused) by endpoint and caller'
+    query: queries.httpConflicts
+    visualization: 'table'
+  }
+  {
+    title: 'Webhook signature failures'
+    query: queries.webhookSignatureFailures
+    visualization: 'table'
   }
 ]
 

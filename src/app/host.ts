@@ -2,6 +2,7 @@ import type { InvocationContext, Timer } from '@azure/functions';
 import { makeOrdersHandler } from '../orders/ordersHandler';
 import { appSettings, appTelemetry } from './appContext';
 import { expiryTimerFromSettings } from './expiryTimer';
+import { functionsHttpHandler, paymentsApiFromSettings, paymentWebhookFromSettings, type FunctionsHttpHandler } from './http';
 import { ordersDepsFromSettings } from './orders';
 import { paymentsFunctionsFrom, type PaymentsFunctions } from './paymentsFunctions';
 
@@ -28,4 +29,16 @@ export function ordersFunction(): (message: unknown, context: InvocationContext)
 /** The expiry timer's handler. */
 export function expiryTimerFunction(): (timer: Timer, context: InvocationContext) => Promise<void> {
   return expiryTimerFromSettings(appSettings());
+}
+
+/** `POST /api/payments` (Idempotency-Key), built once from the settings; sends nothing until a request. */
+export function paymentsApiFunction(): FunctionsHttpHandler {
+  const endpoint = paymentsApiFromSettings(appSettings());
+  return functionsHttpHandler((telemetry) => endpoint(telemetry), appTelemetry);
+}
+
+/** `POST /api/webhooks/payment-provider` (signed provider events), built once from the settings. */
+export function paymentWebhookFunction(): FunctionsHttpHandler {
+  const endpoint = paymentWebhookFromSettings(appSettings());
+  return functionsHttpHandler((telemetry) => endpoint(telemetry), appTelemetry);
 }

@@ -32,6 +32,15 @@ export const SETTING_NAMES = [
   'COSMOS_ORDERS_CONTAINER',
   'AZURE_CLIENT_ID',
   'APPLICATIONINSIGHTS_CONNECTION_STRING',
+  'SERVICEBUS_FULLY_QUALIFIED_NAMESPACE',
+  'SERVICEBUS_CONNECTION_STRING',
+  'HTTP_IDEMPOTENCY_RETENTION_HOURS',
+  'HTTP_IDEMPOTENCY_LEASE_SECONDS',
+  'HTTP_CALLER_IDENTITY',
+  'WEBHOOK_SIGNING_SECRET',
+  'WEBHOOK_TOLERANCE_SECONDS',
+  'WEBHOOK_RETENTION_HOURS',
+  'PAYMENT_STATE_TABLE_NAME',
 ] as const;
 export type SettingName = (typeof SETTING_NAMES)[number];
 
@@ -74,6 +83,22 @@ const schema = z
     COSMOS_ORDERS_CONTAINER: z.string().trim().min(1).default('orders'),
     AZURE_CLIENT_ID: optionalText,
     APPLICATIONINSIGHTS_CONNECTION_STRING: optionalText,
+    // POST /api/payments sends to PAYMENTS_QUEUE_NAME: in Azure with the identity on this namespace;
+    // locally (the Service Bus emulator) with SERVICEBUS_CONNECTION_STRING, which is never deployed.
+    SERVICEBUS_FULLY_QUALIFIED_NAMESPACE: optionalText,
+    SERVICEBUS_CONNECTION_STRING: optionalText,
+    // Idempotency-Key records of POST /api/payments: kept 24 h (Stripe's window) after their last write.
+    HTTP_IDEMPOTENCY_RETENTION_HOURS: z.coerce.number().positive().max(8760).default(24),
+    HTTP_IDEMPOTENCY_LEASE_SECONDS: int(1, 3600).default(30),
+    HTTP_CALLER_IDENTITY: z.enum(['functionKey', 'easyAuth']).default('functionKey'),
+    /** The payment provider's webhook signing secret; in Azure a Key Vault reference. Without it the webhook answers 503. */
+    WEBHOOK_SIGNING_SECRET: z.string().min(16, 'at least 16 characters').optional(),
+    WEBHOOK_TOLERANCE_SECONDS: int(1, 3600).default(300),
+    WEBHOOK_RETENTION_HOURS: z.coerce.number().positive().max(8760).default(72),
+    PAYMENT_STATE_TABLE_NAME: z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9]{2,62}$/, 'a Table name: 3-63 letters and digits, starting with a letter')
+      .default('paymentstate'),
   })
   .refine((s) => s.IDEMPOTENCY_TABLE_CONNECTION_STRING || s.IDEMPOTENCY_TABLE_ENDPOINT, {
     message: 'set IDEMPOTENCY_TABLE_ENDPOINT (Azure, managed identity) or IDEMPOTENCY_TABLE_CONNECTION_STRING (local Azurite)',

@@ -25,6 +25,8 @@ const EXPECTED_FUNCTIONS = {
   paymentCharge: 'entityTrigger',
   chargeProvider: 'activityTrigger',
   expiryTimer: 'timerTrigger',
+  paymentsApi: 'httpTrigger',
+  paymentProviderWebhook: 'httpTrigger',
 };
 
 interface LoadResult {
@@ -83,10 +85,10 @@ function deployedSettings(): Record<string, string> | undefined {
 
 describe('deployment contract: the built app as the worker loads it', () => {
   test('package.json main matches the built entry points (registrations only)', () => {
-    expect(entryPoints().map((f) => basename(f))).toEqual(['expiryTimer.js', 'ordersConsumer.js', 'payments.js']);
+    expect(entryPoints().map((f) => basename(f))).toEqual(['expiryTimer.js', 'http.js', 'ordersConsumer.js', 'payments.js']);
   });
 
-  test('with the app settings the compiled template deploys: all 6 functions register, nothing throws, telemetry gets the identity', () => {
+  test('with the app settings the compiled template deploys: all 8 functions register, nothing throws, telemetry gets the identity', () => {
     const settings = deployedSettings();
     if (!settings) return console.warn('NOT COMPILED: skipped (no Bicep CLI)');
     const result = loadApp(settings);
@@ -98,13 +100,17 @@ describe('deployment contract: the built app as the worker loads it', () => {
       queueName: '%PAYMENTS_QUEUE_NAME%',
       connection: 'ServiceBusConnection',
     });
+    // The HTTP functions: the payments API behind a function key, the webhook authenticated by its signature.
+    const httpTrigger = (name: string) => Object.values(result.functions.find((f) => f.name === name)!.bindings).find((b) => b.type === 'httpTrigger');
+    expect(httpTrigger('paymentsApi')).toMatchObject({ authLevel: 'function', route: 'payments', methods: ['POST'] });
+    expect(httpTrigger('paymentProviderWebhook')).toMatchObject({ authLevel: 'anonymous', route: 'webhooks/payment-provider', methods: ['POST'] });
     // Application Insights: started once, with a managed identity credential (local auth is off on the component).
     expect(result.telemetry).toEqual([
       { connectionString: settings.APPLICATIONINSIGHTS_CONNECTION_STRING, credential: 'ManagedIdentityCredential', enableLiveMetrics: false },
     ]);
   });
 
-  test('with local.settings.json.example: all 6 functions register and telemetry stays off', () => {
+  test('with local.settings.json.example: all 8 functions register and telemetry stays off', () => {
     const example = (JSON.parse(readFileSync(join(ROOT, 'local.settings.json.example'), 'utf8')) as { Values: Record<string, string> }).Values;
     const result = loadApp(example);
     expect(result.error).toBeNull();

@@ -6,6 +6,11 @@ import type { SweepReport } from '../../src/lifecycle/ExpirySweeper';
 import { recordSweepMetrics } from '../../src/lifecycle/sweepMetrics';
 import { Outcome, reportOutcome } from '../../src/messaging/reportOutcome';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
+import { InMemoryIdempotencyStore } from '../../src/core/public';
+import { paymentsApi } from '../../src/http/paymentsApi';
+import type { PaymentStateTable } from '../../src/http/PaymentStateTable';
+import { paymentWebhook } from '../../src/http/paymentWebhook';
+import { signatureHeader } from '../../src/http/webhookSignature';
 import { inMemoryTelemetry } from '../support/telemetry';
 
 /**
@@ -50,6 +55,7 @@ describe('monitoring queries read only what the code emits', () => {
     } finally {
       await provider.stop();
     }
+    await driveHttpEndpoints(t.telemetry);
     emitted = { metrics: await t.metricAttributeNames(), logAttributes: new Set(t.logs().flatMap((l) => Object.keys(l.attributes))) };
     await t.shutdown();
   });
@@ -90,3 +96,43 @@ describe('monitoring queries read only what the code emits', () => {
     expect([...new Set(problems)]).toEqual([]);
   });
 });
+
+/** Every HTTP outcome the queries read: accepted, replayed, 409, 422 (payments API); processed, replayed, refused signatures (webhook). */
+async function driveHttpEndpoints(telemetry: ReturnType<typeof inMemoryTelemetry>['telemetry']): Promise<void> {
+  const store = new InMemoryIdempotencyStore({ leaseMs: 60_000, retentionMs: 86_400_000 });
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const api = paymentsApi({ store, queue: { send: () => gate }, callerIdentity: 'functionKey', telemetry });
+  const request = (body: unknown, headers: Record<string, string>) => ({
+    method: 'POST',
+    url: 'https://app/api/payments',
+    body: Buffer.from(JSON.stringify(body)),
+    headers: { get: (name: string) => headers[name] ?? null },
+  });
+  const payment = { paymentId: 'p-1', customerId: 'c', amount: 100, currency: 'EUR' };
+  const headers = { 'x-functions-key': 'k', 'idempotency-key': 'i-1' };
+  const first = api(request(payment, headers));
+  expect((await api(request(payment, headers))).status).toBe(409);
+  release();
+  expect((await first).status).toBe(202);
+  expect((await api(request(payment, headers))).headers['idempotent-replayed']).toBe('true');
+  expect((await api(request({ ...payment, amount: 1 }, headers))).status).toBe(422);
+
+  const secret = 'whsec_monitoring_0123456789';
+  const payments = { apply: () => Promise.resolve({ kind: 'stale', rowVersion: 1 }) } as unknown as PaymentStateTable;
+  const webhook = paymentWebhook({ store, payments, secret, toleranceSec: 300, telemetry });
+  const event = Buffer.from(
+    JSON.stringify({ id: 'evt_1', type: 'charge.succeeded', created: 1, data: { paymentId: 'p-1', chargeId: 'ch', amount: 100, currency: 'EUR', version: 1 } }),
+  );
+  const now = Math.floor(Date.now() / 1000);
+  const signed = (t: number, s = secret) => ({
+    method: 'POST',
+    url: 'https://app/api/webhooks/payment-provider',
+    body: event,
+    headers: { get: (n: string) => (n === 'provider-signature' ? signatureHeader(s, t, event) : null) },
+  });
+  expect((await webhook(signed(now))).status).toBe(200);
+  expect((await webhook(signed(now))).headers['idempotent-replayed']).toBe('true');
+  expect((await webhook(signed(now - 3600))).status).toBe(400);
+  expect((await webhook(signed(now, 'another-secret-0123456789'))).status).toBe(401);
+}

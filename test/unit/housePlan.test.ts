@@ -17,7 +17,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   lifecycle: ['core', 'config', 'telemetry'],
   payments: ['core', 'config', 'messaging', 'telemetry', 'lifecycle'],
   orders: ['core', 'config', 'messaging', 'telemetry', 'lifecycle'],
-  app: ['core', 'config', 'telemetry', 'messaging', 'lifecycle', 'payments', 'orders'],
+  http: ['core', 'config', 'telemetry', 'payments'],
+  app: ['core', 'config', 'telemetry', 'messaging', 'lifecycle', 'payments', 'orders', 'http'],
   functions: ['app'],
 };
 

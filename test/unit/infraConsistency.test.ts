@@ -26,6 +26,8 @@ const LOCAL_ONLY_SETTINGS: readonly string[] = [
   'IDEMPOTENCY_TABLE_CONNECTION_STRING',
   // Key of the local Cosmos DB emulator; Azure uses COSMOS_ENDPOINT with the managed identity (local auth off).
   'COSMOS_KEY',
+  // Service Bus emulator connection string for POST /api/payments locally; Azure uses SERVICEBUS_FULLY_QUALIFIED_NAMESPACE.
+  'SERVICEBUS_CONNECTION_STRING',
 ];
 
 /** App settings the Functions host or the platform reads (not the app code), as set in the Bicep. */
@@ -65,6 +67,7 @@ const DOCUMENTED_ROLE_IDS = {
   'Monitoring Metrics Publisher': '3913510d-42f4-4e42-8a64-420c390055eb',
   // Cosmos DB data-plane role (a Cosmos SQL role definition, same id in every account).
   'Cosmos DB Built-in Data Contributor': '00000000-0000-0000-0000-000000000002',
+  'Key Vault Secrets User': '4633458b-17de-408a-b874-0445c86b69e6',
 } as const;
 
 /** The keys of `var appSettings = { ... }` in a Bicep text. */
@@ -246,7 +249,7 @@ describe('infra cross-check: no secrets, local auth off, documented roles', () =
     expect([...used].filter((id) => !documented.has(id.toLowerCase()))).toEqual([]);
     // Every id in main.bicep's role map sits next to a comment naming the role it is documented as.
     const roleLines = mainBicep.match(/^\s*\w+: '[0-9a-f-]{36}' \/\/ .+$/gm) ?? [];
-    expect(roleLines.length).toBe(6);
+    expect(roleLines.length).toBe(7);
     for (const line of roleLines) {
       const [, id, name] = /'([0-9a-f-]{36})' \/\/ (.+)$/.exec(line)!;
       expect(DOCUMENTED_ROLE_IDS[name.trim() as keyof typeof DOCUMENTED_ROLE_IDS]).toBe(id);
@@ -260,7 +263,9 @@ describe('infra cross-check: no secrets, local auth off, documented roles', () =
     );
     expect(appRoles.sort()).toEqual([
       'appInsights:monitoringMetricsPublisher',
+      'keyVault:keyVaultSecretsUser',
       'serviceBus:serviceBusDataReceiver',
+      'serviceBus:serviceBusDataSender',
       'storage:storageBlobDataOwner',
       'storage:storageQueueDataContributor',
       'storage:storageTableDataContributor',
@@ -268,7 +273,7 @@ describe('infra cross-check: no secrets, local auth off, documented roles', () =
     expect(mainBicep).toMatch(/module roleAssignment 'core\/security\/roleAssignment\.bicep' = \[\s*for \(assignment, i\) in roleAssignments/);
     const withRoleResources = files.filter((file) => read(file).includes("'Microsoft.Authorization/roleAssignments@"));
     expect(withRoleResources).toEqual([join('infra', 'core', 'security', 'roleAssignment.bicep')]);
-    expect(read('infra/core/security/roleAssignment.bicep').match(/name: guid\(\w+\.id, principalId, roleDefinitionId\)/g)).toHaveLength(3);
+    expect(read('infra/core/security/roleAssignment.bicep').match(/name: guid\(\w+\.id, principalId, roleDefinitionId\)/g)).toHaveLength(4);
     expect(cosmosBicep).toMatch(/sqlRoleAssignments@[\d-]+' = \{[\s\S]*principalId: dataContributorPrincipalId/);
   });
 

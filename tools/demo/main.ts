@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { runChaos, type ChaosProgress } from './chaos';
+import { DEFAULT_CHAOS_OPTIONS, runChaos, type ChaosProgress } from './chaos';
 import { USAGE_EXIT_CODE, usageErrorLine, UsageError } from '../cli/commandLine';
 import { installStopSignals } from '../cli/stopSignals';
 import { DEMO_USAGE, parseDemoArgs } from './args';
@@ -8,6 +8,7 @@ import { htmlReport } from './htmlReport';
 import { checkProvider } from './preflight';
 import { formatProgress, formatReport, reportJson } from './report';
 import { judge } from './verdict';
+import { formatHttpPart, runHttpPart } from './httpPart';
 
 /**
  * `npm run demo`: the app's main job, locally. Starts Azurite (in memory, loopback, free port),
@@ -63,8 +64,10 @@ async function main(): Promise<number> {
     writeFileSync(file, htmlReport(report, samples));
     console.error(`report written to ${file}`);
   }
+  const http = await runHttpPart({ seed: args.chaos.seed ?? DEFAULT_CHAOS_OPTIONS.seed });
+  console.log(formatHttpPart(http));
   if (args.json) console.log(reportJson(report));
-  return report.ok ? 0 : 1;
+  return report.ok && http.ok ? 0 : 1;
 }
 
 main().then(

@@ -9,6 +9,7 @@ Bicep needs a resource symbol as `scope`, hence one `existing` reference per sup
   'storage'
   'serviceBus'
   'appInsights'
+  'keyVault'
 ])
 @description('Kind of resource the role is granted on.')
 param target string
@@ -45,6 +46,10 @@ resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = if (t
   name: targetName
 }
 
+resource keyVault 'Microsoft.KeyVault/vaults@2025-05-01' existing = if (target == 'keyVault') {
+  name: targetName
+}
+
 // Microsoft.Authorization/roleAssignments@2022-04-01
 resource onStorage 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (target == 'storage') {
   name: guid(storage.id, principalId, roleDefinitionId)
@@ -69,6 +74,16 @@ resource onServiceBus 'Microsoft.Authorization/roleAssignments@2022-04-01' = if 
 resource onAppInsights 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (target == 'appInsights') {
   name: guid(appInsights.id, principalId, roleDefinitionId)
   scope: appInsights
+  properties: {
+    roleDefinitionId: roleId
+    principalId: principalId
+    principalType: principalType
+  }
+}
+
+resource onKeyVault 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (target == 'keyVault') {
+  name: guid(keyVault.id, principalId, roleDefinitionId)
+  scope: keyVault
   properties: {
     roleDefinitionId: roleId
     principalId: principalId

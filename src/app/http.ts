@@ -1,0 +1,102 @@
+import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
+import type { Settings } from '../config/settings';
+import { TableIdempotencyStore } from '../core/TableIdempotencyStore';
+import type { ApiAnswer, ApiRequest } from '../http/httpTypes';
+import { paymentsApi, type PaymentQueue } from '../http/paymentsApi';
+import { PaymentStateTable } from '../http/PaymentStateTable';
+import { paymentWebhook } from '../http/paymentWebhook';
+import { systemClock } from '../core/clock';
+import { invocationLogSink } from '../telemetry/invocationLogSink';
+import { Telemetry } from '../telemetry/Telemetry';
+import { serviceBusPaymentQueue } from './paymentQueue';
+import { tableClientsOf, type WiringOverrides } from './stores';
+
+/** A Functions v4 HTTP handler. */
+export type FunctionsHttpHandler = (request: HttpRequest, context: InvocationContext) => Promise<HttpResponseInit>;
+
+/** The HTTP overrides: those of every wiring, plus the payments queue (the local host's sender). */
+export interface HttpOverrides extends WiringOverrides {
+  readonly queue?: PaymentQueue;
+}
+
+/** The request as the runtime-free endpoints read it: the raw body bytes, headers, method and URL. */
+export async function toApiRequest(request: HttpRequest): Promise<ApiRequest> {
+  const body = Buffer.from(await request.arrayBuffer());
+  return { method: request.method, url: request.url, headers: { get: (name) => request.headers.get(name) }, body };
+}
+
+/** The answer as the Functions host sends it: status, headers, the body bytes unchanged. */
+export function toResponseInit(answer: ApiAnswer): HttpResponseInit {
+  return { status: answer.status, headers: { ...answer.headers }, body: new Uint8Array(answer.body) };
+}
+
+/** Adapts a runtime-free endpoint to a Functions HTTP handler, its log lines also going to the invocation's log. */
+export function functionsHttpHandler(
+  endpoint: (telemetry: Telemetry) => (request: ApiRequest) => Promise<ApiAnswer>,
+  telemetry: () => Telemetry,
+): FunctionsHttpHandler {
+  return async (request, context) => {
+    const handle = endpoint(telemetry().withSink(invocationLogSink(context)));
+    return toResponseInit(await handle(await toApiRequest(request)));
+  };
+}
+
+/**
+ * The dedup store of `POST /api/payments`: the idempotency table (its keys are scoped `http-payments`),
+ * records kept `HTTP_IDEMPOTENCY_RETENTION_HOURS` (24 h) after their last write and swept by the expiry
+ * timer like every record (the sweep reads each record's own retention end), lease `HTTP_IDEMPOTENCY_LEASE_SECONDS`.
+ */
+export function httpStoreFromSettings(
+  settings: Settings,
+  overrides: WiringOverrides = {},
+  retentionHours: number = settings.HTTP_IDEMPOTENCY_RETENTION_HOURS,
+): TableIdempotencyStore {
+  return new TableIdempotencyStore(tableClientsOf(settings, overrides)(settings.IDEMPOTENCY_TABLE_NAME), {
+    partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT,
+    leaseMs: overrides.leaseMs ?? settings.HTTP_IDEMPOTENCY_LEASE_SECONDS * 1000,
+    retentionMs: overrides.retentionMs ?? Math.round(retentionHours * 3_600_000),
+    cacheSize: settings.IDEMPOTENCY_CACHE_SIZE,
+    callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS,
+    clock: overrides.clock,
+  });
+}
+
+/** `POST /api/payments` wired from settings: the endpoint per telemetry (per invocation), sharing one store and queue. Sends nothing. */
+export function paymentsApiFromSettings(
+  settings: Settings,
+  overrides: HttpOverrides = {},
+): (telemetry?: Telemetry) => (request: ApiRequest) => Promise<ApiAnswer> {
+  const store = httpStoreFromSettings(settings, overrides);
+  const queue = overrides.queue ?? serviceBusPaymentQueue(settings);
+  return (telemetry = overrides.telemetry ?? new Telemetry()) =>
+    paymentsApi({ store, queue, callerIdentity: settings.HTTP_CALLER_IDENTITY, telemetry, clock: overrides.clock });
+}
+
+/** The Payment rows the webhook writes (table `PAYMENT_STATE_TABLE_NAME`). */
+export function paymentStateFromSettings(settings: Settings, overrides: WiringOverrides = {}): PaymentStateTable {
+  return new PaymentStateTable(tableClientsOf(settings, overrides)(settings.PAYMENT_STATE_TABLE_NAME), overrides.clock ?? systemClock);
+}
+
+/**
+ * `POST /api/webhooks/payment-provider` wired from settings: secret `WEBHOOK_SIGNING_SECRET` (in Azure a
+ * Key Vault reference the platform resolves), window `WEBHOOK_TOLERANCE_SECONDS`, event ids kept
+ * `WEBHOOK_RETENTION_HOURS` in the idempotency table. Sends nothing.
+ */
+export function paymentWebhookFromSettings(
+  settings: Settings,
+  overrides: WiringOverrides = {},
+): (telemetry?: Telemetry) => (request: ApiRequest) => Promise<ApiAnswer> {
+  const store = httpStoreFromSettings(settings, overrides, settings.WEBHOOK_RETENTION_HOURS);
+  const payments = paymentStateFromSettings(settings, overrides);
+  return (telemetry = overrides.telemetry ?? new Telemetry()) =>
+    paymentWebhook({
+      store,
+      payments,
+      // An unresolved Key Vault reference (the vault entry is missing, or the identity may not read it) reaches
+      // the app as the reference text itself: never use it as the secret (every webhook would be 401).
+      secret: settings.WEBHOOK_SIGNING_SECRET?.startsWith('@Microsoft.KeyVault(') ? undefined : settings.WEBHOOK_SIGNING_SECRET,
+      toleranceSec: settings.WEBHOOK_TOLERANCE_SECONDS,
+      telemetry,
+      clock: overrides.clock,
+    });
+}
