@@ -2,7 +2,7 @@ import type { InvocationContext, Timer } from '@azure/functions';
 import { makeOrdersHandler } from '../orders/ordersHandler';
 import { appSettings, appTelemetry } from './appContext';
 import { expiryTimerFromSettings } from './expiryTimer';
-import { functionsHttpHandler, paymentsApiFromSettings, paymentWebhookFromSettings, type FunctionsHttpHandler } from './http';
+import { functionsHttpHandler, paymentStatusFromSettings, paymentsApiFromSettings, paymentWebhookFromSettings, type FunctionsHttpHandler } from './http';
 import { ordersDepsFromSettings } from './orders';
 import { paymentsFunctionsFrom, type PaymentsFunctions } from './paymentsFunctions';
 
@@ -35,6 +35,11 @@ export function expiryTimerFunction(): (timer: Timer, context: InvocationContext
 export function paymentsApiFunction(): FunctionsHttpHandler {
   const endpoint = paymentsApiFromSettings(appSettings());
   return functionsHttpHandler((telemetry) => endpoint(telemetry), appTelemetry);
+}
+
+/** `GET /api/payments/{paymentId}` (where a 202 points), built once from the settings. */
+export function paymentStatusFunction(): FunctionsHttpHandler {
+  return functionsHttpHandler(paymentStatusFromSettings(appSettings()), appTelemetry);
 }
 
 /** `POST /api/webhooks/payment-provider` (signed provider events), built once from the settings. */

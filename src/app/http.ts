@@ -4,12 +4,13 @@ import { TableIdempotencyStore } from '../core/TableIdempotencyStore';
 import type { ApiAnswer, ApiRequest } from '../http/httpTypes';
 import { paymentsApi, type PaymentQueue } from '../http/paymentsApi';
 import { PaymentStateTable } from '../http/PaymentStateTable';
+import { paymentStatus } from '../http/paymentStatus';
 import { paymentWebhook } from '../http/paymentWebhook';
 import { systemClock } from '../core/clock';
 import { invocationLogSink } from '../telemetry/invocationLogSink';
 import { Telemetry } from '../telemetry/Telemetry';
 import { serviceBusPaymentQueue } from './paymentQueue';
-import { tableClientsOf, type WiringOverrides } from './stores';
+import { storeFromSettings, tableClientsOf, type WiringOverrides } from './stores';
 
 /** A Functions v4 HTTP handler. */
 export type FunctionsHttpHandler = (request: HttpRequest, context: InvocationContext) => Promise<HttpResponseInit>;
@@ -99,4 +100,10 @@ export function paymentWebhookFromSettings(
       telemetry,
       clock: overrides.clock,
     });
+}
+
+/** `GET /api/payments/{paymentId}`: the payment's status from the payments consumer's own record. */
+export function paymentStatusFromSettings(settings: Settings, overrides: WiringOverrides = {}): () => (request: ApiRequest) => Promise<ApiAnswer> {
+  const endpoint = paymentStatus(storeFromSettings(settings, overrides));
+  return () => endpoint;
 }

@@ -1,5 +1,5 @@
 import { app } from '@azure/functions';
-import { paymentWebhookFunction, paymentsApiFunction } from '../app/host';
+import { paymentStatusFunction, paymentWebhookFunction, paymentsApiFunction } from '../app/host';
 
 /**
  * Registrations of the HTTP functions. `POST /api/payments` needs a function key (`authLevel: 'function'`;
@@ -8,4 +8,5 @@ import { paymentWebhookFunction, paymentsApiFunction } from '../app/host';
  * is anonymous at the host: its HMAC signature (secret `WEBHOOK_SIGNING_SECRET`) is its authentication.
  */
 app.http('paymentsApi', { methods: ['POST'], authLevel: 'function', route: 'payments', handler: paymentsApiFunction() });
+app.http('paymentStatus', { methods: ['GET'], authLevel: 'function', route: 'payments/{paymentId}', handler: paymentStatusFunction() });
 app.http('paymentProviderWebhook', { methods: ['POST'], authLevel: 'anonymous', route: 'webhooks/payment-provider', handler: paymentWebhookFunction() });

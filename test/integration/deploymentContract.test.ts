@@ -26,6 +26,7 @@ const EXPECTED_FUNCTIONS = {
   chargeProvider: 'activityTrigger',
   expiryTimer: 'timerTrigger',
   paymentsApi: 'httpTrigger',
+  paymentStatus: 'httpTrigger',
   paymentProviderWebhook: 'httpTrigger',
 };
 

@@ -77,7 +77,8 @@ export class LocalHttpHost {
       return; // the client went away while sending
     }
     const url = new URL(req.url ?? '/', this.url);
-    const route = this.options.routes.find((r) => `/api/${r.route}` === url.pathname.replace(/\/+$/, ''));
+    const path = url.pathname.replace(/\/+$/, '');
+    const route = this.options.routes.find((r) => routePattern(r.route).test(path));
     if (!route) return this.write(res, 'none', 404, {}, Buffer.alloc(0));
     const method = (req.method ?? 'GET').toUpperCase();
     if (!route.methods.includes(method)) return this.write(res, route.name, 405, {}, Buffer.alloc(0));
@@ -127,4 +128,10 @@ export class LocalHttpHost {
     res.writeHead(status, { ...headers, 'content-length': String(body.length) });
     res.end(body);
   }
+}
+
+/** A route as the host matches it: `/api/<route>`, each `{name}` one path segment. */
+function routePattern(route: string): RegExp {
+  const escaped = route.split(/(\{[^}]+\})/).map((part) => (/^\{[^}]+\}$/.test(part) ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  return new RegExp(`^/api/${escaped.join('')}$`);
 }

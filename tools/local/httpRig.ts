@@ -1,6 +1,12 @@
 import { TableClient } from '@azure/data-tables';
 import { randomUUID } from 'node:crypto';
-import { functionsHttpHandler, paymentStateFromSettings, paymentsApiFromSettings, paymentWebhookFromSettings } from '../../src/app/http';
+import {
+  functionsHttpHandler,
+  paymentStateFromSettings,
+  paymentStatusFromSettings,
+  paymentsApiFromSettings,
+  paymentWebhookFromSettings,
+} from '../../src/app/http';
 import { loadSettings } from '../../src/config/settings';
 import type { Clock } from '../../src/core/clock';
 import type { PaymentQueue } from '../../src/http/paymentsApi';
@@ -89,6 +95,13 @@ export async function startHttpRig(options: HttpRigOptions) {
         (t) => paymentsApi(t),
         () => telemetry,
       ),
+    },
+    {
+      name: 'paymentStatus',
+      methods: ['GET'],
+      route: 'payments/{paymentId}',
+      authLevel: 'function',
+      handler: functionsHttpHandler(paymentStatusFromSettings(settings, overrides), () => telemetry),
     },
     {
       name: 'paymentProviderWebhook',

@@ -1,0 +1,54 @@
+import type { IdempotencyStore } from '../core/IdempotencyStore';
+import { keyFromMessageId } from '../core/keys';
+import { RecordStatus } from '../core/record';
+import { PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
+import { PaymentRequestedSchema, type ChargeResult } from '../payments/schema';
+import { jsonAnswer, problemAnswer, type ApiAnswer, type ApiRequest } from './httpTypes';
+
+/** Seconds a client should wait before asking again about a payment not settled yet. */
+const RETRY_AFTER_SECONDS = '2';
+
+/**
+ * `GET /api/payments/{paymentId}`: where the 202 of `POST /api/payments` points. Answers from the
+ * payments consumer's own dedup record (the truth of what happened to the payment):
+ * - no record: 404 `payment-not-found` with `Retry-After`: the payment is still queued if it was just
+ *   accepted, or unknown (the two cannot be told apart without reading the queue);
+ * - in progress or released for a retry: 200 `processing` with `Retry-After`;
+ * - completed: 200 with the charge result (`succeeded` with the charge id, `declined`, `rejected`).
+ * Any caller with a function key may read any payment's status: it holds no payload, only its outcome.
+ */
+export function paymentStatus(store: IdempotencyStore): (request: ApiRequest) => Promise<ApiAnswer> {
+  return async (request) => {
+    const paymentId = paymentIdOf(request.url);
+    if (paymentId === undefined || !PaymentRequestedSchema.shape.paymentId.safeParse(paymentId).success) {
+      return problemAnswer(400, 'invalid-payment-id', 'Invalid payment id', 'the path must end with a paymentId: 1-128 characters of A-Z a-z 0-9 . _ : -');
+    }
+    const record = await store.get(keyFromMessageId(PAYMENTS_CONSUMER, paymentId));
+    if (!record) {
+      return problemAnswer(
+        404,
+        'payment-not-found',
+        'No record of this payment yet',
+        `payment ${paymentId} has no record yet: it is still queued if it was just accepted, unknown otherwise`,
+        { 'retry-after': RETRY_AFTER_SECONDS },
+      );
+    }
+    if (record.status !== RecordStatus.Completed) {
+      return jsonAnswer(200, { paymentId, status: 'processing', attempt: record.attempt }, { 'retry-after': RETRY_AFTER_SECONDS });
+    }
+    const result = record.result as ChargeResult;
+    return jsonAnswer(200, { paymentId, ...result });
+  };
+}
+
+/** The last path segment of `url`, decoded; undefined when it is not a status path. */
+function paymentIdOf(url: string): string | undefined {
+  const path = new URL(url, 'http://localhost').pathname.replace(/\/+$/, '');
+  const match = /\/payments\/([^/]+)$/.exec(path);
+  if (!match) return undefined;
+  try {
+    return decodeURIComponent(match[1]);
+  } catch {
+    return undefined;
+  }
+}
