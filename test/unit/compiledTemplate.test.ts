@@ -181,6 +181,23 @@ describeCompiled('compiled infra/main.bicep: queues, roles, local auth, outputs'
     expect(byType('Microsoft.Insights/components').map((r) => r.properties.DisableLocalAuth)).toEqual([true]);
   });
 
+  test('Key Vault: RBAC only, soft delete with purge protection; the webhook secret is a Key Vault reference the identity resolves', () => {
+    const d = deployment();
+    const vaults = d.allResources().filter((r) => r.type === 'Microsoft.KeyVault/vaults');
+    expect(vaults.map((v) => v.properties)).toEqual([
+      expect.objectContaining({ enableRbacAuthorization: true, enableSoftDelete: true, enablePurgeProtection: true, enabledForTemplateDeployment: false }),
+    ]);
+    // No access policies: the data plane is governed by role assignments only.
+    expect(vaults[0].properties.accessPolicies ?? []).toEqual([]);
+    const settings = d.appSettings();
+    expect(settings.WEBHOOK_SIGNING_SECRET).toMatch(/^@Microsoft\.KeyVault\(SecretUri=.+\)$/);
+    const site = d
+      .moduleWith('Microsoft.Web/sites')
+      .resources()
+      .find((r) => r.type === 'Microsoft.Web/sites')!;
+    expect(String(site.properties.keyVaultReferenceIdentity)).toMatch(/Microsoft\.ManagedIdentity\/userAssignedIdentities\//);
+  });
+
   test('no output of main or of a module carries a key or a connection string', () => {
     const template = compiledMainTemplate()!;
     const all = [
