@@ -51,9 +51,7 @@ async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
 
 /** Starts a tool and waits until its stderr shows `ready` (by then it has started its children). */
 async function startTool(script: string, args: string[], ready: RegExp): Promise<{ child: ChildProcess; stderr: () => string }> {
-  // A tool started by hand: without Jest's worker id, which the tools read as "running under Jest".
-  const { JEST_WORKER_ID: _jest, ...env } = process.env;
-  const child = spawn(process.execPath, [join(OUT, script), ...args], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [join(OUT, script), ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += String(d)));
   const ok = await waitFor(() => ready.test(stderr) || child.exitCode !== null, 60_000);

@@ -38,6 +38,8 @@ interface LoadResult {
   }>;
   telemetry: Array<{ connectionString: string; credential: string | null; enableLiveMetrics: boolean }>;
   error: { file: string; name: string; message: string } | null;
+  /** Paths of real Application Insights / Azure Monitor modules loaded (must stay empty: never start it in tests). */
+  realTelemetryModules: string[];
 }
 
 /** The entry points package.json `main` names (a glob with `*` in the file name, as the worker resolves it). */
@@ -59,7 +61,10 @@ function loadApp(settings: Record<string, string>): LoadResult {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  return JSON.parse(out.trim().split('\n').pop()!) as LoadResult;
+  const result = JSON.parse(out.trim().split('\n').pop()!) as LoadResult;
+  // Every load, whatever its settings: the recorder stood in, the real SDK was never loaded (nor started).
+  expect(result.realTelemetryModules).toEqual([]);
+  return result;
 }
 
 function triggersOf(result: LoadResult): Record<string, string> {

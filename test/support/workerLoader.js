@@ -4,7 +4,7 @@
  * registered as one JSON line. The worker provides the module `@azure/functions-core`; here a recorder
  * stands in for it, and for `applicationinsights` (so nothing is exported and no network call is made).
  * Usage: node workerLoader.js <entry file>...   (env: the app settings)
- * Output: {"functions":[{name, bindings}], "telemetry":[{...}], "error": null | {name, message}}
+ * Output: {"functions":[{name, bindings}], "telemetry":[{...}], "error": null | {name, message}, "realTelemetryModules": [paths]}
  */
 const Module = require('node:module');
 
@@ -53,4 +53,8 @@ for (const file of process.argv.slice(2)) {
     break;
   }
 }
-process.stdout.write(`${JSON.stringify({ functions, telemetry, error })}\n`);
+// Proof that the recorder stood in: no module of the real SDK (or of the Azure Monitor distro) was loaded.
+const realTelemetryModules = Object.keys(require.cache).filter((path) =>
+  /[\\/]node_modules[\\/](applicationinsights|@azure[\\/]monitor-opentelemetry[^\\/]*)[\\/]/.test(path),
+);
+process.stdout.write(`${JSON.stringify({ functions, telemetry, error, realTelemetryModules })}\n`);

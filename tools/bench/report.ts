@@ -1,3 +1,4 @@
+import { wrapWords } from '../cli/wrapWords';
 import type { BenchOptions } from './options';
 import type { PurgeSection } from './purgeSection';
 import type { RoundTripFigures } from './roundTripSection';
@@ -232,7 +233,7 @@ export function formatTable(report: BenchReport, tp: ThroughputFigures): string 
     `claim latency (fresh claims, concurrency ${tp.concurrency}, ${tp.claimLatencyMs.samples} samples): p50 ${report.claimLatencyP50Ms} ms, p99 ${report.claimLatencyP99Ms} ms`,
   );
   lines.push(`expiry sweep: ${report.purgeNote}; purgeRatioVsRaw ${report.purgeRatioVsRaw ?? 'null'}`);
-  lines.push('', wrap(report.explanation), '', `${formatExpectations(report).split('\n')[0]} (${report.seconds} s)`);
+  lines.push('', wrapWords(report.explanation, 100).join('\n'), '', `${formatExpectations(report).split('\n')[0]} (${report.seconds} s)`);
   return lines.join('\n');
 }
 
@@ -244,17 +245,4 @@ function table(rows: string[][]): string {
       .join('  ')
       .trimEnd();
   return [fmt(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(fmt)].join('\n');
-}
-
-function wrap(text: string, width = 100): string {
-  const out: string[] = [];
-  let line = '';
-  for (const word of text.split(' ')) {
-    if (line && line.length + word.length + 1 > width) {
-      out.push(line);
-      line = word;
-    } else line = line ? `${line} ${word}` : word;
-  }
-  if (line) out.push(line);
-  return out.join('\n');
 }

@@ -5,7 +5,7 @@ import { LocalServiceBus } from '../local/LocalServiceBus';
 import { TcpProxy } from '../local/TcpProxy';
 import { CRASH_POINTS, CrashPoint, FaultPlan, InjectedCrash, SLOW_HANDLER } from './faults';
 import { Ledger, type SendTag } from './ledger';
-import type { ChaosEnvironment, ChaosPart, PartReport, PartSweepReport } from './part';
+import { emptyPartSweep, type ChaosEnvironment, type ChaosPart, type PartReport, type PartSweepReport } from './part';
 import { startOrdersPart } from './ordersPart';
 import { startPaymentsPart } from './paymentsPart';
 import { startProvider } from './providerLedger';
@@ -443,21 +443,9 @@ type PaymentsPhaseFigures = Omit<TimePhaseReport, 'atCompleted' | 'atElapsedMs' 
 
 function phaseReport(phase: Omit<TimePhaseReport, keyof PaymentsPhaseFigures> | undefined, parts: PartReport[]): TimePhaseReport {
   const figures = (parts.find((p) => p.name === 'payments')?.details.timePhase ?? {}) as Partial<PaymentsPhaseFigures>;
-  const none = {
-    scanned: 0,
-    deleted: 0,
-    deletedLocalRows: 0,
-    skipped: 0,
-    skippedLeased: 0,
-    skippedChanged: 0,
-    alreadyDeleted: 0,
-    requests: 0,
-    runs: 0,
-    retried: 0,
-  };
   const n = (k: keyof PaymentsPhaseFigures) => Number(figures[k] ?? 0);
   return {
-    ...(phase ?? { atCompleted: -1, atElapsedMs: -1, jumpedMs: 0, sweep: none, sweepMs: 0, resubmitted: 0 }),
+    ...(phase ?? { atCompleted: -1, atElapsedMs: -1, jumpedMs: 0, sweep: emptyPartSweep(), sweepMs: 0, resubmitted: 0 }),
     heldForOperator: n('heldForOperator'),
     heldChargedBeforeDlq: n('heldChargedBeforeDlq'),
     resubmittedMessages: n('resubmittedMessages'),

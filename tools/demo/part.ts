@@ -27,6 +27,11 @@ export interface PartSweepReport extends Pick<
   readonly retried: number;
 }
 
+/** A sweep that did nothing (the start of a total, or no sweep at all). */
+export function emptyPartSweep(): { -readonly [K in keyof PartSweepReport]: number } {
+  return { scanned: 0, deleted: 0, deletedLocalRows: 0, skipped: 0, skippedLeased: 0, skippedChanged: 0, alreadyDeleted: 0, requests: 0, runs: 0, retried: 0 };
+}
+
 /**
  * A part's share of the time phase (docs/demo.md, "The time phase"): at a set point of the run the
  * clock jumps past `retentionMs`, the part's held messages are fixed, its store is swept, its

@@ -10,7 +10,7 @@ import type { QueueMessage } from '../local/LocalQueue';
 import { startPaymentsRig, type PaymentsRig } from '../local/paymentsRig';
 import { CrashPoint } from './faults';
 import type { Ledger, SendTag } from './ledger';
-import { sendsOf, type ChaosEnvironment, type ChaosPart, type PartReport, type PartSweepReport, type PartTimePhase } from './part';
+import { emptyPartSweep, sendsOf, type ChaosEnvironment, type ChaosPart, type PartReport, type PartSweepReport, type PartTimePhase } from './part';
 import { buildPaymentsWorkload, type LogicalMessage } from './paymentsWorkload';
 import type { ProviderHandle } from './providerLedger';
 
@@ -195,18 +195,7 @@ class HeldPayments {
 
 /** Runs the sweep until a run finishes without its budget stopping it; a run failing with a retryable store error is run again (up to 5 times). */
 async function sweepToTheEnd(sweeper: ExpirySweeper): Promise<PartSweepReport> {
-  const total = {
-    scanned: 0,
-    deleted: 0,
-    deletedLocalRows: 0,
-    skipped: 0,
-    skippedLeased: 0,
-    skippedChanged: 0,
-    alreadyDeleted: 0,
-    requests: 0,
-    runs: 0,
-    retried: 0,
-  };
+  const total = emptyPartSweep();
   for (;;) {
     let report;
     try {

@@ -1,3 +1,4 @@
+import { wrapWords } from '../cli/wrapWords';
 import { formatDuration, type ChaosProgress, type ChaosReport } from './chaos';
 import { verdictLine } from './verdict';
 
@@ -125,22 +126,9 @@ export function formatReport(r: ChaosReport): string {
     `chaos run, seed ${r.seed}, ${(r.elapsedMs / 1000).toFixed(1)} s`,
     ...lines,
     ...dlq,
-    ...wrap(duplicatesExplained(r), 110).map((l) => `  ${l}`),
+    ...wrapWords(duplicatesExplained(r), 110).map((l) => `  ${l}`),
     ...verdict,
   ].join('\n');
-}
-
-function wrap(text: string, width: number): string[] {
-  const out: string[] = [];
-  let line = '';
-  for (const word of text.split(' ')) {
-    if (line && line.length + word.length + 1 > width) {
-      out.push(line);
-      line = word;
-    } else line = line ? `${line} ${word}` : word;
-  }
-  if (line) out.push(line);
-  return out;
 }
 
 /** The time phase's lines of the table (none when it was off). */

@@ -84,7 +84,9 @@ let installed = false;
  * Must run before `@azure/functions` registers its first function (it looks the module up once).
  */
 export function installFunctionsCore(): void {
-  if (installed || process.env.JEST_WORKER_ID !== undefined) return;
+  // Under Jest the hook is never consulted (Jest resolves modules itself and maps the name), so it is
+  // installed whatever runs: a child process of Jest (which inherits its environment) gets it too.
+  if (installed) return;
   installed = true;
   const self = module.exports as unknown;
   const loader = Module as unknown as { _load: (request: string, parent: unknown, isMain: boolean) => unknown };
