@@ -123,7 +123,9 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     const leaseExpiresAtMs = this.clock.nowMs() + leaseMsOption(leaseMs);
     const intended = { status: RecordStatus.InProgress, leaseExpiresAtMs, resultJson: undefined, localRows: claim.localRows };
     const entry = this.held(claim, 'renewLease', intended, []);
-    const record = entry === 'ownWrite' ? this.entries.get(scopedKeyString(claim.key))!.record : this.write(entry, { leaseExpiresAtMs });
+    // As in the Table store: a renewal with a stale ETag never shortens a lease the same claim extended further.
+    const keep = entry === 'ownWrite' || (entry.record.etag !== claim.etag && entry.record.leaseExpiresAtMs >= leaseExpiresAtMs);
+    const record = keep ? this.entries.get(scopedKeyString(claim.key))!.record : this.write(entry, { leaseExpiresAtMs });
     return { ...claim, leaseExpiresAtMs: record.leaseExpiresAtMs, etag: record.etag };
   }
 
