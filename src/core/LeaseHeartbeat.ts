@@ -10,6 +10,9 @@ export interface HeartbeatTimers {
   nowMs(): number;
 }
 
+/** Longest delay a Node timer takes (a longer one fires at once); a later lease end is checked again then. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 const realTimers = (nowMs: () => number): HeartbeatTimers => ({
   setTimeout: (callback, ms) => {
     const handle = setTimeout(callback, ms);
@@ -127,7 +130,7 @@ export class LeaseHeartbeat {
       if (this.signal.aborted) return;
       const left = deadline - this.timers.nowMs();
       if (left > 0) {
-        this.lapseTimer = this.timers.setTimeout(check, left); // the timer ran early, or the clock is not wall time
+        this.lapseTimer = this.timers.setTimeout(check, Math.min(left, MAX_TIMER_MS)); // the timer ran early, or the clock is not wall time
         return;
       }
       this.lose(
@@ -138,7 +141,7 @@ export class LeaseHeartbeat {
         ),
       );
     };
-    this.lapseTimer = this.timers.setTimeout(check, Math.max(0, deadline - this.timers.nowMs()));
+    this.lapseTimer = this.timers.setTimeout(check, Math.min(MAX_TIMER_MS, Math.max(0, deadline - this.timers.nowMs())));
   }
 
   private schedule(): void {

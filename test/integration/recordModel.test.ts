@@ -30,6 +30,10 @@ import { FakeClock, freshTable } from '../support/tables';
  * compared with the reference model (test/support/recordModel.ts).
  *
  * Reproduce a failure with the seed it prints: MODEL_SEED=<seed> MODEL_RUNS=1 npx jest test/integration/recordModel.test.ts
+ *
+ * Its twin, test/integration/storeDifferential.test.ts, runs the in-memory store and the Table store side
+ * by side on the same random sequences (with delayed, lost, refused and hanging answers) and reports the
+ * first step where they disagree.
  */
 
 const BASE_SEED = Number(process.env.MODEL_SEED ?? 20261130);
