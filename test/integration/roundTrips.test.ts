@@ -1,5 +1,14 @@
 import type { TableClient } from '@azure/data-tables';
-import { keyFromMessageId, makeIdempotent, payloadDigest, TableIdempotencyStore, type ClaimOutcome, type TableIdempotencyStoreOptions } from '../../src/core';
+import {
+  keyFromCloudEvent,
+  keyFromMessageId,
+  makeIdempotent,
+  makeIdempotentBatch,
+  payloadDigest,
+  TableIdempotencyStore,
+  type ClaimOutcome,
+  type TableIdempotencyStoreOptions,
+} from '../../src/core';
 import { COUNT_POLICY_NAME, RoundTripCounter } from '../../tools/bench/RoundTripCounter';
 import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';
@@ -142,6 +151,23 @@ describe('round trips per message, counted on the wire (Azurite)', () => {
       expect(kinds).toEqual(keys.map(() => 'duplicate'));
       expect(n).toBe(2 * partitions);
       console.log(`claimMany, 64 replayed events: ${n} round trips (${partitions} partitions) vs 128 one by one`);
+    });
+
+    test('makeIdempotentBatch on 32 fresh events: the claims of one transaction per partition plus one completion each; the replay only the claims', async () => {
+      const { store, counter } = await counted();
+      const events = Array.from({ length: 32 }, (_, i) => ({ specversion: '1.0', source: '/rt', id: `e-${i}`, data: i }));
+      const handler = makeIdempotentBatch(async (e: { data: number }) => e.data, { store, consumer: 'events', park: async () => undefined });
+      const partitions = partitionsOf(
+        store,
+        events.map((e) => keyFromCloudEvent('events', e)),
+      );
+      const fresh = await counter.measure(() => handler(events));
+      expect(fresh).toBe(partitions + 32);
+      const replay = await counter.measure(() => handler(events));
+      expect(replay).toBe(2 * partitions);
+      console.log(
+        `makeIdempotentBatch, 32 events: fresh ${fresh} round trips (${partitions} partitions + 32 completions) vs 64 one by one; replay ${replay} vs 64`,
+      );
     });
 
     test('a half-replayed batch: failed transaction, query, and one insert transaction for the fresh half, per partition', async () => {
