@@ -70,7 +70,9 @@ export function storageQueueMessageKey(consumer: string, context: InvocationCont
 /**
  * The key of a timer run: the function and the occurrence it runs for. During a run the host's schedule
  * status says `last` (the previous occurrence) and `next` (this one, also for a past-due run after a
- * restart): so two runs of one occurrence (overlapping instances, a restart) share the key.
+ * restart): so two runs of one occurrence (overlapping instances, a restart) share the key (read from the
+ * WebJobs timer listener, `TimerListener.InvokeJobFunction`: the status is updated only after the run).
+ * A `runOnStartup` run sees the coming occurrence as `next` and would share its key: give it its own keyOf.
  * @throws InvalidKeyError when the timer has no schedule status (`useMonitor: false`): pass keyOf.
  */
 export function timerOccurrenceKey(consumer: string, functionName: string, timer: unknown): IdempotencyKey {
