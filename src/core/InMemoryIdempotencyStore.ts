@@ -5,8 +5,17 @@ import type { Claim, ClaimOptions, ClaimOutcome, CommitOutcome, IdempotencyStore
 import { assertValidKey, scopedKeyString, type IdempotencyKey } from './keys';
 import { validateEffects } from './localEffects';
 import { integerOption, leaseMsOption, MAX_RETENTION_MS, requireOptionsObject } from './options';
-import { RecordStatus, type IdempotencyRecord } from './record';
-import { decideClaim, generationAfterTakeover, isExpired, isStillHeldBy } from './recordRules';
+import { copyRecord, RecordStatus, type IdempotencyRecord } from './record';
+import {
+  decideClaim,
+  generationAfterTakeover,
+  isExpired,
+  isOwnWrite,
+  isStillHeldBy,
+  sameRowProperties,
+  storedRowProperties,
+  type IntendedWrite,
+} from './recordRules';
 import { resultJsonWithin } from './resultJson';
 import { tableAddress } from './tableEncoding';
 import { MAX_REASON_LENGTH, MAX_RESULT_BYTES_LIMIT } from './tableStoreOptions';
@@ -25,7 +34,7 @@ export interface InMemoryIdempotencyStoreOptions {
 
 interface Entry {
   record: IdempotencyRecord;
-  rows: Map<string, LocalEffect['properties']>;
+  rows: Map<string, Record<string, string | number | boolean>>;
 }
 
 /**
@@ -83,44 +92,53 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
 
   async commit(key: IdempotencyKey, digest: string, result: unknown, effects?: readonly LocalEffect[]): Promise<CommitOutcome> {
     assertValidKey(key);
-    const stored = storedResult(result, this.maxResultBytes);
+    const stored = parsed(resultJsonWithin(result, this.maxResultBytes));
     const found = this.acquire(key, digest, validateEffects(effects), () => ({ status: RecordStatus.Completed, leaseExpiresAtMs: 0, result: stored }));
     if (found.kind !== 'acquired') return found;
-    return { kind: 'committed', record: found.record, takeover: found.previous !== undefined };
+    return { kind: 'committed', record: copyRecord(found.record), takeover: found.previous !== undefined };
   }
 
   async complete(claim: Claim, result: unknown, effects?: readonly LocalEffect[]): Promise<IdempotencyRecord> {
     assertValidKey(claim.key);
-    const stored = storedResult(result, this.maxResultBytes);
+    const resultJson = resultJsonWithin(result, this.maxResultBytes);
     const valid = validateEffects(effects);
-    const entry = this.held(claim, 'complete');
-    const localRows = localRowsAfter(entry.record.localRows, valid);
-    for (const effect of valid) entry.rows.set(effect.name, { ...effect.properties });
-    return this.write(entry, { status: RecordStatus.Completed, leaseExpiresAtMs: 0, result: stored, localRows });
+    const localRows = localRowsAfter(claim.localRows, valid);
+    const intended = { status: RecordStatus.Completed, leaseExpiresAtMs: 0, resultJson, localRows };
+    const entry = this.held(claim, 'complete', intended, valid);
+    if (entry === 'ownWrite') return this.copyOf(claim.key);
+    for (const effect of valid) entry.rows.set(effect.name, storedRowProperties(effect.properties));
+    return copyRecord(this.write(entry, { status: RecordStatus.Completed, leaseExpiresAtMs: 0, result: parsed(resultJson), localRows }));
   }
 
   async release(claim: Claim, reason: string): Promise<void> {
     assertValidKey(claim.key);
-    const entry = this.held(claim, 'release');
+    const intended = { status: RecordStatus.Released, leaseExpiresAtMs: 0, resultJson: undefined, localRows: claim.localRows };
+    const entry = this.held(claim, 'release', intended, []);
+    if (entry === 'ownWrite') return;
     this.write(entry, { status: RecordStatus.Released, leaseExpiresAtMs: 0, lastError: String(reason).slice(0, MAX_REASON_LENGTH) });
   }
 
   async renewLease(claim: Claim, leaseMs: number = this.leaseMs): Promise<Claim> {
     assertValidKey(claim.key);
     const leaseExpiresAtMs = this.clock.nowMs() + leaseMsOption(leaseMs);
-    const record = this.write(this.held(claim, 'renewLease'), { leaseExpiresAtMs });
-    return { ...claim, leaseExpiresAtMs, etag: record.etag };
+    const intended = { status: RecordStatus.InProgress, leaseExpiresAtMs, resultJson: undefined, localRows: claim.localRows };
+    const entry = this.held(claim, 'renewLease', intended, []);
+    // As in the Table store: a renewal with a stale ETag never shortens a lease the same claim extended further.
+    const keep = entry === 'ownWrite' || (entry.record.etag !== claim.etag && entry.record.leaseExpiresAtMs >= leaseExpiresAtMs);
+    const record = keep ? this.entries.get(scopedKeyString(claim.key))!.record : this.write(entry, { leaseExpiresAtMs });
+    return { ...claim, leaseExpiresAtMs: record.leaseExpiresAtMs, etag: record.etag };
   }
 
   async get(key: IdempotencyKey): Promise<IdempotencyRecord | undefined> {
     assertValidKey(key);
-    return this.entries.get(scopedKeyString(key))?.record;
+    const record = this.entries.get(scopedKeyString(key))?.record;
+    return record && copyRecord(record);
   }
 
   /** The local rows on record for `key` (name -> properties): what a test of effects looks at. */
   localRowsOf(key: IdempotencyKey): ReadonlyMap<string, LocalEffect['properties']> {
     assertValidKey(key);
-    return new Map(this.entries.get(scopedKeyString(key))?.rows ?? []);
+    return new Map([...(this.entries.get(scopedKeyString(key))?.rows ?? [])].map(([name, properties]) => [name, { ...properties }]));
   }
 
   /** Deletes the records past retention (and not under a valid lease), as the Table store's expiry sweep does. @returns how many. */
@@ -150,9 +168,10 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     let createdAtMs = now;
     if (existing) {
       const decision = decideClaim(existing, digest, now, scoped);
-      if (decision === 'duplicate') return { kind: 'duplicate', record: existing, cached: false };
-      if (decision === 'keyReused') return { kind: 'keyReused', record: existing, digest, cached: false };
-      if (decision === 'inProgress') return { kind: 'inProgress', record: existing };
+      // Answers are copies: a caller that changes a replayed result changes nothing stored.
+      if (decision === 'duplicate') return { kind: 'duplicate', record: copyRecord(existing), cached: false };
+      if (decision === 'keyReused') return { kind: 'keyReused', record: copyRecord(existing), digest, cached: false };
+      if (decision === 'inProgress') return { kind: 'inProgress', record: copyRecord(existing) };
       staleRowsOnTakeover(existing.localRows, names, scoped); // the same bound as one Table transaction
       attempt = existing.attempt + 1;
       createdAtMs = generationAfterTakeover(decision, existing, now);
@@ -171,17 +190,28 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
       etag: this.nextEtag(),
       ...state(now),
     };
-    this.entries.set(scoped, { record, rows: new Map(effects.map((effect) => [effect.name, { ...effect.properties }])) });
+    this.entries.set(scoped, { record, rows: new Map(effects.map((effect) => [effect.name, storedRowProperties(effect.properties)])) });
     return { kind: 'acquired', record, previous: existing };
   }
 
-  /** The entry `claim` still holds; a renewal of the same claim does not count as a loss (as in the Table store). */
-  private held(claim: Claim, operation: string): Entry {
+  /**
+   * The entry `claim` may write, by the Table store's rules: the claim's own version -> write; another
+   * version that already is what this write means to leave (marker and rows) -> `'ownWrite'` (nothing to
+   * write: the same claim wrote it before); another version still held by the claim (its renewals moved
+   * it) -> write; anything else -> `LeaseLostError`.
+   */
+  private held(claim: Claim, operation: string, intended: Omit<IntendedWrite, 'ownerId' | 'attempt'>, effects: readonly LocalEffect[]): Entry | 'ownWrite' {
     const entry = this.entries.get(scopedKeyString(claim.key));
-    if (!entry || (entry.record.etag !== claim.etag && !isStillHeldBy(entry.record, claim)) || entry.record.ownerId !== claim.ownerId) {
-      throw new LeaseLostError(scopedKeyString(claim.key), claim.attempt, operation);
+    if (entry && entry.record.etag === claim.etag && entry.record.ownerId === claim.ownerId) return entry;
+    if (entry && isOwnWrite(copyRecord(entry.record), { ...intended, ownerId: claim.ownerId, attempt: claim.attempt })) {
+      if (effects.every((effect) => sameRowProperties(entry.rows.get(effect.name), effect.properties))) return 'ownWrite';
     }
-    return entry;
+    if (entry && isStillHeldBy(entry.record, claim)) return entry;
+    throw new LeaseLostError(scopedKeyString(claim.key), claim.attempt, operation);
+  }
+
+  private copyOf(key: IdempotencyKey): IdempotencyRecord {
+    return copyRecord(this.entries.get(scopedKeyString(key))!.record);
   }
 
   private write(entry: Entry, change: Partial<IdempotencyRecord>): IdempotencyRecord {
@@ -196,7 +226,6 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
 }
 
 /** A result as the table gives it back: through JSON (undefined stays "no result"). */
-function storedResult(result: unknown, maxBytes: number): unknown {
-  const json = resultJsonWithin(result, maxBytes);
+function parsed(json: string | undefined): unknown {
   return json === undefined ? undefined : (JSON.parse(json) as unknown);
 }

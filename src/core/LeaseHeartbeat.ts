@@ -10,6 +10,9 @@ export interface HeartbeatTimers {
   nowMs(): number;
 }
 
+/** Longest delay a Node timer takes (a longer one fires at once); a later lease end is checked again then. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 const realTimers = (nowMs: () => number): HeartbeatTimers => ({
   setTimeout: (callback, ms) => {
     const handle = setTimeout(callback, ms);
@@ -33,16 +36,28 @@ const realTimers = (nowMs: () => number): HeartbeatTimers => ({
  * ```
  *
  * The lease is **lost** when a renewal is refused (`LeaseLostError`: another claimant took the record
- * over), or when renewals kept failing (store unreachable) until the lease lapsed, after which anyone
- * may take it over. Then {@link signal} aborts with a `LeaseLostError` as its reason, renewals stop,
- * and the wrapper refuses to complete the claim.
+ * over), or when no renewal was confirmed before the lease's end, after which anyone may take it over.
+ * The second is judged by a local timer, armed from the lease end of the claim or of the last confirmed
+ * renewal (by the store's clock, `nowMs`), not by a renewal call failing: a store that hangs holds a
+ * renewal up to its call deadline, long after the lease ended. The timer fires `marginMs` before the end
+ * (a tenth of the lease, at most 1 s: timers may run late on a loaded machine). Then {@link signal}
+ * aborts with a `LeaseLostError` as its reason, renewals stop, and the wrapper refuses to complete the claim.
+ *
+ * ```
+ *  claim/renewal confirmed (lease end E)      E - margin   E
+ *  |------------------------------------------|-----------|   no renewal confirmed by E - margin:
+ *                                             abort             abort, whatever the store is doing
+ * ```
  */
 export class LeaseHeartbeat {
   private current: Claim;
   private readonly controller = new AbortController();
   private queue: Promise<unknown> = Promise.resolve();
   private timer: unknown;
+  private lapseTimer: unknown;
   private stopped = false;
+  /** Aborts this long before the lease end (see the class comment). */
+  readonly marginMs: number;
   private readonly timers: HeartbeatTimers;
 
   constructor(
@@ -55,6 +70,7 @@ export class LeaseHeartbeat {
     this.current = claim;
     const defaults = realTimers(timers?.nowMs ?? (() => Date.now()));
     this.timers = { ...defaults, ...timers };
+    this.marginMs = Math.min(1_000, Math.floor(leaseMs / 10));
   }
 
   /** The claim with its latest ETag and lease end. */
@@ -67,9 +83,13 @@ export class LeaseHeartbeat {
     return this.controller.signal;
   }
 
-  /** Starts the periodic renewals. */
-  start(): this {
-    this.schedule();
+  /**
+   * Starts watching the lease end and, unless `renewals` is false, the periodic renewals. Without
+   * renewals the signal still aborts at the lease end: the work was told how long it had.
+   */
+  start(renewals = true): this {
+    this.armLapse();
+    if (renewals) this.schedule();
     return this;
   }
 
@@ -87,8 +107,41 @@ export class LeaseHeartbeat {
   async stop(): Promise<Claim> {
     this.stopped = true;
     if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
-    await this.queue;
+    if (this.lapseTimer !== undefined) this.timers.clearTimeout(this.lapseTimer);
+    // A renewal in flight is waited for, unless the lease is lost already (then its answer changes nothing).
+    if (!this.signal.aborted) {
+      let onAbort = (): void => undefined;
+      const aborted = new Promise<void>((resolve) => (onAbort = resolve));
+      this.signal.addEventListener('abort', onAbort, { once: true });
+      this.armLapse(); // the lease may still end while the renewal hangs
+      await Promise.race([this.queue, aborted]);
+      this.signal.removeEventListener('abort', onAbort);
+      if (this.lapseTimer !== undefined) this.timers.clearTimeout(this.lapseTimer);
+    }
     return this.current;
+  }
+
+  /** (Re-)arms the local timer that aborts the signal `marginMs` before the current lease end. */
+  private armLapse(): void {
+    if (this.lapseTimer !== undefined) this.timers.clearTimeout(this.lapseTimer);
+    if (this.signal.aborted) return;
+    const deadline = this.current.leaseExpiresAtMs - this.marginMs;
+    const check = (): void => {
+      if (this.signal.aborted) return;
+      const left = deadline - this.timers.nowMs();
+      if (left > 0) {
+        this.lapseTimer = this.timers.setTimeout(check, Math.min(left, MAX_TIMER_MS)); // the timer ran early, or the clock is not wall time
+        return;
+      }
+      this.lose(
+        new LeaseLostError(
+          scopedKeyString(this.current.key),
+          this.current.attempt,
+          `renewLease (no renewal was confirmed before the lease end at ${this.current.leaseExpiresAtMs} ms, less a ${this.marginMs} ms margin)`,
+        ),
+      );
+    };
+    this.lapseTimer = this.timers.setTimeout(check, Math.min(MAX_TIMER_MS, Math.max(0, deadline - this.timers.nowMs())));
   }
 
   private schedule(): void {
@@ -104,9 +157,14 @@ export class LeaseHeartbeat {
   private async renewOnce(): Promise<Claim> {
     if (this.signal.aborted) throw this.signal.reason;
     try {
-      this.current = await this.store.renewLease(this.current, this.leaseMs);
+      const renewed = await this.store.renewLease(this.current, this.leaseMs);
+      // Confirmed after the lease was lost (the answer came too late): the loss stands.
+      if (this.signal.aborted) throw this.signal.reason;
+      this.current = renewed;
+      if (!this.stopped) this.armLapse();
       return this.current;
     } catch (error) {
+      if (this.signal.aborted) throw this.signal.reason;
       if (error instanceof LeaseLostError) this.lose(error);
       else if (this.timers.nowMs() >= this.current.leaseExpiresAtMs) {
         this.lose(new LeaseLostError(scopedKeyString(this.current.key), this.current.attempt, 'renewLease (the lease lapsed while renewals failed)'));
@@ -116,6 +174,8 @@ export class LeaseHeartbeat {
   }
 
   private lose(error: LeaseLostError): void {
-    if (!this.signal.aborted) this.controller.abort(error);
+    if (this.signal.aborted) return;
+    this.controller.abort(error);
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
   }
 }

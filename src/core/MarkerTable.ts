@@ -75,10 +75,14 @@ export class MarkerTable {
   }
 
   /** The record at `address`, or undefined. @throws StoreUnavailableError, StoreRequestError */
-  async read(address: TableAddress): Promise<IdempotencyRecord | undefined> {
+  read(address: TableAddress): Promise<IdempotencyRecord | undefined>;
+  read<T>(address: TableAddress, as: (entity: Record<string, unknown>) => T): Promise<T | undefined>;
+  async read(address: TableAddress, as: (entity: Record<string, unknown>) => unknown = (entity) => toRecord(entity as TableEntity)): Promise<unknown> {
     try {
-      const entity = await this.call('read', 'read', (abortSignal) => this.client.getEntity(address.partitionKey, address.rowKey, { abortSignal }));
-      return toRecord(entity);
+      const entity = await this.call('read', 'read', (abortSignal) =>
+        this.client.getEntity<Record<string, unknown>>(address.partitionKey, address.rowKey, { abortSignal }),
+      );
+      return as(entity);
     } catch (error) {
       if (error instanceof IdempotencyError) throw error;
       if (classifyStoreError(error, 'read', 'read') === 'notFound') return undefined;
@@ -86,10 +90,34 @@ export class MarkerTable {
     }
   }
 
+  /**
+   * The local rows `names` of the marker at `address`: name -> the row's own properties (system
+   * properties and `kind` left out), absent rows missing. One read per row (only on the rare path
+   * that checks whether a write was already ours). @throws StoreUnavailableError, StoreRequestError
+   */
+  async readRows(address: TableAddress, names: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
+    const rows = new Map<string, Record<string, unknown>>();
+    for (const name of names) {
+      const row = await this.read({ partitionKey: address.partitionKey, rowKey: localRowKey(address.rowKey, name) }, (entity) => entity);
+      if (row !== undefined) rows.set(name, ownProperties(row));
+    }
+    return rows;
+  }
+
   /** Every SDK call goes through here: one deadline for all (see deadline.ts). */
   private call<T>(operation: string, kind: StoreCallKind, sdkCall: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
     return withDeadline(this.callTimeoutMs, operation, kind, sdkCall);
   }
+}
+
+/** A row's own properties: without the system properties, the ETag, OData annotations and the store's `kind`. */
+function ownProperties(entity: Record<string, unknown>): Record<string, unknown> {
+  const own: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(entity)) {
+    if (['partitionKey', 'rowKey', 'timestamp', 'etag', 'kind'].includes(name) || name.includes('@odata') || name.startsWith('odata.')) continue;
+    own[name] = value;
+  }
+  return own;
 }
 
 function requireEtag(etag: string | undefined, operation: string): string {

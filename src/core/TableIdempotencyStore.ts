@@ -8,7 +8,7 @@ import { validateEffects } from './localEffects';
 import { MarkerTable } from './MarkerTable';
 import { leaseMsOption } from './options';
 import { RecordStatus, type IdempotencyRecord } from './record';
-import { cachedDecision, isOwnWrite, isStillHeldBy } from './recordRules';
+import { cachedDecision, isOwnWrite, isStillHeldBy, sameRowProperties } from './recordRules';
 import { resultJsonWithin } from './resultJson';
 import { tableAddress, type TableAddress } from './tableEncoding';
 import { MAX_REASON_LENGTH, resolveTableStoreOptions, type TableIdempotencyStoreOptions } from './tableStoreOptions';
@@ -66,10 +66,11 @@ export class TableIdempotencyStore implements IdempotencyStore {
   /** Claims `key`; an existing record is decided by `decideClaim` (recordRules.ts). */
   async claim(key: IdempotencyKey, digest: string, options: ClaimOptions = {}): Promise<ClaimOutcome> {
     assertValidKey(key);
-    const cached = this.fromCache(key, digest);
-    if (cached) return cached;
+    // Every input is checked before the cache answers: the outcome never depends on the cache's state.
     const leaseMs = options?.leaseMs === undefined ? this.leaseMs : leaseMsOption(options.leaseMs);
     const effects = validateEffects(options?.effects);
+    const cached = this.fromCache(key, digest);
+    if (cached) return cached;
     const outcome = await this.acquire(key, digest, effects, options.readFirst === true, (now, ownerId, attempt) => ({
       status: RecordStatus.InProgress,
       ownerId,
@@ -96,10 +97,11 @@ export class TableIdempotencyStore implements IdempotencyStore {
 
   async commit(key: IdempotencyKey, digest: string, result: unknown, effects?: readonly LocalEffect[]): Promise<CommitOutcome> {
     assertValidKey(key);
+    const resultJson = resultJsonWithin(result, this.maxResultBytes);
+    const valid = validateEffects(effects);
     const cached = this.fromCache(key, digest);
     if (cached) return cached;
-    const resultJson = resultJsonWithin(result, this.maxResultBytes);
-    const outcome = await this.acquire(key, digest, validateEffects(effects), false, (_now, ownerId, attempt) => ({
+    const outcome = await this.acquire(key, digest, valid, false, (_now, ownerId, attempt) => ({
       status: RecordStatus.Completed,
       ownerId,
       attempt,
@@ -138,7 +140,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
     assertValidKey(claim.key);
     const leaseExpiresAtMs = this.clock.nowMs() + leaseMsOption(leaseMs);
     const record = await this.rewrite(claim, 'renewLease', [], { status: RecordStatus.InProgress, leaseExpiresAtMs });
-    return { ...claim, leaseExpiresAtMs, etag: record.etag };
+    return { ...claim, leaseExpiresAtMs: record.leaseExpiresAtMs, etag: record.etag };
   }
 
   async get(key: IdempotencyKey): Promise<IdempotencyRecord | undefined> {
@@ -156,7 +158,15 @@ export class TableIdempotencyStore implements IdempotencyStore {
     return this.claims.acquire({ key, address: this.addressOf(key), digest, effects, state, readFirst });
   }
 
-  /** Conditional rewrite of a claim's record; a lost condition means the lease was lost. */
+  /**
+   * Conditional rewrite of a claim's record. When the condition fails, the record is read: what this
+   * write meant to leave (marker and local rows) -> done (its first try landed, or the same claim wrote
+   * it before); still held by the claim (only its own renewals moved the ETag) -> written again on the
+   * new ETag, as often as they keep moving it (each failed round means another write of this same claim
+   * landed; there is no round limit that would give up on the claim's own writes); anything else ->
+   * `LeaseLostError` (a takeover, a removal, or the claim already completed or released otherwise).
+   * A renewal never shortens a lease: a record still held with a later lease end is left as it is.
+   */
   private async rewrite(claim: Claim, operation: string, effects: readonly LocalEffect[], change: Partial<MarkerState>): Promise<IdempotencyRecord> {
     const state: MarkerState = {
       status: RecordStatus.InProgress,
@@ -167,23 +177,34 @@ export class TableIdempotencyStore implements IdempotencyStore {
       localRows: claim.localRows,
       ...change,
     };
+    const intended = { ...state, leaseExpiresAtMs: Math.trunc(state.leaseExpiresAtMs) };
     const address = this.addressOf(claim.key);
     const current = markerEntity(this.fields(claim.key, address, claim.digest, claim.createdAtMs, this.clock.nowMs()), state);
     // Merge only what changes (fewer bytes to send and store than a full replace); the row was
     // written whole by this claim, so nothing stale survives the merge.
     let etag = claim.etag;
-    for (let round = 0; round < 3; round++) {
+    for (;;) {
       const written = await this.table.write(markerPatch(current), effects, [], 'merge', etag, operation);
       if ('etag' in written) return toRecord({ ...current, etag: written.etag });
       // The condition failed: another claimant took over, or this very write landed and its answer was
-      // lost (the SDK retried it with the old ETag), or a renewal of this same claim moved the ETag.
+      // lost (the SDK retried it with the old ETag), or a write of this same claim moved the ETag.
       // Only our own claim carries our owner id and attempt.
       const now = await this.table.read(address);
-      if (now && isOwnWrite(now, { ...state, leaseExpiresAtMs: Math.trunc(state.leaseExpiresAtMs) })) return now;
-      if (!now || !isStillHeldBy(now, claim)) break;
+      if (now && isOwnWrite(now, intended) && (await this.holdsRows(address, effects))) return now;
+      if (!now || !isStillHeldBy(now, claim)) throw new LeaseLostError(scopedKeyString(claim.key), claim.attempt, operation);
+      if (operation === 'renewLease' && now.leaseExpiresAtMs >= intended.leaseExpiresAtMs) return now;
       etag = now.etag;
     }
-    throw new LeaseLostError(scopedKeyString(claim.key), claim.attempt, operation);
+  }
+
+  /** True when the local rows hold exactly what `effects` write (null values left out). */
+  private async holdsRows(address: TableAddress, effects: readonly LocalEffect[]): Promise<boolean> {
+    if (effects.length === 0) return true;
+    const rows = await this.table.readRows(
+      address,
+      effects.map((effect) => effect.name),
+    );
+    return effects.every((effect) => sameRowProperties(rows.get(effect.name), effect.properties));
   }
 
   /** What a marker of `key` written at `nowMs` carries besides its state. */

@@ -19,39 +19,78 @@ export function invocationContextOf(args: readonly unknown[]): InvocationContext
   return undefined;
 }
 
-/** A structured CloudEvent (JSON with `specversion`, `source`, `id`), e.g. an Event Grid CloudEvents trigger's event. */
-function structuredCloudEvent(message: unknown): { source: unknown; id: unknown } | undefined {
-  if (typeof message !== 'object' || message === null) return undefined;
-  const event = message as Record<string, unknown>;
-  return typeof event.specversion === 'string' && 'source' in event && 'id' in event ? { source: event.source, id: event.id } : undefined;
+/** A CloudEvent's identity as the message carries it (either may be missing: then it is refused). */
+interface CloudEventIdentity {
+  readonly mode: 'structured' | 'binary';
+  readonly source: unknown;
+  readonly id: unknown;
 }
 
-/** A CloudEvent in binary mode over AMQP (Service Bus): application properties `cloudEvents:source` and `cloudEvents:id`. */
-function binaryCloudEvent(meta: Readonly<Record<string, unknown>>): { source: unknown; id: unknown } | undefined {
+/**
+ * A structured CloudEvent (JSON with `specversion`, e.g. an Event Grid CloudEvents trigger's event), or a
+ * body the trigger says is one (content type `application/cloudevents+json`).
+ */
+function structuredCloudEvent(message: unknown, meta: Readonly<Record<string, unknown>>): CloudEventIdentity | undefined {
+  const declared = typeof meta.contentType === 'string' && /^application\/cloudevents(\+|;|$)/i.test(meta.contentType);
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) {
+    return declared ? { mode: 'structured', source: undefined, id: undefined } : undefined;
+  }
+  const event = message as Record<string, unknown>;
+  return declared || 'specversion' in event ? { mode: 'structured', source: event.source, id: event.id } : undefined;
+}
+
+/** Prefixes of CloudEvent attributes in binary mode over AMQP (`cloudEvents:`; `cloudEvents_` where `:` is not allowed). */
+const BINARY_PREFIXES = ['cloudEvents:', 'cloudEvents_'] as const;
+
+/**
+ * A CloudEvent in binary mode over AMQP (Service Bus): any application property `cloudEvents:*` (or
+ * `cloudEvents_*`) says the message is one; its identity is `cloudEvents:source` and `cloudEvents:id`.
+ */
+function binaryCloudEvent(meta: Readonly<Record<string, unknown>>): CloudEventIdentity | undefined {
   const props = meta.applicationProperties;
   if (typeof props !== 'object' || props === null) return undefined;
   const p = props as Record<string, unknown>;
-  return 'cloudEvents:source' in p && 'cloudEvents:id' in p ? { source: p['cloudEvents:source'], id: p['cloudEvents:id'] } : undefined;
+  const prefix = BINARY_PREFIXES.find((candidate) => Object.keys(p).some((name) => name.startsWith(candidate)));
+  return prefix === undefined ? undefined : { mode: 'binary', source: p[`${prefix}source`], id: p[`${prefix}id`] };
 }
 
 /**
  * The default key of one invocation, scoped by `consumer`, in this order:
- * 1. a CloudEvent: `source` + `id` of the message (structured mode) or of the Service Bus application
- *    properties `cloudEvents:source` / `cloudEvents:id` (binary mode);
+ * 1. a CloudEvent: `source` + `id` of the message (structured mode: the message has `specversion`, or the
+ *    content type is `application/cloudevents+json`) or of the Service Bus application properties
+ *    `cloudEvents:source` / `cloudEvents:id` (binary mode: any `cloudEvents:*` property is there);
  * 2. `context.triggerMetadata.messageId` (Service Bus; set it to the business id when sending).
+ * A message that is a CloudEvent but lacks its `source` or `id` is refused, never keyed by its messageId:
+ * a broker may assign message ids, so the same event re-sent would run twice.
  * Never the lock token, delivery count, enqueue time or invocation id: they change per delivery.
- * @throws InvalidKeyError when neither is there (pass `keyOf`), or when the one found is not a valid key.
+ * @throws InvalidKeyError when neither is there (pass `keyOf`), when a CloudEvent lacks its identity, or when
+ *   the key found is not a valid key.
  */
 export function defaultInvocationKey(consumer: string, message: unknown, context: InvocationContextLike | undefined): IdempotencyKey {
   const meta = context?.triggerMetadata ?? {};
-  const event = structuredCloudEvent(message) ?? binaryCloudEvent(meta);
-  if (event) return keyFromCloudEvent(consumer, event);
+  const event = structuredCloudEvent(message, meta) ?? binaryCloudEvent(meta);
+  if (event) return cloudEventKey(consumer, event);
   if (meta.messageId !== undefined && meta.messageId !== null) return keyFromMessageId(consumer, meta.messageId);
   throw new InvalidKeyError(
     context
       ? 'no idempotency key: the trigger metadata has no messageId and the message is not a CloudEvent; pass keyOf to makeIdempotent'
       : 'no idempotency key: no InvocationContext among the arguments (a Functions v4 handler gets it second); pass keyOf to makeIdempotent',
   );
+}
+
+/** The key of a CloudEvent. @throws InvalidKeyError saying which attribute is missing or invalid, and in which mode. */
+function cloudEventKey(consumer: string, event: CloudEventIdentity): IdempotencyKey {
+  try {
+    return keyFromCloudEvent(consumer, event);
+  } catch (error) {
+    if (!(error instanceof InvalidKeyError)) throw error;
+    const where = event.mode === 'structured' ? 'the event (structured mode)' : 'the application properties cloudEvents:source / cloudEvents:id (binary mode)';
+    throw new InvalidKeyError(
+      `incomplete CloudEvent: ${error.message} in ${where}. A CloudEvent is identified by source + id; without them it is refused ` +
+        "(a malformed message: park or dead-letter it), never keyed by the broker's messageId, which changes when the event is re-sent",
+      { cause: error },
+    );
+  }
 }
 
 /** Service Bus `deliveryCount` of the invocation (1 on the first delivery), if the trigger says it. */

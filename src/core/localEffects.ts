@@ -18,7 +18,7 @@ const EFFECT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
  * Checks a local effect's properties before anything is written.
  * @throws ConfigurationError for a reserved name (see {@link RESERVED_PROPERTY_NAMES}), an OData
  *   annotation (`odata.*`, `*@odata.*`), a name that is not a Table property name, or a value that is
- *   not a string, number, boolean or null.
+ *   not a string, finite number, boolean or null (null values are left out of the row).
  */
 export function validateEffectProperties(effect: LocalEffect): void {
   const properties: unknown = effect.properties;
@@ -37,6 +37,7 @@ export function validateEffectProperties(effect: LocalEffect): void {
     const type = value === null ? 'null' : typeof value;
     if (!['string', 'number', 'boolean', 'null'].includes(type))
       throw new ConfigurationError(`${where} is a ${type}; a row holds strings, numbers, booleans or null`);
+    if (typeof value === 'number' && !Number.isFinite(value)) throw new ConfigurationError(`${where} is ${value}; a row holds finite numbers only`);
   }
 }
 

@@ -133,7 +133,7 @@ export function makeIdempotent<A extends unknown[], R, T = unknown>(
         break;
     }
     const lease = new LeaseHeartbeat(store, outcome.claim, leaseMs, { nowMs: () => clock.nowMs() });
-    if (options.heartbeat !== false) lease.start();
+    lease.start(options.heartbeat !== false);
     const scope: IdempotencyScope = {
       key,
       get claim() {

@@ -66,3 +66,15 @@ export interface IdempotencyRecord {
   /** The store's version tag, used for conditional writes. */
   readonly etag: string;
 }
+
+/**
+ * An independent copy of a record: its result (JSON data, as stored) and its list of local rows are
+ * copied, so a caller that changes a replayed result in place never changes what later replays see.
+ */
+export function copyRecord(record: IdempotencyRecord): IdempotencyRecord {
+  return {
+    ...record,
+    result: record.result === undefined ? undefined : (JSON.parse(JSON.stringify(record.result)) as unknown),
+    localRows: [...record.localRows],
+  };
+}

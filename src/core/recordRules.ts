@@ -64,12 +64,15 @@ export interface IntendedWrite {
   readonly leaseExpiresAtMs: number;
   /** The result's JSON, `undefined` for no result. */
   readonly resultJson: string | undefined;
+  /** The local rows the write leaves on record (names; the rows' contents are compared by {@link sameRowProperties}). */
+  readonly localRows: readonly string[];
 }
 
 /**
- * After a conditional write failed on its condition: true when `current` is exactly what the write
- * meant to leave (its first try landed and only the answer was lost), false when someone else
- * wrote in between (the lease was lost) or the record is gone.
+ * After a conditional write failed on its condition: true when `current`'s marker is exactly what the
+ * write meant to leave (its first try landed and only the answer was lost, or the same claim made the
+ * same write before), false when someone else wrote in between (the lease was lost), the record is gone,
+ * or it lists other local rows. The store then also compares the rows' contents ({@link sameRowProperties}).
  */
 export function isOwnWrite(current: IdempotencyRecord | undefined, intended: IntendedWrite): boolean {
   return (
@@ -78,8 +81,34 @@ export function isOwnWrite(current: IdempotencyRecord | undefined, intended: Int
     current.attempt === intended.attempt &&
     current.status === intended.status &&
     current.leaseExpiresAtMs === intended.leaseExpiresAtMs &&
-    (current.result === undefined ? undefined : JSON.stringify(current.result)) === intended.resultJson
+    (current.result === undefined ? undefined : JSON.stringify(current.result)) === intended.resultJson &&
+    sameNames(current.localRows, intended.localRows)
   );
+}
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && [...a].sort().join(',') === [...b].sort().join(',');
+}
+
+/**
+ * The properties a local row keeps of `properties`: `null` values are left out (a Table row cannot
+ * hold null: both stores drop them, so a row reads back the same from either).
+ */
+export function storedRowProperties(properties: Readonly<Record<string, string | number | boolean | null>>): Record<string, string | number | boolean> {
+  const kept: Record<string, string | number | boolean> = {};
+  for (const [name, value] of Object.entries(properties)) if (value !== null) kept[name] = value;
+  return kept;
+}
+
+/** True when a stored row (`stored`, its own properties only) holds exactly what `intended` would write. */
+export function sameRowProperties(
+  stored: Readonly<Record<string, unknown>> | undefined,
+  intended: Readonly<Record<string, string | number | boolean | null>>,
+): boolean {
+  if (stored === undefined) return false;
+  const kept = storedRowProperties(intended);
+  const names = Object.keys(stored);
+  return names.length === Object.keys(kept).length && names.every((name) => stored[name] === kept[name]);
 }
 
 /**

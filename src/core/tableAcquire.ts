@@ -74,7 +74,7 @@ export class TableClaimWorkflow {
           const written = await this.table.write(fresh, effects, [], 'create', undefined, 'claim');
           if ('etag' in written) return this.acquired(scoped, { kind: 'acquired', address, record: toRecord({ ...fresh, etag: written.etag }) });
         } catch (error) {
-          if (error instanceof StoreUnavailableError) return this.resolveUnknownWrite(scoped, address, ownerId, tookOverFrom, error);
+          if (error instanceof StoreUnavailableError) return this.resolveUnknownWrite(scoped, address, ownerId, tookOverFrom, undefined, error);
           throw error;
         }
         existing = await this.table.read(address);
@@ -110,7 +110,7 @@ export class TableClaimWorkflow {
           return this.acquired(scoped, { kind: 'acquired', address, record: toRecord({ ...taken, etag: written.etag }), previous: existing });
         // Another claimant took it over first (412) or it was deleted (404): look again.
       } catch (error) {
-        if (error instanceof StoreUnavailableError) return this.resolveUnknownWrite(scoped, address, ownerId, existing, error);
+        if (error instanceof StoreUnavailableError) return this.resolveUnknownWrite(scoped, address, ownerId, existing, existing.etag, error);
         throw error;
       }
       existing = await this.table.read(address);
@@ -123,20 +123,30 @@ export class TableClaimWorkflow {
     return outcome;
   }
 
-  /** After a claim write failed without an answer: learn whether it landed (see {@link TableClaimWorkflow}). */
+  /**
+   * After a claim write failed without an answer: learn whether it landed (see {@link TableClaimWorkflow}).
+   * A read-back that finds our owner id: the claim is ours. One that finds nothing of ours proves nothing
+   * about a request still in flight: the write may still land as long as its condition can still hold
+   * (an insert: the key is still absent; a takeover: the record still has the ETag it was conditioned on,
+   * `conditionEtag`). Then the error says the write may have landed and the owner id is remembered, so
+   * this store's next claim of the key takes such a record over at once (another process waits for its
+   * lease). Only a failure that says nothing was sent, or a condition that can no longer hold, is
+   * "nothing was decided".
+   */
   private async resolveUnknownWrite(
     scoped: string,
     address: TableAddress,
     ownerId: string,
     previous: IdempotencyRecord | undefined,
+    conditionEtag: string | undefined,
     failure: StoreUnavailableError,
   ): Promise<Acquired> {
     let current: IdempotencyRecord | undefined;
     try {
       current = await this.table.read(address);
     } catch {
-      if (this.unresolvedClaims.size >= MAX_UNRESOLVED_CLAIMS) this.unresolvedClaims.delete(this.unresolvedClaims.keys().next().value as string);
-      this.unresolvedClaims.set(scoped, ownerId);
+      if (!failure.writeMayHaveLanded) throw failure;
+      this.remember(scoped, ownerId);
       throw new StoreUnavailableError(
         `table store unavailable during claim of ${JSON.stringify(scoped)}: no answer, and this claim may have been written; ` +
           'if so the key stays in progress until its lease lapses (this process takes it over on its next claim); retry later',
@@ -146,11 +156,30 @@ export class TableClaimWorkflow {
       );
     }
     if (current?.ownerId === ownerId) return this.acquired(scoped, { kind: 'acquired', address, record: current, previous });
-    // Read back: nothing of ours landed, whatever the failed write's error supposed.
+    const mayStillLand = failure.writeMayHaveLanded && (conditionEtag === undefined ? current === undefined : current?.etag === conditionEtag);
+    if (mayStillLand) {
+      this.remember(scoped, ownerId);
+      throw new StoreUnavailableError(
+        `table store did not answer the claim of ${JSON.stringify(scoped)} in time (${failure.message}); the read-back found nothing of ours, ` +
+          'which proves nothing about a request still in flight: this claim may still land, and then the key stays in progress until ' +
+          'its lease lapses (this process takes it over on its next claim); retry later',
+        'claim',
+        failure,
+        true,
+      );
+    }
+    // Read back: nothing of ours landed, and the write's condition can no longer hold.
     throw new StoreUnavailableError(
-      `table store unavailable during claim of ${JSON.stringify(scoped)} (${failure.message}); read back: this claim was not written, nothing was decided; retry later`,
+      `table store unavailable during claim of ${JSON.stringify(scoped)} (${failure.message}); read back: this claim was not written ` +
+        'and can no longer land, nothing was decided; retry later',
       'claim',
       failure,
     );
+  }
+
+  /** Remembers the owner id of a claim of ours whose write may land unseen (bounded). */
+  private remember(scoped: string, ownerId: string): void {
+    if (this.unresolvedClaims.size >= MAX_UNRESOLVED_CLAIMS) this.unresolvedClaims.delete(this.unresolvedClaims.keys().next().value as string);
+    this.unresolvedClaims.set(scoped, ownerId);
   }
 }

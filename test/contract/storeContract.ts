@@ -7,6 +7,7 @@ import {
   keyFromMessageId,
   payloadDigest,
   type ClaimOutcome,
+  type IdempotencyKey,
   type IdempotencyStore,
 } from '../../src/core/public';
 import { FakeClock } from '../support/tables';
@@ -14,8 +15,14 @@ import { FakeClock } from '../support/tables';
 /** Options every store of the contract is built with. */
 export const CONTRACT_OPTIONS = { leaseMs: 60_000, retentionMs: 86_400_000, maxResultBytes: 1000 } as const;
 
+/** A store under test, and how to look at a key's local rows in its backing (name -> the row's own properties). */
+export interface StoreUnderTest {
+  readonly store: IdempotencyStore;
+  readonly localRowsOf: (key: IdempotencyKey) => Promise<Map<string, Record<string, unknown>>>;
+}
+
 /** Builds a store on a fresh, empty backing (a new table, a new map) with {@link CONTRACT_OPTIONS} and `clock`. */
-export type StoreFactory = (clock: FakeClock) => Promise<IdempotencyStore>;
+export type StoreFactory = (clock: FakeClock) => Promise<StoreUnderTest>;
 
 const digestA = payloadDigest({ amount: 1 });
 const digestB = payloadDigest({ amount: 2 });
@@ -35,9 +42,10 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
   describe(`IdempotencyStore contract: ${name}`, () => {
     let clock: FakeClock;
     let store: IdempotencyStore;
+    let localRowsOf: StoreUnderTest['localRowsOf'];
     beforeEach(async () => {
       clock = new FakeClock();
-      store = await makeStore(clock);
+      ({ store, localRowsOf } = await makeStore(clock));
     });
 
     test('a fresh key is claimed with attempt 1; a second claim is in progress; another payload is key reuse', async () => {
@@ -159,6 +167,95 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
       expect((await store.claim(key, digestB, { readFirst: true })).kind).toBe('keyReused');
       clock.advance(CONTRACT_OPTIONS.leaseMs);
       expect(await store.claim(key, digestA, { readFirst: true })).toMatchObject({ kind: 'reclaimed', claim: { attempt: 2 } });
+    });
+
+    test('a second release, or a second completion with the same result and rows, by the same claim resolves; other contents are refused', async () => {
+      const released = freshKey();
+      const first = claimOf(await store.claim(released, digestA));
+      await store.release(first, 'Error: once');
+      await store.release(first, 'Error: twice'); // the same claim: its release is already on record
+      expect(await store.get(released)).toMatchObject({ status: 'RELEASED', attempt: 1 });
+
+      const completed = freshKey();
+      const claim = claimOf(await store.claim(completed, digestA));
+      const rows = [{ name: 'row', properties: { v: 1 } }];
+      await store.complete(claim, { ok: 1 }, rows);
+      expect(await store.complete(claim, { ok: 1 }, rows)).toMatchObject({ status: 'COMPLETED', result: { ok: 1 }, localRows: ['row'] });
+      await expect(store.complete(claim, { ok: 2 }, rows)).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(store.release(claim, 'late')).rejects.toBeInstanceOf(LeaseLostError);
+      expect((await store.get(completed))?.result).toEqual({ ok: 1 });
+    });
+
+    test('a second completion with other local rows is refused (LeaseLostError), never reported done with its rows missing', async () => {
+      const key = freshKey();
+      const claim = claimOf(await store.claim(key, digestA));
+      await store.complete(claim, 'done', [{ name: 'a', properties: { v: 1 } }]);
+      await expect(store.complete(claim, 'done', [{ name: 'b', properties: { v: 2 } }])).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(store.complete(claim, 'done', [{ name: 'a', properties: { v: 9 } }])).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await localRowsOf(key)).toEqual(new Map([['a', { v: 1 }]]));
+    });
+
+    test('null properties of local rows are left out of the row, by every store', async () => {
+      const key = freshKey();
+      await store.commit(key, digestA, 'ok', [{ name: 'row', properties: { v: 1, gone: null, s: 'x' } }]);
+      expect(await localRowsOf(key)).toEqual(new Map([['row', { v: 1, s: 'x' }]]));
+    });
+
+    test('inputs are checked before a completed key answers: a bad result, rows or lease is refused, not answered duplicate', async () => {
+      const key = freshKey();
+      expect((await store.commit(key, digestA, 'first')).kind).toBe('committed');
+      expect((await store.claim(key, digestA)).kind).toBe('duplicate'); // completed (and cached, where there is a cache)
+      await expect(store.commit(key, digestA, () => 1)).rejects.toBeInstanceOf(IdempotencyError);
+      await expect(store.commit(key, digestB, 'x'.repeat(CONTRACT_OPTIONS.maxResultBytes + 1))).rejects.toBeInstanceOf(ResultTooLargeError);
+      await expect(store.commit(key, digestA, 'ok', [{ name: 'bad name', properties: {} }])).rejects.toBeInstanceOf(ConfigurationError);
+      await expect(store.claim(key, digestA, { leaseMs: 0 })).rejects.toBeInstanceOf(ConfigurationError);
+      await expect(store.claim(key, digestA, { effects: [{ name: 'r', properties: { RowKey: 'x' } }] })).rejects.toBeInstanceOf(ConfigurationError);
+      expect((await store.claim(key, digestA)).kind).toBe('duplicate');
+    });
+
+    test('replays are independent copies: changing a replayed result, a returned record or a read changes nothing stored', async () => {
+      const key = freshKey();
+      const completed = await store.complete(claimOf(await store.claim(key, digestA)), { nested: { n: 1 }, list: [1] });
+      (completed.result as { nested: { n: number } }).nested.n = 2;
+      const first = await store.claim(key, digestA);
+      if (first.kind !== 'duplicate') throw new Error(`expected a duplicate, got ${first.kind}`);
+      (first.record.result as { nested: { n: number }; list: number[] }).nested.n = 3;
+      (first.record.result as { list: number[] }).list.push(9);
+      ((await store.get(key))!.localRows as string[]).length = 0;
+      ((await store.get(key))!.result as { nested: { n: number } }).nested.n = 4;
+      const again = await store.claim(key, digestA);
+      expect(again).toMatchObject({ kind: 'duplicate', record: { result: { nested: { n: 1 }, list: [1] } } });
+      const committedKey = freshKey();
+      const committed = await store.commit(committedKey, digestA, { n: 1 });
+      if (committed.kind !== 'committed') throw new Error(`expected committed, got ${committed.kind}`);
+      (committed.record.result as { n: number }).n = 2;
+      expect(await store.claim(committedKey, digestA)).toMatchObject({ kind: 'duplicate', record: { result: { n: 1 } } });
+    });
+
+    test.each([
+      ['NaN', NaN],
+      ['Infinity', { total: Infinity }],
+      ['-Infinity', [-Infinity]],
+      ['a Map', { m: new Map([['a', 1]]) }],
+      ['a Set', new Set([1])],
+      ['an undefined array element', [1, undefined]],
+      ['a typed array', { bytes: new Uint8Array([1]) }],
+      [
+        'a class instance',
+        {
+          at: new (class Point {
+            x = 1;
+          })(),
+        },
+      ],
+    ])('results JSON would change without a word are refused (IdempotencyError) and nothing is written: %s', async (_what, result) => {
+      const key = freshKey();
+      const claim = claimOf(await store.claim(key, digestA));
+      await expect(store.complete(claim, result)).rejects.toBeInstanceOf(IdempotencyError);
+      expect(await store.get(key)).toMatchObject({ status: 'IN_PROGRESS' });
+      const other = freshKey();
+      await expect(store.commit(other, digestA, result)).rejects.toBeInstanceOf(IdempotencyError);
+      expect(await store.get(other)).toBeUndefined();
     });
   });
 }

@@ -1,3 +1,4 @@
+import { TableClient } from '@azure/data-tables';
 import { InvocationContext } from '@azure/functions';
 import {
   KeyInProgressError,
@@ -141,3 +142,64 @@ describe('lease heartbeat (Azurite, real leases of 900 ms)', () => {
     expect(await table.get({ consumer: 'lost', key: 'm-lost' })).toMatchObject({ status: 'COMPLETED', result: 'fresh', attempt: 2 });
   });
 });
+
+describe('lease end: the signal aborts no later than the lease end, whatever the store is doing (Azurite, 900 ms leases)', () => {
+  /** A Table store whose requests hang (sent, never answered) while `hanging` is set; its call deadline is long (5 s). */
+  async function hangingStore() {
+    const client = await freshTable(azuriteOf());
+    const state = { hanging: false, hung: 0 };
+    client.pipeline.addPolicy(
+      {
+        name: 'hang',
+        sendRequest: async (request, next) => {
+          if (!state.hanging) return next(request);
+          state.hung++;
+          // Never answers; gives up only when the caller aborts (the store's deadline).
+          return new Promise((_resolve, reject) => request.abortSignal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true }));
+        },
+      },
+      { afterPhase: 'Retry' },
+    );
+    const store = new TableIdempotencyStore(client, { retentionMs: 86_400_000, leaseMs: LEASE_MS, callTimeoutMs: 5_000 });
+    return { client, store, state };
+  }
+
+  test.each([
+    ['with the heartbeat', true],
+    ['without the heartbeat', false],
+  ])('%s: a store that hangs after the claim; the signal aborts by the lease end and a takeover never overlaps the work', async (_name, heartbeat) => {
+    const { client, store, state } = await hangingStore();
+    const other = new TableIdempotencyStore(otherClient(client), { retentionMs: 86_400_000, leaseMs: LEASE_MS });
+    let leaseEndMs = 0;
+    let abortedAtMs = 0;
+    const handler = makeIdempotent(
+      async (_m: { id: string }, _c: InvocationContext) => {
+        const { signal, claim } = getIdempotencyScope()!;
+        leaseEndMs = claim.leaseExpiresAtMs;
+        state.hanging = true; // from now on the store takes requests and never answers
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        abortedAtMs = Date.now();
+        expect(signal.reason).toBeInstanceOf(LeaseLostError);
+        return 'stale';
+      },
+      { store, consumer: 'hang', heartbeat },
+    );
+    const first = handler({ id: 'm-hang' }, context('m-hang')).catch((e: unknown) => e);
+    // Another process takes the key over as soon as the lease has ended by the store's clock.
+    await sleep(LEASE_MS + 20);
+    while (Date.now() < leaseEndMs) await sleep(5);
+    const takeover = await other.claim({ consumer: 'hang', key: 'm-hang' }, (await other.get({ consumer: 'hang', key: 'm-hang' }))!.digest);
+    const takenOverAtMs = Date.now();
+    expect(takeover.kind).toBe('reclaimed');
+    expect(abortedAtMs).toBeGreaterThan(0); // aborted before the takeover, not after
+    expect(abortedAtMs).toBeLessThanOrEqual(leaseEndMs);
+    expect(abortedAtMs).toBeLessThanOrEqual(takenOverAtMs);
+    expect(await first).toBeInstanceOf(LeaseLostError);
+    if (heartbeat) expect(state.hung).toBeGreaterThan(0); // a renewal was sent and hung
+  });
+});
+
+/** A second client on the same table, without the hanging policy (another process). */
+function otherClient(client: TableClient): TableClient {
+  return TableClient.fromConnectionString(azuriteOf().connectionString, client.tableName, { allowInsecureConnection: true });
+}

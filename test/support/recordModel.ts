@@ -82,18 +82,31 @@ export class RecordModel {
   }
 
   /**
-   * True when the record already is what the claim acquired as `owner` would write (status,
-   * lease, result): the store takes a repeated write by the same owner for its own write whose
-   * answer was lost, and reports success without writing.
+   * True when the record already is what the claim acquired as `owner` would write (status, lease,
+   * result, and local rows: the claim's own plus `rows`, with exactly their values): the store takes a
+   * repeated write by the same owner for its own write whose answer was lost, and reports success
+   * without writing. Other rows or values are not its write (LeaseLostError).
    */
-  alreadyWritten(key: string, owner: number, status: string, leaseExpiresAtMs: number, result: unknown): boolean {
+  alreadyWritten(
+    key: string,
+    owner: number,
+    status: string,
+    leaseExpiresAtMs: number,
+    result: unknown,
+    claimRows: readonly string[] = [],
+    rows: ReadonlyMap<string, number> = new Map(),
+  ): boolean {
     const record = this.records.get(key);
+    const names = new Set([...claimRows, ...rows.keys()]);
     return (
       record !== undefined &&
       record.owner === owner &&
       record.status === status &&
       record.leaseExpiresAtMs === leaseExpiresAtMs &&
-      JSON.stringify(record.result) === JSON.stringify(result)
+      JSON.stringify(record.result) === JSON.stringify(result) &&
+      record.rows.size === names.size &&
+      [...names].every((name) => record.rows.has(name)) &&
+      [...rows].every(([name, v]) => record.rows.get(name) === v)
     );
   }
 

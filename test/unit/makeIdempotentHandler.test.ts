@@ -86,6 +86,42 @@ describe('makeIdempotent wraps a Functions v4 handler as it is', () => {
     expect(await store.get({ consumer: 'events', key: JSON.stringify(['/shop', 'e-2']) })).toBeDefined();
   });
 
+  test.each([
+    ['binary mode without cloudEvents:source', { 'cloudEvents:specversion': '1.0', 'cloudEvents:id': 'e-1' }, { a: 1 }, /source is missing.*binary mode/],
+    ['binary mode without cloudEvents:id', { 'cloudEvents:specversion': '1.0', 'cloudEvents:source': '/shop' }, { a: 1 }, /id is missing.*binary mode/],
+    ['binary mode with only cloudEvents:type', { 'cloudEvents:type': 'x' }, { a: 1 }, /binary mode/],
+    ['binary mode (cloudEvents_ prefix) without id', { cloudEvents_source: '/shop' }, { a: 1 }, /id is missing/],
+    ['structured mode without source', {}, { specversion: '1.0', id: 'e-1', type: 'x' }, /source is missing.*structured mode/],
+    ['structured mode without id', {}, { specversion: '1.0', source: '/shop', type: 'x' }, /id is missing.*structured mode/],
+    ['structured mode with an empty source', {}, { specversion: '1.0', source: '', id: 'e-1' }, /source is empty/],
+  ])(
+    'an incomplete CloudEvent (%s) is refused with InvalidKeyError, never keyed by the messageId, and nothing is claimed',
+    async (_what, properties, body, message) => {
+      const { store, spy, claims } = setup();
+      let runs = 0;
+      const handler = makeIdempotent(async (_event: unknown, _context: InvocationContext) => ++runs, { store: spy, consumer: 'events' });
+      const refused = handler(body, serviceBusContext('broker-id-1', 1, properties));
+      await expect(refused).rejects.toBeInstanceOf(InvalidKeyError);
+      await expect(handler(body, serviceBusContext('broker-id-2', 1, properties))).rejects.toThrow(message);
+      expect(runs).toBe(0);
+      expect(claims).toHaveLength(0);
+      expect(await store.get({ consumer: 'events', key: 'broker-id-1' })).toBeUndefined();
+    },
+  );
+
+  test('a structured CloudEvent declared by its content type must carry its identity too', async () => {
+    const { store } = setup();
+    const handler = makeIdempotent(async (_event: unknown, _context: InvocationContext) => 'ran', { store, consumer: 'events' });
+    const context = new InvocationContext({
+      invocationId: 'inv-ct',
+      functionName: 'events',
+      triggerMetadata: { messageId: 'broker-id', contentType: 'application/cloudevents+json; charset=utf-8' },
+      logHandler: () => undefined,
+    });
+    await expect(handler({ data: 1 }, context)).rejects.toThrow(/incomplete CloudEvent/);
+    expect(await handler({ data: 1 }, serviceBusContext('broker-id'))).toBe('ran'); // not a CloudEvent: keyed by its messageId
+  });
+
   test('no key anywhere is InvalidKeyError naming the way out (keyOf); keyOf overrides the default', async () => {
     const { store } = setup();
     const handler = makeIdempotent(async (_m: unknown, _c: InvocationContext) => 'ok', { store, consumer: 'payments' });

@@ -5,6 +5,8 @@ import {
   hasValidLease,
   isExpired,
   isOwnWrite,
+  sameRowProperties,
+  storedRowProperties,
   RecordStatus,
   UnknownRecordStatusError,
   type IdempotencyRecord,
@@ -125,9 +127,18 @@ describe('record rules: generations, cache, own writes', () => {
     expect(cachedDecision(completed, OTHER)).toBe('keyReused');
   });
 
-  test('own write: recognised only when owner, attempt, status, lease and result all match', () => {
-    const done = record({ status: RecordStatus.Completed, leaseExpiresAtMs: 0, result: { chargeId: 'ch_1' } });
-    const intended = { ownerId: 'owner-1', attempt: 1, status: RecordStatus.Completed, leaseExpiresAtMs: 0, resultJson: '{"chargeId":"ch_1"}' };
+  test('own write: recognised only when owner, attempt, status, lease, result and local rows all match', () => {
+    const done = record({ status: RecordStatus.Completed, leaseExpiresAtMs: 0, result: { chargeId: 'ch_1' }, localRows: ['a', 'b'] });
+    const intended = {
+      ownerId: 'owner-1',
+      attempt: 1,
+      status: RecordStatus.Completed,
+      leaseExpiresAtMs: 0,
+      resultJson: '{"chargeId":"ch_1"}',
+      localRows: ['b', 'a'],
+    };
+    expect(isOwnWrite(done, { ...intended, localRows: ['a'] })).toBe(false);
+    expect(isOwnWrite(done, { ...intended, localRows: ['a', 'c'] })).toBe(false);
     expect(isOwnWrite(done, intended)).toBe(true);
     expect(isOwnWrite(undefined, intended)).toBe(false);
     expect(isOwnWrite(done, { ...intended, ownerId: 'owner-2' })).toBe(false);
@@ -136,7 +147,20 @@ describe('record rules: generations, cache, own writes', () => {
     expect(isOwnWrite(done, { ...intended, leaseExpiresAtMs: 1 })).toBe(false);
     expect(isOwnWrite(done, { ...intended, resultJson: '{"chargeId":"ch_2"}' })).toBe(false);
     expect(
-      isOwnWrite(record({ status: RecordStatus.Released, leaseExpiresAtMs: 0 }), { ...intended, status: RecordStatus.Released, resultJson: undefined }),
+      isOwnWrite(record({ status: RecordStatus.Released, leaseExpiresAtMs: 0 }), {
+        ...intended,
+        status: RecordStatus.Released,
+        resultJson: undefined,
+        localRows: [],
+      }),
     ).toBe(true);
+  });
+
+  test('own write: a local row holds what the write meant only with exactly its properties (null values left out)', () => {
+    expect(sameRowProperties({ v: 1, s: 'x' }, { v: 1, s: 'x', gone: null })).toBe(true);
+    expect(sameRowProperties({ v: 1 }, { v: 2 })).toBe(false);
+    expect(sameRowProperties({ v: 1, extra: true }, { v: 1 })).toBe(false);
+    expect(sameRowProperties(undefined, { v: 1 })).toBe(false);
+    expect(storedRowProperties({ a: null, b: false, c: 0 })).toEqual({ b: false, c: 0 });
   });
 });
