@@ -84,7 +84,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
       ownerId: record.ownerId,
       leaseExpiresAtMs: record.leaseExpiresAtMs,
       createdAtMs: record.createdAtMs,
-      localRows: record.localRows,
+      localRows: [...record.localRows],
       etag: record.etag,
     };
     return previous ? { kind: 'reclaimed', claim, previousStatus: previous.status, previousAttempt: previous.attempt } : { kind: 'claimed', claim };

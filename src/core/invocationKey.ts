@@ -47,7 +47,8 @@ const BINARY_PREFIXES = ['cloudEvents:', 'cloudEvents_'] as const;
  * `cloudEvents_*`) says the message is one; its identity is `cloudEvents:source` and `cloudEvents:id`.
  */
 export function binaryCloudEvent(meta: Readonly<Record<string, unknown>>): CloudEventIdentity | undefined {
-  return binaryCloudEventOf(meta.applicationProperties);
+  // `userProperties` is the name older Service Bus extensions gave the application properties.
+  return binaryCloudEventOf(meta.applicationProperties) ?? binaryCloudEventOf(meta.userProperties);
 }
 
 /** A CloudEvent in binary mode in one message's application properties (see {@link binaryCloudEvent}). */
