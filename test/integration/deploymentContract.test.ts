@@ -42,6 +42,8 @@ interface LoadResult {
   }>;
   telemetry: Array<{ connectionString: string; credential: string | null; enableLiveMetrics: boolean }>;
   error: { file: string; name: string; message: string } | null;
+  /** console.error / console.warn lines written while loading. */
+  logs: Array<{ level: string; message: string }>;
   /** Paths of real Application Insights / Azure Monitor modules loaded (must stay empty: never start it in tests). */
   realTelemetryModules: string[];
 }
@@ -143,6 +145,7 @@ describe('deployment contract: the deployed app as the worker loads it', () => {
     if (!settings) return console.warn('NOT COMPILED: skipped (no Bicep CLI)');
     const result = loadApp(settings);
     expect(result.error).toBeNull();
+    expect(result.logs.filter((l) => l.level === 'error')).toEqual([]);
     expect(triggersOf(result)).toEqual(EXPECTED_FUNCTIONS);
     expect(result.functions.every((f) => f.hasCallback)).toBe(true);
     const payments = result.functions.find((f) => f.name === 'paymentsConsumer')!;
@@ -152,8 +155,10 @@ describe('deployment contract: the deployed app as the worker loads it', () => {
     });
     // The HTTP functions: the payments API behind a function key, the webhook authenticated by its signature.
     const httpTrigger = (name: string) => Object.values(result.functions.find((f) => f.name === name)!.bindings).find((b) => b.type === 'httpTrigger');
-    expect(httpTrigger('paymentsApi')).toMatchObject({ authLevel: 'function', route: 'payments', methods: ['POST'] });
-    expect(httpTrigger('paymentProviderWebhook')).toMatchObject({ authLevel: 'anonymous', route: 'webhooks/payment-provider', methods: ['POST'] });
+    // Registered for every method: the app answers the ones it does not allow with 405 and Allow (the host would say 404).
+    const every = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'];
+    expect(httpTrigger('paymentsApi')).toMatchObject({ authLevel: 'function', route: 'payments', methods: every });
+    expect(httpTrigger('paymentProviderWebhook')).toMatchObject({ authLevel: 'anonymous', route: 'webhooks/payment-provider', methods: every });
     // Application Insights: started once, with a managed identity credential (local auth is off on the component).
     expect(result.telemetry).toEqual([
       { connectionString: settings.APPLICATIONINSIGHTS_CONNECTION_STRING, credential: 'ManagedIdentityCredential', enableLiveMetrics: false },
@@ -164,23 +169,41 @@ describe('deployment contract: the deployed app as the worker loads it', () => {
     const example = (JSON.parse(readFileSync(join(ROOT, 'local.settings.json.example'), 'utf8')) as { Values: Record<string, string> }).Values;
     const result = loadApp(example);
     expect(result.error).toBeNull();
+    expect(result.logs.filter((l) => l.level === 'error')).toEqual([]);
     expect(triggersOf(result)).toEqual(EXPECTED_FUNCTIONS);
     expect(result.telemetry).toEqual([]);
   });
 
-  test.each([
-    ['PAYMENT_PROVIDER_URL', /PAYMENT_PROVIDER_URL/],
-    ['COSMOS_ENDPOINT', /COSMOS_ENDPOINT/],
-    ['IDEMPOTENCY_TABLE_ENDPOINT', /IDEMPOTENCY_TABLE_ENDPOINT/],
-  ])('a deployment without %s fails at start, naming the setting (no function consumes anything)', (name, pattern) => {
+  test('a deployment without IDEMPOTENCY_TABLE_ENDPOINT (a setting every function needs) fails at start, naming it', () => {
     const settings = deployedSettings();
     if (!settings) return console.warn('NOT COMPILED: skipped (no Bicep CLI)');
-    const { [name]: _removed, ...rest } = settings;
+    const { IDEMPOTENCY_TABLE_ENDPOINT: _removed, ...rest } = settings;
     const result = loadApp(rest);
-    expect(result.error).not.toBeNull();
-    expect(result.error!.name).toBe('ConfigurationError');
-    expect(result.error!.message).toMatch(pattern);
+    expect(result.error?.name).toBe('ConfigurationError');
+    expect(result.error?.message).toMatch(/IDEMPOTENCY_TABLE_ENDPOINT/);
   });
+
+  test.each([
+    ['PAYMENT_PROVIDER_URL', undefined, ['paymentsConsumer', 'chargePayment', 'paymentCharge', 'chargeProvider']],
+    ['COSMOS_ENDPOINT', undefined, ['ordersConsumer']],
+    ['COSMOS_ENDPOINT', 'not-a-url', ['ordersConsumer']],
+    ['EXPIRY_SWEEP_BUDGET_SECONDS', '0', ['expiryTimer']],
+    ['WEBHOOK_SIGNING_SECRET', 'too-short', []],
+    ['HTTP_CALLER_IDENTITY', 'anyone', []],
+  ] as const)(
+    'a deployment with %s = %s: that feature alone stops (%j not indexed; an HTTP one answers 503), one error line names the setting, the rest load',
+    (name, value, missing) => {
+      const settings = deployedSettings();
+      if (!settings) return console.warn('NOT COMPILED: skipped (no Bicep CLI)');
+      const { [name]: _removed, ...rest } = settings;
+      const result = loadApp(value === undefined ? rest : { ...rest, [name]: value });
+      expect(result.error).toBeNull();
+      const expected = Object.fromEntries(Object.entries(EXPECTED_FUNCTIONS).filter(([fn]) => !(missing as readonly string[]).includes(fn)));
+      expect(triggersOf(result)).toEqual(expected);
+      expect(result.logs).toHaveLength(1);
+      expect(result.logs[0]).toMatchObject({ level: 'error', message: expect.stringContaining(name) });
+    },
+  );
 
   test('a malformed setting fails at start with its name and the rule it broke', () => {
     const settings = deployedSettings();
