@@ -2,7 +2,7 @@ import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/fu
 import type { Settings } from '../config/settings';
 import { TableIdempotencyStore } from '../core/TableIdempotencyStore';
 import type { ApiAnswer, ApiRequest } from '../http/httpTypes';
-import { allowMethods } from '../http/allowedMethods';
+import { ALL_HTTP_METHODS, allowMethods } from '../http/allowedMethods';
 import { paymentsApi, type PaymentQueue } from '../http/paymentsApi';
 import { PaymentStateTable } from '../http/PaymentStateTable';
 import { paymentStatus } from '../http/paymentStatus';
@@ -15,6 +15,9 @@ import { storeFromSettings, tableClientsOf, type WiringOverrides } from './store
 
 /** A Functions v4 HTTP handler. */
 export type FunctionsHttpHandler = (request: HttpRequest, context: InvocationContext) => Promise<HttpResponseInit>;
+
+/** Every method the HTTP functions are registered for (the app answers 405 to those it does not allow). */
+export { ALL_HTTP_METHODS };
 
 /** The HTTP functions: name -> route (after `/api/`), the methods the app answers (others: 405 with `Allow`), auth level. */
 export const HTTP_FUNCTIONS = {

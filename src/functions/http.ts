@@ -1,7 +1,6 @@
 import { app } from '@azure/functions';
-import { HTTP_FUNCTIONS } from '../app/http';
+import { ALL_HTTP_METHODS, HTTP_FUNCTIONS } from '../app/http';
 import { paymentStatusFunction, paymentWebhookFunction, paymentsApiFunction } from '../app/host';
-import { ALL_HTTP_METHODS } from '../http/allowedMethods';
 
 /**
  * Registrations of the HTTP functions, for every method: the app answers a method it does not allow with
