@@ -75,14 +75,14 @@ describe('Idempotency-Key: one field, one key', () => {
 });
 
 describe('methods (RFC 9110 §15.5.6) and authentication (§15.5.2)', () => {
-  test('a method a function does not allow is 405 with Allow; HEAD of the status is its GET without a body', async () => {
+  test('a method a function does not allow is 405 with Allow; HEAD of the status is its GET without a body; OPTIONS is 204 with Allow', async () => {
     await start();
     for (const [method, path, allow] of [
-      ['GET', '/api/payments', 'POST'],
-      ['PUT', '/api/payments', 'POST'],
-      ['DELETE', '/api/payments/pay-1', 'GET, HEAD'],
-      ['POST', '/api/payments/pay-1', 'GET, HEAD'],
-      ['GET', '/api/webhooks/payment-provider', 'POST'],
+      ['GET', '/api/payments', 'POST, OPTIONS'],
+      ['PUT', '/api/payments', 'POST, OPTIONS'],
+      ['DELETE', '/api/payments/pay-1', 'GET, HEAD, OPTIONS'],
+      ['POST', '/api/payments/pay-1', 'GET, HEAD, OPTIONS'],
+      ['GET', '/api/webhooks/payment-provider', 'POST, OPTIONS'],
     ] as const) {
       const answer = await send(method, path, withKey());
       expect({ method, path, status: answer.status, allow: answer.headers.allow }).toEqual({ method, path, status: 405, allow });
@@ -90,6 +90,8 @@ describe('methods (RFC 9110 §15.5.6) and authentication (§15.5.2)', () => {
     const head = await send('HEAD', '/api/payments/pay-never', withKey());
     expect(head.status).toBe(404);
     expect(head.text).toBe('');
+    const options = await send('OPTIONS', '/api/payments', withKey());
+    expect({ status: options.status, allow: options.headers.allow, text: options.text }).toEqual({ status: 204, allow: 'POST, OPTIONS', text: '' });
   });
 
   test('behind EasyAuth, a request without a principal is 401 with a Bearer challenge; every 401 the app answers has one', async () => {
