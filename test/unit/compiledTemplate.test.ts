@@ -192,7 +192,7 @@ describeCompiled('compiled infra/main.bicep: queues, roles, local auth, outputs'
       expect.objectContaining({
         enableRbacAuthorization: true,
         enableSoftDelete: true,
-        softDeleteRetentionInDays: 7,
+        softDeleteRetentionInDays: 90,
         createMode: 'default',
         enabledForTemplateDeployment: false,
       }),

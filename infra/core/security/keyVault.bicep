@@ -26,8 +26,8 @@ param webhookPreviousSecretName string = 'webhook-signing-secret-previous'
 param enablePurgeProtection bool = false
 @minValue(7)
 @maxValue(90)
-@description('Days a deleted vault (and secret) stays recoverable.')
-param softDeleteRetentionInDays int = enablePurgeProtection ? 90 : 7
+@description('Days a deleted vault (and secret) stays recoverable. Set once, when the vault is created: the service does not change it on an existing vault, so the default stays the 90 days earlier versions deployed.')
+param softDeleteRetentionInDays int = 90
 @allowed([
   'default'
   'recover'
