@@ -131,6 +131,15 @@ param webhookToleranceSeconds int = 300
 param webhookRetentionHours int = 72
 @description('Table of the Payment rows the webhook writes (PAYMENT_STATE_TABLE_NAME).')
 param paymentStateTableName string = 'paymentstate'
+@description('Key Vault purge protection (KEY_VAULT_PURGE_PROTECTION): on for production. Off, `azd down --purge` frees the vault name for the next `azd up`; on, the deleted vault keeps its name 90 days and a redeploy recovers it (keyVaultCreateMode).')
+param keyVaultPurgeProtection bool = false
+@allowed([
+  'default'
+  'recover'
+])
+@description('Key Vault create mode (KEY_VAULT_CREATE_MODE): recover brings back the soft-deleted vault of this environment after `azd down` (needed with purge protection on).')
+param keyVaultCreateMode string = 'default'
+
 @secure()
 @description('The payment provider\'s webhook signing secret, stored in Key Vault (never in an app setting). Empty: set the secret in the vault by hand.')
 param webhookSigningSecret string = ''
@@ -181,7 +190,7 @@ var effectiveRetentionDays = max(idempotencyRetentionDays, minimumRetentionDays)
 // Built-in Azure role definition ids (documented GUIDs; the same map is asserted in the cross-check test).
 @description('Built-in Azure role definition ids, by role.')
 var roles = {
-  serviceBusDataReceiver: '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0' // Azure Service Bus Data Receiver
+  serviceBusDataOwner: '090c5cfd-751d-490a-894a-3ce6f1109419' // Azure Service Bus Data Owner
   serviceBusDataSender: '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39' // Azure Service Bus Data Sender
   storageBlobDataOwner: 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b' // Storage Blob Data Owner
   storageQueueDataContributor: '974c5e8b-45b9-4653-ba55-5f855dd0fb88' // Storage Queue Data Contributor
@@ -194,9 +203,12 @@ var roles = {
 // 'app' = the Function App's user-assigned identity, 'deployer' = principalId (skipped when empty).
 @description('Every Azure RBAC assignment: who gets it, on which resource, which role.')
 var roleAssignments = [
-  { principal: 'app', target: 'serviceBus', targetName: names.serviceBus, roleDefinitionId: roles.serviceBusDataReceiver }
-  // POST /api/payments sends to the payments queue.
-  { principal: 'app', target: 'serviceBus', targetName: names.serviceBus, roleDefinitionId: roles.serviceBusDataSender }
+  // The two trigger queues: Data Owner, scoped to each queue (not the namespace). Receive and complete, send
+  // (POST /api/payments sends to the payments queue), and read the queue's runtime properties (message count),
+  // which target-based scaling needs: with Data Receiver (Listen) alone the scale controller cannot read the
+  // queue length and falls back to incremental scaling (docs/deploy.md "Service Bus scaling").
+  { principal: 'app', target: 'serviceBusQueue', targetName: '${names.serviceBus}/${paymentsQueueName}', roleDefinitionId: roles.serviceBusDataOwner }
+  { principal: 'app', target: 'serviceBusQueue', targetName: '${names.serviceBus}/${ordersQueueName}', roleDefinitionId: roles.serviceBusDataOwner }
   // The webhook secret's Key Vault reference: read secrets, nothing else.
   { principal: 'app', target: 'keyVault', targetName: names.keyVault, roleDefinitionId: roles.keyVaultSecretsUser }
   { principal: 'app', target: 'storage', targetName: names.storage, roleDefinitionId: roles.storageBlobDataOwner }
@@ -283,6 +295,8 @@ module keyVault 'core/security/keyVault.bicep' = {
     location: location
     tags: tags
     webhookSigningSecret: webhookSigningSecret
+    enablePurgeProtection: keyVaultPurgeProtection
+    createMode: keyVaultCreateMode
   }
 }
 
@@ -367,6 +381,7 @@ module api 'app/api.bicep' = {
       webhookRetentionHours: webhookRetentionHours
       paymentStateTableName: paymentStateTableName
       webhookSecretUri: keyVault.outputs.webhookReferenceUri
+      webhookPreviousSecretUri: keyVault.outputs.webhookPreviousReferenceUri
     }
   }
   // The host starts as soon as the site exists: give it its data-plane roles first.

@@ -103,4 +103,7 @@ type httpSettingsType = {
 
   @description('Versionless Key Vault URI of the webhook signing secret (WEBHOOK_SIGNING_SECRET is a reference to it).')
   webhookSecretUri: string
+
+  @description('Versionless Key Vault URI of the previous webhook signing secret, accepted during a rotation (WEBHOOK_SIGNING_SECRET_PREVIOUS).')
+  webhookPreviousSecretUri: string
 }

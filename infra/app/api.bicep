@@ -125,6 +125,9 @@ var appSettings = {
   HTTP_IDEMPOTENCY_LEASE_SECONDS: string(http.leaseSeconds)
   HTTP_CALLER_IDENTITY: http.callerIdentity
   WEBHOOK_SIGNING_SECRET: '@Microsoft.KeyVault(SecretUri=${http.webhookSecretUri})'
+  // During a rotation the previous secret is accepted too; while its vault entry is absent the reference stays
+  // unresolved and the app ignores it (docs/deploy.md "Rotating the webhook secret").
+  WEBHOOK_SIGNING_SECRET_PREVIOUS: '@Microsoft.KeyVault(SecretUri=${http.webhookPreviousSecretUri})'
   WEBHOOK_TOLERANCE_SECONDS: string(http.webhookToleranceSeconds)
   WEBHOOK_RETENTION_HOURS: string(http.webhookRetentionHours)
   PAYMENT_STATE_TABLE_NAME: http.paymentStateTableName

@@ -1,27 +1,36 @@
-import { loadSettings, type Settings } from '../config/settings';
+import { loadAppSettings, type AppSettings, type Feature } from '../config/features';
+import type { Settings } from '../config/settings';
 import { assertRetentionCoversRedelivery } from '../lifecycle/retention';
-import { assertPatienceCoversCharge } from '../payments/chargePatience';
 import { startTelemetry } from '../telemetry/startTelemetry';
 import { Telemetry } from '../telemetry/Telemetry';
 
 /**
- * The app's composition root in the Functions host: settings validated once at start (a bad
- * setting, or a retention shorter than the broker's redelivery window, fails the start with the
- * settings' names; so does a delivery count and lease too short to outlast the slowest charge),
+ * The app's composition root in the Functions host: settings validated once at start (a bad shared
+ * setting, or a retention shorter than the broker's redelivery window, fails the start with the settings'
+ * names; a bad setting of one feature is kept as that feature's problem, see `config/features.ts`),
  * Application Insights started only when configured.
  * Only `src/app/host.ts` uses this (for the registrations); tests and the local rigs build their own objects.
  */
-let settings: Settings | undefined;
+let app: AppSettings | undefined;
 let telemetry: Telemetry | undefined;
 
-export function appSettings(): Settings {
-  if (!settings) {
-    settings = loadSettings();
-    assertRetentionCoversRedelivery(settings);
-    assertPatienceCoversCharge(settings);
+function appContext(): AppSettings {
+  if (!app) {
+    const loaded = loadAppSettings();
+    assertRetentionCoversRedelivery(loaded.settings);
     startTelemetry();
+    app = loaded;
   }
-  return settings;
+  return app;
+}
+
+export function appSettings(): Settings {
+  return appContext().settings;
+}
+
+/** Why `feature` cannot run with these settings (its settings named), or undefined when it can. */
+export function featureProblem(feature: Feature): string | undefined {
+  return appContext().problems[feature];
 }
 
 export function appTelemetry(): Telemetry {

@@ -2,6 +2,7 @@ import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/fu
 import type { Settings } from '../config/settings';
 import { TableIdempotencyStore } from '../core/TableIdempotencyStore';
 import type { ApiAnswer, ApiRequest } from '../http/httpTypes';
+import { ALL_HTTP_METHODS, allowMethods } from '../http/allowedMethods';
 import { paymentsApi, type PaymentQueue } from '../http/paymentsApi';
 import { PaymentStateTable } from '../http/PaymentStateTable';
 import { paymentStatus } from '../http/paymentStatus';
@@ -14,6 +15,17 @@ import { storeFromSettings, tableClientsOf, type WiringOverrides } from './store
 
 /** A Functions v4 HTTP handler. */
 export type FunctionsHttpHandler = (request: HttpRequest, context: InvocationContext) => Promise<HttpResponseInit>;
+
+/** Every method the HTTP functions are registered for (the app answers 405 to those it does not allow). */
+export { ALL_HTTP_METHODS };
+
+/** The HTTP functions: name -> route (after `/api/`), the methods the app answers (others: 405 with `Allow`), auth level. */
+export const HTTP_FUNCTIONS = {
+  paymentsApi: { route: 'payments', methods: ['POST'], authLevel: 'function' },
+  paymentStatus: { route: 'payments/{paymentId}', methods: ['GET'], authLevel: 'function' },
+  paymentProviderWebhook: { route: 'webhooks/payment-provider', methods: ['POST'], authLevel: 'anonymous' },
+} as const satisfies Record<string, { route: string; methods: readonly string[]; authLevel: 'function' | 'anonymous' }>;
+export type HttpFunctionName = keyof typeof HTTP_FUNCTIONS;
 
 /** The HTTP overrides: those of every wiring, plus the payments queue (the local host's sender). */
 export interface HttpOverrides extends WiringOverrides {
@@ -70,7 +82,10 @@ export function paymentsApiFromSettings(
   const store = httpStoreFromSettings(settings, overrides);
   const queue = overrides.queue ?? serviceBusPaymentQueue(settings);
   return (telemetry = overrides.telemetry ?? new Telemetry()) =>
-    paymentsApi({ store, queue, callerIdentity: settings.HTTP_CALLER_IDENTITY, telemetry, clock: overrides.clock });
+    allowMethods(
+      HTTP_FUNCTIONS.paymentsApi.methods,
+      paymentsApi({ store, queue, callerIdentity: settings.HTTP_CALLER_IDENTITY, telemetry, clock: overrides.clock }),
+    );
 }
 
 /** The Payment rows the webhook writes (table `PAYMENT_STATE_TABLE_NAME`). */
@@ -90,20 +105,32 @@ export function paymentWebhookFromSettings(
   const store = httpStoreFromSettings(settings, overrides, settings.WEBHOOK_RETENTION_HOURS);
   const payments = paymentStateFromSettings(settings, overrides);
   return (telemetry = overrides.telemetry ?? new Telemetry()) =>
-    paymentWebhook({
-      store,
-      payments,
-      // An unresolved Key Vault reference (the vault entry is missing, or the identity may not read it) reaches
-      // the app as the reference text itself: never use it as the secret (every webhook would be 401).
-      secret: settings.WEBHOOK_SIGNING_SECRET?.startsWith('@Microsoft.KeyVault(') ? undefined : settings.WEBHOOK_SIGNING_SECRET,
-      toleranceSec: settings.WEBHOOK_TOLERANCE_SECONDS,
-      telemetry,
-      clock: overrides.clock,
-    });
+    allowMethods(
+      HTTP_FUNCTIONS.paymentProviderWebhook.methods,
+      paymentWebhook({
+        store,
+        payments,
+        secrets: webhookSecretsOf(settings),
+        toleranceSec: settings.WEBHOOK_TOLERANCE_SECONDS,
+        telemetry,
+        clock: overrides.clock,
+      }),
+    );
+}
+
+/**
+ * The webhook secrets in use: `WEBHOOK_SIGNING_SECRET` and, during a rotation, `WEBHOOK_SIGNING_SECRET_PREVIOUS`.
+ * An unresolved Key Vault reference (the vault entry is missing, or the identity may not read it) reaches the
+ * app as the reference text itself: it is never used as a secret (with none left, the webhook answers 503).
+ */
+export function webhookSecretsOf(settings: Settings): string[] {
+  return [settings.WEBHOOK_SIGNING_SECRET, settings.WEBHOOK_SIGNING_SECRET_PREVIOUS].filter(
+    (secret): secret is string => secret !== undefined && !secret.startsWith('@Microsoft.KeyVault('),
+  );
 }
 
 /** `GET /api/payments/{paymentId}`: the payment's status from the payments consumer's own record. */
 export function paymentStatusFromSettings(settings: Settings, overrides: WiringOverrides = {}): () => (request: ApiRequest) => Promise<ApiAnswer> {
-  const endpoint = paymentStatus(storeFromSettings(settings, overrides));
+  const endpoint = allowMethods(HTTP_FUNCTIONS.paymentStatus.methods, paymentStatus(storeFromSettings(settings, overrides)));
   return () => endpoint;
 }

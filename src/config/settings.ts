@@ -38,6 +38,7 @@ export const SETTING_NAMES = [
   'HTTP_IDEMPOTENCY_LEASE_SECONDS',
   'HTTP_CALLER_IDENTITY',
   'WEBHOOK_SIGNING_SECRET',
+  'WEBHOOK_SIGNING_SECRET_PREVIOUS',
   'WEBHOOK_TOLERANCE_SECONDS',
   'WEBHOOK_RETENTION_HOURS',
   'PAYMENT_STATE_TABLE_NAME',
@@ -93,6 +94,8 @@ const schema = z
     HTTP_CALLER_IDENTITY: z.enum(['functionKey', 'easyAuth']).default('functionKey'),
     /** The payment provider's webhook signing secret; in Azure a Key Vault reference. Without it the webhook answers 503. */
     WEBHOOK_SIGNING_SECRET: z.string().min(16, 'at least 16 characters').optional(),
+    /** The previous secret, accepted too while a rotation is under way (docs/deploy.md); unset otherwise. */
+    WEBHOOK_SIGNING_SECRET_PREVIOUS: z.string().min(16, 'at least 16 characters').optional(),
     WEBHOOK_TOLERANCE_SECONDS: int(1, 3600).default(300),
     WEBHOOK_RETENTION_HOURS: z.coerce.number().positive().max(8760).default(72),
     PAYMENT_STATE_TABLE_NAME: z
@@ -112,15 +115,34 @@ export type Settings = z.infer<typeof schema>;
  * @throws ConfigurationError naming every bad setting.
  */
 export function loadSettings(env: Readonly<Record<string, string | undefined>> = process.env): Settings {
+  const parsed = schema.safeParse(settingsInput(env));
+  if (!parsed.success)
+    throw new ConfigurationError(
+      `invalid app settings: ${problemsOf(parsed.error.issues)
+        .map((p) => p.problem)
+        .join('; ')}`,
+    );
+  return parsed.data;
+}
+
+/** Every bad setting in `env`: its name and the problem (`NAME: rule`); empty when `loadSettings` would succeed. */
+export function settingProblems(env: Readonly<Record<string, string | undefined>>): Array<{ name: string; problem: string }> {
+  const parsed = schema.safeParse(settingsInput(env));
+  return parsed.success ? [] : problemsOf(parsed.error.issues);
+}
+
+function settingsInput(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const input: Record<string, string> = {};
   for (const name of SETTING_NAMES) {
     const value = env[name];
     if (value !== undefined && value.trim() !== '') input[name] = value;
   }
-  const parsed = schema.safeParse(input);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(settings)'}: ${issue.message}`);
-    throw new ConfigurationError(`invalid app settings: ${problems.join('; ')}`);
-  }
-  return parsed.data;
+  return input;
+}
+
+function problemsOf(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): Array<{ name: string; problem: string }> {
+  return issues.map((issue) => {
+    const name = issue.path.map(String).join('.') || '(settings)';
+    return { name, problem: `${name}: ${issue.message}` };
+  });
 }

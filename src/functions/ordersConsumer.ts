@@ -1,9 +1,6 @@
 import { app } from '@azure/functions';
 import { ordersFunction } from '../app/host';
 
-/** Registration of the orders consumer: Service Bus queue `%ORDERS_QUEUE_NAME%` -> Cosmos DB. */
-app.serviceBusQueue('ordersConsumer', {
-  connection: 'ServiceBusConnection',
-  queueName: '%ORDERS_QUEUE_NAME%',
-  handler: ordersFunction(),
-});
+/** Registration of the orders consumer: Service Bus queue `%ORDERS_QUEUE_NAME%` -> Cosmos DB (not registered when its settings are bad). */
+const handler = ordersFunction();
+if (handler) app.serviceBusQueue('ordersConsumer', { connection: 'ServiceBusConnection', queueName: '%ORDERS_QUEUE_NAME%', handler });

@@ -19,3 +19,12 @@ export const PaymentEventSchema = z.object({
   }),
 });
 export type PaymentEvent = z.infer<typeof PaymentEventSchema>;
+
+/** The event types this app applies; a signed event of any other type is acknowledged and ignored. */
+export const HANDLED_EVENT_TYPES: ReadonlySet<string> = new Set(PaymentEventSchema.shape.type.options);
+
+/** What every provider event has, whatever its type: its id and type (to acknowledge one not handled). */
+export const EventEnvelopeSchema = z.object({
+  id: PaymentEventSchema.shape.id,
+  type: z.string().min(1).max(128),
+});

@@ -4,6 +4,7 @@ import { RecordStatus } from '../core/record';
 import { PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
 import { PaymentRequestedSchema, type ChargeResult } from '../payments/schema';
 import { jsonAnswer, problemAnswer, type ApiAnswer, type ApiRequest } from './httpTypes';
+import { PAYMENT_ACCEPTED_CONSUMER } from './paymentsApi';
 
 /** Seconds a client should wait before asking again about a payment not settled yet. */
 const RETRY_AFTER_SECONDS = '2';
@@ -11,8 +12,10 @@ const RETRY_AFTER_SECONDS = '2';
 /**
  * `GET /api/payments/{paymentId}`: where the 202 of `POST /api/payments` points. Answers from the
  * payments consumer's own dedup record (the truth of what happened to the payment):
- * - no record: 404 `payment-not-found` with `Retry-After`: the payment is still queued if it was just
- *   accepted, or unknown (the two cannot be told apart without reading the queue);
+ * - no record yet, but the API accepted it (its `accepted` marker, kept as long as the API's records):
+ *   200 `accepted` with `acceptedAt` and `Retry-After`: the payment is queued;
+ * - no record and no marker: 404 `payment-not-found` (never accepted here, or accepted so long ago that the
+ *   marker was swept and the consumer has not run);
  * - in progress or released for a retry: 200 `processing` with `Retry-After`;
  * - completed: 200 with the charge result (`succeeded` with the charge id, `declined`, `rejected`).
  * Any caller with a function key may read any payment's status: it holds no payload, only its outcome.
@@ -25,13 +28,10 @@ export function paymentStatus(store: IdempotencyStore): (request: ApiRequest) =>
     }
     const record = await store.get(keyFromMessageId(PAYMENTS_CONSUMER, paymentId));
     if (!record) {
-      return problemAnswer(
-        404,
-        'payment-not-found',
-        'No record of this payment yet',
-        `payment ${paymentId} has no record yet: it is still queued if it was just accepted, unknown otherwise`,
-        { 'retry-after': RETRY_AFTER_SECONDS },
-      );
+      const accepted = await store.get({ consumer: PAYMENT_ACCEPTED_CONSUMER, key: paymentId });
+      const acceptedAt = (accepted?.result as { acceptedAt?: unknown } | undefined)?.acceptedAt;
+      if (typeof acceptedAt === 'string') return jsonAnswer(200, { paymentId, status: 'accepted', acceptedAt }, { 'retry-after': RETRY_AFTER_SECONDS });
+      return problemAnswer(404, 'payment-not-found', 'No such payment', `payment ${paymentId} was not accepted here (or so long ago that its record is gone)`);
     }
     if (record.status !== RecordStatus.Completed) {
       return jsonAnswer(200, { paymentId, status: 'processing', attempt: record.attempt }, { 'retry-after': RETRY_AFTER_SECONDS });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { KeyInProgressError, KeyReusedError, makeIdempotent, payloadDigest, systemClock, type Clock, type IdempotencyStore } from '../core/public';
 import type { Telemetry } from '../telemetry/Telemetry';
 import { jsonAnswer, problemAnswer, type ApiAnswer, type ApiRequest } from './httpTypes';
-import { PaymentEventSchema, type PaymentEvent } from './paymentEvents';
+import { EventEnvelopeSchema, HANDLED_EVENT_TYPES, PaymentEventSchema, type PaymentEvent } from './paymentEvents';
 import type { PaymentStateTable } from './PaymentStateTable';
 import { fromStoredAnswer, replayedAnswer, retryAfterSeconds, toStoredAnswer, type StoredAnswer } from './storedAnswer';
 import { SIGNATURE_HEADER, verifyWebhookSignature } from './webhookSignature';
@@ -15,8 +15,11 @@ export interface PaymentWebhookDeps {
   /** The dedup store (idempotency table, `WEBHOOK_RETENTION_HOURS`). */
   readonly store: IdempotencyStore;
   readonly payments: PaymentStateTable;
-  /** The shared signing secret; undefined: every request is answered 503 (the setting is missing). */
-  readonly secret: string | undefined;
+  /**
+   * The signing secrets accepted: the current one and, during a rotation, the previous one. Empty: every
+   * request is answered 503 (the setting is missing or its Key Vault reference did not resolve).
+   */
+  readonly secrets: readonly string[];
   readonly toleranceSec: number;
   readonly telemetry: Telemetry;
   readonly clock?: Clock;
@@ -27,10 +30,12 @@ type Replayable = StoredAnswer & { readonly replayed?: true };
 /**
  * `POST /api/webhooks/payment-provider`, free of the Functions runtime:
  *
- * 1. The signature over the raw body (see `verifyWebhookSignature`): missing or malformed 400, wrong 401,
+ * 1. The signature over the raw body (see `verifyWebhookSignature`): missing or malformed 400, wrong 403,
  *    outside the tolerance window 400. Refusals are logged with the reason, the body's length and SHA-256,
  *    never the body.
- * 2. The event is parsed (not JSON or not an event: 400, logged likewise).
+ * 2. The event is parsed (not JSON or not an event: 400, logged likewise). A signed event of a type this app
+ *    does not handle is acknowledged (200 `ignored`) and logged, never applied: the provider retries every
+ *    non-2xx for days, and a new event type at the provider must not turn into a retry storm.
  * 3. Deduplicated by the provider's event id with the core (`makeIdempotent`, scope `webhook-payment-provider`):
  *    a redelivered event gets the stored 200 with `Idempotent-Replayed: true` and changes nothing; one in
  *    flight gets 409 + `Retry-After` (the provider retries); the same id with another body 422.
@@ -61,14 +66,14 @@ export function paymentWebhook(deps: PaymentWebhookDeps): (request: ApiRequest) 
   return async (request) => {
     const bodyDigest = createHash('sha256').update(request.body).digest('hex');
     const bodyFields = { bodyBytes: request.body.length, bodyDigest };
-    if (!deps.secret) {
+    if (deps.secrets.length === 0) {
       log('error', 'webhook: WEBHOOK_SIGNING_SECRET is not set (or its Key Vault reference did not resolve); refusing every event', {
         outcome: 'notConfigured',
         status: 503,
       });
       return problemAnswer(503, 'not-configured', 'Webhook not configured', 'the receiver has no signing secret', { 'retry-after': '60' });
     }
-    const check = verifyWebhookSignature(request.headers.get(SIGNATURE_HEADER), request.body, deps.secret, clock.nowMs(), deps.toleranceSec);
+    const check = verifyWebhookSignature(request.headers.get(SIGNATURE_HEADER), request.body, deps.secrets, clock.nowMs(), deps.toleranceSec);
     if (!check.ok) {
       log('warn', `webhook: signature refused (${check.reason})`, {
         outcome: 'signatureRejected',
@@ -80,6 +85,16 @@ export function paymentWebhook(deps: PaymentWebhookDeps): (request: ApiRequest) 
       return problemAnswer(check.status, `signature-${check.reason}`, 'Signature refused', `the ${SIGNATURE_HEADER} header is ${check.reason}`);
     }
     const event = parseEvent(request.body);
+    if (!event.ok && event.ignoredType !== undefined) {
+      log('info', 'webhook: event type not handled; acknowledged, not applied', {
+        outcome: 'ignored',
+        status: 200,
+        eventType: event.ignoredType,
+        idempotencyKey: event.id,
+        ...bodyFields,
+      });
+      return jsonAnswer(200, { received: true, eventId: event.id, outcome: 'ignored' });
+    }
     if (!event.ok) {
       log('warn', 'webhook: signed body is not an event', { outcome: 'invalidEvent', status: 400, ...bodyFields });
       return problemAnswer(400, 'invalid-event', 'Invalid event', event.detail);
@@ -122,13 +137,17 @@ export function paymentWebhook(deps: PaymentWebhookDeps): (request: ApiRequest) 
   };
 }
 
-function parseEvent(bytes: Buffer): { ok: true; value: PaymentEvent; raw: unknown } | { ok: false; detail: string } {
+function parseEvent(bytes: Buffer): { ok: true; value: PaymentEvent; raw: unknown } | { ok: false; detail: string; ignoredType?: string; id?: string } {
   if (bytes.length > MAX_EVENT_BYTES) return { ok: false, detail: `the body is more than ${MAX_EVENT_BYTES} bytes` };
   let raw: unknown;
   try {
     raw = JSON.parse(bytes.toString('utf8'));
   } catch {
     return { ok: false, detail: 'the body is not JSON' };
+  }
+  const envelope = EventEnvelopeSchema.safeParse(raw);
+  if (envelope.success && !HANDLED_EVENT_TYPES.has(envelope.data.type)) {
+    return { ok: false, detail: 'event type not handled', ignoredType: envelope.data.type, id: envelope.data.id };
   }
   const parsed = PaymentEventSchema.safeParse(raw);
   if (!parsed.success) return { ok: false, detail: parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ') };

@@ -12,13 +12,18 @@ import {
 } from '../core/public';
 import { PaymentRequestedSchema, type PaymentRequested } from '../payments/schema';
 import type { Telemetry } from '../telemetry/Telemetry';
-import { callerOf, type CallerIdentityMode } from './callerIdentity';
+import { CallerIdentityMode, callerOf } from './callerIdentity';
 import { jsonAnswer, problemAnswer, type ApiAnswer, type ApiRequest } from './httpTypes';
 import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from './idempotencyKeyHeader';
 import { replayedAnswer, retryAfterSeconds, toStoredAnswer, fromStoredAnswer, type StoredAnswer } from './storedAnswer';
 
 /** The dedup scope (consumer name) of `POST /api/payments` keys in the idempotency table. */
 export const PAYMENTS_API_CONSUMER = 'http-payments';
+/**
+ * The scope of the "accepted" marker (key: the paymentId) the API writes after a payment is enqueued, so
+ * that the 202's `Location` answers 200 `accepted` before the payments consumer has a record of it.
+ */
+export const PAYMENT_ACCEPTED_CONSUMER = 'http-payments-accepted';
 /** Largest request body read, in bytes. */
 export const MAX_PAYMENT_BODY_BYTES = 16 * 1024;
 
@@ -49,8 +54,10 @@ export interface PaymentsApiDeps {
  *    caller, so two callers' equal keys are two records and nobody is ever answered from another
  *    caller's record. The digest is that of the body's JSON value (member order and white space do not
  *    matter; any other difference is another body).
- * 3. As the claimant: the payment is enqueued (`MessageId` = paymentId) and the 202 answer (with
- *    `Location` of the payment's status) is stored as the record's result, byte for byte.
+ * 3. As the claimant: the payment is enqueued (`MessageId` = paymentId), an `accepted` marker is committed
+ *    under `http-payments-accepted` + paymentId (what the status URL answers until the consumer's record
+ *    exists), and the 202 answer (with `Location` of the payment's status) is stored as the record's
+ *    result, byte for byte. A failed marker write is a failed request (503, claim released), like a failed send.
  * 4. Same key, same body, completed: the stored answer, with `Idempotent-Replayed: true`. In flight:
  *    409 + `Retry-After` (the lease's end). Another body: 422.
  *
@@ -70,8 +77,11 @@ export function paymentsApi(deps: PaymentsApiDeps): (request: ApiRequest) => Pro
     async (payment: PaymentRequested, _key: IdempotencyKey, _body: unknown): Promise<Replayable> => {
       // The lease's signal: aborted if the claim is lost (taken over) while the send runs.
       await deps.queue.send(payment, getIdempotencyScope()!.signal);
+      const acceptedAt = new Date(clock.nowMs()).toISOString();
+      // First accept wins: another caller's accept of the same paymentId finds the marker and leaves it.
+      await deps.store.commit({ consumer: PAYMENT_ACCEPTED_CONSUMER, key: payment.paymentId }, payloadDigest(payment), { acceptedAt });
       const location = `/api/payments/${encodeURIComponent(payment.paymentId)}`;
-      const body = { paymentId: payment.paymentId, status: 'accepted', acceptedAt: new Date(clock.nowMs()).toISOString(), statusUrl: location };
+      const body = { paymentId: payment.paymentId, status: 'accepted', acceptedAt, statusUrl: location };
       return toStoredAnswer(jsonAnswer(202, body, { location }));
     },
     {
@@ -86,10 +96,7 @@ export function paymentsApi(deps: PaymentsApiDeps): (request: ApiRequest) => Pro
 
   return async (request) => {
     const caller = callerOf(request, deps.callerIdentity);
-    if (!caller) {
-      log('payments api: no caller identity', { outcome: 'unauthenticated', status: 401 }, 'warn');
-      return problemAnswer(401, 'no-caller', 'No caller identity', 'call with a function key (x-functions-key) or through Entra ID authentication');
-    }
+    if (!caller) return noCaller(deps.callerIdentity, log);
     const parsed = parseIdempotencyKey(request.headers.get(IDEMPOTENCY_KEY_HEADER));
     if (!parsed.ok) {
       log('payments api: bad Idempotency-Key', { outcome: 'invalidKey', reason: parsed.problem, status: 400, caller });
@@ -129,6 +136,26 @@ export function paymentsApi(deps: PaymentsApiDeps): (request: ApiRequest) => Pro
       return problemAnswer(503, 'unavailable', 'Payment not accepted', 'try again with the same Idempotency-Key', { 'retry-after': retryAfter });
     }
   };
+}
+
+/**
+ * The answer to a request with no caller identity (RFC 9110 §15.5.2, §11.6.1). Behind EasyAuth (Entra ID)
+ * the caller authenticates with a bearer token: 401 with its `WWW-Authenticate: Bearer` challenge. With
+ * function keys (normally checked by the host before the app runs; not under `func start`) there is no HTTP
+ * authentication scheme to challenge with, so the refusal is 403, which needs none.
+ */
+function noCaller(
+  mode: CallerIdentityMode,
+  log: (message: string, fields: Record<string, string | number | undefined>, level?: 'info' | 'warn') => void,
+): ApiAnswer {
+  if (mode === CallerIdentityMode.EasyAuth) {
+    log('payments api: no caller identity', { outcome: 'unauthenticated', status: 401 }, 'warn');
+    return problemAnswer(401, 'no-caller', 'Authentication required', 'call with a Microsoft Entra ID bearer token', {
+      'www-authenticate': 'Bearer realm="payments"',
+    });
+  }
+  log('payments api: no function key', { outcome: 'unauthenticated', status: 403 }, 'warn');
+  return problemAnswer(403, 'no-caller', 'Function key required', 'call with a function key (x-functions-key header or code query parameter)');
 }
 
 /** The body as a JSON value, or why it is not one. */

@@ -9,12 +9,16 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  */
 export const SIGNATURE_HEADER = 'provider-signature';
 
-/** Why a signature was refused: `missing`/`malformed` (400), `stale` (400, outside the window), `mismatch` (401). */
+/**
+ * Why a signature was refused: `missing`/`malformed` (400), `stale` (400, outside the window), `mismatch` (403: the
+ * credentials were presented and are not good enough, RFC 9110 §15.5.4; a 401 would need a `WWW-Authenticate`
+ * challenge, and no HTTP authentication scheme exists for a provider's signature).
+ */
 export type SignatureFailure = 'missing' | 'malformed' | 'stale' | 'mismatch';
 
 export type SignatureCheck =
   | { readonly ok: true; readonly timestampSec: number }
-  | { readonly ok: false; readonly reason: SignatureFailure; readonly status: 400 | 401; readonly skewSec?: number };
+  | { readonly ok: false; readonly reason: SignatureFailure; readonly status: 400 | 403; readonly skewSec?: number };
 
 /** The hex HMAC-SHA256 of `<timestampSec>.<rawBody>` under `secret`. */
 export function webhookSignature(secret: string, timestampSec: number, rawBody: Buffer): string {
@@ -28,11 +32,17 @@ export function signatureHeader(secret: string, timestampSec: number, rawBody: B
 
 /**
  * Checks a webhook's signature header against its raw body: well-formed (else 400), one `v1` matching
- * in constant time (else 401), then the timestamp within `toleranceSec` of `nowMs` either way (else 400,
- * `stale`). A forged request is told 401 whatever its timestamp: nothing about the window is learnt
- * without the secret.
+ * in constant time under one of `secrets` (else 403), then the timestamp within `toleranceSec` of `nowMs`
+ * either way (else 400, `stale`). A forged request is told 403 whatever its timestamp: nothing about the
+ * window is learnt without a secret. Several secrets: during a rotation, the current and the previous one.
  */
-export function verifyWebhookSignature(header: string | null, rawBody: Buffer, secret: string, nowMs: number, toleranceSec: number): SignatureCheck {
+export function verifyWebhookSignature(
+  header: string | null,
+  rawBody: Buffer,
+  secrets: string | readonly string[],
+  nowMs: number,
+  toleranceSec: number,
+): SignatureCheck {
   if (!header || header.trim() === '') return { ok: false, reason: 'missing', status: 400 };
   let timestampSec: number | undefined;
   const signatures: Buffer[] = [];
@@ -48,8 +58,8 @@ export function verifyWebhookSignature(header: string | null, rawBody: Buffer, s
     }
   }
   if (timestampSec === undefined || signatures.length === 0) return { ok: false, reason: 'malformed', status: 400 };
-  const expected = Buffer.from(webhookSignature(secret, timestampSec, rawBody), 'hex');
-  if (!signatures.some((s) => timingSafeEqual(s, expected))) return { ok: false, reason: 'mismatch', status: 401 };
+  const expected = (typeof secrets === 'string' ? [secrets] : secrets).map((secret) => Buffer.from(webhookSignature(secret, timestampSec, rawBody), 'hex'));
+  if (!signatures.some((s) => expected.some((e) => timingSafeEqual(s, e)))) return { ok: false, reason: 'mismatch', status: 403 };
   const skewSec = Math.round(nowMs / 1000 - timestampSec);
   if (Math.abs(skewSec) > toleranceSec) return { ok: false, reason: 'stale', status: 400, skewSec };
   return { ok: true, timestampSec };

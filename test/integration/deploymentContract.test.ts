@@ -1,21 +1,25 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { installedPackages, stageDeployedPackage, type StagedPackage } from '../../tools/deploy/deployedPackage';
 import { azdParameters, compiledMainTemplate, Deployment } from '../support/compiledTemplate';
 
 /**
- * The deployment contract: the built app (`npm run build`, files matched by package.json `main`),
- * loaded as the Node worker loads it (a recorder stands in for `@azure/functions-core`), with the
+ * The deployment contract: the app as a deployment runs it, not the development tree. The upload
+ * (`.funcignore` applied), a fresh build of `src/`, and a production-only install (`npm ci --omit=dev`
+ * from the lock file, cached by its hash), staged in a scratch folder by `tools/deploy/deployedPackage.ts`,
+ * then loaded as the Node worker loads `main` (a recorder stands in for `@azure/functions-core`), with the
  * app settings a deployment gives it. Every function must register and nothing may throw at load:
  * on Node 20+ one entry point that throws blocks every function of the app.
  *
- * Decision (docs/deploy.md, DESIGN "Start-up"): a misconfiguration fails at start, naming the setting,
- * and never per invocation: a consumer that threw per message would abandon each one until Service Bus
- * dead-letters it; an app that does not start consumes nothing, and messages wait in the queue.
+ * Decision (docs/deploy.md, DESIGN "Start-up"): a setting every function needs fails the start, naming it;
+ * a setting only one feature needs stops that feature alone (see `featureSettings.test.ts`).
  */
 
 const ROOT = join(__dirname, '..', '..');
 const LOADER = join(ROOT, 'test', 'support', 'workerLoader.js');
+let staged: StagedPackage;
 
 /** What the worker would index: name -> trigger type. */
 const EXPECTED_FUNCTIONS = {
@@ -38,14 +42,16 @@ interface LoadResult {
   }>;
   telemetry: Array<{ connectionString: string; credential: string | null; enableLiveMetrics: boolean }>;
   error: { file: string; name: string; message: string } | null;
+  /** console.error / console.warn lines written while loading. */
+  logs: Array<{ level: string; message: string }>;
   /** Paths of real Application Insights / Azure Monitor modules loaded (must stay empty: never start it in tests). */
   realTelemetryModules: string[];
 }
 
-/** The entry points package.json `main` names (a glob with `*` in the file name, as the worker resolves it). */
+/** The entry points the deployed package.json `main` names (a glob with `*` in the file name, as the worker resolves it). */
 function entryPoints(): string[] {
-  const main = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { main: string }).main;
-  const dir = join(ROOT, dirname(main));
+  const main = (JSON.parse(readFileSync(join(staged.dir, 'package.json'), 'utf8')) as { main: string }).main;
+  const dir = join(staged.dir, dirname(main));
   const pattern = new RegExp(`^${basename(main).replace(/[.]/g, '\\.').replace(/\*/g, '.*')}$`);
   return readdirSync(dir)
     .filter((f) => pattern.test(f))
@@ -53,10 +59,10 @@ function entryPoints(): string[] {
     .map((f) => join(dir, f));
 }
 
-/** Loads the built app in a fresh process whose environment is exactly `settings` (plus PATH). */
+/** Loads the deployed app in a fresh process whose environment is exactly `settings` (plus PATH). */
 function loadApp(settings: Record<string, string>): LoadResult {
   const out = execFileSync(process.execPath, [LOADER, ...entryPoints()], {
-    cwd: ROOT,
+    cwd: staged.dir,
     env: { PATH: process.env.PATH, ...settings },
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -72,12 +78,13 @@ function triggersOf(result: LoadResult): Record<string, string> {
 }
 
 beforeAll(() => {
-  // What `npm run build` (and the remote build) produces: dist/src only.
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')], {
-    cwd: ROOT,
-    stdio: 'inherit',
-  });
-}, 180_000);
+  // The first run for a lock file installs its production dependencies (about 30 s here); later runs reuse them.
+  staged = stageDeployedPackage(ROOT, join(mkdtempSync(join(tmpdir(), 'deployed-app-')), 'site'));
+}, 600_000);
+
+afterAll(() => {
+  if (staged) rmSync(dirname(staged.dir), { recursive: true, force: true });
+});
 
 /** The deployed app settings (names from the compiled template, values from the parameters file, placeholders for Azure's). */
 function deployedSettings(): Record<string, string> | undefined {
@@ -89,16 +96,56 @@ function deployedSettings(): Record<string, string> | undefined {
   ).appSettings();
 }
 
-describe('deployment contract: the built app as the worker loads it', () => {
+describe('deployment contract: what a deployment ships', () => {
+  test('the upload holds the sources the remote build needs and no dist/, node_modules, tests, tools or local settings', () => {
+    const upload = staged.upload;
+    expect(upload).toEqual(
+      expect.arrayContaining(['host.json', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src/functions/payments.ts']),
+    );
+    const forbidden = upload.filter((f) =>
+      /^(dist|node_modules|test|tools|infra|docs|examples|coverage)\/|^local\.settings\.json|^\.|jest\.config|eslint\.config/.test(f),
+    );
+    expect(forbidden).toEqual([]);
+    // Only what the app or its build reads: the sources, host.json, package*.json and the two tsconfig files the build extends.
+    expect(upload.filter((f) => !f.startsWith('src/'))).toEqual(['host.json', 'package-lock.json', 'package.json', 'tsconfig.build.json', 'tsconfig.json']);
+  });
+
+  test('the installed dependencies are the production ones: no test tooling (jest, azurite, the Cosmos emulator, eslint, typescript)', () => {
+    const packages = installedPackages(join(staged.dir, 'node_modules'));
+    const dependencies = Object.keys((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies);
+    expect(packages).toEqual(expect.arrayContaining(dependencies));
+    const devTools = ['jest', 'azurite', '@vercel/cosmosdb-server', 'eslint', 'typescript', 'ts-jest', 'prettier', 'ignore'];
+    expect(packages.filter((p) => devTools.includes(p))).toEqual([]);
+  });
+
+  test('every package the app imports is a dependency (a devDependency is missing from a production install)', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const imported = new Set<string>();
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        if (entry.isDirectory()) walk(join(dir, entry.name));
+        else if (entry.name.endsWith('.js'))
+          for (const [, name] of readFileSync(join(dir, entry.name), 'utf8').matchAll(/require\("((?:@[^/"]+\/)?[^/".][^/"]*)/g)) imported.add(name);
+      }
+    };
+    walk(join(staged.dir, 'dist'));
+    const missing = [...imported].filter((name) => !name.startsWith('node:') && name !== '@azure/functions-core' && !(name in pkg.dependencies));
+    expect(imported.size).toBeGreaterThan(5);
+    expect(missing).toEqual([]);
+  });
+});
+
+describe('deployment contract: the deployed app as the worker loads it', () => {
   test('package.json main matches the built entry points (registrations only)', () => {
     expect(entryPoints().map((f) => basename(f))).toEqual(['expiryTimer.js', 'http.js', 'ordersConsumer.js', 'payments.js']);
   });
 
-  test('with the app settings the compiled template deploys: all 8 functions register, nothing throws, telemetry gets the identity', () => {
+  test('with the app settings the compiled template deploys: all 9 functions register, nothing throws, telemetry gets the identity', () => {
     const settings = deployedSettings();
     if (!settings) return console.warn('NOT COMPILED: skipped (no Bicep CLI)');
     const result = loadApp(settings);
     expect(result.error).toBeNull();
+    expect(result.logs.filter((l) => l.level === 'error')).toEqual([]);
     expect(triggersOf(result)).toEqual(EXPECTED_FUNCTIONS);
     expect(result.functions.every((f) => f.hasCallback)).toBe(true);
     const payments = result.functions.find((f) => f.name === 'paymentsConsumer')!;
@@ -108,35 +155,55 @@ describe('deployment contract: the built app as the worker loads it', () => {
     });
     // The HTTP functions: the payments API behind a function key, the webhook authenticated by its signature.
     const httpTrigger = (name: string) => Object.values(result.functions.find((f) => f.name === name)!.bindings).find((b) => b.type === 'httpTrigger');
-    expect(httpTrigger('paymentsApi')).toMatchObject({ authLevel: 'function', route: 'payments', methods: ['POST'] });
-    expect(httpTrigger('paymentProviderWebhook')).toMatchObject({ authLevel: 'anonymous', route: 'webhooks/payment-provider', methods: ['POST'] });
+    // Registered for every method: the app answers the ones it does not allow with 405 and Allow (the host would say 404).
+    const every = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'];
+    expect(httpTrigger('paymentsApi')).toMatchObject({ authLevel: 'function', route: 'payments', methods: every });
+    expect(httpTrigger('paymentProviderWebhook')).toMatchObject({ authLevel: 'anonymous', route: 'webhooks/payment-provider', methods: every });
     // Application Insights: started once, with a managed identity credential (local auth is off on the component).
     expect(result.telemetry).toEqual([
       { connectionString: settings.APPLICATIONINSIGHTS_CONNECTION_STRING, credential: 'ManagedIdentityCredential', enableLiveMetrics: false },
     ]);
   });
 
-  test('with local.settings.json.example: all 8 functions register and telemetry stays off', () => {
+  test('with local.settings.json.example: all 9 functions register and telemetry stays off', () => {
     const example = (JSON.parse(readFileSync(join(ROOT, 'local.settings.json.example'), 'utf8')) as { Values: Record<string, string> }).Values;
     const result = loadApp(example);
     expect(result.error).toBeNull();
+    expect(result.logs.filter((l) => l.level === 'error')).toEqual([]);
     expect(triggersOf(result)).toEqual(EXPECTED_FUNCTIONS);
     expect(result.telemetry).toEqual([]);
   });
 
-  test.each([
-    ['PAYMENT_PROVIDER_URL', /PAYMENT_PROVIDER_URL/],
-    ['COSMOS_ENDPOINT', /COSMOS_ENDPOINT/],
-    ['IDEMPOTENCY_TABLE_ENDPOINT', /IDEMPOTENCY_TABLE_ENDPOINT/],
-  ])('a deployment without %s fails at start, naming the setting (no function consumes anything)', (name, pattern) => {
+  test('a deployment without IDEMPOTENCY_TABLE_ENDPOINT (a setting every function needs) fails at start, naming it', () => {
     const settings = deployedSettings();
     if (!settings) return console.warn('NOT COMPILED: skipped (no Bicep CLI)');
-    const { [name]: _removed, ...rest } = settings;
+    const { IDEMPOTENCY_TABLE_ENDPOINT: _removed, ...rest } = settings;
     const result = loadApp(rest);
-    expect(result.error).not.toBeNull();
-    expect(result.error!.name).toBe('ConfigurationError');
-    expect(result.error!.message).toMatch(pattern);
+    expect(result.error?.name).toBe('ConfigurationError');
+    expect(result.error?.message).toMatch(/IDEMPOTENCY_TABLE_ENDPOINT/);
   });
+
+  test.each([
+    ['PAYMENT_PROVIDER_URL', undefined, ['paymentsConsumer', 'chargePayment', 'paymentCharge', 'chargeProvider']],
+    ['COSMOS_ENDPOINT', undefined, ['ordersConsumer']],
+    ['COSMOS_ENDPOINT', 'not-a-url', ['ordersConsumer']],
+    ['EXPIRY_SWEEP_BUDGET_SECONDS', '0', ['expiryTimer']],
+    ['WEBHOOK_SIGNING_SECRET', 'too-short', []],
+    ['HTTP_CALLER_IDENTITY', 'anyone', []],
+  ] as const)(
+    'a deployment with %s = %s: that feature alone stops (%j not indexed; an HTTP one answers 503), one error line names the setting, the rest load',
+    (name, value, missing) => {
+      const settings = deployedSettings();
+      if (!settings) return console.warn('NOT COMPILED: skipped (no Bicep CLI)');
+      const { [name]: _removed, ...rest } = settings;
+      const result = loadApp(value === undefined ? rest : { ...rest, [name]: value });
+      expect(result.error).toBeNull();
+      const expected = Object.fromEntries(Object.entries(EXPECTED_FUNCTIONS).filter(([fn]) => !(missing as readonly string[]).includes(fn)));
+      expect(triggersOf(result)).toEqual(expected);
+      expect(result.logs).toHaveLength(1);
+      expect(result.logs[0]).toMatchObject({ level: 'error', message: expect.stringContaining(name) });
+    },
+  );
 
   test('a malformed setting fails at start with its name and the rule it broke', () => {
     const settings = deployedSettings();

@@ -23,7 +23,7 @@ async function get(path: string, key = KEY) {
   return { status: response.status, headers: Object.fromEntries(response.headers), body: text ? (JSON.parse(text) as Record<string, unknown>) : undefined };
 }
 
-test('the Location of a 202 answers: 404 with Retry-After while queued, processing while claimed, then the charge result', async () => {
+test('the Location of a 202 answers: 200 accepted (with acceptedAt and Retry-After) while queued, processing while claimed, then the charge result', async () => {
   const payment = { paymentId: 'pay-status-1', customerId: 'c-1', amount: 1250, currency: 'EUR' };
   const accepted = await fetch(`${rig.url}/api/payments`, {
     method: 'POST',
@@ -35,9 +35,14 @@ test('the Location of a 202 answers: 404 with Retry-After while queued, processi
   expect(location).toBe('/api/payments/pay-status-1');
 
   const queued = await get(location);
-  expect(queued.status).toBe(404);
+  expect(queued.status).toBe(200);
   expect(queued.headers['retry-after']).toBe('2');
-  expect(queued.body).toMatchObject({ type: '/problems/payment-not-found' });
+  expect(queued.body).toEqual({ paymentId: 'pay-status-1', status: 'accepted', acceptedAt: ((await accepted.json()) as { acceptedAt: string }).acceptedAt });
+
+  // A payment never accepted here is unknown: 404.
+  const unknown = await get('/api/payments/pay-never-sent');
+  expect(unknown.status).toBe(404);
+  expect(unknown.body).toMatchObject({ type: '/problems/payment-not-found' });
 
   // The payments consumer claims the payment (its record, in the same table) ...
   const consumerStore = new TableIdempotencyStore(rig.idempotencyTable, { retentionMs: 86_400_000 });

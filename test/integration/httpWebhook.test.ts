@@ -84,13 +84,13 @@ describe('POST /api/webhooks/payment-provider over HTTP', () => {
     expect(await rig.paymentState.get(paymentId)).toMatchObject({ version: 4, state: 'refunded', refundedAmount: 300, lastEventId: `evt_${paymentId}_4` });
   });
 
-  test('webhook: bad, tampered, stale, missing and malformed signatures are refused (401/400) and logged without the payload', async () => {
+  test('webhook: bad, tampered, stale, missing and malformed signatures are refused (403/400) and logged without the payload', async () => {
     const paymentId = `pay-secret-marker-${++n}`;
     const body = event(paymentId, 1);
-    expect((await deliver(body, { secret: 'not-the-secret-0123456789' })).status).toBe(401);
+    expect((await deliver(body, { secret: 'not-the-secret-0123456789' })).status).toBe(403);
     const raw = Buffer.from(JSON.stringify(body));
     const tampered = await deliver({ ...body, data: { ...body.data, amount: 1 } }, { header: signatureHeader(SECRET, nowSec(), raw) });
-    expect(tampered.status).toBe(401);
+    expect(tampered.status).toBe(403);
     expect((await deliver(body, { t: nowSec() - 301 })).status).toBe(400);
     expect((await deliver(body, { header: null })).status).toBe(400);
     expect((await deliver(body, { header: 't=now,v1=zz' })).status).toBe(400);

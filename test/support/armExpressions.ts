@@ -255,6 +255,8 @@ export class ArmEvaluator {
         return Array.isArray(args[0]) || typeof args[0] === 'string' ? (args[0] as string).length : Object.keys(args[0] as object).length;
       case 'tolower':
         return String(args[0]).toLowerCase();
+      case 'split':
+        return String(args[0]).split(String(args[1]));
       case 'take':
         return typeof args[0] === 'string' ? args[0].slice(0, num(args[1])) : (args[0] as unknown[]).slice(0, num(args[1]));
       case 'true':

@@ -47,6 +47,23 @@ export function azdParameters(env: Record<string, string>): Record<string, unkno
   return out;
 }
 
+/**
+ * Parameter values as azd passes them: a string for a `bool` or `int` parameter is converted when it reads as
+ * one (azure-dev `pkg/infra/provisioning/bicep/bicep_provider.go` `armParameterFileValue`), so
+ * `"${KEY_VAULT_PURGE_PROTECTION=false}"` deploys `false`, not the truthy string "false".
+ */
+function armParameterValues(template: TemplateJson, given: Record<string, unknown>): Record<string, unknown> {
+  const declared = (template as { parameters?: Record<string, { type?: string }> }).parameters ?? {};
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(given)) {
+    const type = declared[name]?.type?.toLowerCase();
+    if (typeof value === 'string' && type === 'bool' && /^(true|false)$/i.test(value)) out[name] = value.toLowerCase() === 'true';
+    else if (typeof value === 'string' && type === 'int' && /^-?\d+$/.test(value)) out[name] = Number(value);
+    else out[name] = value;
+  }
+  return out;
+}
+
 /** A module (nested deployment) of main.bicep, with its parameters evaluated in main's scope. */
 export interface DeployedModule {
   readonly name: string;
@@ -63,8 +80,9 @@ export class Deployment {
 
   constructor(
     readonly template: TemplateJson,
-    parameters: Record<string, unknown>,
+    given: Record<string, unknown>,
   ) {
+    const parameters = armParameterValues(template, given);
     const outputs = new Map<string, () => Record<string, unknown>>();
     this.main = new ArmEvaluator({ template, parameters, modules: outputs });
     for (const resource of resourcesOf(template)) {

@@ -4,7 +4,8 @@
  * registered as one JSON line. The worker provides the module `@azure/functions-core`; here a recorder
  * stands in for it, and for `applicationinsights` (so nothing is exported and no network call is made).
  * Usage: node workerLoader.js <entry file>...   (env: the app settings)
- * Output: {"functions":[{name, bindings}], "telemetry":[{...}], "error": null | {name, message}, "realTelemetryModules": [paths]}
+ * Output: {"functions":[{name, bindings}], "telemetry":[{...}], "error": null | {name, message}, "realTelemetryModules": [paths],
+ *          "logs": [{level, message}]}   (console.error/warn lines written while loading: the worker sends them to the host's log)
  */
 const Module = require('node:module');
 
@@ -43,6 +44,11 @@ Module._load = function load(request, parent, isMain) {
   return originalLoad.call(this, request, parent, isMain);
 };
 
+const logs = [];
+for (const level of ['error', 'warn']) {
+  console[level] = (...args) => logs.push({ level, message: args.map(String).join(' ') });
+}
+
 let error = null;
 for (const file of process.argv.slice(2)) {
   try {
@@ -57,4 +63,4 @@ for (const file of process.argv.slice(2)) {
 const realTelemetryModules = Object.keys(require.cache).filter((path) =>
   /[\\/]node_modules[\\/](applicationinsights|@azure[\\/]monitor-opentelemetry[^\\/]*)[\\/]/.test(path),
 );
-process.stdout.write(`${JSON.stringify({ functions, telemetry, error, realTelemetryModules })}\n`);
+process.stdout.write(`${JSON.stringify({ functions, telemetry, error, realTelemetryModules, logs })}\n`);

@@ -42,7 +42,9 @@ describeCompiled('compiled infra/main.bicep: parameters', () => {
     expect(required.sort()).toEqual(['environmentName', 'location', 'paymentProviderUrl']);
   });
 
-  test('principalType comes from AZURE_PRINCIPAL_TYPE (User when azd does not set it)', () => {
+  // azd substitutes AZURE_PRINCIPAL_TYPE itself with the signed-in principal's type, whatever the environment holds
+  // (azure-dev pkg/infra/provisioning/bicep/bicep_provider.go evalParamEnvSubst): no step for the user.
+  test('principalType is the ${AZURE_PRINCIPAL_TYPE} azd fills from the signed-in principal (User as the fallback)', () => {
     expect(azdParameters(AZD_ENV).principalType).toBe('User');
     expect(azdParameters({ ...AZD_ENV, AZURE_PRINCIPAL_TYPE: 'ServicePrincipal' }).principalType).toBe('ServicePrincipal');
     expect(template().parameters!.principalType.allowedValues).toEqual(['User', 'ServicePrincipal']);
@@ -129,8 +131,9 @@ describeCompiled('compiled infra/main.bicep: queues, roles, local auth, outputs'
       };
     });
     expect(assignments.map(({ target, role, principal, principalType }) => ({ target, role, principal, principalType }))).toEqual([
-      { target: 'serviceBus', role: '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0', principal: 'app', principalType: 'ServicePrincipal' },
-      { target: 'serviceBus', role: '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39', principal: 'app', principalType: 'ServicePrincipal' },
+      // Data Owner on each trigger queue (not the namespace): target-based scaling reads the queue length.
+      { target: 'serviceBusQueue', role: '090c5cfd-751d-490a-894a-3ce6f1109419', principal: 'app', principalType: 'ServicePrincipal' },
+      { target: 'serviceBusQueue', role: '090c5cfd-751d-490a-894a-3ce6f1109419', principal: 'app', principalType: 'ServicePrincipal' },
       { target: 'keyVault', role: '4633458b-17de-408a-b874-0445c86b69e6', principal: 'app', principalType: 'ServicePrincipal' },
       { target: 'storage', role: 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b', principal: 'app', principalType: 'ServicePrincipal' },
       { target: 'storage', role: '974c5e8b-45b9-4653-ba55-5f855dd0fb88', principal: 'app', principalType: 'ServicePrincipal' },
@@ -149,6 +152,7 @@ describeCompiled('compiled infra/main.bicep: queues, roles, local auth, outputs'
     for (const [i, scopes] of scopeTypes.entries()) {
       const expected = {
         serviceBus: 'Microsoft.ServiceBus/namespaces',
+        serviceBusQueue: 'Microsoft.ServiceBus/namespaces/queues',
         storage: 'Microsoft.Storage/storageAccounts',
         appInsights: 'Microsoft.Insights/components',
         keyVault: 'Microsoft.KeyVault/vaults',
@@ -181,16 +185,32 @@ describeCompiled('compiled infra/main.bicep: queues, roles, local auth, outputs'
     expect(byType('Microsoft.Insights/components').map((r) => r.properties.DisableLocalAuth)).toEqual([true]);
   });
 
-  test('Key Vault: RBAC only, soft delete with purge protection; the webhook secret is a Key Vault reference the identity resolves', () => {
+  test('Key Vault: RBAC only, soft delete; purge protection off by default (a second azd up after azd down --purge works), on with KEY_VAULT_PURGE_PROTECTION=true (recoverable with KEY_VAULT_CREATE_MODE=recover); the webhook secrets are Key Vault references the identity resolves', () => {
     const d = deployment();
     const vaults = d.allResources().filter((r) => r.type === 'Microsoft.KeyVault/vaults');
     expect(vaults.map((v) => v.properties)).toEqual([
-      expect.objectContaining({ enableRbacAuthorization: true, enableSoftDelete: true, enablePurgeProtection: true, enabledForTemplateDeployment: false }),
+      expect.objectContaining({
+        enableRbacAuthorization: true,
+        enableSoftDelete: true,
+        softDeleteRetentionInDays: 90,
+        createMode: 'default',
+        enabledForTemplateDeployment: false,
+      }),
     ]);
+    // Off is left out, never `false`: the service refuses to set purge protection to false.
+    expect(vaults[0].properties.enablePurgeProtection ?? null).toBeNull();
+    const production = new Deployment(
+      compiledMainTemplate()!,
+      azdParameters({ ...AZD_ENV, KEY_VAULT_PURGE_PROTECTION: 'true', KEY_VAULT_CREATE_MODE: 'recover' }),
+    )
+      .allResources()
+      .find((r) => r.type === 'Microsoft.KeyVault/vaults')!;
+    expect(production.properties).toMatchObject({ enablePurgeProtection: true, softDeleteRetentionInDays: 90, createMode: 'recover' });
     // No access policies: the data plane is governed by role assignments only.
     expect(vaults[0].properties.accessPolicies ?? []).toEqual([]);
     const settings = d.appSettings();
-    expect(settings.WEBHOOK_SIGNING_SECRET).toMatch(/^@Microsoft\.KeyVault\(SecretUri=.+\)$/);
+    expect(settings.WEBHOOK_SIGNING_SECRET).toMatch(/^@Microsoft\.KeyVault\(SecretUri=.+secrets\/webhook-signing-secret\)$/);
+    expect(settings.WEBHOOK_SIGNING_SECRET_PREVIOUS).toMatch(/^@Microsoft\.KeyVault\(SecretUri=.+secrets\/webhook-signing-secret-previous\)$/);
     const site = d
       .moduleWith('Microsoft.Web/sites')
       .resources()

@@ -59,6 +59,7 @@ const LOCAL_HOST_SETTINGS: readonly string[] = [
  * GUIDs are used by Azure-Samples functions quickstarts and are what `az role definition list` returns).
  */
 const DOCUMENTED_ROLE_IDS = {
+  'Azure Service Bus Data Owner': '090c5cfd-751d-490a-894a-3ce6f1109419',
   'Azure Service Bus Data Receiver': '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0',
   'Azure Service Bus Data Sender': '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39',
   'Storage Blob Data Owner': 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b',
@@ -258,14 +259,14 @@ describe('infra cross-check: no secrets, local auth off, documented roles', () =
   });
 
   test('the app identity gets exactly the data roles it needs, through one looped module', () => {
-    const appRoles = [...mainBicep.matchAll(/\{ principal: 'app', target: '(\w+)', targetName: [\w.]+, roleDefinitionId: roles\.(\w+) \}/g)].map(
+    const appRoles = [...mainBicep.matchAll(/\{ principal: 'app', target: '(\w+)', targetName: (?:[\w.]+|'[^']+'), roleDefinitionId: roles\.(\w+) \}/g)].map(
       (m) => `${m[1]}:${m[2]}`,
     );
     expect(appRoles.sort()).toEqual([
       'appInsights:monitoringMetricsPublisher',
       'keyVault:keyVaultSecretsUser',
-      'serviceBus:serviceBusDataReceiver',
-      'serviceBus:serviceBusDataSender',
+      'serviceBusQueue:serviceBusDataOwner',
+      'serviceBusQueue:serviceBusDataOwner',
       'storage:storageBlobDataOwner',
       'storage:storageQueueDataContributor',
       'storage:storageTableDataContributor',
@@ -273,7 +274,7 @@ describe('infra cross-check: no secrets, local auth off, documented roles', () =
     expect(mainBicep).toMatch(/module roleAssignment 'core\/security\/roleAssignment\.bicep' = \[\s*for \(assignment, i\) in roleAssignments/);
     const withRoleResources = files.filter((file) => read(file).includes("'Microsoft.Authorization/roleAssignments@"));
     expect(withRoleResources).toEqual([join('infra', 'core', 'security', 'roleAssignment.bicep')]);
-    expect(read('infra/core/security/roleAssignment.bicep').match(/name: guid\(\w+\.id, principalId, roleDefinitionId\)/g)).toHaveLength(4);
+    expect(read('infra/core/security/roleAssignment.bicep').match(/name: guid\(\w+\.id, principalId, roleDefinitionId\)/g)).toHaveLength(5);
     expect(cosmosBicep).toMatch(/sqlRoleAssignments@[\d-]+' = \{[\s\S]*principalId: dataContributorPrincipalId/);
   });
 
@@ -353,6 +354,8 @@ describe('infra cross-check: operations and azd', () => {
       principalId: { value: '${AZURE_PRINCIPAL_ID}' },
       principalType: { value: '${AZURE_PRINCIPAL_TYPE=User}' },
       paymentProviderUrl: { value: '${PAYMENT_PROVIDER_URL}' },
+      keyVaultPurgeProtection: { value: '${KEY_VAULT_PURGE_PROTECTION=false}' },
+      keyVaultCreateMode: { value: '${KEY_VAULT_CREATE_MODE=default}' },
     });
   });
 });

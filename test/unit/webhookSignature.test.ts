@@ -19,7 +19,7 @@ describe('webhook signature', () => {
     expect(verifyWebhookSignature(rotated, BODY, SECRET, T * 1000, 300).ok).toBe(true);
   });
 
-  test('signature: missing or malformed 400, forged or tampered 401 (whatever the time), stale 400', () => {
+  test('signature: missing or malformed 400, forged or tampered 403 (whatever the time), stale 400', () => {
     const header = signatureHeader(SECRET, T, BODY);
     const now = T * 1000;
     expect(verifyWebhookSignature(null, BODY, SECRET, now, 300)).toMatchObject({ reason: 'missing', status: 400 });
@@ -27,10 +27,10 @@ describe('webhook signature', () => {
       expect(verifyWebhookSignature(bad, BODY, SECRET, now, 300)).toMatchObject({ reason: 'malformed', status: 400 });
     expect(verifyWebhookSignature(signatureHeader('another-secret-xxxxxxxx', T, BODY), BODY, SECRET, now, 300)).toMatchObject({
       reason: 'mismatch',
-      status: 401,
+      status: 403,
     });
-    expect(verifyWebhookSignature(header, Buffer.from('{"id":"evt_2"}'), SECRET, now, 300)).toMatchObject({ reason: 'mismatch', status: 401 });
-    expect(verifyWebhookSignature(signatureHeader('x'.repeat(20), T - 1000, BODY), BODY, SECRET, now, 300)).toMatchObject({ status: 401 });
+    expect(verifyWebhookSignature(header, Buffer.from('{"id":"evt_2"}'), SECRET, now, 300)).toMatchObject({ reason: 'mismatch', status: 403 });
+    expect(verifyWebhookSignature(signatureHeader('x'.repeat(20), T - 1000, BODY), BODY, SECRET, now, 300)).toMatchObject({ status: 403 });
     expect(verifyWebhookSignature(header, BODY, SECRET, now + 301_000, 300)).toMatchObject({ reason: 'stale', status: 400, skewSec: 301 });
     expect(verifyWebhookSignature(header, BODY, SECRET, now - 301_000, 300)).toMatchObject({ reason: 'stale', status: 400 });
   });

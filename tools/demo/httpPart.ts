@@ -126,7 +126,7 @@ export async function runHttpPart(options: { seed: number; payments?: number }):
     }
     const { sent, finalVersion } = await sendWebhooks(provider.charges, { url: `${rig.url}/api/webhooks/payment-provider`, secret, random });
     const bad = sent.filter((s) => s.signature !== 'good');
-    const refused = bad.filter((s) => s.status === 400 || s.status === 401);
+    const refused = bad.filter((s) => s.status === 400 || s.status === 403);
     if (refused.length !== bad.length) failures.push(`${bad.length - refused.length} badly signed webhooks were not refused`);
     for (const s of sent.filter((x) => x.signature === 'good' && x.status !== 200)) failures.push(`webhook ${s.eventId}: answered ${s.status}`);
     let rows = 0;

@@ -1,7 +1,10 @@
 import { TableClient } from '@azure/data-tables';
 import { randomUUID } from 'node:crypto';
+import { ALL_HTTP_METHODS } from '../../src/http/allowedMethods';
 import {
   functionsHttpHandler,
+  HTTP_FUNCTIONS,
+  type HttpFunctionName,
   paymentStateFromSettings,
   paymentStatusFromSettings,
   paymentsApiFromSettings,
@@ -85,35 +88,25 @@ export async function startHttpRig(options: HttpRigOptions) {
   const paymentStateTable = table(settings.PAYMENT_STATE_TABLE_NAME);
   await paymentStateTable.createTable();
   const paymentState = paymentStateFromSettings(settings, overrides);
-  const routes: LocalHttpRoute[] = [
-    {
-      name: 'paymentsApi',
-      methods: ['POST'],
-      route: 'payments',
-      authLevel: 'function',
-      handler: functionsHttpHandler(
-        (t) => paymentsApi(t),
-        () => telemetry,
-      ),
-    },
-    {
-      name: 'paymentStatus',
-      methods: ['GET'],
-      route: 'payments/{paymentId}',
-      authLevel: 'function',
-      handler: functionsHttpHandler(paymentStatusFromSettings(settings, overrides), () => telemetry),
-    },
-    {
-      name: 'paymentProviderWebhook',
-      methods: ['POST'],
-      route: 'webhooks/payment-provider',
-      authLevel: 'anonymous',
-      handler: functionsHttpHandler(
-        (t) => webhook(t),
-        () => telemetry,
-      ),
-    },
-  ];
+  // The routes, methods and auth levels of src/functions/http.ts (registered for every method: the app answers 405).
+  const handlers = {
+    paymentsApi: functionsHttpHandler(
+      (t) => paymentsApi(t),
+      () => telemetry,
+    ),
+    paymentStatus: functionsHttpHandler(paymentStatusFromSettings(settings, overrides), () => telemetry),
+    paymentProviderWebhook: functionsHttpHandler(
+      (t) => webhook(t),
+      () => telemetry,
+    ),
+  };
+  const routes: LocalHttpRoute[] = (Object.keys(HTTP_FUNCTIONS) as HttpFunctionName[]).map((name) => ({
+    name,
+    methods: ALL_HTTP_METHODS,
+    route: HTTP_FUNCTIONS[name].route,
+    authLevel: HTTP_FUNCTIONS[name].authLevel,
+    handler: handlers[name],
+  }));
   const functionKeys = options.functionKeys ?? { default: 'local-default-key' };
   const host = await LocalHttpHost.start({ routes, functionKeys, port: options.port, log: options.log });
   return { host, url: host.url, queue, idempotencyTable, paymentState, settings, stop: () => host.stop() };

@@ -2,9 +2,12 @@ metadata description = '''
 Key Vault holding the payment provider's webhook signing secret, which the Function App reads as a Key
 Vault reference (WEBHOOK_SIGNING_SECRET = @Microsoft.KeyVault(SecretUri=...), resolved by the platform with
 the app's user-assigned identity, keyVaultReferenceIdentity). Azure RBAC only (no access policies: the
-vault's "local" authorization model is off), soft delete and purge protection on. The secret's value is
-never in a file: pass it as the secure parameter (azd env), or set it later with
-`az keyvault secret set --vault-name <name> --name webhook-signing-secret --value <secret>`.
+vault's "local" authorization model is off). Soft delete is always on; purge protection is a parameter (on for
+production): with it on, a deleted vault cannot be purged and its name stays taken for the retention period, so
+a redeploy of the same environment must recover it (createMode 'recover'). The secret's value is never in a
+file: pass it as the secure parameter (azd env), or set it later with
+`az keyvault secret set --vault-name <name> --name webhook-signing-secret --value <secret>`. A second entry,
+webhook-signing-secret-previous, holds the previous secret during a rotation (docs/deploy.md).
 '''
 
 import { tagsType } from '../../types.bicep'
@@ -17,6 +20,20 @@ param location string = resourceGroup().location
 param tags tagsType = {}
 @description('Name of the secret the app references.')
 param webhookSecretName string = 'webhook-signing-secret'
+@description('Name of the previous secret, accepted during a rotation.')
+param webhookPreviousSecretName string = 'webhook-signing-secret-previous'
+@description('Purge protection: on for production (irreversible on a vault; a deleted vault then keeps its name for softDeleteRetentionInDays and can only be recovered).')
+param enablePurgeProtection bool = false
+@minValue(7)
+@maxValue(90)
+@description('Days a deleted vault (and secret) stays recoverable. Set once, when the vault is created: the service does not change it on an existing vault, so the default stays the 90 days earlier versions deployed.')
+param softDeleteRetentionInDays int = 90
+@allowed([
+  'default'
+  'recover'
+])
+@description('default: create or update. recover: bring back the soft-deleted vault of the same name (after azd down of an environment with purge protection).')
+param createMode string = 'default'
 @secure()
 @description('The provider\'s webhook signing secret. Empty: the secret is not written here (set it by hand before the first webhook).')
 param webhookSigningSecret string = ''
@@ -34,8 +51,10 @@ resource vault 'Microsoft.KeyVault/vaults@2025-05-01' = {
     }
     enableRbacAuthorization: true
     enableSoftDelete: true
-    softDeleteRetentionInDays: 90
-    enablePurgeProtection: true
+    softDeleteRetentionInDays: softDeleteRetentionInDays
+    // The service refuses false (purge protection cannot be turned off): leave the property out instead.
+    enablePurgeProtection: enablePurgeProtection ? true : null
+    createMode: createMode
     enabledForDeployment: false
     enabledForDiskEncryption: false
     enabledForTemplateDeployment: false
@@ -56,3 +75,5 @@ resource webhookSecret 'Microsoft.KeyVault/vaults/secrets@2025-05-01' = if (!emp
 output name string = vault.name
 @description('Versionless URI of the webhook secret: the Key Vault reference follows its latest version (rotation without a redeploy).')
 output webhookReferenceUri string = '${vault.properties.vaultUri}secrets/${webhookSecretName}'
+@description('Versionless URI of the previous webhook secret (set only during a rotation).')
+output webhookPreviousReferenceUri string = '${vault.properties.vaultUri}secrets/${webhookPreviousSecretName}'

@@ -8,13 +8,14 @@ Bicep needs a resource symbol as `scope`, hence one `existing` reference per sup
 @allowed([
   'storage'
   'serviceBus'
+  'serviceBusQueue'
   'appInsights'
   'keyVault'
 ])
 @description('Kind of resource the role is granted on.')
 param target string
 
-@description('Name of that resource (in this resource group).')
+@description('Name of that resource (in this resource group); a queue as <namespace>/<queue>.')
 param targetName string
 
 @description('Built-in role definition GUID.')
@@ -42,6 +43,10 @@ resource serviceBus 'Microsoft.ServiceBus/namespaces@2026-01-01' existing = if (
   name: targetName
 }
 
+resource serviceBusQueue 'Microsoft.ServiceBus/namespaces/queues@2026-01-01' existing = if (target == 'serviceBusQueue') {
+  name: targetName
+}
+
 resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = if (target == 'appInsights') {
   name: targetName
 }
@@ -64,6 +69,16 @@ resource onStorage 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (ta
 resource onServiceBus 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (target == 'serviceBus') {
   name: guid(serviceBus.id, principalId, roleDefinitionId)
   scope: serviceBus
+  properties: {
+    roleDefinitionId: roleId
+    principalId: principalId
+    principalType: principalType
+  }
+}
+
+resource onServiceBusQueue 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (target == 'serviceBusQueue') {
+  name: guid(serviceBusQueue.id, principalId, roleDefinitionId)
+  scope: serviceBusQueue
   properties: {
     roleDefinitionId: roleId
     principalId: principalId
