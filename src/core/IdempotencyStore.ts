@@ -68,6 +68,12 @@ export interface ClaimOptions {
   readonly readFirst?: boolean;
 }
 
+/** One key of a {@link IdempotencyStore.claimMany} batch. */
+export interface ClaimRequest {
+  readonly key: IdempotencyKey;
+  readonly digest: string;
+}
+
 /**
  * The dedup store. Only the store arbitrates races: the claim is insert-if-absent, every later
  * write is conditional on the claim's version. Failures are domain errors (see `errors.ts`).
@@ -77,6 +83,13 @@ export interface IdempotencyStore {
   readonly leaseMs?: number;
   /** Claims `key` for a payload with `digest`. @throws StoreUnavailableError, StoreRequestError */
   claim(key: IdempotencyKey, digest: string, options?: ClaimOptions): Promise<ClaimOutcome>;
+  /**
+   * Claims many keys at once (a batch of events): the outcomes, in the order of `requests`, are those
+   * `claim` would give each key; a store that can, decides them in fewer round trips than one claim per
+   * key (the Table store: one transaction per partition). Each key at most once per call (else
+   * `ConfigurationError`). Optional: without it, callers claim one by one.
+   */
+  claimMany?(requests: readonly ClaimRequest[], options?: Pick<ClaimOptions, 'leaseMs'>): Promise<ClaimOutcome[]>;
   /**
    * Records the key as completed with `result` and its local effects in one transaction, with
    * no in-progress phase: for work whose every effect is local. One round trip when fresh.

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from './clock';
 import { ConfigurationError, LeaseLostError } from './errors';
-import type { Claim, ClaimOptions, ClaimOutcome, CommitOutcome, IdempotencyStore, LocalEffect } from './IdempotencyStore';
+import type { Claim, ClaimOptions, ClaimOutcome, ClaimRequest, CommitOutcome, IdempotencyStore, LocalEffect } from './IdempotencyStore';
 import { assertValidKey, scopedKeyString, type IdempotencyKey } from './keys';
-import { validateEffects } from './localEffects';
+import { assertDistinctKeys, validateEffects } from './localEffects';
 import { integerOption, leaseMsOption, MAX_RETENTION_MS, requireOptionsObject } from './options';
 import { copyRecord, RecordStatus, type IdempotencyRecord } from './record';
 import {
@@ -84,10 +84,19 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
       ownerId: record.ownerId,
       leaseExpiresAtMs: record.leaseExpiresAtMs,
       createdAtMs: record.createdAtMs,
-      localRows: record.localRows,
+      localRows: [...record.localRows],
       etag: record.etag,
     };
     return previous ? { kind: 'reclaimed', claim, previousStatus: previous.status, previousAttempt: previous.attempt } : { kind: 'claimed', claim };
+  }
+
+  /** Claims many keys (one by one here: memory has no round trips to save). */
+  async claimMany(requests: readonly ClaimRequest[], options: Pick<ClaimOptions, 'leaseMs'> = {}): Promise<ClaimOutcome[]> {
+    if (options.leaseMs !== undefined) leaseMsOption(options.leaseMs);
+    assertDistinctKeys(requests);
+    const outcomes: ClaimOutcome[] = [];
+    for (const { key, digest } of requests) outcomes.push(await this.claim(key, digest, options));
+    return outcomes;
   }
 
   async commit(key: IdempotencyKey, digest: string, result: unknown, effects?: readonly LocalEffect[]): Promise<CommitOutcome> {

@@ -74,6 +74,47 @@ export class MarkerTable {
     }
   }
 
+  /**
+   * Inserts several markers of one partition in one entity-group transaction (all or nothing: one
+   * existing marker fails it with `exists`). @throws StoreUnavailableError, StoreRequestError
+   */
+  async createMany(markers: readonly TableEntity[], operation: string): Promise<{ readonly etags: string[] } | { readonly conflict: StoreConflict }> {
+    try {
+      const response = await this.call(operation, 'write', (abortSignal) =>
+        this.client.submitTransaction(
+          markers.map((marker): TransactionAction => ['create', marker]),
+          { abortSignal },
+        ),
+      );
+      return { etags: markers.map((_, i) => requireEtag(response.subResponses[i]?.etag, operation)) };
+    } catch (error) {
+      if (error instanceof IdempotencyError) throw error;
+      return { conflict: classifyStoreError(error, operation, 'write') };
+    }
+  }
+
+  /**
+   * The markers among `rowKeys` of one partition, in one query per 15 keys (the service's limit of
+   * comparisons in a filter). @throws StoreUnavailableError, StoreRequestError
+   */
+  async readMany(partitionKey: string, rowKeys: readonly string[]): Promise<Map<string, IdempotencyRecord>> {
+    const found = new Map<string, IdempotencyRecord>();
+    for (let i = 0; i < rowKeys.length; i += MAX_FILTER_COMPARISONS - 1) {
+      const chunk = rowKeys.slice(i, i + MAX_FILTER_COMPARISONS - 1);
+      const filter = `PartitionKey eq ${odataString(partitionKey)} and (${chunk.map((rowKey) => `RowKey eq ${odataString(rowKey)}`).join(' or ')})`;
+      try {
+        await this.call('readMany', 'read', async (abortSignal) => {
+          for await (const entity of this.client.listEntities<Record<string, unknown>>({ queryOptions: { filter }, abortSignal })) {
+            found.set(String(entity.rowKey), toRecord(entity));
+          }
+        });
+      } catch (error) {
+        throw toDomainError(error, 'readMany', 'read');
+      }
+    }
+    return found;
+  }
+
   /** The record at `address`, or undefined. @throws StoreUnavailableError, StoreRequestError */
   read(address: TableAddress): Promise<IdempotencyRecord | undefined>;
   read<T>(address: TableAddress, as: (entity: Record<string, unknown>) => T): Promise<T | undefined>;
@@ -118,6 +159,14 @@ function ownProperties(entity: Record<string, unknown>): Record<string, unknown>
     own[name] = value;
   }
   return own;
+}
+
+/** Most comparisons the Table service allows in one filter. */
+const MAX_FILTER_COMPARISONS = 15;
+
+/** An OData string literal. */
+function odataString(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
 }
 
 function requireEtag(etag: string | undefined, operation: string): string {

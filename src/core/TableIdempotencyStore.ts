@@ -2,7 +2,9 @@ import type { TableClient } from '@azure/data-tables';
 import type { Clock } from './clock';
 import { CompletedKeyCache } from './CompletedKeyCache';
 import { LeaseLostError } from './errors';
-import type { Claim, ClaimOptions, ClaimOutcome, CommitOutcome, IdempotencyStore, LocalEffect } from './IdempotencyStore';
+import type { Claim, ClaimOptions, ClaimOutcome, ClaimRequest, CommitOutcome, IdempotencyStore, LocalEffect } from './IdempotencyStore';
+import { assertDistinctKeys } from './localEffects';
+import { claimMany } from './tableClaimMany';
 import { assertValidKey, scopedKeyString, type IdempotencyKey } from './keys';
 import { validateEffects } from './localEffects';
 import { MarkerTable } from './MarkerTable';
@@ -93,6 +95,29 @@ export class TableIdempotencyStore implements IdempotencyStore {
     return outcome.previous
       ? { kind: 'reclaimed', claim, previousStatus: outcome.previous.status, previousAttempt: outcome.previous.attempt }
       : { kind: 'claimed', claim };
+  }
+
+  /**
+   * Claims many keys in one transaction per partition when they are fresh (see `tableClaimMany.ts`).
+   * @throws ConfigurationError for a key given twice or a bad lease; InvalidKeyError; store errors.
+   */
+  async claimMany(requests: readonly ClaimRequest[], options: Pick<ClaimOptions, 'leaseMs'> = {}): Promise<ClaimOutcome[]> {
+    const leaseMs = options.leaseMs === undefined ? this.leaseMs : leaseMsOption(options.leaseMs);
+    assertDistinctKeys(requests);
+    return claimMany(
+      {
+        table: this.table,
+        clock: this.clock,
+        cache: this.cache,
+        fields: (...args) => this.fields(...args),
+        addressOf: (key) => this.addressOf(key),
+        claimOne: (key, digest) => this.claim(key, digest, { leaseMs }),
+        isUnresolved: (scoped, ownerId) => this.claims.isUnresolved(scoped, ownerId),
+        remember: (scoped, ownerId) => this.claims.remember(scoped, ownerId),
+      },
+      requests,
+      leaseMs,
+    );
   }
 
   async commit(key: IdempotencyKey, digest: string, result: unknown, effects?: readonly LocalEffect[]): Promise<CommitOutcome> {

@@ -17,3 +17,5 @@ export * from './storeConflict';
 export * from './InMemoryIdempotencyStore';
 export * from './LeaseHeartbeat';
 export * from './invocationKey';
+export * from './makeIdempotentBatch';
+export * from './triggerKeys';

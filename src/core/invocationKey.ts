@@ -20,7 +20,7 @@ export function invocationContextOf(args: readonly unknown[]): InvocationContext
 }
 
 /** A CloudEvent's identity as the message carries it (either may be missing: then it is refused). */
-interface CloudEventIdentity {
+export interface CloudEventIdentity {
   readonly mode: 'structured' | 'binary';
   readonly source: unknown;
   readonly id: unknown;
@@ -30,7 +30,7 @@ interface CloudEventIdentity {
  * A structured CloudEvent (JSON with `specversion`, e.g. an Event Grid CloudEvents trigger's event), or a
  * body the trigger says is one (content type `application/cloudevents+json`).
  */
-function structuredCloudEvent(message: unknown, meta: Readonly<Record<string, unknown>>): CloudEventIdentity | undefined {
+export function structuredCloudEvent(message: unknown, meta: Readonly<Record<string, unknown>>): CloudEventIdentity | undefined {
   const declared = typeof meta.contentType === 'string' && /^application\/cloudevents(\+|;|$)/i.test(meta.contentType);
   if (typeof message !== 'object' || message === null || Array.isArray(message)) {
     return declared ? { mode: 'structured', source: undefined, id: undefined } : undefined;
@@ -46,8 +46,13 @@ const BINARY_PREFIXES = ['cloudEvents:', 'cloudEvents_'] as const;
  * A CloudEvent in binary mode over AMQP (Service Bus): any application property `cloudEvents:*` (or
  * `cloudEvents_*`) says the message is one; its identity is `cloudEvents:source` and `cloudEvents:id`.
  */
-function binaryCloudEvent(meta: Readonly<Record<string, unknown>>): CloudEventIdentity | undefined {
-  const props = meta.applicationProperties;
+export function binaryCloudEvent(meta: Readonly<Record<string, unknown>>): CloudEventIdentity | undefined {
+  // `userProperties` is the name older Service Bus extensions gave the application properties.
+  return binaryCloudEventOf(meta.applicationProperties) ?? binaryCloudEventOf(meta.userProperties);
+}
+
+/** A CloudEvent in binary mode in one message's application properties (see {@link binaryCloudEvent}). */
+export function binaryCloudEventOf(props: unknown): CloudEventIdentity | undefined {
   if (typeof props !== 'object' || props === null) return undefined;
   const p = props as Record<string, unknown>;
   const prefix = BINARY_PREFIXES.find((candidate) => Object.keys(p).some((name) => name.startsWith(candidate)));
@@ -79,7 +84,7 @@ export function defaultInvocationKey(consumer: string, message: unknown, context
 }
 
 /** The key of a CloudEvent. @throws InvalidKeyError saying which attribute is missing or invalid, and in which mode. */
-function cloudEventKey(consumer: string, event: CloudEventIdentity): IdempotencyKey {
+export function cloudEventKey(consumer: string, event: CloudEventIdentity): IdempotencyKey {
   try {
     return keyFromCloudEvent(consumer, event);
   } catch (error) {

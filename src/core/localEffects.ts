@@ -1,5 +1,6 @@
 import { ConfigurationError } from './errors';
 import type { LocalEffect } from './IdempotencyStore';
+import { assertValidKey, scopedKeyString, type IdempotencyKey } from './keys';
 import { MAX_LOCAL_ROWS } from './tableRows';
 
 /**
@@ -58,4 +59,15 @@ export function validateEffects(effects: readonly LocalEffect[] | undefined): re
     validateEffectProperties(effect);
   }
   return effects;
+}
+
+/** Checks the keys of a batch claim: each valid, none twice. @throws InvalidKeyError, ConfigurationError */
+export function assertDistinctKeys(requests: readonly { readonly key: IdempotencyKey }[]): void {
+  const seen = new Set<string>();
+  for (const { key } of requests) {
+    assertValidKey(key);
+    const scoped = scopedKeyString(key);
+    if (seen.has(scoped)) throw new ConfigurationError(`claimMany: key ${JSON.stringify(scoped)} is given twice; claim each key once per batch`);
+    seen.add(scoped);
+  }
 }

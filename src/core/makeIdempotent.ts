@@ -77,6 +77,11 @@ export function getIdempotencyScope(): IdempotencyScope | undefined {
   return scopes.getStore();
 }
 
+/** Runs `work` with `scope` as its {@link getIdempotencyScope} (the batch form runs each event in its own). */
+export function runInIdempotencyScope<T>(scope: IdempotencyScope, work: () => T): T {
+  return scopes.run(scope, work);
+}
+
 /**
  * Wraps a Functions v4 handler, as it is, so its work takes effect once per key: claim, run (with
  * the lease renewed), complete; a duplicate gets the stored result without running. Every argument
@@ -144,9 +149,9 @@ export function makeIdempotent<A extends unknown[], R, T = unknown>(
     };
     // The caller needs the failure's error, not the release's: a failed release is reported to the observer.
     const releaseAfter = (claim: Claim, error: unknown): Promise<void> =>
-      store.release(claim, describe(error)).then(
+      store.release(claim, describeError(error)).then(
         () => observe({ key, outcome: 'released', attempt: claim.attempt }),
-        (releaseError: unknown) => observe({ key, outcome: 'releaseFailed', attempt: claim.attempt, reason: describe(releaseError) }),
+        (releaseError: unknown) => observe({ key, outcome: 'releaseFailed', attempt: claim.attempt, reason: describeError(releaseError) }),
       );
     let result: R;
     try {
@@ -158,7 +163,7 @@ export function makeIdempotent<A extends unknown[], R, T = unknown>(
     }
     const claim = await lease.stop();
     if (lease.signal.aborted) {
-      observe({ key, outcome: 'leaseLost', attempt: claim.attempt, reason: describe(lease.signal.reason) });
+      observe({ key, outcome: 'leaseLost', attempt: claim.attempt, reason: describeError(lease.signal.reason) });
       throw lease.signal.reason;
     }
     try {
@@ -173,7 +178,7 @@ export function makeIdempotent<A extends unknown[], R, T = unknown>(
 }
 
 /** The observer, made unable to throw into the workflow (telemetry must never lock a key). */
-function safeObserver(observer: IdempotencyObserver | undefined): IdempotencyObserver {
+export function safeObserver(observer: IdempotencyObserver | undefined): IdempotencyObserver {
   return (event) => {
     try {
       observer?.(event);
@@ -184,7 +189,7 @@ function safeObserver(observer: IdempotencyObserver | undefined): IdempotencyObs
 }
 
 /** A short reason for a release: the error's class and message, never a payload. */
-function describe(error: unknown): string {
+export function describeError(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   return `non-error thrown: ${typeof error}`;
 }

@@ -8,6 +8,9 @@
  */
 export { makeIdempotent, getIdempotencyScope } from './makeIdempotent';
 export type { MakeIdempotentOptions, IdempotencyScope, Replay, IdempotencyEvent, IdempotencyObserver } from './makeIdempotent';
+export { makeIdempotentBatch, BatchIncompleteError, BatchParkReason, PARKED_RESULT } from './makeIdempotentBatch';
+export type { MakeIdempotentBatchOptions, BatchEventOutcome, BatchEventInfo } from './makeIdempotentBatch';
+export { defaultBatchEventKey, eventGridEventKey, storageQueueMessageKey, timerOccurrenceKey, cosmosChangeKey, blobVersionKey } from './triggerKeys';
 export { LeaseHeartbeat } from './LeaseHeartbeat';
 export type { HeartbeatTimers } from './LeaseHeartbeat';
 export { defaultInvocationKey } from './invocationKey';
@@ -17,7 +20,7 @@ export { TableIdempotencyStore } from './TableIdempotencyStore';
 export type { TableIdempotencyStoreOptions } from './tableStoreOptions';
 export { InMemoryIdempotencyStore } from './InMemoryIdempotencyStore';
 export type { InMemoryIdempotencyStoreOptions } from './InMemoryIdempotencyStore';
-export type { IdempotencyStore, Claim, ClaimOptions, ClaimOutcome, CommitOutcome, LocalEffect } from './IdempotencyStore';
+export type { IdempotencyStore, Claim, ClaimOptions, ClaimOutcome, ClaimRequest, CommitOutcome, LocalEffect } from './IdempotencyStore';
 export { RecordStatus } from './record';
 export type { IdempotencyRecord } from './record';
 

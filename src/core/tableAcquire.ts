@@ -177,8 +177,13 @@ export class TableClaimWorkflow {
     );
   }
 
+  /** True when `ownerId` is a claim of ours on `scoped` whose write may have landed unseen. */
+  isUnresolved(scoped: string, ownerId: string): boolean {
+    return this.unresolvedClaims.get(scoped) === ownerId;
+  }
+
   /** Remembers the owner id of a claim of ours whose write may land unseen (bounded). */
-  private remember(scoped: string, ownerId: string): void {
+  remember(scoped: string, ownerId: string): void {
     if (this.unresolvedClaims.size >= MAX_UNRESOLVED_CLAIMS) this.unresolvedClaims.delete(this.unresolvedClaims.keys().next().value as string);
     this.unresolvedClaims.set(scoped, ownerId);
   }

@@ -17,6 +17,8 @@ export const ParkReason = {
   KeyReused: 'key-reused',
   /** An update for an entity that never arrived, still missing on the last delivery. */
   OrderNotFound: 'order-not-found',
+  /** A stream event without a stable identity (not a CloudEvent, or one without `source` / `id`). */
+  MissingEventId: 'missing-event-id',
 } as const;
 export type ParkReason = (typeof ParkReason)[keyof typeof ParkReason];
 

@@ -257,5 +257,33 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
       await expect(store.commit(other, digestA, result)).rejects.toBeInstanceOf(IdempotencyError);
       expect(await store.get(other)).toBeUndefined();
     });
+
+    test('claimMany decides every key as claim would, in order: fresh, duplicate, key reused, in progress, lapsed, released', async () => {
+      const [done, reused, held, lapsed, released] = [freshKey(), freshKey(), freshKey(), freshKey(), freshKey()];
+      await store.complete(claimOf(await store.claim(done, digestA)), { n: 1 });
+      await store.complete(claimOf(await store.claim(reused, digestA)), { n: 2 });
+      claimOf(await store.claim(lapsed, digestA));
+      clock.advance(CONTRACT_OPTIONS.leaseMs);
+      claimOf(await store.claim(held, digestA));
+      await store.release(claimOf(await store.claim(released, digestA)), 'Error: x');
+      const fresh = [freshKey(), freshKey(), freshKey()];
+      const requests = [fresh[0], done, reused, held, lapsed, released, fresh[1], fresh[2]].map((key) => ({ key, digest: key === reused ? digestB : digestA }));
+      const outcomes = await store.claimMany!(requests);
+      expect(outcomes.map((o) => o.kind)).toEqual(['claimed', 'duplicate', 'keyReused', 'inProgress', 'reclaimed', 'reclaimed', 'claimed', 'claimed']);
+      expect(outcomes[1]).toMatchObject({ record: { result: { n: 1 } } });
+      expect(outcomes[4]).toMatchObject({ claim: { attempt: 2 }, previousStatus: 'IN_PROGRESS' });
+      const claim = claimOf(outcomes[0]);
+      expect(claim).toMatchObject({ key: fresh[0], attempt: 1, leaseExpiresAtMs: clock.now + CONTRACT_OPTIONS.leaseMs });
+      await store.complete(claim, 'ok');
+      expect((await store.claim(fresh[0], digestA)).kind).toBe('duplicate');
+      expect((await store.claim(fresh[1], digestA)).kind).toBe('inProgress');
+      await expect(
+        store.claimMany!([
+          { key: done, digest: digestA },
+          { key: done, digest: digestA },
+        ]),
+      ).rejects.toBeInstanceOf(ConfigurationError);
+      await expect(store.claimMany!([{ key: freshKey(), digest: digestA }], { leaseMs: 0 })).rejects.toBeInstanceOf(ConfigurationError);
+    });
   });
 }

@@ -1,5 +1,14 @@
 import type { TableClient } from '@azure/data-tables';
-import { keyFromMessageId, makeIdempotent, payloadDigest, TableIdempotencyStore, type ClaimOutcome, type TableIdempotencyStoreOptions } from '../../src/core';
+import {
+  keyFromCloudEvent,
+  keyFromMessageId,
+  makeIdempotent,
+  makeIdempotentBatch,
+  payloadDigest,
+  TableIdempotencyStore,
+  type ClaimOutcome,
+  type TableIdempotencyStoreOptions,
+} from '../../src/core';
 import { COUNT_POLICY_NAME, RoundTripCounter } from '../../tools/bench/RoundTripCounter';
 import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';
@@ -110,5 +119,73 @@ describe('round trips per message, counted on the wire (Azurite)', () => {
     expect(lost).toBe(true);
     expect(outcome?.kind).toBe('claimed');
     expect(n).toBe(3); // insert, retried insert (409), read
+  });
+
+  describe('batches (claimMany): one transaction per table partition, not one request per event', () => {
+    const batch = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => keyFromMessageId('events', `${prefix}-${i}`));
+    const partitionsOf = (store: TableIdempotencyStore, keys: ReturnType<typeof batch>) => new Set(keys.map((k) => store.addressOf(k).partitionKey)).size;
+
+    test('64 fresh events cost one insert transaction per partition touched; one by one they cost 64', async () => {
+      const { store, counter } = await counted();
+      const keys = batch('fresh', 64);
+      const partitions = partitionsOf(store, keys);
+      let kinds: string[] = [];
+      const n = await counter.measure(async () => (kinds = (await store.claimMany(keys.map((k) => ({ key: k, digest })))).map((o) => o.kind)));
+      expect(kinds).toEqual(keys.map(() => 'claimed'));
+      expect(n).toBe(partitions);
+      const single = await counted();
+      const m = await single.counter.measure(async () => {
+        for (const k of batch('fresh', 64)) await single.store.claim(k, digest);
+      });
+      expect(m).toBe(64);
+      console.log(`claimMany, 64 fresh events: ${n} round trips (${partitions} partitions) vs ${m} one by one`);
+    });
+
+    test('a replayed batch (every event completed) costs a failed transaction and one query per partition; one by one 128 (64 with read-first)', async () => {
+      const { store, counter } = await counted();
+      const keys = batch('replay', 64);
+      for (const outcome of await store.claimMany(keys.map((k) => ({ key: k, digest })))) await store.complete(claimOf(outcome), { ok: 1 });
+      const partitions = partitionsOf(store, keys);
+      let kinds: string[] = [];
+      const n = await counter.measure(async () => (kinds = (await store.claimMany(keys.map((k) => ({ key: k, digest })))).map((o) => o.kind)));
+      expect(kinds).toEqual(keys.map(() => 'duplicate'));
+      expect(n).toBe(2 * partitions);
+      console.log(`claimMany, 64 replayed events: ${n} round trips (${partitions} partitions) vs 128 one by one`);
+    });
+
+    test('makeIdempotentBatch on 32 fresh events: the claims of one transaction per partition plus one completion each; the replay only the claims', async () => {
+      const { store, counter } = await counted();
+      const events = Array.from({ length: 32 }, (_, i) => ({ specversion: '1.0', source: '/rt', id: `e-${i}`, data: i }));
+      const handler = makeIdempotentBatch(async (e: { data: number }) => e.data, { store, consumer: 'events', park: async () => undefined });
+      const partitions = partitionsOf(
+        store,
+        events.map((e) => keyFromCloudEvent('events', e)),
+      );
+      const fresh = await counter.measure(() => handler(events));
+      expect(fresh).toBe(partitions + 32);
+      const replay = await counter.measure(() => handler(events));
+      expect(replay).toBe(2 * partitions);
+      console.log(
+        `makeIdempotentBatch, 32 events: fresh ${fresh} round trips (${partitions} partitions + 32 completions) vs 64 one by one; replay ${replay} vs 64`,
+      );
+    });
+
+    test('a half-replayed batch: failed transaction, query, and one insert transaction for the fresh half, per partition', async () => {
+      const { store, counter } = await counted();
+      const keys = batch('half', 64);
+      const done = keys.filter((_, i) => i % 2 === 0);
+      for (const outcome of await store.claimMany(done.map((k) => ({ key: k, digest })))) await store.complete(claimOf(outcome), { ok: 1 });
+      let kinds: string[] = [];
+      const n = await counter.measure(async () => (kinds = (await store.claimMany(keys.map((k) => ({ key: k, digest })))).map((o) => o.kind)));
+      expect(kinds).toEqual(keys.map((_, i) => (i % 2 === 0 ? 'duplicate' : 'claimed')));
+      const mixed = new Set(done.map((k) => store.addressOf(k).partitionKey));
+      const partitions = partitionsOf(store, keys);
+      const freshOnly = partitions - mixed.size; // partitions holding only fresh events: one transaction
+      const freshInMixed = new Set(
+        keys.filter((_, i) => i % 2 === 1 && mixed.has(store.addressOf(keys[i]).partitionKey)).map((k) => store.addressOf(k).partitionKey),
+      ).size;
+      expect(n).toBe(freshOnly + 2 * mixed.size + freshInMixed);
+      console.log(`claimMany, 64 events half replayed: ${n} round trips vs 96 one by one (64 claims + 32 reads)`);
+    });
   });
 });

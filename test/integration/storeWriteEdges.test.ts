@@ -91,6 +91,16 @@ describe('a claim answered too late, read back empty, that lands afterwards', ()
     expect(await store.claim(key, digest)).toMatchObject({ kind: 'reclaimed', previousAttempt: 2, claim: { attempt: 3 } });
   });
 
+  test('commit: a commit answered too late and read back empty says it may have landed; once it lands the key is a duplicate', async () => {
+    const { client, store } = await storeWithClient();
+    const key = freshKey();
+    const late = lateLanding(client, 'POST', DEADLINE_MS * 3);
+    const error = await failureOf(store.commit(key, digest, { done: 1 }, [{ name: 'row', properties: { v: 1 } }]));
+    expect(error.writeMayHaveLanded).toBe(true);
+    expect(await late.landed).toBe(202); // the transaction (marker + row) reached the table
+    expect(await store.claim(key, digest)).toMatchObject({ kind: 'duplicate', record: { result: { done: 1 }, localRows: ['row'] } });
+  });
+
   test('a takeover whose condition can no longer hold (another claimant wrote first) decided nothing, and says so', async () => {
     const { client, store, clock } = await storeWithClient();
     const rival = new TableIdempotencyStore(client, { retentionMs: 86_400_000, leaseMs: 60_000, clock });

@@ -18,7 +18,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   payments: ['core', 'config', 'messaging', 'telemetry', 'lifecycle'],
   orders: ['core', 'config', 'messaging', 'telemetry', 'lifecycle'],
   http: ['core', 'config', 'telemetry', 'payments'],
-  app: ['core', 'config', 'telemetry', 'messaging', 'lifecycle', 'payments', 'orders', 'http'],
+  rewards: ['core', 'config', 'messaging', 'telemetry'],
+  app: ['core', 'config', 'telemetry', 'messaging', 'lifecycle', 'payments', 'orders', 'http', 'rewards'],
   functions: ['app'],
 };
 

@@ -109,6 +109,21 @@ describe('makeIdempotent wraps a Functions v4 handler as it is', () => {
     },
   );
 
+  test('binary mode is also read from userProperties (older Service Bus extensions): an incomplete one is refused there too', async () => {
+    const { store } = setup();
+    const handler = makeIdempotent(async (_event: unknown, _context: InvocationContext) => 'ran', { store, consumer: 'events' });
+    const legacy = (userProperties: Record<string, unknown>) =>
+      new InvocationContext({
+        invocationId: 'inv-up',
+        functionName: 'events',
+        triggerMetadata: { messageId: 'broker-id', userProperties },
+        logHandler: () => undefined,
+      });
+    expect(await handler({ a: 1 }, legacy({ 'cloudEvents:source': '/shop', 'cloudEvents:id': 'e-9' }))).toBe('ran');
+    expect(await store.get({ consumer: 'events', key: JSON.stringify(['/shop', 'e-9']) })).toBeDefined();
+    await expect(handler({ a: 1 }, legacy({ 'cloudEvents:id': 'e-10' }))).rejects.toThrow(/incomplete CloudEvent/);
+  });
+
   test('a structured CloudEvent declared by its content type must carry its identity too', async () => {
     const { store } = setup();
     const handler = makeIdempotent(async (_event: unknown, _context: InvocationContext) => 'ran', { store, consumer: 'events' });

@@ -8,8 +8,18 @@ describe('the package: azure-idempotent-consumer/core', () => {
   test('the public entry exports exactly the curated runtime names (no internals: rules, rows, Table I/O, caches)', () => {
     expect(Object.keys(publicApi).sort()).toEqual(
       [
+        'BatchIncompleteError',
+        'BatchParkReason',
         'ConfigurationError',
         'IdempotencyError',
+        'PARKED_RESULT',
+        'blobVersionKey',
+        'cosmosChangeKey',
+        'defaultBatchEventKey',
+        'eventGridEventKey',
+        'makeIdempotentBatch',
+        'storageQueueMessageKey',
+        'timerOccurrenceKey',
         'InMemoryIdempotencyStore',
         'InvalidKeyError',
         'InvalidPayloadError',
