@@ -1,0 +1,132 @@
+import { TableClient } from '@azure/data-tables';
+import { CHARGE_ENTITY } from '../../../src/app/durableCharge';
+import type { PaymentsOverrides } from '../../../src/app/payments';
+import { paymentsFunctionsFrom, registerPaymentsFunctions } from '../../../src/app/paymentsFunctions';
+import type { Settings } from '../../../src/config/settings';
+import type { ChargeEntityState } from '../../../src/payments/chargeEntity';
+import type { PaymentDeliveryResult } from '../../../src/payments/PaymentsConsumer';
+import { InvocationFailedError, WorkerHost } from '../host/WorkerHost';
+import { serviceBusRequest, type ServiceBusMetadata } from '../registeredPayments';
+import { AzuriteStorage } from './AzuriteStorage';
+import { DurableEngineHost } from './DurableEngineHost';
+import { ProviderTap } from './ProviderTap';
+
+export interface RealEnginePaymentsOptions {
+  readonly settings: Settings;
+  /** The consumer's overrides (tables, clock, lease): the trigger runs in this process, as the demo's bus calls it. */
+  readonly overrides: PaymentsOverrides;
+  /** Task hub name (letters and digits); default `payments` + a random suffix. */
+  readonly hubName?: string;
+  /** Scaled `maxQueuePollingInterval` (host.json: 10 s); default 500 ms. */
+  readonly maxQueuePollingMs?: number;
+  /** After the provider answered a charge: true kills the Durable host before the activity hears it, then restarts it. */
+  readonly killAfterCharge?: (paymentId: string) => boolean;
+  readonly log?: (line: string) => void;
+}
+
+const FINAL = new Set(['Completed', 'Failed', 'Terminated', 'Canceled']);
+
+/**
+ * The payments functions on the real Durable engine: the orchestration, entity and activity run by the Durable
+ * Task extension and its Azure Storage provider (`tools/durable-host`, the built app's registrations) on an
+ * Azurite of their own; the Service Bus trigger, registered by the same `registerPaymentsFunctions` and invoked
+ * here as the host invokes it, gets the `durableClient` binding data the extension produced, so its client talks
+ * to the extension's own HTTP endpoint. `killAfterCharge` makes real host crashes: SIGKILL of the host and its
+ * Node worker after the provider charged, before the engine checkpointed the result; then a restart.
+ */
+export async function startRealEnginePayments(options: RealEnginePaymentsOptions) {
+  const storage = await AzuriteStorage.start();
+  const hubName = options.hubName ?? `payments${Math.random().toString(36).slice(2, 8)}`;
+  let engine: DurableEngineHost | undefined;
+  const kills = { requested: 0, restarts: 0 };
+  let restarting: Promise<void> | undefined;
+  const tap = await ProviderTap.start(options.settings.PAYMENT_PROVIDER_URL!, ({ paymentId, status }) => {
+    if (status >= 300 || !options.killAfterCharge?.(paymentId) || !engine?.running) return 'pass';
+    kills.requested++;
+    restarting ??= (async () => {
+      await engine.kill();
+      await engine.restart();
+      kills.restarts++;
+    })().finally(() => (restarting = undefined));
+    return 'hold';
+  });
+  try {
+    engine = await DurableEngineHost.start({
+      storageConnectionString: storage.connectionString,
+      hubName,
+      maxQueuePollingMs: options.maxQueuePollingMs ?? 500,
+      log: options.log,
+      appSettings: {
+        PAYMENT_PROVIDER_URL: tap.url,
+        PAYMENT_PROVIDER_TIMEOUT_MS: String(options.settings.PAYMENT_PROVIDER_TIMEOUT_MS),
+        // The built app validates its settings at load; the orchestration, entity and activity use no table.
+        IDEMPOTENCY_TABLE_CONNECTION_STRING: storage.connectionString,
+      },
+    });
+  } catch (error) {
+    await tap.stop();
+    await storage.stop();
+    throw error;
+  }
+  const functions = paymentsFunctionsFrom(options.settings, options.overrides);
+  const worker = WorkerHost.load(() => registerPaymentsFunctions(functions));
+  const hubTable = (suffix: string) => TableClient.fromConnectionString(storage.connectionString, `${hubName}${suffix}`, { allowInsecureConnection: true });
+  const rpc = () => (JSON.parse(engine.clientBindingData) as { rpcBaseUrl: string }).rpcBaseUrl;
+
+  /** One delivery through the registered trigger; while the host is down (being restarted) it waits, as a dead host receives nothing. */
+  async function deliver(body: unknown, metadata: ServiceBusMetadata): Promise<PaymentDeliveryResult> {
+    while (restarting) await restarting;
+    try {
+      return (await worker.invoke('paymentsConsumer', serviceBusRequest(worker, body, metadata, engine!.clientBindingData))) as PaymentDeliveryResult;
+    } catch (error) {
+      throw error instanceof InvocationFailedError ? error.error : error;
+    }
+  }
+
+  /** Instances of the task hub that are not final, from its Instances table. */
+  async function unfinishedInstances(): Promise<string[]> {
+    const ids: string[] = [];
+    try {
+      for await (const row of hubTable('Instances').listEntities<{ partitionKey: string; RuntimeStatus?: string }>()) {
+        if (!row.partitionKey.startsWith('@') && !FINAL.has(String(row.RuntimeStatus))) ids.push(row.partitionKey);
+      }
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+    }
+    return ids;
+  }
+
+  /** Waits (bounded) until every orchestration of the hub is final. */
+  async function drain(timeoutMs = 120_000): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while (restarting) await restarting;
+    while (Date.now() < until && (await unfinishedInstances()).length > 0) await new Promise((r) => setTimeout(r, 250));
+  }
+
+  const workflow = {
+    /** The `paymentCharge` entity's state, read through the extension's HTTP API. */
+    async entityState(entityKey: string): Promise<ChargeEntityState | undefined> {
+      const response = await fetch(`${rpc()}entities/${CHARGE_ENTITY}/${entityKey}`);
+      if (response.status === 404) return undefined;
+      if (!response.ok) throw new Error(`reading entity ${entityKey}: HTTP ${response.status}`);
+      return (await response.json()) as ChargeEntityState;
+    },
+    drain,
+    stop: async () => {
+      await drain();
+      await engine?.stop();
+      await tap.stop();
+      await storage.stop();
+    },
+  };
+  const backend = {
+    kind: 'real' as const,
+    counters: kills,
+    store: { unfinishedInstances },
+    engine: engine,
+    storage,
+    hubName,
+    hubTable,
+  };
+  return { worker, functions, parts: functions.parts(), deliver, workflow, backend };
+}
