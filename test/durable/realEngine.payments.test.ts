@@ -26,21 +26,53 @@ async function rows(table: TableClient, filter?: string): Promise<Array<Record<s
   return out;
 }
 
+/** The payments functions on the real engine with a fresh fake provider and consumer tables; stopped by `run`'s end. */
+async function withRealEngine(
+  options: { killAfterCharge?: (paymentId: string) => boolean; leaseMs?: number },
+  run: (real: Awaited<ReturnType<typeof startRealEnginePayments>>, provider: FakePaymentProvider) => Promise<void>,
+): Promise<void> {
+  const provider = await FakePaymentProvider.start();
+  const prefix = `t${Date.now().toString(36)}`;
+  const settings = loadSettings({
+    IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
+    IDEMPOTENCY_CACHE_SIZE: '0',
+    PAYMENT_PROVIDER_URL: provider.url,
+    PAYMENT_PROVIDER_TIMEOUT_MS: '5000',
+  });
+  const table = (name: string) => TableClient.fromConnectionString(azuriteOf().connectionString, `${prefix}${name}`, { allowInsecureConnection: true });
+  const real = await startRealEnginePayments({ settings, overrides: { tableClient: table, leaseMs: options.leaseMs ?? 60_000 }, killAfterCharge: options.killAfterCharge });
+  try {
+    await Promise.all([real.parts.store.ensureTable(), real.parts.parking.ensureTable()]);
+    await run(real, provider);
+  } finally {
+    await real.workflow.stop();
+    await provider.stop();
+  }
+}
+
+/** True the first time it is asked about `paymentId`, false after (one kill, then the engine must recover). */
+function onceFor(paymentId: string): (id: string) => boolean {
+  let done = false;
+  return (id) => id === paymentId && !done && (done = true);
+}
+
+/** Delivers until the trigger returns (a throw abandons the message: Service Bus redelivers it, deliveryCount + 1). */
+async function deliverUntilCompleted(real: Awaited<ReturnType<typeof startRealEnginePayments>>, id: string, maxDeliveries = 10) {
+  const errors: string[] = [];
+  for (let deliveryCount = 1; deliveryCount <= maxDeliveries; deliveryCount++) {
+    try {
+      return { result: await real.deliver(JSON.stringify(payment(id)), { messageId: id, deliveryCount }), errors };
+    } catch (error) {
+      errors.push(String((error as Error)?.message ?? error));
+    }
+  }
+  throw new Error(`not completed after ${maxDeliveries} deliveries: ${errors.join(' | ')}`);
+}
+
 realEngineTest(
   'real engine: a payment is charged once by the extension-run orchestration, entity and activity; its history is in the task hub; a duplicate is answered from the record',
-  async () => {
-    const provider = await FakePaymentProvider.start();
-    const prefix = `t${Date.now().toString(36)}`;
-    const settings = loadSettings({
-      IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
-      IDEMPOTENCY_CACHE_SIZE: '0',
-      PAYMENT_PROVIDER_URL: provider.url,
-      PAYMENT_PROVIDER_TIMEOUT_MS: '5000',
-    });
-    const table = (name: string) => TableClient.fromConnectionString(azuriteOf().connectionString, `${prefix}${name}`, { allowInsecureConnection: true });
-    const real = await startRealEnginePayments({ settings, overrides: { tableClient: table, leaseMs: 60_000 } });
-    try {
-      await Promise.all([real.parts.store.ensureTable(), real.parts.parking.ensureTable()]);
+  () =>
+    withRealEngine({}, async (real, provider) => {
       const first = await real.deliver(JSON.stringify(payment('pay-real-1')), { messageId: 'pay-real-1', deliveryCount: 1 });
       expect(first).toMatchObject({ outcome: 'processed', result: { status: 'succeeded' } });
       const again = await real.deliver(JSON.stringify(payment('pay-real-1')), { messageId: 'pay-real-1', deliveryCount: 2 });
@@ -57,10 +89,25 @@ realEngineTest(
       expect(instance.RuntimeStatus).toBe('Completed');
       expect(await real.workflow.entityState(entityKey)).toMatchObject({ status: 'completed', attempt: 1, result: { status: 'succeeded' } });
       expect(await real.backend.store.unfinishedInstances()).toEqual([]);
-    } finally {
-      await real.workflow.stop();
-      await provider.stop();
-    }
-  },
+    }),
+  600_000,
+);
+
+realEngineTest(
+  'real engine: the host is killed after the provider charged (before the engine recorded the result) and restarted; the engine runs the activity again with the same key; charged once',
+  () =>
+    withRealEngine({ killAfterCharge: onceFor('pay-kill-1'), leaseMs: 20_000 }, async (real, provider) => {
+      const { result } = await deliverUntilCompleted(real, 'pay-kill-1');
+      expect(result).toMatchObject({ result: { status: 'succeeded' } });
+      expect(real.backend.counters.requested).toBeGreaterThanOrEqual(1);
+      expect(real.backend.engine.counters.kills).toBeGreaterThanOrEqual(1);
+      expect(real.backend.engine.counters.starts).toBeGreaterThanOrEqual(2);
+      // The provider was called again with the same key after the restart (a replay, 200), and charged once.
+      expect(provider.rawCalls).toBeGreaterThanOrEqual(2);
+      expect(provider.keysByPayment.get('pay-kill-1')).toEqual(new Set(['pay-kill-1']));
+      expect(provider.charges.filter((c) => c.paymentId === 'pay-kill-1')).toHaveLength(1);
+      const record = (await real.parts.store.get(keyFromMessageId('payments', 'pay-kill-1')))!;
+      expect(record.status).toBe('COMPLETED');
+    }),
   600_000,
 );

@@ -11,7 +11,8 @@ using Newtonsoft.Json.Linq;
 //   AzureWebJobsStorage          the task hub's storage (Azurite: blob, queue and table endpoints)
 //   DURABLE_HOST_JSON            path of the app's host.json (its extensions.durableTask section is applied)
 //   DURABLE_HOST_BRIDGE          the Node bridge script; DURABLE_HOST_BRIDGE_ARGS its arguments (app dir, entry files)
-//   DURABLE_HOST_POLLING_MS      optional: maxQueuePollingInterval for tests (scaled; host.json's value otherwise)
+//   DURABLE_HOST_OVERRIDES       optional: JSON laid over host.json's durableTask section (tests scale the polling
+//                                interval and the queue visibility timeouts; docs/durable.md says which and why)
 // Prints "DURABLE_HOST_CLIENT <json>" (the durableClient binding's data, from the extension) and
 // "DURABLE_HOST_READY", then runs until SIGTERM or until its stdin ends (the parent died).
 string Env(string name) => Environment.GetEnvironmentVariable(name) is { Length: > 0 } v ? v : null;
@@ -21,8 +22,8 @@ string bridge = Env("DURABLE_HOST_BRIDGE") ?? throw new InvalidOperationExceptio
 string bridgeArgs = Env("DURABLE_HOST_BRIDGE_ARGS") ?? "";
 
 var config = HostJson.DurableTaskSettings(hostJsonPath, Env);
-if (Env("DURABLE_HOST_POLLING_MS") is string pollingMs)
-    config["AzureWebJobs:extensions:durableTask:storageProvider:maxQueuePollingInterval"] = TimeSpan.FromMilliseconds(int.Parse(pollingMs)).ToString("c");
+if (Env("DURABLE_HOST_OVERRIDES") is string overrides)
+    HostJson.Flatten(JObject.Parse(overrides), "AzureWebJobs:extensions:durableTask", config, Env);
 string hub = config["AzureWebJobs:extensions:durableTask:hubName"] ?? throw new InvalidOperationException("host.json has no extensions.durableTask.hubName");
 config["AzureWebJobsStorage"] = conn;
 Environment.SetEnvironmentVariable("DURABLE_HOST_HUB", hub);
@@ -81,7 +82,7 @@ public static class HostJson
         return result;
     }
 
-    private static void Flatten(JToken token, string prefix, Dictionary<string, string> into, Func<string, string> env)
+    public static void Flatten(JToken token, string prefix, Dictionary<string, string> into, Func<string, string> env)
     {
         if (token is JObject o) { foreach (var p in o.Properties()) Flatten(p.Value, $"{prefix}:{p.Name}", into, env); return; }
         if (token is JArray a) { for (int i = 0; i < a.Count; i++) Flatten(a[i], $"{prefix}:{i}", into, env); return; }

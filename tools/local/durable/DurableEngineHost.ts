@@ -147,10 +147,11 @@ export interface DurableEngineHostOptions {
   /** Entry files of the built app, relative to it; default the payments registrations. */
   readonly entries?: readonly string[];
   /**
-   * host.json's `maxQueuePollingInterval` is 10 s (an idle hub's queues are polled at most that far apart, in
-   * Azure too); tests and the demo scale it down (said where used) so a charge is not 9 x 10 s on an idle hub.
+   * Laid over host.json's `extensions.durableTask` (same shape). Tests and the demo scale time with it, said where
+   * used: `maxQueuePollingInterval` (host.json 10 s: an idle hub waits that long per queue hop) and the queues'
+   * visibility timeouts (5 min by default: after a host crash its dequeued messages reappear only then).
    */
-  readonly maxQueuePollingMs?: number;
+  readonly overrides?: Readonly<Record<string, unknown>>;
   /** Receives the host's log lines (warnings and errors of the extension, the app's stderr). */
   readonly log?: (line: string) => void;
 }
@@ -218,7 +219,7 @@ export class DurableEngineHost {
       DURABLE_HOST_BRIDGE: path.join(this.appDir, 'tools', 'durable-host', 'bridge.js'),
       DURABLE_HOST_BRIDGE_ARGS: entries.map((e) => `"${e}"`).join(' '),
       DURABLE_HOST_NODE: process.execPath,
-      DURABLE_HOST_POLLING_MS: this.options.maxQueuePollingMs === undefined ? '' : String(this.options.maxQueuePollingMs),
+      DURABLE_HOST_OVERRIDES: this.options.overrides ? JSON.stringify(this.options.overrides) : '',
       DOTNET_CLI_TELEMETRY_OPTOUT: '1',
       DOTNET_NOLOGO: '1',
     });
@@ -240,11 +241,17 @@ export class DurableEngineHost {
         else remember(line);
       });
       child.once('exit', (code, signal) =>
-        reject(new Error(`the Durable host exited (${code ?? signal}) before it was ready:\n${this.recentLog.slice(-30).join('\n')}`)),
+        reject(new Error(`the Durable host exited (${code ?? signal}) before it was ready:\n${this.failureSummary()}`)),
       );
     });
     const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the Durable host was not ready within 180 s')), 180_000).unref());
     await Promise.race([ready, timeout]);
+  }
+
+  /** The host's exception lines (not its stack frames) and its last lines, for a failure message. */
+  failureSummary(): string {
+    const reasons = this.recentLog.filter((l) => !/^\s+at /.test(l) && /exception|error|fail/i.test(l)).slice(0, 10);
+    return [...reasons, '...', ...this.recentLog.filter((l) => !/^\s+at /.test(l)).slice(-10)].join('\n');
   }
 
   /** A crash: SIGKILL to the host and its Node worker (nothing flushed, no lease released). */

@@ -17,12 +17,21 @@ export interface RealEnginePaymentsOptions {
   readonly overrides: PaymentsOverrides;
   /** Task hub name (letters and digits); default `payments` + a random suffix. */
   readonly hubName?: string;
-  /** Scaled `maxQueuePollingInterval` (host.json: 10 s); default 500 ms. */
-  readonly maxQueuePollingMs?: number;
+  /**
+   * Time scaled for local runs (host.json's values in Azure): `maxQueuePollingInterval` (10 s) -> 500 ms, the
+   * control and work-item queues' visibility timeouts (5 min: how long a dead host's dequeued messages stay
+   * hidden) -> 1 min (the extension's minimum). Override with `durableOverrides`.
+   */
+  readonly durableOverrides?: Readonly<Record<string, unknown>>;
   /** After the provider answered a charge: true kills the Durable host before the activity hears it, then restarts it. */
   readonly killAfterCharge?: (paymentId: string) => boolean;
   readonly log?: (line: string) => void;
 }
+
+/** See {@link RealEnginePaymentsOptions.durableOverrides}. */
+export const LOCAL_TIME_SCALE = {
+  storageProvider: { maxQueuePollingInterval: '00:00:00.500', controlQueueVisibilityTimeout: '00:01:00', workItemQueueVisibilityTimeout: '00:01:00' },
+} as const;
 
 const FINAL = new Set(['Completed', 'Failed', 'Terminated', 'Canceled']);
 
@@ -54,7 +63,7 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
     engine = await DurableEngineHost.start({
       storageConnectionString: storage.connectionString,
       hubName,
-      maxQueuePollingMs: options.maxQueuePollingMs ?? 500,
+      overrides: options.durableOverrides ?? LOCAL_TIME_SCALE,
       log: options.log,
       appSettings: {
         PAYMENT_PROVIDER_URL: tap.url,
