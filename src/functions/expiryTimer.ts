@@ -1,5 +1,6 @@
 import { app } from '@azure/functions';
+import * as df from 'durable-functions';
 import { expiryTimerFunction } from '../app/host';
 
-/** Registration of the expiry timer: one budgeted sweep of expired dedup records per tick. */
-app.timer('expiryTimer', { schedule: '%EXPIRY_TIMER_SCHEDULE%', handler: expiryTimerFunction() });
+/** Registration of the expiry timer: one budgeted sweep of expired dedup records per tick, then Durable's purge (its client input). */
+app.timer('expiryTimer', { schedule: '%EXPIRY_TIMER_SCHEDULE%', extraInputs: [df.input.durableClient()], handler: expiryTimerFunction() });

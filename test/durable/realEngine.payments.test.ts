@@ -40,12 +40,16 @@ async function withRealEngine(
     PAYMENT_PROVIDER_TIMEOUT_MS: '5000',
   });
   const table = (name: string) => TableClient.fromConnectionString(azuriteOf().connectionString, `${prefix}${name}`, { allowInsecureConnection: true });
-  const real = await startRealEnginePayments({ settings, overrides: { tableClient: table, leaseMs: options.leaseMs ?? 60_000 }, killAfterCharge: options.killAfterCharge });
+  const real = await startRealEnginePayments({
+    settings,
+    overrides: { tableClient: table, leaseMs: options.leaseMs ?? 60_000 },
+    killAfterCharge: options.killAfterCharge,
+  });
   try {
     await Promise.all([real.parts.store.ensureTable(), real.parts.parking.ensureTable()]);
     await run(real, provider);
   } finally {
-    await real.workflow.stop();
+    await real.close();
     await provider.stop();
   }
 }
@@ -99,7 +103,7 @@ realEngineTest(
     withRealEngine({ killAfterCharge: onceFor('pay-kill-1'), leaseMs: 20_000 }, async (real, provider) => {
       const { result } = await deliverUntilCompleted(real, 'pay-kill-1');
       expect(result).toMatchObject({ result: { status: 'succeeded' } });
-      expect(real.backend.counters.requested).toBeGreaterThanOrEqual(1);
+      expect(real.backend.counters.crashes).toBe(1);
       expect(real.backend.engine.counters.kills).toBeGreaterThanOrEqual(1);
       expect(real.backend.engine.counters.starts).toBeGreaterThanOrEqual(2);
       // The provider was called again with the same key after the restart (a replay, 200), and charged once.

@@ -240,9 +240,7 @@ export class DurableEngineHost {
         else if (line.startsWith('DURABLE_HOST_READY')) resolve();
         else remember(line);
       });
-      child.once('exit', (code, signal) =>
-        reject(new Error(`the Durable host exited (${code ?? signal}) before it was ready:\n${this.failureSummary()}`)),
-      );
+      child.once('exit', (code, signal) => reject(new Error(`the Durable host exited (${code ?? signal}) before it was ready:\n${this.failureSummary()}`)));
     });
     const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the Durable host was not ready within 180 s')), 180_000).unref());
     await Promise.race([ready, timeout]);

@@ -47,11 +47,12 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
   const storage = await AzuriteStorage.start();
   const hubName = options.hubName ?? `payments${Math.random().toString(36).slice(2, 8)}`;
   let engine: DurableEngineHost | undefined;
-  const kills = { requested: 0, restarts: 0 };
+  /** Host kills after a charge (`crashes`, as the other backends name their injected crashes) and restarts. */
+  const kills = { crashes: 0, restarts: 0 };
   let restarting: Promise<void> | undefined;
   const tap = await ProviderTap.start(options.settings.PAYMENT_PROVIDER_URL!, ({ paymentId, status }) => {
     if (status >= 300 || !options.killAfterCharge?.(paymentId) || !engine?.running) return 'pass';
-    kills.requested++;
+    kills.crashes++;
     restarting ??= (async () => {
       await engine.kill();
       await engine.restart();
@@ -113,6 +114,7 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
   }
 
   const workflow = {
+    counters: kills,
     /** The `paymentCharge` entity's state, read through the extension's HTTP API. */
     async entityState(entityKey: string): Promise<ChargeEntityState | undefined> {
       const response = await fetch(`${rpc()}entities/${CHARGE_ENTITY}/${entityKey}`);
@@ -121,13 +123,15 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
       return (await response.json()) as ChargeEntityState;
     },
     drain,
-    stop: async () => {
-      await drain();
-      await engine?.stop();
-      await tap.stop();
-      await storage.stop();
-    },
+    /** Waits (bounded) for the hub's orchestrations to finish; the engine keeps running until `close`. */
+    stop: () => drain(),
   };
+  /** Stops the Durable host, the provider tap and the hub's Azurite. */
+  async function close(): Promise<void> {
+    await engine?.stop();
+    await tap.stop();
+    await storage.stop();
+  }
   const backend = {
     kind: 'real' as const,
     counters: kills,
@@ -137,5 +141,5 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
     hubName,
     hubTable,
   };
-  return { worker, functions, parts: functions.parts(), deliver, workflow, backend };
+  return { worker, functions, parts: functions.parts(), deliver, workflow, backend, close };
 }
