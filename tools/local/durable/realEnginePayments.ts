@@ -18,9 +18,9 @@ export interface RealEnginePaymentsOptions {
   /** Task hub name (letters and digits); default `payments` + a random suffix. */
   readonly hubName?: string;
   /**
-   * Time scaled for local runs (host.json's values in Azure): `maxQueuePollingInterval` (10 s) -> 500 ms, the
-   * control and work-item queues' visibility timeouts (5 min: how long a dead host's dequeued messages stay
-   * hidden) -> 1 min (the extension's minimum). Override with `durableOverrides`.
+   * Time scaled for local runs: host.json's `maxQueuePollingInterval` (10 s: an idle hub waits that long per queue
+   * hop, in Azure too) -> 500 ms. Everything else is host.json's, e.g. the queues' 1 min visibility timeout (how
+   * long a dead host's dequeued messages stay hidden). Override with `durableOverrides`.
    */
   readonly durableOverrides?: Readonly<Record<string, unknown>>;
   /** After the provider answered a charge: true kills the Durable host before the activity hears it, then restarts it. */
@@ -30,7 +30,7 @@ export interface RealEnginePaymentsOptions {
 
 /** See {@link RealEnginePaymentsOptions.durableOverrides}. */
 export const LOCAL_TIME_SCALE = {
-  storageProvider: { maxQueuePollingInterval: '00:00:00.500', controlQueueVisibilityTimeout: '00:01:00', workItemQueueVisibilityTimeout: '00:01:00' },
+  storageProvider: { maxQueuePollingInterval: '00:00:00.500' },
 } as const;
 
 const FINAL = new Set(['Completed', 'Failed', 'Terminated', 'Canceled']);
