@@ -44,6 +44,9 @@ export class HeldForOperatorError extends Error {
 
 const PART = 'payments';
 
+/** How a charge orchestration fails by design: the provider's transient failures outlasted the retries, or its attempt was stale. */
+const EXPECTED_CHARGE_FAILURE = /payment provider|is stale: attempt/;
+
 /**
  * The payments consumer in the chaos run: the real handler (through the rig) with crashes
  * injected before and after the claim, after the provider charged (Durable host crash, replayed)
@@ -495,6 +498,15 @@ async function verifyPayments(
   // (e.g. an orchestrator that is not deterministic on replay) would otherwise only show as slow deliveries.
   const unfinished = rig.backend ? await rig.backend.store.unfinishedInstances() : [];
   if (unfinished.length > 0) violations.push(`${unfinished.length} charge orchestration(s) never finished: ${unfinished.slice(0, 5).join(', ')}`);
+  // Real engine: a charge orchestration may fail only as designed (the provider's retries spent, a stale attempt);
+  // any other failure (the engine's non-determinism check, a missing function, a bug) is a broken charge, even when
+  // a later run or an operator's resubmission completed the payment.
+  const failed = rig.backend && 'failedInstances' in rig.backend.store ? await rig.backend.store.failedInstances() : [];
+  const unexpected = failed.filter((f) => !EXPECTED_CHARGE_FAILURE.test(f.output));
+  if (unexpected.length > 0)
+    violations.push(
+      `${unexpected.length} charge orchestration(s) failed unexpectedly, e.g. ${unexpected[0].instanceId}: ${unexpected[0].output.replace(/\s+/g, ' ').slice(0, 300)}`,
+    );
 
   const held = phase?.held;
   return {

@@ -26,6 +26,8 @@ export interface RealEnginePaymentsOptions {
   /** After the provider answered a charge: true kills the Durable host before the activity hears it, then restarts it. */
   readonly killAfterCharge?: (paymentId: string) => boolean;
   readonly log?: (line: string) => void;
+  /** Rewrites the durableClient binding data the trigger gets (the bench points `rpcBaseUrl` at a counting proxy). */
+  readonly clientBinding?: (json: string) => string;
 }
 
 /** See {@link RealEnginePaymentsOptions.durableOverrides}. */
@@ -87,7 +89,8 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
   async function deliver(body: unknown, metadata: ServiceBusMetadata): Promise<PaymentDeliveryResult> {
     while (restarting) await restarting;
     try {
-      return (await worker.invoke('paymentsConsumer', serviceBusRequest(worker, body, metadata, engine!.clientBindingData))) as PaymentDeliveryResult;
+      const client = options.clientBinding ? options.clientBinding(engine!.clientBindingData) : engine!.clientBindingData;
+      return (await worker.invoke('paymentsConsumer', serviceBusRequest(worker, body, metadata, client))) as PaymentDeliveryResult;
     } catch (error) {
       throw error instanceof InvocationFailedError ? error.error : error;
     }
@@ -104,6 +107,19 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
       if ((error as { statusCode?: number }).statusCode !== 404) throw error;
     }
     return ids;
+  }
+
+  /** Charge orchestrations of the hub that failed, with the engine's failure text (their Output). */
+  async function failedInstances(): Promise<Array<{ instanceId: string; output: string }>> {
+    const failed: Array<{ instanceId: string; output: string }> = [];
+    try {
+      for await (const row of hubTable('Instances').listEntities<{ partitionKey: string; RuntimeStatus?: string; Output?: string }>()) {
+        if (row.RuntimeStatus === 'Failed') failed.push({ instanceId: row.partitionKey, output: String(row.Output ?? '') });
+      }
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+    }
+    return failed;
   }
 
   /** Waits (bounded) until every orchestration of the hub is final. */
@@ -135,7 +151,7 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
   const backend = {
     kind: 'real' as const,
     counters: kills,
-    store: { unfinishedInstances },
+    store: { unfinishedInstances, failedInstances },
     engine: engine,
     storage,
     hubName,
