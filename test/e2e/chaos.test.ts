@@ -169,7 +169,7 @@ describeReal('chaos: the time phase (clock past retention mid-run, sweep, DLQ re
 
   test('time: a paymentId reused with another amount after expiry is a new payment: the provider refuses the reused key (422), nothing is charged, never the first charge', () => {
     const t = report.timePhase!;
-    expect(t.reusedAfterExpirySent).toBeGreaterThan(1);
+    expect(t.reusedAfterExpirySent).toBeGreaterThan(0);
     expect(t.reusedAfterExpiryWithheld).toBeLessThanOrEqual(t.reusedAfterExpiry - t.reusedAfterExpirySent);
     // The demo's provider keeps its keys: every reuse that reached it was refused, none charged.
     expect(t.reusedAfterExpiryRejected422).toBe(t.reusedAfterExpirySent - t.reusedAfterExpiryParked);
