@@ -3,7 +3,10 @@ import { metrics, type Meter } from '@opentelemetry/api';
 import type { Settings } from '../config/settings';
 import { ExpirySweeper } from '../lifecycle/ExpirySweeper';
 import { assertRetentionCoversRedelivery } from '../lifecycle/retention';
+import { retentionMsOf } from '../lifecycle/retention';
 import { recordSweepMetrics } from '../lifecycle/sweepMetrics';
+import { systemClock } from '../core/clock';
+import { durableClientOf, purgeDurableRecords } from './durablePurge';
 import { tableClientsOf, type WiringOverrides } from './stores';
 
 /** What the expiry timer may take from elsewhere than the settings; tests pass their own. */
@@ -14,7 +17,9 @@ export interface ExpiryTimerOverrides extends Pick<WiringOverrides, 'tableClient
 
 /**
  * The expiry timer's handler, built once from validated settings: each tick runs one budgeted sweep
- * of the idempotency table, logs and counts what it did.
+ * of the idempotency table, logs and counts what it did; then, when the function has a Durable client input,
+ * purges the charge orchestrations and entities older than the retention (`purgeDurableRecords`) in what is
+ * left of the budget.
  * @throws ConfigurationError at once when the retention does not cover the redelivery window.
  * The handler throws StoreUnavailableError or StoreRequestError (the run fails; the next tick resumes).
  */
@@ -29,9 +34,19 @@ export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTim
       clock: overrides.clock,
       log: (message) => context.log(message),
     });
+    const clock = overrides.clock ?? systemClock;
+    const startedMs = clock.nowMs();
     try {
       const report = await sweeper.sweep();
       recordSweepMetrics(overrides.meter ?? metrics.getMeter('idempotent-consumer'), report);
+      const client = durableClientOf(context);
+      if (client) {
+        const budgetMs = Math.max(0, settings.EXPIRY_SWEEP_BUDGET_SECONDS * 1000 - (clock.nowMs() - startedMs));
+        const purged = await purgeDurableRecords(client, { cutoffMs: clock.nowMs() - retentionMsOf(settings), budgetMs, clock });
+        context.log(
+          `durable purge: ${purged.orchestrations} orchestration(s) and ${purged.entities} entit(ies) of ${purged.found} found${purged.stoppedByBudget ? ' (budget spent)' : ''}`,
+        );
+      }
     } catch (error) {
       context.error(`expiry sweep failed: ${error instanceof Error ? `${error.name}: ${error.message}` : typeof error}`);
       throw error;

@@ -33,7 +33,9 @@ afterEach(async () => {
   await provider.stop();
 });
 
-async function registeredRig(durableCrashBefore?: (point: DurableCrashPoint, id: string) => boolean): Promise<PaymentsRig & { backend: LocalDurableBackend }> {
+type RegisteredRig = PaymentsRig & { backend: LocalDurableBackend; workflow: { counters: LocalDurableBackend['counters'] } };
+
+async function registeredRig(durableCrashBefore?: (point: DurableCrashPoint, id: string) => boolean): Promise<RegisteredRig> {
   const r = await startPaymentsRig({
     tableConnectionString: azuriteOf().connectionString,
     providerUrl: provider.url,
@@ -44,7 +46,7 @@ async function registeredRig(durableCrashBefore?: (point: DurableCrashPoint, id:
   });
   rig = r;
   if (!r.backend) throw new Error('the registered rig has no Durable backend');
-  return { ...r, backend: r.backend };
+  return r as RegisteredRig; // durable: 'registered' builds the replay backend
 }
 
 const payment = (id: string) => ({ paymentId: id, customerId: 'cust-1', amount: 1250, currency: 'EUR' });

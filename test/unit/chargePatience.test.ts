@@ -1,24 +1,44 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadSettings } from '../../src/config/settings';
-import { assertPatienceCoversCharge, DURABLE_MAX_QUEUE_POLLING_MS, PROVIDER_RETRY, waitBudgetMsOf, worstCaseChargeMs } from '../../src/payments/chargePatience';
+import {
+  assertPatienceCoversCharge,
+  DURABLE_MAX_QUEUE_POLLING_MS,
+  DURABLE_QUEUE_VISIBILITY_MS,
+  PROVIDER_RETRY,
+  waitBudgetMsOf,
+  worstCaseChargeMs,
+} from '../../src/payments/chargePatience';
 
 const host = JSON.parse(readFileSync(join(__dirname, '..', '..', 'host.json'), 'utf8')) as {
-  extensions: { durableTask: { storageProvider: { maxQueuePollingInterval: string } } };
+  extensions: { durableTask: { storageProvider: Record<string, string> } };
+};
+const msOf = (timeSpan: string) => {
+  const [h, m, s] = timeSpan.split(':').map(Number);
+  return ((h * 60 + m) * 60 + s) * 1000;
 };
 const base = { IDEMPOTENCY_TABLE_CONNECTION_STRING: 'UseDevelopmentStorage=true', PAYMENT_PROVIDER_URL: 'https://p.example' };
 
 describe('the payments consumer outlasts a cold Durable start', () => {
   test('the polling interval the bound assumes is the one host.json sets (at most 10 s on Flex Consumption)', () => {
-    const [h, m, s] = host.extensions.durableTask.storageProvider.maxQueuePollingInterval.split(':').map(Number);
-    expect(((h * 60 + m) * 60 + s) * 1000).toBe(DURABLE_MAX_QUEUE_POLLING_MS);
+    expect(msOf(host.extensions.durableTask.storageProvider.maxQueuePollingInterval)).toBe(DURABLE_MAX_QUEUE_POLLING_MS);
     expect(DURABLE_MAX_QUEUE_POLLING_MS).toBeLessThanOrEqual(10_000);
   });
 
-  test('defaults: 10 deliveries x 48 s = 480 s against a worst charge of 180 s (cold start, 9 hops x 10 s, 5 x 10 s calls, 30 s of retries)', () => {
+  test('a Durable host crash mid-charge stalls it for the queues visibility timeout: host.json sets 1 min (default 5 min) and the bound counts it', () => {
+    // Seen on the real engine (test/durable): after a SIGKILL the charge's dequeued message reappeared only then.
+    const provider = host.extensions.durableTask.storageProvider;
+    expect(msOf(provider.controlQueueVisibilityTimeout)).toBe(DURABLE_QUEUE_VISIBILITY_MS);
+    expect(msOf(provider.workItemQueueVisibilityTimeout)).toBe(DURABLE_QUEUE_VISIBILITY_MS);
+    expect(worstCaseChargeMs(10_000).hostCrashMs).toBe(60_000);
+    // A healthy activity (one provider call) ends well within the visibility timeout, so it is never run twice at once.
+    expect(loadSettings(base).PAYMENT_PROVIDER_TIMEOUT_MS * 3).toBeLessThanOrEqual(DURABLE_QUEUE_VISIBILITY_MS);
+  });
+
+  test('defaults: 10 deliveries x 48 s = 480 s against a worst charge of 240 s (cold start, a host crash, 9 hops x 10 s, 5 x 10 s calls, 30 s of retries)', () => {
     const settings = loadSettings(base);
     const bound = worstCaseChargeMs(settings.PAYMENT_PROVIDER_TIMEOUT_MS);
-    expect(bound).toEqual({ coldStartMs: 10_000, queueHopsMs: 90_000, providerCallsMs: 50_000, retryDelaysMs: 30_000, totalMs: 180_000 });
+    expect(bound).toEqual({ coldStartMs: 10_000, hostCrashMs: 60_000, queueHopsMs: 90_000, providerCallsMs: 50_000, retryDelaysMs: 30_000, totalMs: 240_000 });
     expect(waitBudgetMsOf(settings)).toBe(48_000);
     expect(assertPatienceCoversCharge(settings).patienceMs).toBe(480_000);
     expect(PROVIDER_RETRY.maxNumberOfAttempts).toBe(5);

@@ -1,5 +1,5 @@
 import type { ChaosOptions } from './chaos';
-import { DEFAULT_CHAOS_OPTIONS } from './chaos';
+import { DEFAULT_CHAOS_OPTIONS, REAL_ENGINE_TIMING } from './chaos';
 import { optionReader, parseCommandLine, type OptionSpecs } from '../cli/commandLine';
 import { checkProviderUrlShape } from './preflight';
 
@@ -24,6 +24,10 @@ export const DEMO_USAGE = `usage: npm run demo -- [options]
   --broker-dedup          turn on the broker's duplicate detection (10-minute window; off by default)
   --time-phase on|off     the time phase (default on): at --time-phase-at R of the run (default ${DEFAULT_CHAOS_OPTIONS.timePhaseAt}) the clock jumps
                           past retention, the expiry sweep runs, the DLQ is resubmitted, reused keys are sent after expiry
+  --durable real|replay   the Durable engine of the charge (default real: the Durable Task extension and its Azure
+                          Storage provider on Azurite, tools/durable-host, needs dotnet; replay: the local backend
+                          replaying with the SDK); real uses --lock-ms ${REAL_ENGINE_TIMING.lockDurationMs} and a ${REAL_ENGINE_TIMING.leaseMs} ms lease unless set
+  --host-kills N          real engine: Durable host kills after a charge, at most (default ${DEFAULT_CHAOS_OPTIONS.maxHostKills})
   --json                  print one JSON object as the last line of stdout
   --report FILE.html      also write a self-contained HTML page: a timeline chart of the run and the invariant table
   --help, -h              this text
@@ -45,11 +49,13 @@ const NUMBER_OPTIONS: Record<string, { key: keyof ChaosOptions; min: number; max
   'lock-ms': { key: 'lockDurationMs', min: 50, max: 600_000, integer: true },
   'max-delivery-count': { key: 'maxDeliveryCount', min: 1, max: 2_000, integer: true },
   'time-phase-at': { key: 'timePhaseAt', min: 0, max: 1, integer: false },
+  'host-kills': { key: 'maxHostKills', min: 0, max: 100, integer: true },
 };
 
 const SPECS: OptionSpecs = {
   ...Object.fromEntries(Object.keys(NUMBER_OPTIONS).map((name) => [name, { type: 'string' }])),
   'time-phase': { type: 'string' },
+  durable: { type: 'string' },
   'broker-dedup': { type: 'boolean' },
   json: { type: 'boolean' },
   report: { type: 'string' },
@@ -70,6 +76,7 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv = 
     chaos[spec.key] = spec.integer ? read.integer(name, rule) : read.number(name, rule);
   }
   if (values['time-phase'] !== undefined) chaos.timePhase = read.choice('time-phase', ['on', 'off'] as const, 'on') === 'on';
+  if (values.durable !== undefined) chaos.durable = read.choice('durable', ['real', 'replay'] as const, 'real');
   if (read.flag('broker-dedup')) chaos.brokerDuplicateDetection = true;
   if (env.PAYMENT_PROVIDER_URL) {
     try {

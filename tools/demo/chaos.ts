@@ -45,6 +45,13 @@ export interface ChaosOptions {
   readonly timePhase?: boolean;
   /** Share of the planned sends completed when the time phase runs (default 0.5). */
   readonly timePhaseAt?: number;
+  /**
+   * The Durable engine of the payments charge: `real` (default: the Durable Task extension and its Azure Storage
+   * provider, tools/durable-host; needs `dotnet`) or `replay` (the local backend replaying with the SDK).
+   */
+  readonly durable?: 'real' | 'replay';
+  /** Real engine: Durable host kills (SIGKILL after the provider charged, then a restart) at most per run. */
+  readonly maxHostKills?: number;
   /** Gives up waiting for the queues to drain after this long; what is left counts as lost. */
   readonly timeoutMs?: number;
   readonly onProgress?: (progress: ChaosProgress) => void;
@@ -66,8 +73,17 @@ export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, 'providerUrl' | 
   outageMs: 1_000,
   timePhase: true,
   timePhaseAt: 0.5,
+  durable: 'real',
+  maxHostKills: 2,
   timeoutMs: 600_000,
 };
+
+/**
+ * On the real engine a charge takes several queue hops (0.5 s polling, scaled) and a host kill stalls the
+ * work it had dequeued for the queues' visibility timeout (1 min, the extension's minimum): a delivery waits
+ * 80 % of the lease, 10 deliveries then cover such a stall. Used unless the options set lock and lease.
+ */
+export const REAL_ENGINE_TIMING = { lockDurationMs: 20_000, leaseMs: 15_000 } as const;
 
 /** The time phase's figures (payments): the jump, the sweep, the resubmissions, the reused keys after expiry. */
 export interface TimePhaseReport {
@@ -188,7 +204,8 @@ export interface ChaosReport {
  * drains background work, verifies, stops all.
  */
 export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<ChaosReport> {
-  const o = { ...DEFAULT_CHAOS_OPTIONS, ...input };
+  const engineTiming = (input.durable ?? DEFAULT_CHAOS_OPTIONS.durable) === 'real' ? REAL_ENGINE_TIMING : {};
+  const o = { ...DEFAULT_CHAOS_OPTIONS, ...engineTiming, ...input };
   const started = Date.now();
   const faults = FaultPlan.uniform(o.seed, o.crashRate);
   const ledger = new Ledger();
@@ -221,6 +238,8 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
           leaseMs: o.leaseMs,
           providerTimeoutMs: 500,
           timePhase: o.timePhase,
+          durable: o.durable,
+          maxHostKills: o.maxHostKills,
         }),
       );
     }
@@ -236,6 +255,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
         }),
       );
     }
+    for (const part of parts) stops.push(async () => part.close?.());
     const byName = new Map(parts.map((p) => [p.consumer.name, p]));
 
     let sent = 0;

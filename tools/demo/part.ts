@@ -91,6 +91,8 @@ export interface ChaosPart {
   verify(ledger: Ledger): Promise<PartReport>;
   /** Waits for background work (e.g. Durable runs) and stops it. */
   drain(): Promise<void>;
+  /** Stops what the part started (e.g. the Durable host), after `verify`. */
+  close?(): Promise<void>;
   /** The part's share of the time phase, when it has one (payments). */
   readonly timePhase?: PartTimePhase;
 }

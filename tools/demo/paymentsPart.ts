@@ -25,6 +25,13 @@ export interface PaymentsPartOptions {
   readonly timePhase?: boolean;
   /** Retention of the dedup records (default 30 days): the time phase jumps past it. */
   readonly retentionMs?: number;
+  /**
+   * The Durable engine (default `real`): the Durable Task extension with its Azure Storage provider
+   * (tools/durable-host), or `replay`, the local backend replaying with durable-functions' SDK (tools/local/durable).
+   */
+  readonly durable?: 'real' | 'replay';
+  /** Real engine: at most this many Durable host kills after a charge (each costs a restart and the queues' 1 min visibility timeout). */
+  readonly maxHostKills?: number;
 }
 
 /** A delivery of a payment held for an operator, before the operator's fix (the time phase's jump). */
@@ -36,6 +43,9 @@ export class HeldForOperatorError extends Error {
 }
 
 const PART = 'payments';
+
+/** How a charge orchestration fails by design: the provider's transient failures outlasted the retries, or its attempt was stale. */
+const EXPECTED_CHARGE_FAILURE = /payment provider|is stale: attempt/;
 
 /**
  * The payments consumer in the chaos run: the real handler (through the rig) with crashes
@@ -65,6 +75,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     ...(external ? { declineShare: 0, runTag: Date.now().toString(36) } : {}),
   });
   const retentionMs = options.retentionMs ?? 30 * 86_400_000;
+  const hostKills = { count: 0 };
   const rig = await startPaymentsRig({
     tableConnectionString: env.tableConnectionString,
     durableTableConnectionString: env.directTableConnectionString,
@@ -74,11 +85,14 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     retentionMs,
     clock: env.clock,
     restartDelayMs: 100,
-    // The functions as registered, invoked as the host does; the charge replayed by durable-functions from
-    // its history on the local Durable backend (tools/local/durable). Host crashes: after the provider
-    // charged (the activity runs again) and before an orchestration checkpoint (the step replays).
-    durable: process.env.DEMO_DURABLE === 'executor' ? 'executor' : 'registered', // the old executor, to compare
-    // The registered RetryOptions (2 s, doubling) in 1/40 of their time: the demo's leases are short.
+    // The functions as registered, invoked as the host does. Real engine (default): the charge run by the
+    // Durable Task extension and its Azure Storage provider; host crashes are SIGKILLs of the host after the
+    // provider charged (the engine runs the activity again after the restart), a bounded number per run.
+    // Replay: the local backend replays with durable-functions' SDK; crashes after the charge and before a checkpoint.
+    durable: options.durable === 'replay' ? 'registered' : 'real',
+    killHostAfterCharge: (paymentId) =>
+      hostKills.count < (options.maxHostKills ?? 2) && env.faults.shouldCrash(CrashPoint.AfterCharge, `${paymentId}#host`) && ++hostKills.count > 0,
+    // Replay: the registered RetryOptions (2 s, doubling) in 1/40 of their time: the demo's leases are short.
     timerScale: 1 / 40,
     durableCrashBefore: (point, instanceId) =>
       (point === 'after-activity' && env.faults.shouldCrash(CrashPoint.AfterCharge, instanceId)) ||
@@ -151,6 +165,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     },
     withheldSends: () => sendsOf([...withheld].map((i) => workload.messages[i])),
     drain: () => rig.workflow.stop(),
+    close: async () => rig.close?.(),
     verify: (ledger) => verifyPayments(rig, workload.messages, ledger, options.provider, withheld, options.timePhase ? { ...phase, held } : undefined),
     ...(timePhase ? { timePhase } : {}),
   };
@@ -483,6 +498,15 @@ async function verifyPayments(
   // (e.g. an orchestrator that is not deterministic on replay) would otherwise only show as slow deliveries.
   const unfinished = rig.backend ? await rig.backend.store.unfinishedInstances() : [];
   if (unfinished.length > 0) violations.push(`${unfinished.length} charge orchestration(s) never finished: ${unfinished.slice(0, 5).join(', ')}`);
+  // Real engine: a charge orchestration may fail only as designed (the provider's retries spent, a stale attempt);
+  // any other failure (the engine's non-determinism check, a missing function, a bug) is a broken charge, even when
+  // a later run or an operator's resubmission completed the payment.
+  const failed = rig.backend && 'failedInstances' in rig.backend.store ? await rig.backend.store.failedInstances() : [];
+  const unexpected = failed.filter((f) => !EXPECTED_CHARGE_FAILURE.test(f.output));
+  if (unexpected.length > 0)
+    violations.push(
+      `${unexpected.length} charge orchestration(s) failed unexpectedly, e.g. ${unexpected[0].instanceId}: ${unexpected[0].output.replace(/\s+/g, ' ').slice(0, 300)}`,
+    );
 
   const held = phase?.held;
   return {
@@ -507,7 +531,7 @@ async function verifyPayments(
       reusedKeysWithheld: [...withheld].filter((i) => messages[i].kind === 'reusedKey').length,
       leftInProgress: leftInProgress.length,
       orphanLocalRows: orphanLocalRows.length,
-      // The local Durable backend's work: episodes (each a replay of the committed history), activity runs, entity batches, injected host crashes.
+      // Real engine: host kills requested and restarts. Replay backend: episodes (each a replay of the committed history), activity runs, entity batches, injected host crashes.
       durable: rig.backend ? { ...rig.backend.counters, unfinishedOrchestrations: unfinished.length } : null,
       ...(phase
         ? {

@@ -9,6 +9,7 @@ import { Telemetry } from '../../src/telemetry/Telemetry';
 import type { DurableCrashPoint } from './durable/LocalDurableBackend';
 import { LocalChargeWorkflow, type RunStep } from './LocalChargeWorkflow';
 import { startRegisteredPayments } from './registeredPayments';
+import { startRealEnginePayments } from './durable/realEnginePayments';
 
 export interface PaymentsRigOptions {
   /** Table Storage connection string (Azurite). */
@@ -33,12 +34,16 @@ export interface PaymentsRigOptions {
   readonly activityRetry?: { maxAttempts: number; firstRetryIntervalMs: number };
   readonly clock?: Clock;
   /**
+   * `real`: the functions as registered, the charge run by the real Durable engine (`tools/durable-host`, the
+   * Durable Task extension and its Azure Storage provider on an Azurite of its own: `durable/realEnginePayments.ts`).
    * `registered`: the functions as `src/functions/payments.ts` registers them, invoked as the host does, the
    * charge run by the local Durable backend through the SDK's replay (`registeredPayments.ts`).
    * `executor` (default): the handler factory called directly, the charge by `LocalChargeWorkflow`
    * (the consumer's own tests: crash points at each step, fast).
    */
-  readonly durable?: 'registered' | 'executor';
+  readonly durable?: 'real' | 'registered' | 'executor';
+  /** Real engine: after the provider charged `paymentId`, true kills the Durable host (then it is restarted). */
+  readonly killHostAfterCharge?: (paymentId: string) => boolean;
   /** Registered path: host crashes in the Durable backend (see `DurableCrashPoint`). */
   readonly durableCrashBefore?: (point: DurableCrashPoint, id: string) => boolean;
   /** Registered path: real time of a Durable timer (activity retry delay) as a share of its nominal time. */
@@ -73,6 +78,16 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
   const telemetry = options.telemetry ?? new Telemetry();
   const provider = providerFromSettings(settings, telemetry);
   const durableTable = table('durable', options.durableTableConnectionString);
+  if (options.durable === 'real') {
+    const real = await startRealEnginePayments({
+      settings,
+      overrides: { tableClient: (name) => table(name), clock: options.clock, telemetry, leaseMs: options.leaseMs ?? 2_000, retentionMs: options.retentionMs },
+      killAfterCharge: options.killHostAfterCharge,
+    });
+    const { store, parking, consumer } = real.parts;
+    await Promise.all([store.ensureTable(), parking.ensureTable()]);
+    return { store, parking, workflow: real.workflow, provider, consumer, deliver: real.deliver, telemetry, backend: real.backend, close: real.close };
+  }
   if (options.durable === 'registered') {
     const registered = await startRegisteredPayments({
       settings,
@@ -84,7 +99,17 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
     });
     const { store, parking, consumer } = registered.parts;
     await Promise.all([store.ensureTable(), parking.ensureTable()]);
-    return { store, parking, workflow: registered.workflow, provider, consumer, deliver: registered.deliver, telemetry, backend: registered.backend };
+    return {
+      store,
+      parking,
+      workflow: registered.workflow,
+      provider,
+      consumer,
+      deliver: registered.deliver,
+      telemetry,
+      backend: registered.backend,
+      close: undefined,
+    };
   }
   const workflow = new LocalChargeWorkflow({
     table: durableTable,
@@ -116,6 +141,6 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
     return handler(body, context);
   }
 
-  return { store, parking, workflow, provider, consumer, deliver, telemetry, backend: undefined };
+  return { store, parking, workflow, provider, consumer, deliver, telemetry, backend: undefined, close: undefined };
 }
 export type PaymentsRig = Awaited<ReturnType<typeof startPaymentsRig>>;

@@ -8,7 +8,7 @@ import type { ChargeEntityState } from '../../src/payments/chargeEntity';
 import { DurableHttpApi } from './durable/DurableHttpApi';
 import { DurableStore } from './durable/DurableStore';
 import { LocalDurableBackend, type DurableCrashPoint } from './durable/LocalDurableBackend';
-import { InvocationFailedError, WorkerHost, type RpcTypedData } from './host/WorkerHost';
+import { InvocationFailedError, WorkerHost, type RpcInvocationRequest, type RpcTypedData } from './host/WorkerHost';
 
 export interface RegisteredPaymentsOptions {
   readonly settings: Settings;
@@ -50,8 +50,6 @@ export async function startRegisteredPayments(options: RegisteredPaymentsOptions
   });
   const api = await DurableHttpApi.start(backend, new Set([CHARGE_ORCHESTRATION]));
   const clientData = api.clientBindingData();
-  const triggerBinding = host.bindingName('paymentsConsumer', 'serviceBusTrigger');
-  const clientBinding = host.bindingName('paymentsConsumer', 'durableClient');
 
   /**
    * One delivery through the registered trigger. Resolves to the trigger's result (the host ignores it;
@@ -59,13 +57,7 @@ export async function startRegisteredPayments(options: RegisteredPaymentsOptions
    */
   async function deliver(body: unknown, metadata: ServiceBusMetadata): Promise<PaymentDeliveryResult> {
     try {
-      return (await host.invoke('paymentsConsumer', {
-        inputData: [
-          { name: triggerBinding, data: { string: bodyText(body) } },
-          { name: clientBinding, data: { string: clientData } },
-        ],
-        triggerMetadata: serviceBusTriggerMetadata(metadata),
-      })) as PaymentDeliveryResult;
+      return (await host.invoke('paymentsConsumer', serviceBusRequest(host, body, metadata, clientData))) as PaymentDeliveryResult;
     } catch (error) {
       throw error instanceof InvocationFailedError ? error.error : error;
     }
@@ -82,6 +74,20 @@ export async function startRegisteredPayments(options: RegisteredPaymentsOptions
     },
   };
   return { host, backend, functions, parts: functions.parts(), deliver, workflow };
+}
+
+/**
+ * The invocation request of one Service Bus delivery to `paymentsConsumer`, as the host sends it: the body as
+ * text, PascalCase trigger metadata, the Durable client binding's data.
+ */
+export function serviceBusRequest(host: WorkerHost, body: unknown, metadata: ServiceBusMetadata, clientData: string): RpcInvocationRequest {
+  return {
+    inputData: [
+      { name: host.bindingName('paymentsConsumer', 'serviceBusTrigger'), data: { string: bodyText(body) } },
+      { name: host.bindingName('paymentsConsumer', 'durableClient'), data: { string: clientData } },
+    ],
+    triggerMetadata: serviceBusTriggerMetadata(metadata),
+  };
 }
 
 /** The message body as the Service Bus trigger passes it: its text (the worker parses JSON text into an object). */

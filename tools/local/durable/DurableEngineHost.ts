@@ -1,0 +1,312 @@
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync, readdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { whenStopped } from '../../cli/stopSignals';
+
+/** The repository root (this file is at tools/local/durable/, compiled or not). */
+const ROOT = (() => {
+  let dir = __dirname;
+  while (!existsSync(path.join(dir, 'host.json'))) dir = path.dirname(dir);
+  return dir;
+})();
+const HOST_DIR = path.join(ROOT, 'tools', 'durable-host');
+const HOST_DLL = path.join(HOST_DIR, 'bin', 'Release', 'net10.0', 'DurableHost.dll');
+/** The extension's local RPC endpoint port: fixed (LocalHttpListener), so one host per machine at a time. */
+export const DURABLE_RPC_PORT = 17071;
+
+/** Whether `dotnet` can run here (the real-engine tests are skipped with a NOT RUN notice without it). */
+export function dotnetAvailable(): boolean {
+  return spawnSync('dotnet', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+function newestMtimeMs(dir: string, test: (file: string) => boolean): number {
+  return readdirSync(dir)
+    .filter(test)
+    .reduce((m, f) => Math.max(m, statSync(path.join(dir, f)).mtimeMs), 0);
+}
+
+/**
+ * Builds `tools/durable-host` (restore + build, `npm run durable-host:build`) unless its DLL is newer than its
+ * sources: NuGet's package cache and the DLL make a second build free. Serialised by a lock file.
+ * @returns the DLL's path
+ */
+export function ensureDurableHostBuilt(log: (line: string) => void = () => undefined): string {
+  const sourcesMs = newestMtimeMs(HOST_DIR, (f) => f.endsWith('.cs') || f.endsWith('.csproj'));
+  if (existsSync(HOST_DLL) && statSync(HOST_DLL).mtimeMs >= sourcesMs) return HOST_DLL;
+  return withFileLock(path.join(tmpdir(), 'durable-host-build.lock'), () => {
+    if (existsSync(HOST_DLL) && statSync(HOST_DLL).mtimeMs >= sourcesMs) return HOST_DLL;
+    log('building tools/durable-host (dotnet build -c Release)');
+    execFileSync('dotnet', ['build', HOST_DIR, '-c', 'Release', '-nologo', '-v', 'q'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    return HOST_DLL;
+  });
+}
+
+/**
+ * The built app the bridge loads. Run from `dist/` (the demo, the bench: `tsc -b tsconfig.tools.json`
+ * built it), that `dist/`; under Jest (sources), the same compilation (`tsconfig.tools.json`) into
+ * `tools/durable-host/obj/app`, so it never races another test writing `dist/`.
+ * @returns the directory holding `src/functions/*.js` and `tools/durable-host/bridge.js`
+ */
+export function builtApp(): string {
+  if (__filename.endsWith('.js')) return path.resolve(__dirname, '..', '..', '..');
+  const out = path.join(HOST_DIR, 'obj', 'app');
+  return withFileLock(path.join(tmpdir(), 'durable-host-app.lock'), () => {
+    const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    execFileSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.tools.json'), '--outDir', out, '--tsBuildInfoFile', path.join(out, 'tsbuildinfo')], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return out;
+  });
+}
+
+/** Runs `fn` holding an exclusive lock file (another process's lock is waited for; a dead owner's is taken). */
+function withFileLock<T>(file: string, fn: () => T): T {
+  const fd = acquireLockSync(file);
+  try {
+    return fn();
+  } finally {
+    closeSync(fd);
+    unlinkSync(file);
+  }
+}
+
+function acquireLockSync(file: string): number {
+  for (;;) {
+    try {
+      const fd = openSync(file, 'wx');
+      writeSync(fd, String(process.pid));
+      return fd;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (!ownerAlive(file)) {
+        try {
+          unlinkSync(file);
+        } catch {
+          /* another waiter took it */
+        }
+        continue;
+      }
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    }
+  }
+}
+
+function ownerAlive(file: string): boolean {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(file, 'utf8'));
+  } catch {
+    return true; // just created, not written yet
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function acquirePortLock(file: string): Promise<void> {
+  for (;;) {
+    try {
+      closeSync(openSync(file, 'wx'));
+      writeFileSyncSafe(file, String(process.pid));
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (!ownerAlive(file)) {
+        try {
+          unlinkSync(file);
+        } catch {
+          /* taken by another waiter */
+        }
+        continue;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+function writeFileSyncSafe(file: string, text: string): void {
+  const fd = openSync(file, 'w');
+  writeSync(fd, text);
+  closeSync(fd);
+}
+
+export interface DurableEngineHostOptions {
+  /** The task hub's storage account (`AzureWebJobsStorage`): `AzuriteStorage.connectionString`. */
+  readonly storageConnectionString: string;
+  /** `DURABLE_TASK_HUB_NAME` (host.json's hubName is `%DURABLE_TASK_HUB_NAME%`). */
+  readonly hubName: string;
+  /** App settings for the app's code in the bridge (the provider URL, ...), as the Functions host passes them. */
+  readonly appSettings: Readonly<Record<string, string>>;
+  /** Entry files of the built app, relative to it; default the payments registrations. */
+  readonly entries?: readonly string[];
+  /**
+   * Laid over host.json's `extensions.durableTask` (same shape). Tests and the demo scale time with it, said where
+   * used: `maxQueuePollingInterval` (host.json 10 s: an idle hub waits that long per queue hop) and the queues'
+   * visibility timeouts (5 min by default: after a host crash its dequeued messages reappear only then).
+   */
+  readonly overrides?: Readonly<Record<string, unknown>>;
+  /** Receives the host's log lines (warnings and errors of the extension, the app's stderr). */
+  readonly log?: (line: string) => void;
+}
+
+/**
+ * The real Durable engine as a child process (`tools/durable-host`, see docs/durable.md): the WebJobs host
+ * with the Durable Task extension and its Azure Storage provider, running the built app's orchestrations,
+ * entities and activities through the Node bridge. `start`, `kill` (SIGKILL of the host and its Node worker:
+ * a crash, nothing flushed), `restart`, `stop`. Holds the machine-wide lock of port 17071 from start to stop.
+ */
+export class DurableEngineHost {
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> | undefined;
+  private clientJson: string | undefined;
+  private unregister: (() => void) | undefined;
+  private readonly lockFile = path.join(tmpdir(), `durable-host-${DURABLE_RPC_PORT}.lock`);
+  private locked = false;
+  readonly counters = { starts: 0, kills: 0 };
+  /** Last lines the host wrote (for failure messages). */
+  readonly recentLog: string[] = [];
+
+  private constructor(
+    private readonly options: DurableEngineHostOptions,
+    private readonly dll: string,
+    private readonly appDir: string,
+  ) {}
+
+  /** Builds what is missing (cached), takes the port lock, starts the host and waits until it is ready. */
+  static async start(options: DurableEngineHostOptions): Promise<DurableEngineHost> {
+    const host = new DurableEngineHost(options, ensureDurableHostBuilt(options.log), builtApp());
+    await acquirePortLock(host.lockFile);
+    host.locked = true;
+    host.unregister = whenStopped(() => host.stop());
+    try {
+      await host.launch();
+    } catch (error) {
+      await host.stop();
+      throw error;
+    }
+    return host;
+  }
+
+  /** The `durableClient` input binding's data the extension produced (what the host passes a JS function). */
+  get clientBindingData(): string {
+    if (!this.clientJson) throw new Error('the Durable host has not started');
+    return this.clientJson;
+  }
+
+  get running(): boolean {
+    return this.child !== undefined;
+  }
+
+  get hubName(): string {
+    return this.options.hubName;
+  }
+
+  private async launch(): Promise<void> {
+    const entries = (this.options.entries ?? ['src/functions/payments.js']).map((e) => path.join(this.appDir, e));
+    const env: Record<string, string | undefined> = { ...process.env, ...this.options.appSettings };
+    delete env.APPLICATIONINSIGHTS_CONNECTION_STRING; // never start a telemetry exporter locally
+    Object.assign(env, {
+      AzureWebJobsStorage: this.options.storageConnectionString,
+      DURABLE_TASK_HUB_NAME: this.options.hubName,
+      DURABLE_HOST_JSON: path.join(ROOT, 'host.json'),
+      DURABLE_HOST_BRIDGE: path.join(this.appDir, 'tools', 'durable-host', 'bridge.js'),
+      DURABLE_HOST_BRIDGE_ARGS: entries.map((e) => `"${e}"`).join(' '),
+      DURABLE_HOST_NODE: process.execPath,
+      DURABLE_HOST_OVERRIDES: this.options.overrides ? JSON.stringify(this.options.overrides) : '',
+      DOTNET_CLI_TELEMETRY_OPTOUT: '1',
+      DOTNET_NOLOGO: '1',
+    });
+    // Its own process group: kill() ends the host and its Node worker together, as a crashed VM would.
+    const child = spawn('dotnet', [this.dll], { env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = child;
+    this.counters.starts++;
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    const remember = (line: string) => {
+      this.recentLog.push(line);
+      if (this.recentLog.length > 200) this.recentLog.shift();
+      this.options.log?.(line);
+    };
+    createInterface({ input: child.stderr }).on('line', remember);
+    const ready = new Promise<void>((resolve, reject) => {
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        if (line.startsWith('DURABLE_HOST_CLIENT ')) this.clientJson = line.slice('DURABLE_HOST_CLIENT '.length);
+        else if (line.startsWith('DURABLE_HOST_READY')) resolve();
+        else remember(line);
+      });
+      child.once('exit', (code, signal) => reject(new Error(`the Durable host exited (${code ?? signal}) before it was ready:\n${this.failureSummary()}`)));
+    });
+    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the Durable host was not ready within 180 s')), 180_000).unref());
+    await Promise.race([ready, timeout]);
+  }
+
+  /** The host's exception lines (not its stack frames) and its last lines, for a failure message. */
+  failureSummary(): string {
+    const reasons = this.recentLog.filter((l) => !/^\s+at /.test(l) && /exception|error|fail/i.test(l)).slice(0, 10);
+    return [...reasons, '...', ...this.recentLog.filter((l) => !/^\s+at /.test(l)).slice(-10)].join('\n');
+  }
+
+  /** A crash: SIGKILL to the host and its Node worker (nothing flushed, no lease released). */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    this.child = undefined;
+    this.counters.kills++;
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+    await this.exited;
+  }
+
+  /** Starts the host again on the same task hub (after `kill`): the engine recovers from its queues and history. */
+  async restart(): Promise<void> {
+    if (this.child) return;
+    await this.launch();
+  }
+
+  /** Stops the host (SIGTERM, then SIGKILL after 10 s) and releases the port lock. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    this.unregister?.();
+    this.unregister = undefined;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const timer = setTimeout(() => {
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }, 10_000);
+      try {
+        process.kill(-child.pid!, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
+      await this.exited;
+      clearTimeout(timer);
+      // The Node worker of a host stopped by SIGTERM ends when its stdin closes; make sure of it.
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* the group is empty */
+      }
+    }
+    if (this.locked) {
+      this.locked = false;
+      try {
+        unlinkSync(this.lockFile);
+      } catch {
+        /* already removed */
+      }
+    }
+  }
+}

@@ -1,0 +1,161 @@
+import { TableClient } from '@azure/data-tables';
+import { CHARGE_ENTITY } from '../../../src/app/durableCharge';
+import type { PaymentsOverrides } from '../../../src/app/payments';
+import { paymentsFunctionsFrom, registerPaymentsFunctions } from '../../../src/app/paymentsFunctions';
+import type { Settings } from '../../../src/config/settings';
+import type { ChargeEntityState } from '../../../src/payments/chargeEntity';
+import type { PaymentDeliveryResult } from '../../../src/payments/PaymentsConsumer';
+import { InvocationFailedError, WorkerHost } from '../host/WorkerHost';
+import { serviceBusRequest, type ServiceBusMetadata } from '../registeredPayments';
+import { AzuriteStorage } from './AzuriteStorage';
+import { DurableEngineHost } from './DurableEngineHost';
+import { ProviderTap } from './ProviderTap';
+
+export interface RealEnginePaymentsOptions {
+  readonly settings: Settings;
+  /** The consumer's overrides (tables, clock, lease): the trigger runs in this process, as the demo's bus calls it. */
+  readonly overrides: PaymentsOverrides;
+  /** Task hub name (letters and digits); default `payments` + a random suffix. */
+  readonly hubName?: string;
+  /**
+   * Time scaled for local runs: host.json's `maxQueuePollingInterval` (10 s: an idle hub waits that long per queue
+   * hop, in Azure too) -> 500 ms. Everything else is host.json's, e.g. the queues' 1 min visibility timeout (how
+   * long a dead host's dequeued messages stay hidden). Override with `durableOverrides`.
+   */
+  readonly durableOverrides?: Readonly<Record<string, unknown>>;
+  /** After the provider answered a charge: true kills the Durable host before the activity hears it, then restarts it. */
+  readonly killAfterCharge?: (paymentId: string) => boolean;
+  readonly log?: (line: string) => void;
+  /** Rewrites the durableClient binding data the trigger gets (the bench points `rpcBaseUrl` at a counting proxy). */
+  readonly clientBinding?: (json: string) => string;
+}
+
+/** See {@link RealEnginePaymentsOptions.durableOverrides}. */
+export const LOCAL_TIME_SCALE = {
+  storageProvider: { maxQueuePollingInterval: '00:00:00.500' },
+} as const;
+
+const FINAL = new Set(['Completed', 'Failed', 'Terminated', 'Canceled']);
+
+/**
+ * The payments functions on the real Durable engine: the orchestration, entity and activity run by the Durable
+ * Task extension and its Azure Storage provider (`tools/durable-host`, the built app's registrations) on an
+ * Azurite of their own; the Service Bus trigger, registered by the same `registerPaymentsFunctions` and invoked
+ * here as the host invokes it, gets the `durableClient` binding data the extension produced, so its client talks
+ * to the extension's own HTTP endpoint. `killAfterCharge` makes real host crashes: SIGKILL of the host and its
+ * Node worker after the provider charged, before the engine checkpointed the result; then a restart.
+ */
+export async function startRealEnginePayments(options: RealEnginePaymentsOptions) {
+  const storage = await AzuriteStorage.start();
+  const hubName = options.hubName ?? `payments${Math.random().toString(36).slice(2, 8)}`;
+  let engine: DurableEngineHost | undefined;
+  /** Host kills after a charge (`crashes`, as the other backends name their injected crashes) and restarts. */
+  const kills = { crashes: 0, restarts: 0 };
+  let restarting: Promise<void> | undefined;
+  const tap = await ProviderTap.start(options.settings.PAYMENT_PROVIDER_URL!, ({ paymentId, status }) => {
+    if (status >= 300 || !options.killAfterCharge?.(paymentId) || !engine?.running) return 'pass';
+    kills.crashes++;
+    restarting ??= (async () => {
+      await engine.kill();
+      await engine.restart();
+      kills.restarts++;
+    })().finally(() => (restarting = undefined));
+    return 'hold';
+  });
+  try {
+    engine = await DurableEngineHost.start({
+      storageConnectionString: storage.connectionString,
+      hubName,
+      overrides: options.durableOverrides ?? LOCAL_TIME_SCALE,
+      log: options.log,
+      appSettings: {
+        PAYMENT_PROVIDER_URL: tap.url,
+        PAYMENT_PROVIDER_TIMEOUT_MS: String(options.settings.PAYMENT_PROVIDER_TIMEOUT_MS),
+        // The built app validates its settings at load; the orchestration, entity and activity use no table.
+        IDEMPOTENCY_TABLE_CONNECTION_STRING: storage.connectionString,
+      },
+    });
+  } catch (error) {
+    await tap.stop();
+    await storage.stop();
+    throw error;
+  }
+  const functions = paymentsFunctionsFrom(options.settings, options.overrides);
+  const worker = WorkerHost.load(() => registerPaymentsFunctions(functions));
+  const hubTable = (suffix: string) => TableClient.fromConnectionString(storage.connectionString, `${hubName}${suffix}`, { allowInsecureConnection: true });
+  const rpc = () => (JSON.parse(engine.clientBindingData) as { rpcBaseUrl: string }).rpcBaseUrl;
+
+  /** One delivery through the registered trigger; while the host is down (being restarted) it waits, as a dead host receives nothing. */
+  async function deliver(body: unknown, metadata: ServiceBusMetadata): Promise<PaymentDeliveryResult> {
+    while (restarting) await restarting;
+    try {
+      const client = options.clientBinding ? options.clientBinding(engine!.clientBindingData) : engine!.clientBindingData;
+      return (await worker.invoke('paymentsConsumer', serviceBusRequest(worker, body, metadata, client))) as PaymentDeliveryResult;
+    } catch (error) {
+      throw error instanceof InvocationFailedError ? error.error : error;
+    }
+  }
+
+  /** Instances of the task hub that are not final, from its Instances table. */
+  async function unfinishedInstances(): Promise<string[]> {
+    const ids: string[] = [];
+    try {
+      for await (const row of hubTable('Instances').listEntities<{ partitionKey: string; RuntimeStatus?: string }>()) {
+        if (!row.partitionKey.startsWith('@') && !FINAL.has(String(row.RuntimeStatus))) ids.push(row.partitionKey);
+      }
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+    }
+    return ids;
+  }
+
+  /** Charge orchestrations of the hub that failed, with the engine's failure text (their Output). */
+  async function failedInstances(): Promise<Array<{ instanceId: string; output: string }>> {
+    const failed: Array<{ instanceId: string; output: string }> = [];
+    try {
+      for await (const row of hubTable('Instances').listEntities<{ partitionKey: string; RuntimeStatus?: string; Output?: string }>()) {
+        if (row.RuntimeStatus === 'Failed') failed.push({ instanceId: row.partitionKey, output: String(row.Output ?? '') });
+      }
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+    }
+    return failed;
+  }
+
+  /** Waits (bounded) until every orchestration of the hub is final. */
+  async function drain(timeoutMs = 120_000): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while (restarting) await restarting;
+    while (Date.now() < until && (await unfinishedInstances()).length > 0) await new Promise((r) => setTimeout(r, 250));
+  }
+
+  const workflow = {
+    counters: kills,
+    /** The `paymentCharge` entity's state, read through the extension's HTTP API. */
+    async entityState(entityKey: string): Promise<ChargeEntityState | undefined> {
+      const response = await fetch(`${rpc()}entities/${CHARGE_ENTITY}/${entityKey}`);
+      if (response.status === 404) return undefined;
+      if (!response.ok) throw new Error(`reading entity ${entityKey}: HTTP ${response.status}`);
+      return (await response.json()) as ChargeEntityState;
+    },
+    drain,
+    /** Waits (bounded) for the hub's orchestrations to finish; the engine keeps running until `close`. */
+    stop: () => drain(),
+  };
+  /** Stops the Durable host, the provider tap and the hub's Azurite. */
+  async function close(): Promise<void> {
+    await engine?.stop();
+    await tap.stop();
+    await storage.stop();
+  }
+  const backend = {
+    kind: 'real' as const,
+    counters: kills,
+    store: { unfinishedInstances, failedInstances },
+    engine: engine,
+    storage,
+    hubName,
+    hubTable,
+  };
+  return { worker, functions, parts: functions.parts(), deliver, workflow, backend, close };
+}
