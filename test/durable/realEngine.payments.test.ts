@@ -11,7 +11,7 @@ import { chargeEntityKey } from '../../src/payments/ChargeWorkflow';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
 import { startRealEnginePayments } from '../../tools/local/durable/realEnginePayments';
 import { useAzurite } from '../support/azurite';
-import { realEngineTest } from '../support/realEngine';
+import { REAL_ENGINE_TIMEOUT_MS, realEngineTest } from '../support/realEngine';
 
 const azuriteOf = useAzurite();
 const payment = (id: string) => ({ paymentId: id, customerId: 'cust-1', amount: 1250, currency: 'EUR' });
@@ -94,7 +94,7 @@ realEngineTest(
       expect(await real.workflow.entityState(entityKey)).toMatchObject({ status: 'completed', attempt: 1, result: { status: 'succeeded' } });
       expect(await real.backend.store.unfinishedInstances()).toEqual([]);
     }),
-  600_000,
+  REAL_ENGINE_TIMEOUT_MS,
 );
 
 realEngineTest(
@@ -113,5 +113,5 @@ realEngineTest(
       const record = (await real.parts.store.get(keyFromMessageId('payments', 'pay-kill-1')))!;
       expect(record.status).toBe('COMPLETED');
     }),
-  600_000,
+  REAL_ENGINE_TIMEOUT_MS,
 );

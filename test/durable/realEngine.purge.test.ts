@@ -12,7 +12,7 @@ import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvide
 import { startRealEnginePayments } from '../../tools/local/durable/realEnginePayments';
 import { WorkerHost } from '../../tools/local/host/WorkerHost';
 import { useAzurite } from '../support/azurite';
-import { realEngineTest } from '../support/realEngine';
+import { REAL_ENGINE_TIMEOUT_MS, realEngineTest } from '../support/realEngine';
 
 const azuriteOf = useAzurite();
 const DAY_MS = 86_400_000;
@@ -79,5 +79,5 @@ realEngineTest(
       await provider.stop();
     }
   },
-  600_000,
+  REAL_ENGINE_TIMEOUT_MS,
 );

@@ -30,7 +30,8 @@ async function countingRpcProxy(target: string) {
     req.on('data', (c: Buffer) => (body += String(c)));
     req.on('end', () => {
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'connection') headers[k] = v;
+      for (const [k, v] of Object.entries(req.headers))
+        if (typeof v === 'string' && !['host', 'connection', 'content-length', 'transfer-encoding'].includes(k)) headers[k] = v;
       fetch(new URL(path, target), { method: req.method, headers, body: req.method === 'GET' ? undefined : body }).then(
         async (answer) => res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(await answer.text()),
         () => res.destroy(),
