@@ -15,6 +15,9 @@ const azuriteOf = useAzurite();
 
 /** Which operations ran in which entity batch (the invocation id of the batch). */
 const entityOps: Array<{ op: string; invocationId: string }> = [];
+/** `slow` holds the entity until the test opens this gate (not a fixed time: on a loaded machine setting up the next calls may take longer). */
+let openSlowGate: () => void = () => undefined;
+let slowGate: Promise<void> = Promise.resolve();
 /** Invocations of the non-deterministic orchestrator (its branch depends on it). */
 let nondeterministicRuns = 0;
 
@@ -26,8 +29,8 @@ const host = WorkerHost.load(() => {
   df.app.entity('probeCounter', async (context: EntityContext<Counter>) => {
     entityOps.push({ op: context.df.operationName ?? '', invocationId: context.invocationId });
     switch (context.df.operationName) {
-      case 'slow': // holds the entity, so the next requests queue up into one batch
-        await new Promise((resolve) => setTimeout(resolve, 300));
+      case 'slow': // holds the entity (until the test opens the gate), so the next requests queue up into one batch
+        await slowGate;
         context.df.setState({ value: 'slow' });
         return context.df.return('slow');
       case 'set':
@@ -81,15 +84,17 @@ describe('local Durable backend: test-only registrations on Azurite', () => {
   test('an entity operation that throws does not roll back the state set before the throw, in the same batch', async () => {
     const b = await startBackend();
     entityOps.length = 0;
+    slowGate = new Promise<void>((resolve) => (openSlowGate = resolve));
     const call = async (id: string, op: string, value?: unknown) => {
       expect(await b.start('probeEntityCall', id, JSON.stringify({ op, value }))).toBe(true);
       // Its first checkpoint is committed once the instance has history: its request is then queued at the entity.
       await waitFor(async () => ((await b.store.instance(id))?.historyLength ?? 0) > 0);
     };
     await call('call-slow', 'slow');
-    await waitFor(async () => entityOps.length > 0); // the entity is busy with `slow` for 300 ms
+    await waitFor(async () => entityOps.length > 0); // the entity is busy with `slow` until the gate opens
     await call('call-set', 'set', 5);
     await call('call-boom', 'boom', 7);
+    openSlowGate();
     await b.drain();
     await call('call-get', 'get');
     await b.drain();
@@ -132,7 +137,7 @@ describe('local Durable backend: test-only registrations on Azurite', () => {
   });
 });
 
-async function waitFor(condition: () => Promise<boolean>, timeoutMs = 3_000): Promise<void> {
+async function waitFor(condition: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > until) throw new Error('condition not met in time');
