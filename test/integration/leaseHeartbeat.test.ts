@@ -143,7 +143,9 @@ describe('lease heartbeat (Azurite, real leases of 900 ms)', () => {
   });
 });
 
-describe('lease end: the signal aborts no later than the lease end, whatever the store is doing (Azurite, 900 ms leases)', () => {
+describe('lease end: the signal aborts no later than the lease end, whatever the store is doing (Azurite, 3 s leases)', () => {
+  /** Long enough that the margin (a tenth: 300 ms) absorbs a loaded machine's late timers. */
+  const HANG_LEASE_MS = 3_000;
   /** A Table store whose requests hang (sent, never answered) while `hanging` is set; its call deadline is long (5 s). */
   async function hangingStore() {
     const client = await freshTable(azuriteOf());
@@ -160,7 +162,7 @@ describe('lease end: the signal aborts no later than the lease end, whatever the
       },
       { afterPhase: 'Retry' },
     );
-    const store = new TableIdempotencyStore(client, { retentionMs: 86_400_000, leaseMs: LEASE_MS, callTimeoutMs: 5_000 });
+    const store = new TableIdempotencyStore(client, { retentionMs: 86_400_000, leaseMs: HANG_LEASE_MS, callTimeoutMs: 10_000 });
     return { client, store, state };
   }
 
@@ -169,7 +171,7 @@ describe('lease end: the signal aborts no later than the lease end, whatever the
     ['without the heartbeat', false],
   ])('%s: a store that hangs after the claim; the signal aborts by the lease end and a takeover never overlaps the work', async (_name, heartbeat) => {
     const { client, store, state } = await hangingStore();
-    const other = new TableIdempotencyStore(otherClient(client), { retentionMs: 86_400_000, leaseMs: LEASE_MS });
+    const other = new TableIdempotencyStore(otherClient(client), { retentionMs: 86_400_000, leaseMs: HANG_LEASE_MS });
     let leaseEndMs = 0;
     let abortedAtMs = 0;
     const handler = makeIdempotent(
@@ -186,7 +188,7 @@ describe('lease end: the signal aborts no later than the lease end, whatever the
     );
     const first = handler({ id: 'm-hang' }, context('m-hang')).catch((e: unknown) => e);
     // Another process takes the key over as soon as the lease has ended by the store's clock.
-    await sleep(LEASE_MS + 20);
+    await sleep(HANG_LEASE_MS + 20);
     while (Date.now() < leaseEndMs) await sleep(5);
     const takeover = await other.claim({ consumer: 'hang', key: 'm-hang' }, (await other.get({ consumer: 'hang', key: 'm-hang' }))!.digest);
     const takenOverAtMs = Date.now();
