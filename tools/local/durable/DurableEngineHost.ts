@@ -64,43 +64,56 @@ export function builtApp(): string {
 
 /** Runs `fn` holding an exclusive lock file (another process's lock is waited for; a dead owner's is taken). */
 function withFileLock<T>(file: string, fn: () => T): T {
-  const fd = acquireLockSync(file);
+  acquireLockSync(file);
   try {
     return fn();
   } finally {
-    closeSync(fd);
     unlinkSync(file);
   }
 }
 
-function acquireLockSync(file: string): number {
-  for (;;) {
+/**
+ * One try at the lock file: created exclusively with this process's pid written through the same descriptor.
+ * Returns false while a live owner holds it; a dead owner's file is removed (the caller tries again at once).
+ */
+function tryTakeLock(file: string): boolean | 'retry' {
+  try {
+    const fd = openSync(file, 'wx');
     try {
-      const fd = openSync(file, 'wx');
       writeSync(fd, String(process.pid));
-      return fd;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      if (!ownerAlive(file)) {
-        try {
-          unlinkSync(file);
-        } catch {
-          /* another waiter took it */
-        }
-        continue;
-      }
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    } finally {
+      closeSync(fd);
     }
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    if (ownerAlive(file)) return false;
+    try {
+      unlinkSync(file);
+    } catch {
+      /* another waiter took it */
+    }
+    return 'retry';
+  }
+}
+
+function acquireLockSync(file: string): void {
+  for (;;) {
+    const taken = tryTakeLock(file);
+    if (taken === true) return;
+    if (taken === false) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
   }
 }
 
 function ownerAlive(file: string): boolean {
-  let pid: number;
+  let text: string;
   try {
-    pid = Number(readFileSync(file, 'utf8'));
+    text = readFileSync(file, 'utf8');
   } catch {
-    return true; // just created, not written yet
+    return true; // removed meanwhile: the next try decides
   }
+  if (text === '') return true; // just created, its pid not written yet
+  const pid = Number(text);
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
@@ -112,29 +125,10 @@ function ownerAlive(file: string): boolean {
 
 async function acquirePortLock(file: string): Promise<void> {
   for (;;) {
-    try {
-      closeSync(openSync(file, 'wx'));
-      writeFileSyncSafe(file, String(process.pid));
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      if (!ownerAlive(file)) {
-        try {
-          unlinkSync(file);
-        } catch {
-          /* taken by another waiter */
-        }
-        continue;
-      }
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    const taken = tryTakeLock(file);
+    if (taken === true) return;
+    if (taken === false) await new Promise((r) => setTimeout(r, 500));
   }
-}
-
-function writeFileSyncSafe(file: string, text: string): void {
-  const fd = openSync(file, 'w');
-  writeSync(fd, text);
-  closeSync(fd);
 }
 
 export interface DurableEngineHostOptions {
