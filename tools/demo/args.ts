@@ -27,6 +27,9 @@ export const DEMO_USAGE = `usage: npm run demo -- [options]
   --durable real|replay   the Durable engine of the charge (default real: the Durable Task extension and its Azure
                           Storage provider on Azurite, tools/durable-host, needs dotnet; replay: the local backend
                           replaying with the SDK); real uses --lock-ms ${REAL_ENGINE_TIMING.lockDurationMs} and a ${REAL_ENGINE_TIMING.leaseMs} ms lease unless set
+  --provider-key-memory H hours the demo's fake provider remembers an Idempotency-Key, on the demo's clock (default
+                          forever; 24 = Stripe's; 0 = it charges on every finished key's call): with the time phase, a
+                          memory shorter than the jump leaves the app's records as the only guard against a second charge
   --host-kills N          real engine: Durable host kills after a charge, at most (default ${DEFAULT_CHAOS_OPTIONS.maxHostKills})
   --json                  print one JSON object as the last line of stdout
   --report FILE.html      also write a self-contained HTML page: a timeline chart of the run and the invariant table
@@ -56,6 +59,7 @@ const SPECS: OptionSpecs = {
   ...Object.fromEntries(Object.keys(NUMBER_OPTIONS).map((name) => [name, { type: 'string' }])),
   'time-phase': { type: 'string' },
   durable: { type: 'string' },
+  'provider-key-memory': { type: 'string' },
   'broker-dedup': { type: 'boolean' },
   json: { type: 'boolean' },
   report: { type: 'string' },
@@ -78,6 +82,8 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv = 
   if (values['time-phase'] !== undefined) chaos.timePhase = read.choice('time-phase', ['on', 'off'] as const, 'on') === 'on';
   if (values.durable !== undefined) chaos.durable = read.choice('durable', ['real', 'replay'] as const, 'real');
   if (read.flag('broker-dedup')) chaos.brokerDuplicateDetection = true;
+  if (values['provider-key-memory'] !== undefined && values['provider-key-memory'] !== 'forever')
+    chaos.providerKeyMemoryMs = read.number('provider-key-memory', { min: 0, max: 24 * 365 * 10, default: Number.NaN }) * 3_600_000;
   if (env.PAYMENT_PROVIDER_URL) {
     try {
       checkProviderUrlShape(env.PAYMENT_PROVIDER_URL);

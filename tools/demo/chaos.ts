@@ -38,6 +38,12 @@ export interface ChaosOptions {
   /** An external provider (loopback only) instead of the demo's own fake one. */
   readonly providerUrl?: string;
   /**
+   * How long the demo's fake provider remembers an Idempotency-Key, on the demo's (jumping) clock: default
+   * forever; Stripe keeps keys 24 hours, so after the time phase's jump every key is forgotten and only the
+   * app's own records stand between a resubmission and a second charge.
+   */
+  readonly providerKeyMemoryMs?: number;
+  /**
    * The time phase (default on): at `timePhaseAt` of the run the consumers' clock jumps past
    * retention, the expiry sweep runs, the dead-letter queue is resubmitted and reused keys after
    * expiry are sent (docs/demo.md, "The time phase"). Payments only.
@@ -58,7 +64,7 @@ export interface ChaosOptions {
   readonly progressEveryMs?: number;
 }
 
-export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, 'providerUrl' | 'onProgress' | 'progressEveryMs'>> = {
+export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, 'providerUrl' | 'providerKeyMemoryMs' | 'onProgress' | 'progressEveryMs'>> = {
   messages: 2_000,
   ordersShare: 0.3,
   duplicateRate: 0.3,
@@ -216,7 +222,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
     stops.push(() => azurite.stop());
     const proxy = await TcpProxy.start(azurite.port);
     stops.push(() => proxy.stop());
-    const provider = await startProvider({ externalUrl: o.providerUrl, faultRate: o.crashRate, seed: o.seed });
+    const provider = await startProvider({ externalUrl: o.providerUrl, faultRate: o.crashRate, seed: o.seed, keyMemoryMs: o.providerKeyMemoryMs, clock });
     stops.push(() => provider.stop());
     const env: ChaosEnvironment = {
       tableConnectionString: azurite.connectionString.replace(`:${azurite.port}/`, `:${proxy.port}/`),

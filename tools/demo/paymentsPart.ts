@@ -429,7 +429,7 @@ async function verifyPayments(
       );
       if (n > 1) doubleEffects.push(`${m.messageId} (reused for ${amountOf(r)})`);
       if (runs.length === 0) violations.push(`${label(r)} was charged ${amountOf(r)} though it was never processed as a new payment`);
-      else if (provider.fake)
+      else if (provider.fake && !provider.fake.forgetsKeys)
         violations.push(`${label(r)} was charged ${amountOf(r)}: the demo's provider never forgets a key, so it was sent with another Idempotency-Key`);
       else reuseChargesAccepted += Math.min(n, 1);
     }
