@@ -113,5 +113,5 @@ async function holdOne(
 }
 
 function statusOf(error: unknown): number | undefined {
-  return typeof error === 'object' && error !== null && 'statusCode' in error ? Number((error as { statusCode: unknown }).statusCode) : undefined;
+  return typeof error === 'object' && error !== null && 'statusCode' in error ? Number(error.statusCode) : undefined;
 }

@@ -13,7 +13,9 @@ export function recordSweepMetrics(meter: Meter, report: SweepReport): void {
   const skipped = meter.createCounter(MetricNames.purgeSkipped, { description: 'expired idempotency records the sweep left', unit: '{record}' });
   skipped.add(report.skippedLeased, { reason: 'leased' });
   skipped.add(report.skippedHeld, { reason: 'held' });
-  meter.createCounter(MetricNames.purgeHeldExtended, { description: 'held idempotency records whose retention a sweep moved forward', unit: '{record}' }).add(report.heldExtended);
+  meter
+    .createCounter(MetricNames.purgeHeldExtended, { description: 'held idempotency records whose retention a sweep moved forward', unit: '{record}' })
+    .add(report.heldExtended);
   skipped.add(report.skippedChanged, { reason: 'changed' });
   skipped.add(report.alreadyDeleted, { reason: 'alreadyDeleted' });
 }
