@@ -1,12 +1,9 @@
 import { DefaultAzureCredential } from '@azure/identity';
 import { ServiceBusClient } from '@azure/service-bus';
 import type { Settings } from '../config/settings';
-import { deadLetterKeysSource } from '../lifecycle/deadLetterKeys';
+import { deadLetterKeysSource, MAX_HELD_DEAD_LETTERS } from '../lifecycle/deadLetterKeys';
 import type { HeldKeysSource } from '../lifecycle/heldRecords';
 import { PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
-
-/** Most dead-lettered payments the sweep holds in one run; more fails the run (nothing deleted) until worked down. */
-export const MAX_HELD_DEAD_LETTERS = 100_000;
 
 /**
  * The payments dead-letter queue as the expiry sweep's hold (`HeldKeysSource`): the records of dead-lettered payments

@@ -5,6 +5,9 @@ import type { HeldKeysSource } from './heldRecords';
 /** A page of a dead-letter queue as a peek returns it (`@azure/service-bus` `peekMessages`: next messages, no lock). */
 export type PeekPage = (maxMessages: number) => Promise<ReadonlyArray<{ readonly messageId?: unknown }>>;
 
+/** Most dead-lettered messages the sweep holds in one run; more fails the run (nothing deleted) until worked down. */
+export const MAX_HELD_DEAD_LETTERS = 100_000;
+
 /** Messages one page asks for. */
 export const PEEK_PAGE_SIZE = 250;
 

@@ -24,6 +24,7 @@ export const DEMO_USAGE = `usage: npm run demo -- [options]
   --broker-dedup          turn on the broker's duplicate detection (10-minute window; off by default)
   --time-phase on|off     the time phase (default on): at --time-phase-at R of the run (default ${DEFAULT_CHAOS_OPTIONS.timePhaseAt}) the clock jumps
                           past retention, the expiry sweep runs, the DLQ is resubmitted, reused keys are sent after expiry
+  --sweep-hold on|off     the sweep keeps the records of dead-lettered payments (default on, as the app's timer does)
   --durable real|replay   the Durable engine of the charge (default real: the Durable Task extension and its Azure
                           Storage provider on Azurite, tools/durable-host, needs dotnet; replay: the local backend
                           replaying with the SDK); real uses --lock-ms ${REAL_ENGINE_TIMING.lockDurationMs} and a ${REAL_ENGINE_TIMING.leaseMs} ms lease unless set
@@ -58,6 +59,7 @@ const NUMBER_OPTIONS: Record<string, { key: keyof ChaosOptions; min: number; max
 const SPECS: OptionSpecs = {
   ...Object.fromEntries(Object.keys(NUMBER_OPTIONS).map((name) => [name, { type: 'string' }])),
   'time-phase': { type: 'string' },
+  'sweep-hold': { type: 'string' },
   durable: { type: 'string' },
   'provider-key-memory': { type: 'string' },
   'broker-dedup': { type: 'boolean' },
@@ -80,6 +82,7 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv = 
     chaos[spec.key] = spec.integer ? read.integer(name, rule) : read.number(name, rule);
   }
   if (values['time-phase'] !== undefined) chaos.timePhase = read.choice('time-phase', ['on', 'off'] as const, 'on') === 'on';
+  if (values['sweep-hold'] !== undefined) chaos.sweepHold = read.choice('sweep-hold', ['on', 'off'] as const, 'on') === 'on';
   if (values.durable !== undefined) chaos.durable = read.choice('durable', ['real', 'replay'] as const, 'real');
   if (read.flag('broker-dedup')) chaos.brokerDuplicateDetection = true;
   if (values['provider-key-memory'] !== undefined && values['provider-key-memory'] !== 'forever')
