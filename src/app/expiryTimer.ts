@@ -2,10 +2,11 @@ import type { InvocationContext, Timer } from '@azure/functions';
 import { metrics, type Meter } from '@opentelemetry/api';
 import type { Settings } from '../config/settings';
 import { ExpirySweeper } from '../lifecycle/ExpirySweeper';
-import { assertRetentionCoversRedelivery } from '../lifecycle/retention';
-import { retentionMsOf } from '../lifecycle/retention';
+import { assertRetentionCoversRedelivery, retentionMsOf } from '../lifecycle/retention';
+import type { HeldKeysSource } from '../lifecycle/heldRecords';
 import { recordSweepMetrics } from '../lifecycle/sweepMetrics';
 import { systemClock } from '../core/clock';
+import { paymentsDeadLetterSource } from './deadLetterSource';
 import { durableClientOf, purgeDurableRecords } from './durablePurge';
 import { tableClientsOf, type WiringOverrides } from './stores';
 
@@ -13,18 +14,22 @@ import { tableClientsOf, type WiringOverrides } from './stores';
 export interface ExpiryTimerOverrides extends Pick<WiringOverrides, 'tableClient' | 'clock'> {
   /** Default: the global meter `idempotent-consumer`, read on every tick (telemetry may start later). */
   readonly meter?: Meter;
+  /** What the sweep holds (default: the payments dead-letter queue when Service Bus is configured). */
+  readonly holds?: readonly HeldKeysSource[];
 }
 
 /**
  * The expiry timer's handler, built once from validated settings: each tick runs one budgeted sweep
- * of the idempotency table, logs and counts what it did; then, when the function has a Durable client input,
+ * of the idempotency table (keeping the records of dead-lettered payments, `deadLetterSource.ts`), logs and counts what it did; then, when the function has a Durable client input,
  * purges the charge orchestrations and entities older than the retention (`purgeDurableRecords`) in what is
  * left of the budget.
  * @throws ConfigurationError at once when the retention does not cover the redelivery window.
  * The handler throws StoreUnavailableError or StoreRequestError (the run fails; the next tick resumes).
  */
 export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTimerOverrides = {}): (timer: Timer, context: InvocationContext) => Promise<void> {
-  assertRetentionCoversRedelivery(settings);
+  const window = assertRetentionCoversRedelivery(settings);
+  const deadLetters = overrides.holds ? undefined : paymentsDeadLetterSource(settings);
+  const holds = overrides.holds ?? (deadLetters ? [deadLetters] : []);
   const table = tableClientsOf(settings, overrides)(settings.IDEMPOTENCY_TABLE_NAME);
   return async (timer, context) => {
     if (timer.isPastDue) context.warn('expiry timer is past due');
@@ -33,7 +38,10 @@ export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTim
       budgetMs: settings.EXPIRY_SWEEP_BUDGET_SECONDS * 1000,
       clock: overrides.clock,
       log: (message) => context.log(message),
+      holds,
+      holdMs: window.totalMs,
     });
+    if (holds.length === 0) context.warn('expiry sweep: no dead-letter queue to hold records for (Service Bus is not configured)');
     const clock = overrides.clock ?? systemClock;
     const startedMs = clock.nowMs();
     try {

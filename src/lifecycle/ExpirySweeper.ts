@@ -3,6 +3,7 @@ import { systemClock, type Clock } from '../core/clock';
 import { ConfigurationError } from '../core/errors';
 import { isExpired } from '../core/recordRules';
 import { DEFAULT_PARTITION_COUNT, partitionName, validatePartitionCount } from '../core/tableEncoding';
+import { holdRecords, type HeldAddress, type HeldKeysSource } from './heldRecords';
 import { readSweepPosition, writeSweepPosition, type SweepPosition } from './sweepCheckpoint';
 import { actionsOf, deleteExpired } from './sweepDelete';
 import { expiredMarkersFilter, MAX_PAGE_SIZE, queryMarkers, type SweepCounts, type SweepRow } from './sweepQuery';
@@ -25,10 +26,24 @@ export interface ExpirySweeperOptions {
   readonly checkpointName?: string;
   /** Receives one summary line per run (counts only, never keys or payloads). */
   readonly log?: (message: string) => void;
+  /**
+   * Where held keys come from (messages not resolved yet, e.g. the payments dead-letter queue): their records are
+   * kept and their retention moved forward, whatever their age (`heldRecords.ts`). A source that fails fails the run
+   * before anything is deleted.
+   */
+  readonly holds?: readonly HeldKeysSource[];
+  /** With `holds`: how long a held record must still live after a run (the redelivery window of a resubmitted copy). */
+  readonly holdMs?: number;
 }
 
-/** What one run did. `skipped` = `skippedLeased + skippedChanged + alreadyDeleted`. */
+/** What one run did. `skipped` = `skippedLeased + skippedHeld + skippedChanged + alreadyDeleted`. */
 export interface SweepReport {
+  /** Held keys the sources listed (0 without `holds`), those with a record, and the records whose retention moved. */
+  readonly held: number;
+  readonly heldWithRecord: number;
+  readonly heldExtended: number;
+  /** Past retention but held (their retention could not be moved in time for this run's query): kept. */
+  readonly skippedHeld: number;
   /** Rows past retention the queries returned (a row scanned again after a restart counts again). */
   readonly scanned: number;
   /** Records this run deleted. */
@@ -86,6 +101,8 @@ export class ExpirySweeper {
   readonly checkpointName: string;
   private readonly clock: Clock;
   private readonly log: ((message: string) => void) | undefined;
+  private readonly holds: readonly HeldKeysSource[];
+  private readonly holdMs: number;
 
   constructor(
     readonly client: TableClient,
@@ -98,6 +115,8 @@ export class ExpirySweeper {
     this.checkpointName = options.checkpointName ?? 'expiry';
     this.clock = options.clock ?? systemClock;
     this.log = options.log;
+    this.holds = options.holds ?? [];
+    this.holdMs = this.holds.length === 0 ? 0 : bounded(options.holdMs ?? Number.NaN, 1, Number.MAX_SAFE_INTEGER, 'holdMs');
   }
 
   /**
@@ -109,6 +128,18 @@ export class ExpirySweeper {
     const cutoffMs = startMs;
     const deadlineMs = startMs + this.budgetMs;
     const counts: SweepCounts = { scanned: 0, deleted: 0, deletedLocalRows: 0, skippedLeased: 0, skippedChanged: 0, alreadyDeleted: 0, requests: 0 };
+    // Held records first: a source that fails stops the run before it deletes anything.
+    const hold =
+      this.holds.length === 0
+        ? { addresses: new Set<HeldAddress>(), counts: { held: 0, heldWithRecord: 0, extended: 0, requests: 0 } }
+        : await holdRecords(this.client, this.holds, { partitionCount: this.partitionCount, holdMs: this.holdMs, clock: this.clock });
+    counts.requests += hold.counts.requests;
+    let skippedHeld = 0;
+    const isHeld = (row: SweepRow): boolean => {
+      const held = hold.addresses.has(`${row.partitionKey}\n${row.rowKey}`);
+      if (held) skippedHeld++;
+      return held;
+    };
     counts.requests++;
     const stored = await readSweepPosition(this.client, this.checkpointName);
     let position: SweepPosition = { partitionIndex: stored.partitionIndex % this.partitionCount, afterRowKey: stored.afterRowKey };
@@ -118,7 +149,7 @@ export class ExpirySweeper {
     let stoppedByBudget = false;
     for (let visited = 0; visited < this.partitionCount; visited++) {
       const partitionKey = partitionName(position.partitionIndex);
-      const finished = await this.sweepPartition(partitionKey, position.afterRowKey, cutoffMs, counts, outOfTime, (rowKey) => {
+      const finished = await this.sweepPartition(partitionKey, position.afterRowKey, cutoffMs, counts, outOfTime, isHeld, (rowKey) => {
         position = { partitionIndex: position.partitionIndex, afterRowKey: rowKey };
         progressed = true;
       });
@@ -132,9 +163,13 @@ export class ExpirySweeper {
     }
     counts.requests++;
     const checkpointSaved = await writeSweepPosition(this.client, this.checkpointName, stored.etag, position, this.clock.nowMs());
-    const skipped = counts.skippedLeased + counts.skippedChanged + counts.alreadyDeleted;
+    const skipped = counts.skippedLeased + skippedHeld + counts.skippedChanged + counts.alreadyDeleted;
     const report: SweepReport = {
       ...counts,
+      held: hold.counts.held,
+      heldWithRecord: hold.counts.heldWithRecord,
+      heldExtended: hold.counts.extended,
+      skippedHeld,
       skipped,
       partitionsCompleted,
       stoppedByBudget,
@@ -144,7 +179,8 @@ export class ExpirySweeper {
       durationMs: this.clock.nowMs() - startMs,
     };
     this.log?.(
-      `expiry sweep: scanned ${report.scanned}, deleted ${report.deleted}, skipped ${skipped} (leased ${report.skippedLeased}, ` +
+      `expiry sweep: ${this.holds.length === 0 ? '' : `held ${report.held} (${report.heldWithRecord} with a record, ${report.heldExtended} extended), `}` +
+        `scanned ${report.scanned}, deleted ${report.deleted}, skipped ${skipped} (leased ${report.skippedLeased}, held ${skippedHeld}, ` +
         `changed ${report.skippedChanged}, already deleted ${report.alreadyDeleted}), ${report.deletedLocalRows} local rows deleted with them, ${report.requests} requests, ` +
         `${partitionsCompleted}/${this.partitionCount} partitions, ${stoppedByBudget ? 'stopped on budget' : 'cycle done'}, ` +
         `next ${partitionName(position.partitionIndex)}${position.afterRowKey ? ' (mid-partition)' : ''}` +
@@ -163,6 +199,7 @@ export class ExpirySweeper {
     cutoffMs: number,
     counts: SweepCounts,
     outOfTime: () => boolean,
+    isHeld: (row: SweepRow) => boolean,
     advance: (rowKey: string) => void,
   ): Promise<boolean> {
     const filter = expiredMarkersFilter(partitionKey, cutoffMs, afterRowKey);
@@ -183,7 +220,8 @@ export class ExpirySweeper {
         return true;
       };
       for (const row of page) {
-        if (isExpired(row, cutoffMs)) {
+        if (isHeld(row)) counts.scanned++;
+        else if (isExpired(row, cutoffMs)) {
           // A record and its local rows go in one transaction; a chunk holds at most batchSize actions
           // (a record with more local rows than that goes alone: it always fits the service's 100).
           if (chunk.length > 0 && actions + actionsOf(row) > this.batchSize && !(await flush())) return false;

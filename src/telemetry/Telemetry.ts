@@ -11,6 +11,7 @@ export const MetricNames = {
   purgeScanned: 'idempotency.purge.scanned',
   purgeDeleted: 'idempotency.purge.deleted',
   purgeSkipped: 'idempotency.purge.skipped',
+  purgeHeldExtended: 'idempotency.purge.held_extended',
   parked: 'messages.parked',
   staleVersions: 'messages.stale_versions',
   providerLatency: 'payments.provider.latency',

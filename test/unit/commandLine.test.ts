@@ -135,6 +135,12 @@ describe('every tool parses alike', () => {
     expect(parseProviderArgs(['--help'])).toBe('help');
   });
 
+  test('the provider takes its key memory in hours', () => {
+    expect(parseProviderArgs(['--key-memory-hours', '24'])).toEqual({ port: 4010, seed: 1, keyMemoryMs: 86_400_000 });
+    expect(parseProviderArgs([])).toEqual({ port: 4010, seed: 1 });
+    expect(usageMessage(() => parseProviderArgs(['--key-memory-hours', '-2']))).toMatch(/^--key-memory-hours must be/);
+  });
+
   test('the bench caps its totals', () => {
     expect(parseBenchOptions(['--messages', '100000', '--concurrency=256', '--rounds', '100', '--json'])).toEqual({
       messages: 100_000,

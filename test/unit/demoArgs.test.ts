@@ -11,6 +11,15 @@ describe('demo command line: the time phase', () => {
     expect(() => parseDemoArgs(['--time-phase'], {})).toThrow(UsageError);
     expect(() => parseDemoArgs(['--time-phase-at', '2'], {})).toThrow(UsageError);
   });
+
+  test('--sweep-hold on|off and --provider-key-memory H (hours, or forever)', () => {
+    expect(parseDemoArgs(['--sweep-hold', 'off'], {}).chaos).toEqual({ sweepHold: false });
+    expect(parseDemoArgs(['--provider-key-memory', '24'], {}).chaos).toEqual({ providerKeyMemoryMs: 86_400_000 });
+    expect(parseDemoArgs(['--provider-key-memory', '0'], {}).chaos).toEqual({ providerKeyMemoryMs: 0 });
+    expect(parseDemoArgs(['--provider-key-memory', 'forever'], {}).chaos).toEqual({});
+    expect(() => parseDemoArgs(['--provider-key-memory', '-1'], {})).toThrow(UsageError);
+    expect(() => parseDemoArgs(['--sweep-hold', 'maybe'], {})).toThrow(UsageError);
+  });
 });
 
 describe('payments workload with the time phase', () => {

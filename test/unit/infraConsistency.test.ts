@@ -335,6 +335,7 @@ describe('infra cross-check: operations and azd', () => {
       'idempotency.purge.deleted',
       'idempotency.purge.scanned',
       'idempotency.purge.skipped',
+      'idempotency.purge.held_extended',
       'payments.provider.latency',
       'messages.parked',
     ];

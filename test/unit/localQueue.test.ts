@@ -26,6 +26,22 @@ describe('LocalQueue: Service Bus peek-lock semantics', () => {
     expect(queue.deadLetters).toEqual([expect.objectContaining({ deliveryCount: 3, reason: 'MaxDeliveryCountExceeded', lastError: 'Error: failure 3' })]);
   });
 
+  test('expireAll (a pause past the time to live): waiting and locked messages go to the DLQ as TTLExpiredException; a locked delivery then loses its lock', async () => {
+    const queue = new LocalQueue('q', { lockDurationMs: 60_000 });
+    queue.send({ messageId: 'a', body: 1 });
+    queue.send({ messageId: 'b', body: 2 });
+    const locked = (await queue.receive())!;
+    expect(queue.expireAll()).toBe(2);
+    expect(queue.activeCount).toBe(0);
+    expect(queue.deadLetters.map((d) => [d.message.messageId, d.reason, d.deliveryCount])).toEqual([
+      ['a', 'TTLExpiredException', 1],
+      ['b', 'TTLExpiredException', 0],
+    ]);
+    expect(() => queue.complete(locked)).toThrow(MessageLockLostError);
+    expect(queue.resubmitDeadLetters().map((d) => d.message.messageId)).toEqual(['a', 'b']);
+    expect(queue.activeCount).toBe(2);
+  });
+
   test('an operator resubmits dead-lettered messages: they leave the DLQ and come back as new messages (same MessageId and body, deliveryCount 1)', async () => {
     const queue = new LocalQueue('q', { lockDurationMs: 1_000, maxDeliveryCount: 1 });
     queue.send({ messageId: 'a', body: 1 });

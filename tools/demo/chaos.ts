@@ -2,6 +2,9 @@ import { AzuriteTable } from '../azurite/AzuriteTable';
 import { CosmosEmulator } from '../cosmos/CosmosEmulator';
 import { JumpClock } from '../local/JumpClock';
 import { LocalServiceBus } from '../local/LocalServiceBus';
+import type { LocalQueue } from '../local/LocalQueue';
+import { deadLetterKeysSource, MAX_HELD_DEAD_LETTERS } from '../../src/lifecycle/deadLetterKeys';
+import type { HeldKeysSource } from '../../src/lifecycle/heldRecords';
 import { TcpProxy } from '../local/TcpProxy';
 import { CRASH_POINTS, CrashPoint, FaultPlan, InjectedCrash, SLOW_HANDLER } from './faults';
 import { Ledger, type SendTag } from './ledger';
@@ -38,6 +41,12 @@ export interface ChaosOptions {
   /** An external provider (loopback only) instead of the demo's own fake one. */
   readonly providerUrl?: string;
   /**
+   * How long the demo's fake provider remembers an Idempotency-Key, on the demo's (jumping) clock: default
+   * forever; Stripe keeps keys 24 hours, so after the time phase's jump every key is forgotten and only the
+   * app's own records stand between a resubmission and a second charge.
+   */
+  readonly providerKeyMemoryMs?: number;
+  /**
    * The time phase (default on): at `timePhaseAt` of the run the consumers' clock jumps past
    * retention, the expiry sweep runs, the dead-letter queue is resubmitted and reused keys after
    * expiry are sent (docs/demo.md, "The time phase"). Payments only.
@@ -45,6 +54,12 @@ export interface ChaosOptions {
   readonly timePhase?: boolean;
   /** Share of the planned sends completed when the time phase runs (default 0.5). */
   readonly timePhaseAt?: number;
+  /**
+   * The time phase's sweep keeps the records of the payments whose message is in the dead-letter queue (default on,
+   * as the app's expiry timer does). Off shows what happens without it: with a provider that forgets keys, the
+   * resubmitted ones are charged again.
+   */
+  readonly sweepHold?: boolean;
   /**
    * The Durable engine of the payments charge: `real` (default: the Durable Task extension and its Azure Storage
    * provider, tools/durable-host; needs `dotnet`) or `replay` (the local backend replaying with the SDK).
@@ -58,7 +73,7 @@ export interface ChaosOptions {
   readonly progressEveryMs?: number;
 }
 
-export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, 'providerUrl' | 'onProgress' | 'progressEveryMs'>> = {
+export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, 'providerUrl' | 'providerKeyMemoryMs' | 'onProgress' | 'progressEveryMs'>> = {
   messages: 2_000,
   ordersShare: 0.3,
   duplicateRate: 0.3,
@@ -73,6 +88,7 @@ export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, 'providerUrl' | 
   outageMs: 1_000,
   timePhase: true,
   timePhaseAt: 0.5,
+  sweepHold: true,
   durable: 'real',
   maxHostKills: 2,
   timeoutMs: 600_000,
@@ -92,6 +108,10 @@ export interface TimePhaseReport {
   readonly atElapsedMs: number;
   /** How far the consumers' clock jumped (retention + lease + 1 minute). */
   readonly jumpedMs: number;
+  /** Messages still in the queue (waiting or locked) at the jump: their time to live ran out, so they were dead-lettered. */
+  readonly expiredAtJump: number;
+  /** Whether the sweep kept the records of dead-lettered payments. */
+  readonly sweepHold: boolean;
   readonly sweep: PartSweepReport;
   readonly sweepMs: number;
   /** Payments held for an operator (dead-lettered before the phase), and those charged before their DLQ. */
@@ -216,7 +236,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
     stops.push(() => azurite.stop());
     const proxy = await TcpProxy.start(azurite.port);
     stops.push(() => proxy.stop());
-    const provider = await startProvider({ externalUrl: o.providerUrl, faultRate: o.crashRate, seed: o.seed });
+    const provider = await startProvider({ externalUrl: o.providerUrl, faultRate: o.crashRate, seed: o.seed, keyMemoryMs: o.providerKeyMemoryMs, clock });
     stops.push(() => provider.stop());
     const env: ChaosEnvironment = {
       tableConnectionString: azurite.connectionString.replace(`:${azurite.port}/`, `:${proxy.port}/`),
@@ -323,9 +343,13 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
       ledger.epoch = 1;
       clock.jump(jumpedMs);
       for (const p of phased) p.timePhase!.fix();
+      // A pause of 30 days outlives every message's time to live (14 days in Azure): what was still in the queue,
+      // waiting or locked, is dead-lettered on expiration (our queues' setting), as Service Bus would have done.
+      let expiredAtJump = 0;
+      for (const p of phased) expiredAtJump += bus.queue(p.consumer.queue).expireAll();
       const sweepStarted = Date.now();
       const sweeps = [];
-      for (const p of phased) sweeps.push(await p.timePhase!.sweep());
+      for (const p of phased) sweeps.push(await p.timePhase!.sweep(o.sweepHold ? [localDeadLetterSource(bus.queue(p.consumer.queue), p.consumer.name)] : []));
       const sweepMs = Date.now() - sweepStarted;
       let resubmitted = 0;
       for (const p of phased) {
@@ -335,7 +359,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
         }
         for (const message of p.timePhase!.sendsAfterSweep(ledger)) send(p.consumer.queue, message);
       }
-      phase = { atCompleted, atElapsedMs, jumpedMs, sweep: sweeps[0], sweepMs, resubmitted };
+      phase = { atCompleted, atElapsedMs, jumpedMs, expiredAtJump, sweepHold: o.sweepHold, sweep: sweeps[0], sweepMs, resubmitted };
       o.onProgress?.({
         ...progress(),
         phase: `time phase: clock +${formatDuration(jumpedMs)}, sweep deleted ${sweeps[0].deleted} records (${sweeps[0].deletedLocalRows} local rows), ${resubmitted} resubmitted from the DLQ`,
@@ -459,13 +483,16 @@ function buildReport(
 }
 
 /** The payments part's own figures of the phase (`details.timePhase`). */
-type PaymentsPhaseFigures = Omit<TimePhaseReport, 'atCompleted' | 'atElapsedMs' | 'jumpedMs' | 'sweep' | 'sweepMs' | 'resubmitted'>;
+type PaymentsPhaseFigures = Omit<
+  TimePhaseReport,
+  'atCompleted' | 'atElapsedMs' | 'jumpedMs' | 'expiredAtJump' | 'sweepHold' | 'sweep' | 'sweepMs' | 'resubmitted'
+>;
 
 function phaseReport(phase: Omit<TimePhaseReport, keyof PaymentsPhaseFigures> | undefined, parts: PartReport[]): TimePhaseReport {
   const figures = (parts.find((p) => p.name === 'payments')?.details.timePhase ?? {}) as Partial<PaymentsPhaseFigures>;
   const n = (k: keyof PaymentsPhaseFigures) => Number(figures[k] ?? 0);
   return {
-    ...(phase ?? { atCompleted: -1, atElapsedMs: -1, jumpedMs: 0, sweep: emptyPartSweep(), sweepMs: 0, resubmitted: 0 }),
+    ...(phase ?? { atCompleted: -1, atElapsedMs: -1, jumpedMs: 0, expiredAtJump: 0, sweepHold: false, sweep: emptyPartSweep(), sweepMs: 0, resubmitted: 0 }),
     heldForOperator: n('heldForOperator'),
     heldChargedBeforeDlq: n('heldChargedBeforeDlq'),
     resubmittedMessages: n('resubmittedMessages'),
@@ -483,6 +510,26 @@ function phaseReport(phase: Omit<TimePhaseReport, keyof PaymentsPhaseFigures> | 
     leftInProgress: n('leftInProgress'),
     orphanLocalRows: n('orphanLocalRows'),
   };
+}
+
+/**
+ * A local queue's dead-letter queue as the sweep's hold, read through the app's own `deadLetterKeysSource` (peeked
+ * page by page, keys scoped by `consumer`), so the demo exercises the code the expiry timer runs.
+ */
+function localDeadLetterSource(queue: LocalQueue<SendTag>, consumer: string): HeldKeysSource {
+  return deadLetterKeysSource({
+    name: `${queue.name} dead-letter queue`,
+    consumer,
+    maxMessages: MAX_HELD_DEAD_LETTERS,
+    open: async () => {
+      const snapshot = queue.deadLetters.map((d) => ({ messageId: d.message.messageId }));
+      let next = 0;
+      return {
+        peek: async (max) => snapshot.slice(next, (next += max)),
+        close: async () => undefined,
+      };
+    },
+  });
 }
 
 /** 2592060000 -> "30d 0h 1m". */

@@ -1,3 +1,4 @@
+import type { HeldKeysSource } from '../../src/lifecycle/heldRecords';
 import type { Clock } from '../../src/core/clock';
 import type { SweepReport } from '../../src/lifecycle/ExpirySweeper';
 import type { QueueMessage } from '../local/LocalQueue';
@@ -20,7 +21,7 @@ export interface ChaosEnvironment {
 /** The expiry sweep of a part's store, run to the end (as many budgeted runs as it took). */
 export interface PartSweepReport extends Pick<
   SweepReport,
-  'scanned' | 'deleted' | 'deletedLocalRows' | 'skipped' | 'skippedLeased' | 'skippedChanged' | 'alreadyDeleted' | 'requests'
+  'scanned' | 'deleted' | 'deletedLocalRows' | 'skipped' | 'skippedLeased' | 'skippedChanged' | 'alreadyDeleted' | 'requests' | 'held' | 'heldExtended'
 > {
   readonly runs: number;
   /** Runs that failed with a retryable store error and were run again. */
@@ -29,7 +30,20 @@ export interface PartSweepReport extends Pick<
 
 /** A sweep that did nothing (the start of a total, or no sweep at all). */
 export function emptyPartSweep(): { -readonly [K in keyof PartSweepReport]: number } {
-  return { scanned: 0, deleted: 0, deletedLocalRows: 0, skipped: 0, skippedLeased: 0, skippedChanged: 0, alreadyDeleted: 0, requests: 0, runs: 0, retried: 0 };
+  return {
+    scanned: 0,
+    deleted: 0,
+    deletedLocalRows: 0,
+    skipped: 0,
+    skippedLeased: 0,
+    skippedChanged: 0,
+    alreadyDeleted: 0,
+    requests: 0,
+    held: 0,
+    heldExtended: 0,
+    runs: 0,
+    retried: 0,
+  };
 }
 
 /**
@@ -44,8 +58,8 @@ export interface PartTimePhase {
   ready(ledger: Ledger): boolean;
   /** The operator's fix: held messages stop failing (called right after the jump). */
   fix(): void;
-  /** The expiry sweep over the part's store, at the jumped time. */
-  sweep(): Promise<PartSweepReport>;
+  /** The expiry sweep over the part's store, at the jumped time, keeping the records of what `holds` lists. */
+  sweep(holds: readonly HeldKeysSource[]): Promise<PartSweepReport>;
   /** After the sweep and the DLQ resubmission: the reused keys after expiry to send (others are withheld). */
   sendsAfterSweep(ledger: Ledger): readonly QueueMessage<SendTag>[];
 }

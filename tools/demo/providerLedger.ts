@@ -1,3 +1,4 @@
+import type { Clock } from '../../src/core/clock';
 import { FakePaymentProvider } from '../fakeProvider/FakePaymentProvider';
 
 /** Where the effective charges of a run were counted. */
@@ -29,14 +30,27 @@ export interface ProviderHandle {
  * `externalUrl`, which must be a loopback address (the demo sends nothing off this machine).
  * @throws Error when `externalUrl` is not loopback.
  */
-export async function startProvider(options: { externalUrl?: string; faultRate: number; seed: number }): Promise<ProviderHandle> {
+export async function startProvider(options: {
+  externalUrl?: string;
+  faultRate: number;
+  seed: number;
+  /** The fake provider's memory of keys (default forever), on `clock`. */
+  keyMemoryMs?: number;
+  clock?: Clock;
+}): Promise<ProviderHandle> {
   if (options.externalUrl) {
     const url = options.externalUrl;
     assertLoopback(url);
     return { url, charges: () => readStats(url), stop: async () => undefined };
   }
   const rate = options.faultRate;
-  const fake = await FakePaymentProvider.start({ faultRates: { error5xx: rate, timeout: rate, chargeThenDrop: rate }, seed: options.seed });
+  const clock = options.clock;
+  const fake = await FakePaymentProvider.start({
+    faultRates: { error5xx: rate, timeout: rate, chargeThenDrop: rate },
+    seed: options.seed,
+    keyMemoryMs: options.keyMemoryMs,
+    clock: clock ? () => clock.nowMs() : undefined,
+  });
   return {
     url: fake.url,
     fake,

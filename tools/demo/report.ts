@@ -142,10 +142,18 @@ function timePhaseRows(r: ChaosReport): Row[] {
       `+${formatDuration(t.jumpedMs)}`,
       `after ${t.atCompleted} completed deliveries (${(t.atElapsedMs / 1000).toFixed(1)} s); retention + lease + 1 min`,
     ],
+    ['time phase: expired at the jump', t.expiredAtJump, 'messages still queued or locked: past their time to live, dead-lettered'],
     [
       'time phase: swept',
       t.sweep.deleted,
       `records deleted with ${t.sweep.deletedLocalRows} local rows; scanned ${t.sweep.scanned}, skipped ${t.sweep.skipped}, ${t.sweep.requests} requests in ${t.sweep.runs} run(s), ${t.sweepMs} ms`,
+    ],
+    [
+      'time phase: held records',
+      t.sweepHold ? t.sweep.held : 'off',
+      t.sweepHold
+        ? `payments in the DLQ at the sweep: their records kept (${t.sweep.heldExtended} retention moved forward)`
+        : "--sweep-hold off: the sweep deleted dead-lettered payments' records too",
     ],
     ['time phase: held for an operator', t.heldForOperator, `dead-lettered before the jump; ${t.heldChargedBeforeDlq} charged before their DLQ`],
     [

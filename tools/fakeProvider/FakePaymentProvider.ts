@@ -18,10 +18,18 @@ export interface FakeProviderOptions {
   readonly latencyMs?: number;
   readonly seed?: number;
   readonly port?: number;
+  /**
+   * How long a key is remembered after its first use (default: forever). Real providers forget:
+   * Stripe prunes keys after 24 hours; 0 charges on every call. Measured on `clock`.
+   */
+  readonly keyMemoryMs?: number;
+  /** The provider's clock, epoch ms (default `Date.now`); the demo passes its jumping clock. */
+  readonly clock?: () => number;
 }
 
 interface KeyEntry {
   readonly bodyHash: string;
+  readonly firstUsedAtMs: number;
   state: 'inFlight' | 'done';
   status?: number;
   response?: unknown;
@@ -50,6 +58,8 @@ export class FakePaymentProvider {
   /** Every `x-correlation-id` seen per paymentId. */
   readonly correlationIdsByPayment = new Map<string, Set<string>>();
   readonly faultsInjected: Record<ProviderFault, number> = { error5xx: 0, timeout: 0, chargeThenDrop: 0 };
+  /** Keys met again after the provider had forgotten them (`keyMemoryMs`): each such call was treated as new. */
+  forgottenKeysReused = 0;
   private readonly keys = new Map<string, KeyEntry>();
   private readonly queued: ProviderFault[] = [];
   private readonly hanging = new Set<ServerResponse>();
@@ -73,6 +83,11 @@ export class FakePaymentProvider {
     const address = this.server?.address() as AddressInfo | undefined;
     if (!address) throw new Error('fake provider is not listening');
     return `http://127.0.0.1:${address.port}`;
+  }
+
+  /** True when keys are forgotten after `keyMemoryMs` (a reused key can then be charged as a new payment). */
+  get forgetsKeys(): boolean {
+    return this.options.keyMemoryMs !== undefined && Number.isFinite(this.options.keyMemoryMs);
   }
 
   /** Effective charges: one per key that was charged (a replay is not a charge). */
@@ -101,6 +116,7 @@ export class FakePaymentProvider {
   stats() {
     return {
       rawCalls: this.rawCalls,
+      forgottenKeysReused: this.forgottenKeysReused,
       effectiveCharges: this.effectiveCharges,
       faultsInjected: { ...this.faultsInjected },
       paymentsWithSeveralKeys: [...this.keysByPayment.entries()].filter(([, keys]) => keys.size > 1).map(([id]) => id),
@@ -177,13 +193,19 @@ export class FakePaymentProvider {
     const bodyHash = createHash('sha256')
       .update(JSON.stringify([paymentId, customerId, amount, currency]))
       .digest('hex');
-    const existing = this.keys.get(key);
+    const now = (this.options.clock ?? Date.now)();
+    let existing = this.keys.get(key);
+    if (existing && existing.state === 'done' && now - existing.firstUsedAtMs >= (this.options.keyMemoryMs ?? Number.POSITIVE_INFINITY)) {
+      this.keys.delete(key);
+      this.forgottenKeysReused++;
+      existing = undefined;
+    }
     if (existing) {
       if (existing.bodyHash !== bodyHash) return json(res, 422, { error: { message: 'Idempotency-Key was used with a different body' } });
       if (existing.state === 'inFlight') return json(res, 409, { error: { message: 'a request with this Idempotency-Key is in flight' } });
       return json(res, existing.status === 201 ? 200 : existing.status!, existing.response);
     }
-    const entry: KeyEntry = { bodyHash, state: 'inFlight' };
+    const entry: KeyEntry = { bodyHash, firstUsedAtMs: now, state: 'inFlight' };
     this.keys.set(key, entry);
     await delay(0);
     if (customerId.startsWith('decline')) {

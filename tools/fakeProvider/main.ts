@@ -6,22 +6,27 @@ import { FakePaymentProvider } from './FakePaymentProvider';
  * PAYMENT_PROVIDER_URL. Honours Idempotency-Key, serves GET /__stats; no faults unless asked.
  * Stops on SIGINT / SIGTERM.
  */
-const USAGE = `usage: npm run provider -- [--port 4010] [--seed 1]
+const USAGE = `usage: npm run provider -- [--port 4010] [--seed 1] [--key-memory-hours H]
   --port  TCP port on 127.0.0.1 (default 4010, the one local.settings.json.example names; 0 = any free port)
   --seed  seed of the provider's own randomness (default 1, 0 to 4294967295)
+  --key-memory-hours H  forget an Idempotency-Key H hours after its first use (default: never; Stripe: 24;
+          0: every call with a finished key charges again)
   --help, -h  this text`;
 
 /**
  * Parses the provider's command line with the tools' shared parser.
  * @throws UsageError naming every bad option.
  */
-export function parseProviderArgs(argv: readonly string[]): { port: number; seed: number } | 'help' {
-  const values = parseCommandLine(argv, { port: { type: 'string' }, seed: { type: 'string' } });
+export function parseProviderArgs(argv: readonly string[]): { port: number; seed: number; keyMemoryMs?: number } | 'help' {
+  const values = parseCommandLine(argv, { port: { type: 'string' }, seed: { type: 'string' }, 'key-memory-hours': { type: 'string' } });
   if (values === 'help') return 'help';
   const read = optionReader(values);
   const options = {
     port: read.integer('port', { min: 0, max: 65_535, default: 4010 }),
     seed: read.integer('seed', { min: 0, max: 2 ** 32 - 1, default: 1 }),
+    ...(values['key-memory-hours'] === undefined
+      ? {}
+      : { keyMemoryMs: read.number('key-memory-hours', { min: 0, max: 87_600, default: Number.NaN }) * 3_600_000 }),
   };
   read.done();
   return options;
@@ -40,8 +45,8 @@ async function main(): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const { port, seed } = options;
-  const provider = await FakePaymentProvider.start({ port, seed });
+  const { port, seed, keyMemoryMs } = options;
+  const provider = await FakePaymentProvider.start({ port, seed, keyMemoryMs });
   console.log(`fake payment provider listening on ${provider.url} (POST /v1/charges, GET /__stats); Ctrl+C stops it`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);

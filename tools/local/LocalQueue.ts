@@ -27,7 +27,7 @@ export interface DeadLetteredMessage<Tag = unknown> {
   readonly message: QueueMessage<Tag>;
   readonly sequenceNumber: number;
   readonly deliveryCount: number;
-  readonly reason: 'MaxDeliveryCountExceeded';
+  readonly reason: 'MaxDeliveryCountExceeded' | 'TTLExpiredException';
   /** The last handler error (or `lock expired` when the last delivery was never settled). */
   readonly lastError: string;
 }
@@ -194,6 +194,24 @@ export class LocalQueue<Tag = unknown> {
     return chosen;
   }
 
+  /**
+   * Service Bus after a pause longer than the messages' time to live, on a queue that dead-letters on expiration (ours,
+   * `deadLetteringOnMessageExpiration: true`): every message enqueued so far, waiting or locked, goes to the DLQ with
+   * reason `TTLExpiredException`; a locked one's delivery then finds its lock lost. Returns how many.
+   */
+  expireAll(): number {
+    const entries = [...this.locked.values(), ...this.ready].sort((a, b) => a.sequenceNumber - b.sequenceNumber);
+    this.locked.clear();
+    this.ready.length = 0;
+    for (const entry of entries) {
+      entry.lockToken = undefined;
+      entry.lastError = 'time to live expired';
+      this.deadLetter(entry, 'TTLExpiredException');
+    }
+    this.wake();
+    return entries.length;
+  }
+
   /** Messages waiting or locked (delivered and not yet settled). */
   get activeCount(): number {
     return this.ready.length + this.locked.size;
@@ -228,20 +246,21 @@ export class LocalQueue<Tag = unknown> {
   }
 
   private makeAvailable(entry: Entry): void {
-    if (entry.deliveryCount >= this.maxDeliveryCount) {
-      const dead: DeadLetteredMessage<Tag> = {
-        message: entry.message as QueueMessage<Tag>,
-        sequenceNumber: entry.sequenceNumber,
-        deliveryCount: entry.deliveryCount,
-        reason: 'MaxDeliveryCountExceeded',
-        lastError: entry.lastError ?? 'lock expired',
-      };
-      this.dlq.push(dead);
-      this.stats.deadLettered++;
-      this.options.onDeadLetter?.(dead as DeadLetteredMessage<never>);
-      return;
-    }
+    if (entry.deliveryCount >= this.maxDeliveryCount) return this.deadLetter(entry, 'MaxDeliveryCountExceeded');
     this.ready.unshift(entry);
+  }
+
+  private deadLetter(entry: Entry, reason: DeadLetteredMessage<Tag>['reason']): void {
+    const dead: DeadLetteredMessage<Tag> = {
+      message: entry.message as QueueMessage<Tag>,
+      sequenceNumber: entry.sequenceNumber,
+      deliveryCount: entry.deliveryCount,
+      reason,
+      lastError: entry.lastError ?? 'lock expired',
+    };
+    this.dlq.push(dead);
+    this.stats.deadLettered++;
+    this.options.onDeadLetter?.(dead as DeadLetteredMessage<never>);
   }
 
   private waitForWork(): Promise<void> {

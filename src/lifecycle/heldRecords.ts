@@ -1,0 +1,117 @@
+import type { TableClient } from '@azure/data-tables';
+import type { Clock } from '../core/clock';
+import type { IdempotencyKey } from '../core/keys';
+import { StoreRequestError } from '../core/errors';
+import { toDomainError } from '../core/storeErrors';
+import { tableAddress } from '../core/tableEncoding';
+import { int64, toNumber } from '../core/tableRows';
+
+/**
+ * Records whose message is not resolved yet: the sweep keeps them, whatever their age.
+ *
+ * A message an operator may still resubmit (dead-lettered: after `maxDeliveryCount`, on TTL expiry, or held
+ * for an operator) can come back long after retention. Its record (and its outcome) must still be there, or the
+ * resubmission is claimed afresh and, with a provider that has forgotten the key (Stripe keeps keys 24 h), charged
+ * a second time. Each sweep run first reads the held keys from every source (e.g. the payments dead-letter
+ * queue, `src/app/deadLetterKeys.ts`) and moves each held record's retention forward; the run's deletes then never
+ * touch them. See docs/lifecycle.md, "Held records".
+ */
+export interface HeldKeysSource {
+  /** For logs and errors, e.g. `payments dead-letter queue`. */
+  readonly name: string;
+  /**
+   * Every key whose message is held, or a throw: a partial list would let the run delete a held record, so a source
+   * that cannot read all of it must fail the run (nothing is deleted; the next tick tries again).
+   */
+  heldKeys(): Promise<readonly IdempotencyKey[]>;
+}
+
+/** What the hold pass of one run did. */
+export interface HoldCounts {
+  /** Keys the sources listed (a key listed twice counts once). */
+  held: number;
+  /** Held keys that had a record. */
+  heldWithRecord: number;
+  /** Records whose retention this run moved forward. */
+  extended: number;
+  /** Storage requests of the pass (point reads and conditional updates). */
+  requests: number;
+}
+
+/** Where a held record is, as the sweep's deletes see it: `PartitionKey` + `\n` + `RowKey`. */
+export type HeldAddress = string;
+
+const MAX_ATTEMPTS = 5;
+
+/**
+ * The hold pass of a sweep run: reads the held keys of every source, then for each held record whose retention
+ * ends within `holdMs` of now, moves it to now + 2 x `holdMs` (one `If-Match` merge of `retentionExpiresAtMs`;
+ * 412 -> re-read and decide again). A held record therefore always has at least `holdMs` to live when a run ends,
+ * and is written once per `holdMs`, not on every run. `holdMs` is the redelivery window of a resubmitted copy
+ * (`redeliveryWindow(settings).totalMs`): a copy resubmitted just after a run is delivered within it.
+ * A record the store itself would call expired is extended too (a resubmission must find it alive, not take it
+ * over as a new lifetime). Nothing else changes: status, lease, result and attempt stay as they are.
+ * @returns the held addresses (the run deletes none of them) and the pass's counts.
+ * @throws Error of a source (the run fails before deleting anything); StoreUnavailableError / StoreRequestError.
+ */
+export async function holdRecords(
+  client: TableClient,
+  sources: readonly HeldKeysSource[],
+  options: { readonly partitionCount: number; readonly holdMs: number; readonly clock: Clock },
+): Promise<{ addresses: ReadonlySet<HeldAddress>; counts: HoldCounts }> {
+  const addresses = new Set<HeldAddress>();
+  for (const source of sources) {
+    for (const key of await source.heldKeys()) {
+      const { partitionKey, rowKey } = tableAddress(key, options.partitionCount);
+      addresses.add(`${partitionKey}\n${rowKey}`);
+    }
+  }
+  const counts: HoldCounts = { held: addresses.size, heldWithRecord: 0, extended: 0, requests: 0 };
+  for (const address of addresses) {
+    const [partitionKey, rowKey] = address.split('\n');
+    await holdOne(client, partitionKey, rowKey, options, counts);
+  }
+  return { addresses, counts };
+}
+
+async function holdOne(
+  client: TableClient,
+  partitionKey: string,
+  rowKey: string,
+  options: { readonly holdMs: number; readonly clock: Clock },
+  counts: HoldCounts,
+): Promise<void> {
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    counts.requests++;
+    let row: { etag: string; retentionExpiresAtMs: number } | undefined;
+    try {
+      const entity = await client.getEntity<Record<string, unknown>>(partitionKey, rowKey, { queryOptions: { select: ['retentionExpiresAtMs'] } });
+      row = { etag: String(entity.etag), retentionExpiresAtMs: toNumber(entity.retentionExpiresAtMs) };
+    } catch (error) {
+      if (statusOf(error) === 404) return;
+      throw toDomainError(error, 'expirySweep.hold.read');
+    }
+    if (attempt === 1) counts.heldWithRecord++;
+    const nowMs = options.clock.nowMs();
+    if (row.retentionExpiresAtMs - nowMs >= options.holdMs) return;
+    counts.requests++;
+    try {
+      await client.updateEntity({ partitionKey, rowKey, retentionExpiresAtMs: int64(nowMs + 2 * options.holdMs) }, 'Merge', { etag: row.etag });
+      counts.extended++;
+      return;
+    } catch (error) {
+      const status = statusOf(error);
+      if (status === 404) return;
+      if (status !== 412) throw toDomainError(error, 'expirySweep.hold.extend');
+    }
+  }
+  throw new StoreRequestError(
+    `expiry sweep: the held record ${partitionKey}/${rowKey} kept changing; ${MAX_ATTEMPTS} tries to extend its retention failed`,
+    'expirySweep.hold.extend',
+    412,
+  );
+}
+
+function statusOf(error: unknown): number | undefined {
+  return typeof error === 'object' && error !== null && 'statusCode' in error ? Number(error.statusCode) : undefined;
+}

@@ -1,0 +1,118 @@
+import { keyFromMessageId, payloadDigest, TableIdempotencyStore, type IdempotencyKey } from '../../src/core';
+import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
+import type { HeldKeysSource } from '../../src/lifecycle/heldRecords';
+import { useAzurite } from '../support/azurite';
+import { FakeClock, freshTable } from '../support/tables';
+
+/**
+ * Issue 23, item 6: a record whose message is dead-lettered keeps its outcome until the message is resolved, so a
+ * resubmission long after retention is answered from it (a duplicate) instead of being claimed afresh and charged
+ * again by a provider that has forgotten the key. On a real Azurite, through the Table store.
+ */
+const DAY_MS = 86_400_000;
+const RETENTION_MS = 30 * DAY_MS;
+const HOLD_MS = 20 * DAY_MS;
+const azuriteOf = useAzurite();
+
+const keyOf = (i: number): IdempotencyKey => keyFromMessageId('payments', `pay-${i}`);
+const digestOf = (i: number): string => payloadDigest({ paymentId: `pay-${i}`, amount: 100 + i });
+
+/** A dead-letter queue as the sweep sees it: the keys of the messages in it, changed by the test. */
+class DeadLetterList implements HeldKeysSource {
+  readonly name = 'payments dead-letter queue';
+  keys: IdempotencyKey[] = [];
+  failWith: Error | undefined;
+  reads = 0;
+  async heldKeys(): Promise<readonly IdempotencyKey[]> {
+    this.reads++;
+    if (this.failWith) throw this.failWith;
+    return this.keys;
+  }
+}
+
+async function setUp() {
+  const client = await freshTable(azuriteOf());
+  const clock = new FakeClock();
+  const store = new TableIdempotencyStore(client, { retentionMs: RETENTION_MS, leaseMs: 60_000, clock });
+  // pay-1 and pay-2 completed (charged), pay-3 claimed and never completed (its delivery crashed after the charge).
+  for (const i of [1, 2]) {
+    const outcome = await store.claim(keyOf(i), digestOf(i));
+    if (outcome.kind !== 'claimed') throw new Error(`setup: ${outcome.kind}`);
+    await store.complete(outcome.claim, { status: 'succeeded', chargeId: `ch_${i}` });
+  }
+  const inProgress = await store.claim(keyOf(3), digestOf(3));
+  if (inProgress.kind !== 'claimed') throw new Error('setup: pay-3 not claimed');
+  const dlq = new DeadLetterList();
+  const sweeper = () => new ExpirySweeper(client, { budgetMs: 60_000, clock, holds: [dlq], holdMs: HOLD_MS });
+  return { client, clock, store, dlq, sweeper, claim3: inProgress.claim };
+}
+
+describe('the expiry sweep keeps the records of dead-lettered messages (Azurite)', () => {
+  test('held records survive retention with their outcome; a resubmission is a duplicate; the others go', async () => {
+    const { clock, store, dlq, sweeper, claim3 } = await setUp();
+    dlq.keys = [keyOf(1), keyOf(3), keyOf(4)]; // pay-4: a dead-lettered message that never claimed (no record)
+    clock.advance(RETENTION_MS + 2 * 60_000);
+
+    const report = await sweeper().sweep();
+    expect(report).toMatchObject({ held: 3, heldWithRecord: 2, heldExtended: 2, deleted: 1 });
+    expect(await store.get(keyOf(2))).toBeUndefined();
+    const held1 = await store.get(keyOf(1));
+    expect(held1?.retentionExpiresAtMs).toBe(clock.now + 2 * HOLD_MS);
+    expect(held1?.result).toEqual({ status: 'succeeded', chargeId: 'ch_1' });
+
+    // The operator resubmits pay-1 a week later: answered from its record, never claimed afresh.
+    clock.advance(7 * DAY_MS);
+    const again = await store.claim(keyOf(1), digestOf(1));
+    expect(again.kind).toBe('duplicate');
+    expect(again.kind === 'duplicate' && again.record.result).toEqual({ status: 'succeeded', chargeId: 'ch_1' });
+    // pay-3 (in progress, lease long lapsed): the resubmission takes the same lifetime over (attempt 2, same
+    // generation), so its charge entity is the one that already holds the provider's answer.
+    const takeover = await store.claim(keyOf(3), digestOf(3));
+    expect(takeover.kind).toBe('reclaimed');
+    expect(takeover.kind === 'reclaimed' && takeover.claim.attempt).toBe(2);
+    expect(takeover.kind === 'reclaimed' && takeover.claim.createdAtMs).toBe(claim3.createdAtMs);
+  });
+
+  test('a held record is written once per hold window, not on every run; once resolved it expires like any other', async () => {
+    const { clock, store, dlq, sweeper } = await setUp();
+    dlq.keys = [keyOf(1)];
+    clock.advance(RETENTION_MS + 60_000);
+    expect((await sweeper().sweep()).heldExtended).toBe(1);
+    clock.advance(DAY_MS);
+    const second = await sweeper().sweep();
+    expect(second).toMatchObject({ held: 1, heldWithRecord: 1, heldExtended: 0, deleted: 0 });
+
+    // Resolved (resubmitted and completed, or deleted by the operator): no longer listed. It keeps the retention the
+    // hold gave it (2 x HOLD_MS from the extension), enough for a resubmitted copy's deliveries, then goes.
+    dlq.keys = [];
+    clock.advance(HOLD_MS);
+    expect((await sweeper().sweep()).deleted).toBe(0);
+    expect(await store.get(keyOf(1))).toBeDefined();
+    clock.advance(HOLD_MS);
+    expect((await sweeper().sweep()).deleted).toBe(1);
+    expect(await store.get(keyOf(1))).toBeUndefined();
+  });
+
+  test('a dead-letter queue that cannot be read fails the run before anything is deleted', async () => {
+    const { clock, store, dlq, sweeper } = await setUp();
+    clock.advance(RETENTION_MS + 2 * 60_000);
+    dlq.failWith = new Error('dead-letter queue unreachable');
+    await expect(sweeper().sweep()).rejects.toThrow('dead-letter queue unreachable');
+    for (const i of [1, 2, 3]) expect(await store.get(keyOf(i))).toBeDefined();
+    dlq.failWith = undefined;
+    expect((await sweeper().sweep()).deleted).toBe(3);
+  });
+
+  test('without the hold (the sweep before item 6) the same resubmission is claimed afresh: the defect this guards against', async () => {
+    const { client, clock, store } = await setUp();
+    clock.advance(RETENTION_MS + 2 * 60_000);
+    await new ExpirySweeper(client, { budgetMs: 60_000, clock }).sweep();
+    const again = await store.claim(keyOf(1), digestOf(1));
+    expect(again.kind).toBe('claimed'); // a new lifetime: a new charge entity, and a new provider call
+  });
+
+  test('holds need a hold window', () => {
+    const client = { tableName: 'x' } as never;
+    expect(() => new ExpirySweeper(client, { budgetMs: 1_000, holds: [new DeadLetterList()] })).toThrow(/holdMs/);
+  });
+});
