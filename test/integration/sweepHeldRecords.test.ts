@@ -1,4 +1,7 @@
+import { InvocationContext } from '@azure/functions';
 import { keyFromMessageId, payloadDigest, TableIdempotencyStore, type IdempotencyKey } from '../../src/core';
+import { expiryTimerFromSettings } from '../../src/app/expiryTimer';
+import { loadSettings } from '../../src/config/settings';
 import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
 import type { HeldKeysSource } from '../../src/lifecycle/heldRecords';
 import { useAzurite } from '../support/azurite';
@@ -109,6 +112,37 @@ describe('the expiry sweep keeps the records of dead-lettered messages (Azurite)
     await new ExpirySweeper(client, { budgetMs: 60_000, clock }).sweep();
     const again = await store.claim(keyOf(1), digestOf(1));
     expect(again.kind).toBe('claimed'); // a new lifetime: a new charge entity, and a new provider call
+  });
+
+  test('the expiry timer passes its holds to the sweep with the redelivery window as holdMs, and logs what it held', async () => {
+    const { client, clock, store, dlq } = await setUp();
+    dlq.keys = [keyOf(1)];
+    clock.advance(RETENTION_MS + 2 * 60_000);
+    const logs: string[] = [];
+    const context = new InvocationContext({ invocationId: 'i1', functionName: 'expiryTimer', logHandler: (_level, ...args) => logs.push(args.join(' ')) });
+    const settings = loadSettings({ IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString, IDEMPOTENCY_TABLE_NAME: client.tableName });
+    const handler = expiryTimerFromSettings(settings, { clock, holds: [dlq] });
+    await handler({ isPastDue: false, schedule: { adjustForDST: false }, scheduleStatus: { last: '', next: '', lastUpdated: '' } }, context);
+    expect(logs.join('\n')).toMatch(/expiry sweep: held 1 \(1 with a record, 1 extended\), scanned 2, deleted 2/);
+    // Default settings: TTL 14 d + 10 x (60 s + 300 s) + margin 14 d = 28 d 1 h; the record now lives 2 x that.
+    expect((await store.get(keyOf(1)))?.retentionExpiresAtMs).toBe(clock.now + 2 * (28 * DAY_MS + 3_600_000));
+    expect(await store.get(keyOf(2))).toBeUndefined();
+  });
+
+  test('without Service Bus settings the timer holds nothing and says so on every run', async () => {
+    const { client, clock } = await setUp();
+    const logs: string[] = [];
+    const context = new InvocationContext({
+      invocationId: 'i2',
+      functionName: 'expiryTimer',
+      logHandler: (level, ...args) => logs.push(`${level} ${args.join(' ')}`),
+    });
+    const settings = loadSettings({ IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString, IDEMPOTENCY_TABLE_NAME: client.tableName });
+    await expiryTimerFromSettings(settings, { clock })(
+      { isPastDue: false, schedule: { adjustForDST: false }, scheduleStatus: { last: '', next: '', lastUpdated: '' } },
+      context,
+    );
+    expect(logs.join('\n')).toMatch(/warning expiry sweep: no dead-letter queue to hold records for/);
   });
 
   test('holds need a hold window', () => {
