@@ -11,6 +11,8 @@ import { LocalEventHub } from '../../tools/local/eventHubs/LocalEventHub';
 import { LocalEventHubsHost, type BatchHandler } from '../../tools/local/eventHubs/LocalEventHubsHost';
 import { rpcBatchRequest, workerBatchHandler } from '../../tools/local/eventHubs/workerBatch';
 import { WorkerHost } from '../../tools/local/host/WorkerHost';
+import { localHubSink } from '../../tools/producer/eventSinks';
+import { sendRewards } from '../../tools/producer/sendRewards';
 import { useAzurite } from '../support/azurite';
 import { freshTable } from '../support/tables';
 
@@ -186,3 +188,41 @@ test('the registered function on the local Event Hubs: producer retries, crashes
   expect(counts.duplicates - counts.replays).toBeGreaterThanOrEqual(retries); // every producer retry was skipped as a resend
   expect(moved).toBeGreaterThan(0);
 }, 240_000);
+
+test('the producer CLI (npm run send -- --kind rewards) to the local hub, binary mode with retries: the app ends at the balances it prints', async () => {
+  const { settings, rewards } = await appSettings();
+  const hub = new LocalEventHub('cli', 2);
+  const checkpoints = new BlobCheckpointStore(blobs.connectionString, hub.namespace, hub.name, 'rewards');
+  await checkpoints.ensureContainer();
+  const lines: string[] = [];
+  const argv = ['--kind', 'rewards', '--count', '40', '--customers', '4', '--retries', '1', '--retry-share', '0.5', '--mode', 'binary', '--seed', '9'];
+  expect(
+    await sendRewards(
+      argv,
+      {},
+      'cli1',
+      (line) => lines.push(line),
+      () => localHubSink(hub),
+    ),
+  ).toBe(0);
+  const appended = hub.partitions.reduce((n, p) => n + p.length, 0);
+  expect(lines).toContain(`sent ${appended} events (${appended - 40} producer retries) to local hub cli (2 partitions), run cli1`);
+  expect(appended).toBeGreaterThan(40);
+
+  let hosts: LocalEventHubsHost[] = [];
+  const host = () =>
+    new LocalEventHubsHost(hub, checkpoints, workerBatchHandler(loadWorker(settings), REWARDS_FUNCTION, 'binary'), () => hosts.length, {
+      maxBatchSize: 5,
+    }).start();
+  hosts = [host()];
+  const deadline = Date.now() + 60_000;
+  while (!(await Promise.all(hub.partitionIds.map(async (p) => (await checkpoints.checkpointOf(p)) === hub.partitions[Number(p)].length - 1))).every(Boolean)) {
+    if (Date.now() > deadline) throw new Error('not consumed in 60 s');
+    await sleep(50);
+  }
+  await Promise.all(hosts.map((h) => h.crash()));
+  const printed = new Map<string, number>();
+  for (const match of lines.map((l) => /^expected balance (\S+): (\d+) points$/.exec(l))) if (match) printed.set(match[1], Number(match[2]));
+  expect(printed.size).toBe(4);
+  expect(await balances(rewards)).toEqual(printed);
+}, 120_000);
