@@ -19,7 +19,7 @@ param environmentName string
 })
 param location string
 
-@description('Object id of the deploying user or service principal. Gets Service Bus Data Sender so the producer CLI can send test messages. Empty: no deployer role.')
+@description('Object id of the deploying user or service principal. Gets Service Bus Data Sender and Event Hubs Data Sender on the rewards hub so the producer CLI can send test messages and events. Empty: no deployer role.')
 param principalId string = ''
 
 @description('Type of principalId: User for a person, ServicePrincipal when azd or az runs as a service principal (azd sets AZURE_PRINCIPAL_TYPE).')
@@ -131,6 +131,22 @@ param webhookToleranceSeconds int = 300
 param webhookRetentionHours int = 72
 @description('Table of the Payment rows the webhook writes (PAYMENT_STATE_TABLE_NAME).')
 param paymentStateTableName string = 'paymentstate'
+// ---- The rewards consumer (Event Hubs). ----
+@description('Event hub of PaymentSucceeded events the rewards consumer reads (REWARDS_EVENT_HUB_NAME).')
+param rewardsEventHubName string = 'payments-succeeded'
+@description('Consumer group of the rewards consumer (REWARDS_CONSUMER_GROUP).')
+param rewardsConsumerGroup string = 'rewards'
+@description('Table of the customers\' balances and applied-event markers (REWARDS_TABLE_NAME).')
+param rewardsTableName string = 'rewards'
+@minValue(1)
+@maxValue(32)
+@description('Partitions of the rewards hub (fixed at creation): the most instances that read it at once.')
+param eventHubPartitionCount int = 4
+@minValue(1)
+@maxValue(7)
+@description('Days the rewards hub keeps an event (Standard: at most 7); markers are kept longer (no sweep of the rewards table).')
+param eventHubRetentionDays int = 7
+
 @description('Key Vault purge protection (KEY_VAULT_PURGE_PROTECTION): on for production. Off, `azd down --purge` frees the vault name for the next `azd up`; on, the deleted vault keeps its name 90 days and a redeploy recovers it (keyVaultCreateMode).')
 param keyVaultPurgeProtection bool = false
 @allowed([
@@ -167,6 +183,7 @@ var names = {
   identity: '${abbrs.managedIdentityUserAssignedIdentities}api-${resourceToken}'
   storage: '${abbrs.storageStorageAccounts}${resourceToken}'
   serviceBus: '${abbrs.serviceBusNamespaces}${resourceToken}'
+  eventHubs: '${abbrs.eventHubNamespaces}${resourceToken}'
   cosmos: '${abbrs.documentDBDatabaseAccounts}${resourceToken}'
   logAnalytics: '${abbrs.operationalInsightsWorkspaces}${resourceToken}'
   appInsights: '${abbrs.insightsComponents}${resourceToken}'
@@ -197,6 +214,8 @@ var roles = {
   storageTableDataContributor: '0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3' // Storage Table Data Contributor
   monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb' // Monitoring Metrics Publisher
   keyVaultSecretsUser: '4633458b-17de-408a-b874-0445c86b69e6' // Key Vault Secrets User
+  eventHubsDataReceiver: 'a638d3c7-ab3a-418d-83e6-5f17a39d4fde' // Azure Event Hubs Data Receiver
+  eventHubsDataSender: '2b629674-e913-4c01-ae53-ef4638d8f975' // Azure Event Hubs Data Sender
 }
 
 // Every Azure RBAC assignment, deployed by looping the one reusable module. `principal` says who gets it:
@@ -216,6 +235,10 @@ var roleAssignments = [
   { principal: 'app', target: 'storage', targetName: names.storage, roleDefinitionId: roles.storageTableDataContributor }
   { principal: 'app', target: 'appInsights', targetName: names.appInsights, roleDefinitionId: roles.monitoringMetricsPublisher }
   { principal: 'deployer', target: 'serviceBus', targetName: names.serviceBus, roleDefinitionId: roles.serviceBusDataSender }
+  // The rewards trigger reads its hub (receive only; its checkpoints are blobs of the host storage, covered by
+  // Storage Blob Data Owner above). The deployer may send PaymentSucceeded events with the producer CLI.
+  { principal: 'app', target: 'eventHub', targetName: '${names.eventHubs}/${rewardsEventHubName}', roleDefinitionId: roles.eventHubsDataReceiver }
+  { principal: 'deployer', target: 'eventHub', targetName: '${names.eventHubs}/${rewardsEventHubName}', roleDefinitionId: roles.eventHubsDataSender }
 ]
 
 // Microsoft.Resources/resourceGroups@2025-04-01
@@ -254,7 +277,21 @@ module storage 'core/storage/storageAccount.bicep' = {
       idempotencyTableName
       parkedMessagesTableName
       paymentStateTableName
+      rewardsTableName
     ]
+  }
+}
+
+module eventHubs 'core/messaging/eventHubs.bicep' = {
+  scope: rg
+  params: {
+    name: names.eventHubs
+    location: location
+    tags: tags
+    hubName: rewardsEventHubName
+    partitionCount: eventHubPartitionCount
+    retentionDays: eventHubRetentionDays
+    consumerGroupName: rewardsConsumerGroup
   }
 }
 
@@ -324,6 +361,7 @@ module roleAssignment 'core/security/roleAssignment.bicep' = [
     dependsOn: [
       storage
       serviceBus
+      eventHubs
       monitoring
       keyVault
     ]
@@ -383,6 +421,12 @@ module api 'app/api.bicep' = {
       webhookSecretUri: keyVault.outputs.webhookReferenceUri
       webhookPreviousSecretUri: keyVault.outputs.webhookPreviousReferenceUri
     }
+    rewards: {
+      fullyQualifiedNamespace: eventHubs.outputs.fullyQualifiedNamespace
+      hubName: rewardsEventHubName
+      consumerGroup: rewardsConsumerGroup
+      tableName: rewardsTableName
+    }
   }
   // The host starts as soon as the site exists: give it its data-plane roles first.
   dependsOn: [
@@ -421,6 +465,8 @@ output SERVICE_API_NAME string = api.outputs.name
 output AZURE_FUNCTION_NAME string = api.outputs.name
 @description('Service Bus namespace host name, for the producer CLI.')
 output SERVICEBUS_FULLY_QUALIFIED_NAMESPACE string = serviceBus.outputs.fullyQualifiedNamespace
+@description('Event Hubs namespace host name, for the producer CLI (rewards events).')
+output EVENTHUB_FULLY_QUALIFIED_NAMESPACE string = eventHubs.outputs.fullyQualifiedNamespace
 @description('Cosmos DB account endpoint.')
 output COSMOS_ENDPOINT string = cosmos.outputs.endpoint
 @description('Table service endpoint of the idempotency store.')

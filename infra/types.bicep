@@ -107,3 +107,19 @@ type httpSettingsType = {
   @description('Versionless Key Vault URI of the previous webhook signing secret, accepted during a rotation (WEBHOOK_SIGNING_SECRET_PREVIOUS).')
   webhookPreviousSecretUri: string
 }
+
+@export()
+@description('The rewards consumer: its Event Hubs trigger (connection EventHubConnection) and its table.')
+type rewardsSettingsType = {
+  @description('Event Hubs namespace host name (EventHubConnection__fullyQualifiedNamespace).')
+  fullyQualifiedNamespace: string
+
+  @description('Event hub name (REWARDS_EVENT_HUB_NAME).')
+  hubName: string
+
+  @description('Consumer group (REWARDS_CONSUMER_GROUP).')
+  consumerGroup: string
+
+  @description('Balances and event markers table (REWARDS_TABLE_NAME).')
+  tableName: string
+}

@@ -7,7 +7,7 @@ Flex Consumption rejects FUNCTIONS_WORKER_RUNTIME and FUNCTIONS_EXTENSION_VERSIO
 runtime comes from functionAppConfig.runtime), so they are deliberately absent.
 '''
 
-import { tagsType, idempotencySettingsType, serviceBusSettingsType, cosmosSettingsType, paymentProviderSettingsType, httpSettingsType } from '../types.bicep'
+import { tagsType, idempotencySettingsType, serviceBusSettingsType, cosmosSettingsType, paymentProviderSettingsType, httpSettingsType, rewardsSettingsType } from '../types.bicep'
 
 @description('Function App name.')
 param name string
@@ -59,6 +59,8 @@ param paymentProvider paymentProviderSettingsType
 param http httpSettingsType
 @description('Durable Functions task hub name (DURABLE_TASK_HUB_NAME, used by host.json).')
 param durableTaskHubName string
+@description('The rewards consumer: Event Hubs namespace, hub, consumer group, table.')
+param rewards rewardsSettingsType
 
 resource storage 'Microsoft.Storage/storageAccounts@2026-09-01' existing = {
   name: storageAccountName
@@ -131,6 +133,15 @@ var appSettings = {
   WEBHOOK_TOLERANCE_SECONDS: string(http.webhookToleranceSeconds)
   WEBHOOK_RETENTION_HOURS: string(http.webhookRetentionHours)
   PAYMENT_STATE_TABLE_NAME: http.paymentStateTableName
+
+  // The rewards consumer (src/functions/rewards.ts): Event Hubs trigger connection "EventHubConnection",
+  // identity-based (Azure Event Hubs Data Receiver on the hub); checkpoints go to AzureWebJobsStorage's blobs.
+  EventHubConnection__fullyQualifiedNamespace: rewards.fullyQualifiedNamespace
+  EventHubConnection__credential: 'managedidentity'
+  EventHubConnection__clientId: identityClientId
+  REWARDS_EVENT_HUB_NAME: rewards.hubName
+  REWARDS_CONSUMER_GROUP: rewards.consumerGroup
+  REWARDS_TABLE_NAME: rewards.tableName
 }
 
 // Microsoft.Web/sites@2025-03-01 with functionAppConfig (Flex Consumption)

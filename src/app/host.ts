@@ -20,6 +20,7 @@ import {
 } from './http';
 import { ordersDepsFromSettings } from './orders';
 import { paymentsFunctionsFrom, type PaymentsFunctions } from './paymentsFunctions';
+import { rewardsFromSettings, rewardsHandler, type RewardsHandler } from './rewards';
 
 /**
  * The handlers the registrations in `src/functions` register, built from the app's settings
@@ -80,6 +81,13 @@ export function ordersFunction(): ((message: unknown, context: InvocationContext
 /** The expiry timer's handler; undefined when not configured (records are kept until it runs again). */
 export function expiryTimerFunction(): ((timer: Timer, context: InvocationContext) => Promise<void>) | undefined {
   return featureOrNothing('expiryTimer', 'expiryTimer', 'Expired records stay until the sweep runs again', () => expiryTimerFromSettings(appSettings()));
+}
+
+/** The rewards trigger's handler (Event Hubs batches); undefined when not configured (events wait in the hub, within its retention). */
+export function rewardsFunction(): RewardsHandler | undefined {
+  return featureOrNothing('rewards', 'rewardsConsumer', 'Reward events wait in the hub (for its retention period)', () =>
+    rewardsHandler(rewardsFromSettings(appSettings(), { telemetry: appTelemetry() })),
+  );
 }
 
 /** An HTTP function of `feature`: its endpoint, or a 503 answer (and an error log line per request) when not configured. */

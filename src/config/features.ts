@@ -33,6 +33,8 @@ export const FEATURE_SETTINGS = {
     'PAYMENT_STATE_TABLE_NAME',
     'HTTP_IDEMPOTENCY_LEASE_SECONDS',
   ],
+  /** The rewards consumer (Event Hubs, `cardinality: 'many'`). */
+  rewards: ['REWARDS_EVENT_HUB_NAME', 'REWARDS_CONSUMER_GROUP', 'REWARDS_TABLE_NAME'],
 } as const satisfies Record<string, readonly SettingName[]>;
 export type Feature = keyof typeof FEATURE_SETTINGS;
 

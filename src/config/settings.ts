@@ -42,6 +42,9 @@ export const SETTING_NAMES = [
   'WEBHOOK_TOLERANCE_SECONDS',
   'WEBHOOK_RETENTION_HOURS',
   'PAYMENT_STATE_TABLE_NAME',
+  'REWARDS_EVENT_HUB_NAME',
+  'REWARDS_CONSUMER_GROUP',
+  'REWARDS_TABLE_NAME',
 ] as const;
 export type SettingName = (typeof SETTING_NAMES)[number];
 
@@ -102,6 +105,19 @@ const schema = z
       .string()
       .regex(/^[A-Za-z][A-Za-z0-9]{2,62}$/, 'a Table name: 3-63 letters and digits, starting with a letter')
       .default('paymentstate'),
+    // The rewards consumer (Event Hubs trigger, connection `EventHubConnection`): hub, consumer group, balances table.
+    REWARDS_EVENT_HUB_NAME: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/, 'an Event Hub name: 1-256 letters, digits, periods, hyphens, underscores')
+      .default('payments-succeeded'),
+    REWARDS_CONSUMER_GROUP: z
+      .string()
+      .regex(/^(\$Default|[A-Za-z0-9][A-Za-z0-9._-]{0,49})$/, 'a consumer group name: $Default, or 1-50 letters, digits, periods, hyphens, underscores')
+      .default('rewards'),
+    REWARDS_TABLE_NAME: z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9]{2,62}$/, 'a Table name: 3-63 letters and digits, starting with a letter')
+      .default('rewards'),
   })
   .refine((s) => s.IDEMPOTENCY_TABLE_CONNECTION_STRING || s.IDEMPOTENCY_TABLE_ENDPOINT, {
     message: 'set IDEMPOTENCY_TABLE_ENDPOINT (Azure, managed identity) or IDEMPOTENCY_TABLE_CONNECTION_STRING (local Azurite)',

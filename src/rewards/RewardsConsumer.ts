@@ -1,5 +1,6 @@
 import type { InvocationContextLike } from '../core/invocationKey';
 import { ParkReason, type ParkingStore } from '../messaging/ParkingStore';
+import { MetricNames, type Telemetry } from '../telemetry/Telemetry';
 import { decodeRewardEvent, type RewardEvent } from './rewardEvent';
 import type { RewardsLedger } from './RewardsLedger';
 
@@ -7,6 +8,8 @@ import type { RewardsLedger } from './RewardsLedger';
 export interface RewardsBatchReport {
   readonly applied: number;
   readonly duplicates: number;
+  /** Of the duplicates, those read again at the place they were applied from (a replay from a checkpoint). */
+  readonly replays: number;
   readonly parked: number;
   readonly ignored: number;
   /** Points added per customer by this batch. */
@@ -18,6 +21,12 @@ export interface RewardsConsumerDeps {
   readonly parking: ParkingStore;
   /** The consumer's name: the scope of its event keys. Default `rewards`. */
   readonly consumer?: string;
+  /**
+   * Counts per batch: `idempotency.claims` (events decoded), `idempotency.duplicates` (reason `replay`: read
+   * again at the same partition and sequence number after a checkpoint; `resend`: a producer's second copy),
+   * `messages.parked` (by reason); dimensions `consumer`, `partitionId`. Default: none.
+   */
+  readonly telemetry?: Telemetry;
 }
 
 /**
@@ -60,10 +69,12 @@ export class RewardsConsumer {
     const results = await Promise.all([...byCustomer].map(async ([customerId, list]) => [customerId, await this.deps.ledger.apply(customerId, list)] as const));
     let applied = 0;
     let duplicates = 0;
+    let replays = 0;
     const pointsByCustomer = new Map<string, number>();
     for (const [customerId, result] of results) {
       applied += result.applied.length;
       duplicates += result.duplicates.length;
+      replays += result.replays.length;
       pointsByCustomer.set(
         customerId,
         result.applied.reduce((sum, event) => sum + event.points, 0),
@@ -79,23 +90,41 @@ export class RewardsConsumer {
         parked++;
       }
     }
-    return { applied, duplicates, parked, ignored, pointsByCustomer };
+    this.countBatch(context, { decoded: applied + duplicates + results.reduce((n, [, r]) => n + r.keyReused.length, 0), duplicates, replays });
+    return { applied, duplicates, replays, parked, ignored, pointsByCustomer };
+  }
+
+  private countBatch(context: InvocationContextLike | undefined, counts: { decoded: number; duplicates: number; replays: number }): void {
+    const telemetry = this.deps.telemetry;
+    if (!telemetry) return;
+    const partitionId = partitionOf(context);
+    if (counts.decoded > 0) telemetry.count(MetricNames.claims, { consumer: this.consumer, partitionId }, counts.decoded);
+    if (counts.replays > 0) telemetry.count(MetricNames.duplicates, { consumer: this.consumer, reason: 'replay', partitionId }, counts.replays);
+    const resends = counts.duplicates - counts.replays;
+    if (resends > 0) telemetry.count(MetricNames.duplicates, { consumer: this.consumer, reason: 'resend', partitionId }, resends);
   }
 
   private async park(body: unknown, index: number, context: InvocationContextLike | undefined, reason: ParkReason, detail: string): Promise<void> {
     const meta = context?.triggerMetadata ?? {};
     const at = (name: string): unknown => (Array.isArray(meta[name]) ? (meta[name] as unknown[])[index] : undefined);
-    const partition = (meta.partitionContext as { partitionId?: unknown } | undefined)?.partitionId;
+    const partition = partitionOf(context);
     // Operators find a parked event by its position; parking twice (a replay) overwrites the same row.
     await this.deps.parking.park({
       consumer: this.consumer,
       reason,
       detail,
       info: {
-        messageId: `partition ${JSON.stringify(partition ?? null)} sequence ${JSON.stringify(at('sequenceNumberArray') ?? index)}`,
+        messageId: `partition ${JSON.stringify(partition)} sequence ${JSON.stringify(at('sequenceNumberArray') ?? index)}`,
         enqueuedTimeUtc: at('enqueuedTimeUtcArray') as string | undefined,
       },
       body,
     });
+    this.deps.telemetry?.count(MetricNames.parked, { consumer: this.consumer, reason, partitionId: partition });
   }
+}
+
+/** The batch's partition (`partitionContext.partitionId`), `unknown` without one. */
+function partitionOf(context: InvocationContextLike | undefined): string {
+  const partitionId = (context?.triggerMetadata?.partitionContext as { partitionId?: unknown } | undefined)?.partitionId;
+  return typeof partitionId === 'string' ? partitionId : 'unknown';
 }

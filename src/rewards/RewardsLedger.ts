@@ -19,6 +19,11 @@ const MAX_ROUNDS = 20;
 export interface CustomerApplied {
   readonly applied: readonly RewardEvent[];
   readonly duplicates: readonly RewardEvent[];
+  /**
+   * The duplicates read again at the very place their marker records (partition and sequence number): a replay
+   * from a checkpoint (host restart, partition move). The others are a producer's resends (another place).
+   */
+  readonly replays: readonly RewardEvent[];
   /** Events whose key is on record with another digest (a producer reused an event id). */
   readonly keyReused: readonly RewardEvent[];
   readonly balance: number;
@@ -75,7 +80,7 @@ export class RewardsLedger {
    */
   async apply(customerId: string, events: readonly RewardEvent[]): Promise<CustomerApplied> {
     const partitionKey = RewardsLedger.partitionOf(customerId);
-    const result = { applied: [] as RewardEvent[], duplicates: [] as RewardEvent[], keyReused: [] as RewardEvent[], balance: 0 };
+    const result = { applied: [] as RewardEvent[], duplicates: [] as RewardEvent[], replays: [] as RewardEvent[], keyReused: [] as RewardEvent[], balance: 0 };
     const seen = new Map<string, RewardEvent>();
     const unique: RewardEvent[] = [];
     for (const event of events) {
@@ -96,7 +101,7 @@ export class RewardsLedger {
     partitionKey: string,
     customerId: string,
     chunk: readonly RewardEvent[],
-    result: { applied: RewardEvent[]; duplicates: RewardEvent[]; keyReused: RewardEvent[] },
+    result: { applied: RewardEvent[]; duplicates: RewardEvent[]; replays: RewardEvent[]; keyReused: RewardEvent[] },
   ): Promise<number> {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const rows = await this.read(
@@ -105,14 +110,20 @@ export class RewardsLedger {
       );
       const fresh: RewardEvent[] = [];
       const duplicates: RewardEvent[] = [];
+      const replays: RewardEvent[] = [];
       const keyReused: RewardEvent[] = [];
       for (const event of chunk) {
-        const digest = rows.markers.get(RewardsLedger.markerOf(event));
-        if (digest === undefined) fresh.push(event);
-        else (digest === event.digest ? duplicates : keyReused).push(event);
+        const marker = rows.markers.get(RewardsLedger.markerOf(event));
+        if (marker === undefined) fresh.push(event);
+        else if (marker.digest !== event.digest) keyReused.push(event);
+        else {
+          duplicates.push(event);
+          if (event.position && marker.position === positionText(event)) replays.push(event);
+        }
       }
       const settled = () => {
         result.duplicates.push(...duplicates);
+        result.replays.push(...replays);
         result.keyReused.push(...keyReused);
       };
       const before = rows.balance?.points ?? 0;
@@ -149,21 +160,23 @@ export class RewardsLedger {
       eventKey: event.key.key,
       paymentId: event.paymentId,
       digest: event.digest,
+      // Where it was applied from: a later copy at the same place is a replay, at another a producer's resend.
+      ...(event.position ? { position: positionText(event) } : {}),
       points: int64(event.points),
       appliedAtMs: int64(nowMs),
     };
   }
 
-  /** The balance row and the markers among `markers` (marker -> digest), in one query. */
+  /** The balance row and the markers among `markers` (marker -> digest and position), in one query. */
   private async read(partitionKey: string, markers: readonly string[]) {
     const filter = [BALANCE_ROW, ...markers].map((rowKey) => `RowKey eq '${rowKey}'`).join(' or ');
-    const found = { balance: undefined as { points: number; etag: string } | undefined, markers: new Map<string, string>() };
+    const found = { balance: undefined as { points: number; etag: string } | undefined, markers: new Map<string, { digest: string; position?: string }>() };
     try {
       await withDeadline(this.callTimeoutMs, 'readRewards', 'read', async (abortSignal) => {
         const query = { filter: `PartitionKey eq '${partitionKey}' and (${filter})` };
         for await (const row of this.client.listEntities<Record<string, unknown>>({ queryOptions: query, abortSignal })) {
           if (row.rowKey === BALANCE_ROW) found.balance = { points: toNumber(row.points), etag: String(row.etag) };
-          else found.markers.set(String(row.rowKey), String(row.digest));
+          else found.markers.set(String(row.rowKey), { digest: String(row.digest), position: typeof row.position === 'string' ? row.position : undefined });
         }
       });
     } catch (error) {
@@ -171,6 +184,11 @@ export class RewardsLedger {
     }
     return found;
   }
+}
+
+/** An event's place as its marker stores it (`<partition>/<sequence number>`); undefined when unknown. */
+function positionText(event: RewardEvent): string | undefined {
+  return event.position ? `${event.position.partitionId}/${event.position.sequenceNumber}` : undefined;
 }
 
 function sha256(text: string): string {

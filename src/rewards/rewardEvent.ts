@@ -32,6 +32,14 @@ export interface RewardEvent {
   readonly customerId: string;
   readonly paymentId: string;
   readonly points: number;
+  /** Where the event was read (partition and sequence number), when the trigger metadata says: never its key. */
+  readonly position?: EventPosition;
+}
+
+/** An event's place in the hub: tells a replay (the same place again) from a producer's resend (another place). */
+export interface EventPosition {
+  readonly partitionId: string;
+  readonly sequenceNumber: number;
 }
 
 export type DecodedReward =
@@ -44,7 +52,8 @@ export type DecodedReward =
  * properties; never the partition, offset or sequence number, which a producer's retry changes and which
  * name a position in one hub, not the payment), then its type, then its data by schema.
  */
-export function decodeRewardEvent(consumer: string, body: unknown, index: number, context: InvocationContextLike | undefined): DecodedReward {
+export function decodeRewardEvent(consumer: string, delivered: unknown, index: number, context: InvocationContextLike | undefined): DecodedReward {
+  const body = parsedIfJson(delivered);
   let key: IdempotencyKey;
   try {
     key = defaultBatchEventKey(consumer, body, index, context);
@@ -62,6 +71,36 @@ export function decodeRewardEvent(consumer: string, body: unknown, index: number
   const data = decoded.value;
   return {
     ok: true,
-    event: { index, key, digest: payloadDigest(data), customerId: data.customerId, paymentId: data.paymentId, points: pointsFor(data.amount) },
+    event: {
+      index,
+      key,
+      digest: payloadDigest(data),
+      customerId: data.customerId,
+      paymentId: data.paymentId,
+      points: pointsFor(data.amount),
+      position: positionOf(index, context),
+    },
   };
+}
+
+/**
+ * A body delivered as text or bytes (`dataType: 'binary'`, or a host that hands over strings) parsed when it is
+ * JSON, so a structured CloudEvent is read the same whatever the binding's data type; anything else as delivered.
+ */
+function parsedIfJson(body: unknown): unknown {
+  if (typeof body !== 'string' && !Buffer.isBuffer(body) && !(body instanceof Uint8Array)) return body;
+  const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return body;
+  }
+}
+
+/** The partition (`partitionContext.partitionId`) and sequence number (`sequenceNumberArray[index]`) of event `index`. */
+export function positionOf(index: number, context: InvocationContextLike | undefined): EventPosition | undefined {
+  const meta = context?.triggerMetadata ?? {};
+  const partitionId = (meta.partitionContext as { partitionId?: unknown } | undefined)?.partitionId;
+  const sequenceNumber = Array.isArray(meta.sequenceNumberArray) ? Number(meta.sequenceNumberArray[index]) : NaN;
+  return typeof partitionId === 'string' && Number.isSafeInteger(sequenceNumber) ? { partitionId, sequenceNumber } : undefined;
 }

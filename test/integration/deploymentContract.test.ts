@@ -32,6 +32,7 @@ const EXPECTED_FUNCTIONS = {
   paymentsApi: 'httpTrigger',
   paymentStatus: 'httpTrigger',
   paymentProviderWebhook: 'httpTrigger',
+  rewardsConsumer: 'eventHubTrigger',
 };
 
 interface LoadResult {
@@ -137,10 +138,10 @@ describe('deployment contract: what a deployment ships', () => {
 
 describe('deployment contract: the deployed app as the worker loads it', () => {
   test('package.json main matches the built entry points (registrations only)', () => {
-    expect(entryPoints().map((f) => basename(f))).toEqual(['expiryTimer.js', 'http.js', 'ordersConsumer.js', 'payments.js']);
+    expect(entryPoints().map((f) => basename(f))).toEqual(['expiryTimer.js', 'http.js', 'ordersConsumer.js', 'payments.js', 'rewards.js']);
   });
 
-  test('with the app settings the compiled template deploys: all 9 functions register, nothing throws, telemetry gets the identity', () => {
+  test('with the app settings the compiled template deploys: all 10 functions register, nothing throws, telemetry gets the identity', () => {
     const settings = deployedSettings();
     if (!settings) return console.warn('NOT COMPILED: skipped (no Bicep CLI)');
     const result = loadApp(settings);
@@ -153,6 +154,15 @@ describe('deployment contract: the deployed app as the worker loads it', () => {
       queueName: '%PAYMENTS_QUEUE_NAME%',
       connection: 'ServiceBusConnection',
     });
+    // The rewards consumer: batches of its hub and consumer group, through the identity-based EventHubConnection__* settings.
+    const rewards = result.functions.find((f) => f.name === 'rewardsConsumer')!;
+    expect(Object.values(rewards.bindings).find((b) => b.type === 'eventHubTrigger')).toMatchObject({
+      eventHubName: '%REWARDS_EVENT_HUB_NAME%',
+      consumerGroup: '%REWARDS_CONSUMER_GROUP%',
+      connection: 'EventHubConnection',
+      cardinality: 'many',
+    });
+    expect(settings.EventHubConnection__fullyQualifiedNamespace).toBeTruthy();
     // The HTTP functions: the payments API behind a function key, the webhook authenticated by its signature.
     const httpTrigger = (name: string) => Object.values(result.functions.find((f) => f.name === name)!.bindings).find((b) => b.type === 'httpTrigger');
     // Registered for every method: the app answers the ones it does not allow with 405 and Allow (the host would say 404).
@@ -165,7 +175,7 @@ describe('deployment contract: the deployed app as the worker loads it', () => {
     ]);
   });
 
-  test('with local.settings.json.example: all 9 functions register and telemetry stays off', () => {
+  test('with local.settings.json.example: all 10 functions register and telemetry stays off', () => {
     const example = (JSON.parse(readFileSync(join(ROOT, 'local.settings.json.example'), 'utf8')) as { Values: Record<string, string> }).Values;
     const result = loadApp(example);
     expect(result.error).toBeNull();
@@ -190,6 +200,8 @@ describe('deployment contract: the deployed app as the worker loads it', () => {
     ['EXPIRY_SWEEP_BUDGET_SECONDS', '0', ['expiryTimer']],
     ['WEBHOOK_SIGNING_SECRET', 'too-short', []],
     ['HTTP_CALLER_IDENTITY', 'anyone', []],
+    ['REWARDS_TABLE_NAME', 'no such table!', ['rewardsConsumer']],
+    ['REWARDS_CONSUMER_GROUP', '-bad', ['rewardsConsumer']],
   ] as const)(
     'a deployment with %s = %s: that feature alone stops (%j not indexed; an HTTP one answers 503), one error line names the setting, the rest load',
     (name, value, missing) => {

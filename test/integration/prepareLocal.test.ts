@@ -27,13 +27,14 @@ const tablesOf = async () => {
   return names;
 };
 
-test('local:prepare: creates the three tables and the orders database and container; running it again is harmless', async () => {
+test('local:prepare: creates the four tables and the orders database and container; running it again is harmless', async () => {
   const values = {
     ...example,
     IDEMPOTENCY_TABLE_CONNECTION_STRING: azurite().connectionString,
     IDEMPOTENCY_TABLE_NAME: 'prepidem',
     PARKED_TABLE_NAME: 'prepparked',
     PAYMENT_STATE_TABLE_NAME: 'prepstate',
+    REWARDS_TABLE_NAME: 'preprewards',
     COSMOS_ENDPOINT: cosmos.endpoint,
     COSMOS_KEY: Buffer.from('emulator').toString('base64'),
     COSMOS_DATABASE_NAME: 'prepshop',
@@ -41,10 +42,10 @@ test('local:prepare: creates the three tables and the orders database and contai
   };
   const lines: string[] = [];
   for (let run = 0; run < 2; run++) await prepareLocalEmulators(values, (line) => lines.push(line));
-  expect(await tablesOf()).toEqual(expect.arrayContaining(['prepidem', 'prepparked', 'prepstate']));
+  expect(await tablesOf()).toEqual(expect.arrayContaining(['prepidem', 'prepparked', 'prepstate', 'preprewards']));
   const { resource } = await cosmos.client().database('prepshop').container('preporders').read();
   expect(resource?.partitionKey?.paths).toEqual(['/orderId']);
-  expect(lines.filter((l) => l.endsWith(': ready'))).toHaveLength(8);
+  expect(lines.filter((l) => l.endsWith(': ready'))).toHaveLength(10);
 });
 
 test('local:prepare: the example placeholder key or a non-local Cosmos endpoint is refused, naming the setting, before any table is created', async () => {

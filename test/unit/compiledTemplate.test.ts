@@ -140,6 +140,9 @@ describeCompiled('compiled infra/main.bicep: queues, roles, local auth, outputs'
       { target: 'storage', role: '0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3', principal: 'app', principalType: 'ServicePrincipal' },
       { target: 'appInsights', role: '3913510d-42f4-4e42-8a64-420c390055eb', principal: 'app', principalType: 'ServicePrincipal' },
       { target: 'serviceBus', role: '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39', principal: 'deployer', principalType: 'User' },
+      // The rewards hub (not the namespace): the app receives, the deployer may send (producer CLI).
+      { target: 'eventHub', role: 'a638d3c7-ab3a-418d-83e6-5f17a39d4fde', principal: 'app', principalType: 'ServicePrincipal' },
+      { target: 'eventHub', role: '2b629674-e913-4c01-ae53-ef4638d8f975', principal: 'deployer', principalType: 'User' },
     ]);
     for (const a of assignments) expect(a.scopes).toHaveLength(1);
     // Scope of each assignment: the one resource of its target, never the resource group.
@@ -156,6 +159,7 @@ describeCompiled('compiled infra/main.bicep: queues, roles, local auth, outputs'
         storage: 'Microsoft.Storage/storageAccounts',
         appInsights: 'Microsoft.Insights/components',
         keyVault: 'Microsoft.KeyVault/vaults',
+        eventHub: 'Microsoft.EventHub/namespaces/eventhubs',
       }[assignments[i].target as string];
       expect(scopes[0]).toContain(expected);
     }
@@ -166,12 +170,12 @@ describeCompiled('compiled infra/main.bicep: queues, roles, local auth, outputs'
     const deployer = d
       .modulesWith('Microsoft.Authorization/roleAssignments')
       .filter((m) => m.evaluator.parameter('principalId') === AZD_ENV.AZURE_PRINCIPAL_ID);
-    expect(deployer.map((m) => m.evaluator.parameter('principalType'))).toEqual(['ServicePrincipal']);
+    expect(deployer.map((m) => m.evaluator.parameter('principalType'))).toEqual(['ServicePrincipal', 'ServicePrincipal']);
   });
 
   test('without principalId no deployer role is assigned', () => {
     const d = new Deployment(compiledMainTemplate()!, azdParameters({ ...AZD_ENV, AZURE_PRINCIPAL_ID: '' }));
-    expect(d.modulesWith('Microsoft.Authorization/roleAssignments')).toHaveLength(7);
+    expect(d.modulesWith('Microsoft.Authorization/roleAssignments')).toHaveLength(8);
   });
 
   test('local auth is off everywhere: Storage shared keys, Service Bus, Cosmos DB, Application Insights', () => {
@@ -181,8 +185,29 @@ describeCompiled('compiled infra/main.bicep: queues, roles, local auth, outputs'
         .filter((r) => r.type === type);
     expect(byType('Microsoft.Storage/storageAccounts').map((r) => r.properties.allowSharedKeyAccess)).toEqual([false]);
     expect(byType('Microsoft.ServiceBus/namespaces').map((r) => r.properties.disableLocalAuth)).toEqual([true]);
+    expect(byType('Microsoft.EventHub/namespaces').map((r) => [r.properties.disableLocalAuth, r.properties.minimumTlsVersion])).toEqual([[true, '1.2']]);
     expect(byType('Microsoft.DocumentDB/databaseAccounts').map((r) => r.properties.disableLocalAuth)).toEqual([true]);
     expect(byType('Microsoft.Insights/components').map((r) => r.properties.DisableLocalAuth)).toEqual([true]);
+  });
+
+  test('rewards on Event Hubs: Standard namespace, the hub (4 partitions, 7 days), its consumer group, the rewards table; the trigger connects with the identity', () => {
+    const d = deployment();
+    const byType = (type: string) => d.allResources().filter((r) => r.type === type);
+    const hubs = byType('Microsoft.EventHub/namespaces/eventhubs');
+    expect(hubs.map((h) => [String(h.name).split('/').pop(), h.properties.partitionCount, h.properties.retentionDescription])).toEqual([
+      ['payments-succeeded', 4, { cleanupPolicy: 'Delete', retentionTimeInHours: 168 }],
+    ]);
+    expect(byType('Microsoft.EventHub/namespaces/eventhubs/consumergroups').map((g) => String(g.name).split('/').pop())).toEqual(['rewards']);
+    const settings = d.appSettings();
+    expect(settings.EventHubConnection__fullyQualifiedNamespace).toMatch(/^evhns-\w+\.servicebus\.windows\.net$/);
+    expect(settings).toMatchObject({
+      EventHubConnection__credential: 'managedidentity',
+      REWARDS_EVENT_HUB_NAME: 'payments-succeeded',
+      REWARDS_CONSUMER_GROUP: 'rewards',
+      REWARDS_TABLE_NAME: 'rewards',
+    });
+    expect(settings.EventHubConnection__clientId).toBe(settings.AZURE_CLIENT_ID);
+    expect(byType('Microsoft.Storage/storageAccounts/tableServices/tables').map((t) => String(t.name).split('/').pop())).toContain('rewards');
   });
 
   test('Key Vault: RBAC only, soft delete; purge protection off by default (a second azd up after azd down --purge works), on with KEY_VAULT_PURGE_PROTECTION=true (recoverable with KEY_VAULT_CREATE_MODE=recover); the webhook secrets are Key Vault references the identity resolves', () => {

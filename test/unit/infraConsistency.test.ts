@@ -41,6 +41,9 @@ const AZURE_HOST_SETTINGS: readonly string[] = [
   'ServiceBusConnection__fullyQualifiedNamespace',
   'ServiceBusConnection__credential',
   'ServiceBusConnection__clientId',
+  'EventHubConnection__fullyQualifiedNamespace',
+  'EventHubConnection__credential',
+  'EventHubConnection__clientId',
   'APPLICATIONINSIGHTS_AUTHENTICATION_STRING',
   'DURABLE_TASK_HUB_NAME',
 ];
@@ -51,6 +54,7 @@ const LOCAL_HOST_SETTINGS: readonly string[] = [
   'AzureWebJobsStorage',
   'AzureWebJobsFeatureFlags',
   'ServiceBusConnection',
+  'EventHubConnection',
   'DURABLE_TASK_HUB_NAME',
 ];
 
@@ -69,6 +73,8 @@ const DOCUMENTED_ROLE_IDS = {
   // Cosmos DB data-plane role (a Cosmos SQL role definition, same id in every account).
   'Cosmos DB Built-in Data Contributor': '00000000-0000-0000-0000-000000000002',
   'Key Vault Secrets User': '4633458b-17de-408a-b874-0445c86b69e6',
+  'Azure Event Hubs Data Receiver': 'a638d3c7-ab3a-418d-83e6-5f17a39d4fde',
+  'Azure Event Hubs Data Sender': '2b629674-e913-4c01-ae53-ef4638d8f975',
 } as const;
 
 /** The keys of `var appSettings = { ... }` in a Bicep text. */
@@ -129,10 +135,11 @@ describe('infra cross-check: app settings', () => {
         .filter((n) => n.includes('__'))
         .map((n) => n.split('__')[0]),
     );
-    expect([...prefixes].sort()).toEqual(['AzureWebJobsStorage', 'ServiceBusConnection']);
+    expect([...prefixes].sort()).toEqual(['AzureWebJobsStorage', 'EventHubConnection', 'ServiceBusConnection']);
     for (const prefix of prefixes) expect(Object.keys(localExample.Values)).toContain(prefix);
     expect(apiBicep).toMatch(/AzureWebJobsStorage__credential: 'managedidentity'/);
     expect(apiBicep).toMatch(/ServiceBusConnection__credential: 'managedidentity'/);
+    expect(apiBicep).toMatch(/EventHubConnection__credential: 'managedidentity'/);
     expect(apiBicep).toMatch(/APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=\$\{identityClientId\};Authorization=AAD'/);
   });
 
@@ -240,6 +247,7 @@ describe('infra cross-check: no secrets, local auth off, documented roles', () =
   test('shared keys and local auth are disabled everywhere', () => {
     expect(read('infra/core/storage/storageAccount.bicep')).toMatch(/allowSharedKeyAccess: false/);
     expect(serviceBusBicep).toMatch(/disableLocalAuth: true/);
+    expect(read('infra/core/messaging/eventHubs.bicep')).toMatch(/disableLocalAuth: true\s+minimumTlsVersion: '1.2'/);
     expect(cosmosBicep).toMatch(/disableLocalAuth: true/);
     expect(read('infra/core/monitor/monitoring.bicep')).toMatch(/DisableLocalAuth: true/);
   });
@@ -250,7 +258,7 @@ describe('infra cross-check: no secrets, local auth off, documented roles', () =
     expect([...used].filter((id) => !documented.has(id.toLowerCase()))).toEqual([]);
     // Every id in main.bicep's role map sits next to a comment naming the role it is documented as.
     const roleLines = mainBicep.match(/^\s*\w+: '[0-9a-f-]{36}' \/\/ .+$/gm) ?? [];
-    expect(roleLines.length).toBe(7);
+    expect(roleLines.length).toBe(9);
     for (const line of roleLines) {
       const [, id, name] = /'([0-9a-f-]{36})' \/\/ (.+)$/.exec(line)!;
       expect(DOCUMENTED_ROLE_IDS[name.trim() as keyof typeof DOCUMENTED_ROLE_IDS]).toBe(id);
@@ -264,6 +272,7 @@ describe('infra cross-check: no secrets, local auth off, documented roles', () =
     );
     expect(appRoles.sort()).toEqual([
       'appInsights:monitoringMetricsPublisher',
+      'eventHub:eventHubsDataReceiver',
       'keyVault:keyVaultSecretsUser',
       'serviceBusQueue:serviceBusDataOwner',
       'serviceBusQueue:serviceBusDataOwner',
@@ -274,7 +283,7 @@ describe('infra cross-check: no secrets, local auth off, documented roles', () =
     expect(mainBicep).toMatch(/module roleAssignment 'core\/security\/roleAssignment\.bicep' = \[\s*for \(assignment, i\) in roleAssignments/);
     const withRoleResources = files.filter((file) => read(file).includes("'Microsoft.Authorization/roleAssignments@"));
     expect(withRoleResources).toEqual([join('infra', 'core', 'security', 'roleAssignment.bicep')]);
-    expect(read('infra/core/security/roleAssignment.bicep').match(/name: guid\(\w+\.id, principalId, roleDefinitionId\)/g)).toHaveLength(5);
+    expect(read('infra/core/security/roleAssignment.bicep').match(/name: guid\(\w+\.id, principalId, roleDefinitionId\)/g)).toHaveLength(6);
     expect(cosmosBicep).toMatch(/sqlRoleAssignments@[\d-]+' = \{[\s\S]*principalId: dataContributorPrincipalId/);
   });
 

@@ -24,6 +24,7 @@ export interface ProducerOptions extends PlanOptions {
 
 /** Usage text printed by --help and after usage errors. */
 export const USAGE = `Usage: npm run send -- --kind payments|orders [options]
+       npm run send -- --kind rewards [options]   (Event Hubs: see npm run send -- --kind rewards --help)
 
   --kind <payments|orders>     message type (required)
   --count <n>                  distinct business ids (default 1, at most 100000)

@@ -5,6 +5,8 @@ import { ServiceBusClient, type ServiceBusSender } from '@azure/service-bus';
 import { USAGE_EXIT_CODE, usageErrorLine, UsageError } from '../cli/commandLine';
 import { parseProducerArgs, USAGE, type ProducerConnection } from './args';
 import { buildSendPlan, InvalidMessageError, toServiceBusMessage, type PlannedMessage } from './messages';
+import { sendRewards } from './sendRewards';
+import { wantsRewards } from './rewardsArgs';
 
 /**
  * Producer CLI: sends payments or orders to Service Bus, optionally with duplicates and reused keys, to
@@ -33,6 +35,7 @@ async function sendRound(sender: ServiceBusSender, messages: readonly PlannedMes
 
 async function main(argv: readonly string[]): Promise<number> {
   const runId = randomUUID().slice(0, 8);
+  if (wantsRewards(argv)) return sendRewards(argv, process.env, runId, (line) => console.log(line));
   const options = parseProducerArgs(argv, process.env, runId);
   if (options === 'help') {
     console.log(USAGE);

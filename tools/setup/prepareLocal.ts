@@ -6,8 +6,8 @@ import { ensureOrdersContainer } from '../../src/orders/OrdersStore';
 
 /**
  * What `func start` needs from the local emulators before the first message, created from the app's own
- * settings (`local.settings.json` Values): the three tables in Azurite (`IDEMPOTENCY_TABLE_NAME`,
- * `PARKED_TABLE_NAME`, `PAYMENT_STATE_TABLE_NAME`, through `IDEMPOTENCY_TABLE_CONNECTION_STRING`) and the
+ * settings (`local.settings.json` Values): the four tables in Azurite (`IDEMPOTENCY_TABLE_NAME`,
+ * `PARKED_TABLE_NAME`, `PAYMENT_STATE_TABLE_NAME`, `REWARDS_TABLE_NAME`, through `IDEMPOTENCY_TABLE_CONNECTION_STRING`) and the
  * orders consumer's Cosmos database and container (`COSMOS_DATABASE_NAME`, `COSMOS_ORDERS_CONTAINER`:
  * partition key `/orderId`, TTL on, as infra/ deploys it) on the Cosmos DB emulator (`COSMOS_ENDPOINT`,
  * `COSMOS_KEY`). Idempotent: what exists is left as it is. Every setting is checked before anything is created.
@@ -25,7 +25,7 @@ export async function prepareLocalEmulators(
   log: (line: string) => void = () => undefined,
 ): Promise<PreparedLocal> {
   const settings = checkedSettings(values);
-  const tables = [settings.IDEMPOTENCY_TABLE_NAME, settings.PARKED_TABLE_NAME, settings.PAYMENT_STATE_TABLE_NAME];
+  const tables = [settings.IDEMPOTENCY_TABLE_NAME, settings.PARKED_TABLE_NAME, settings.PAYMENT_STATE_TABLE_NAME, settings.REWARDS_TABLE_NAME];
   for (const table of tables) {
     await createTableClient(settings, {}, table).createTable();
     log(`table ${table}: ready`);

@@ -11,11 +11,12 @@ Bicep needs a resource symbol as `scope`, hence one `existing` reference per sup
   'serviceBusQueue'
   'appInsights'
   'keyVault'
+  'eventHub'
 ])
 @description('Kind of resource the role is granted on.')
 param target string
 
-@description('Name of that resource (in this resource group); a queue as <namespace>/<queue>.')
+@description('Name of that resource (in this resource group); a queue as <namespace>/<queue>, an event hub as <namespace>/<hub>.')
 param targetName string
 
 @description('Built-in role definition GUID.')
@@ -52,6 +53,10 @@ resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = if (t
 }
 
 resource keyVault 'Microsoft.KeyVault/vaults@2025-05-01' existing = if (target == 'keyVault') {
+  name: targetName
+}
+
+resource eventHub 'Microsoft.EventHub/namespaces/eventhubs@2026-01-01' existing = if (target == 'eventHub') {
   name: targetName
 }
 
@@ -99,6 +104,16 @@ resource onAppInsights 'Microsoft.Authorization/roleAssignments@2022-04-01' = if
 resource onKeyVault 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (target == 'keyVault') {
   name: guid(keyVault.id, principalId, roleDefinitionId)
   scope: keyVault
+  properties: {
+    roleDefinitionId: roleId
+    principalId: principalId
+    principalType: principalType
+  }
+}
+
+resource onEventHub 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (target == 'eventHub') {
+  name: guid(eventHub.id, principalId, roleDefinitionId)
+  scope: eventHub
   properties: {
     roleDefinitionId: roleId
     principalId: principalId

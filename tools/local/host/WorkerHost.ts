@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { captureRegistrations, getProgrammingModel, installFunctionsCore, type RegisteredFunction } from './functionsCore';
 
 /** A value as the host sends it to the worker (`RpcTypedData`, the fields this app's bindings use). */
-export type RpcTypedData = { readonly string: string } | { readonly json: string } | { readonly bytes: Uint8Array } | { readonly int: number };
+export type RpcTypedData =
+  | { readonly string: string }
+  | { readonly json: string }
+  | { readonly bytes: Uint8Array }
+  | { readonly int: number }
+  | { readonly collectionString: { readonly string: readonly string[] } }
+  | { readonly collectionBytes: { readonly bytes: readonly Uint8Array[] } };
 
 /** One binding's data of an invocation request (`ParameterBinding`). */
 export interface RpcParameterBinding {

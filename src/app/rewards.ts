@@ -1,0 +1,47 @@
+import type { InvocationContext } from '@azure/functions';
+import type { Settings } from '../config/settings';
+import { RewardsConsumer, type RewardsBatchReport } from '../rewards/RewardsConsumer';
+import { RewardsLedger } from '../rewards/RewardsLedger';
+import { Telemetry } from '../telemetry/Telemetry';
+import { parkingFromSettings, tableClientsOf, type WiringOverrides } from './stores';
+
+/**
+ * The rewards consumer as the settings describe it: balances and event markers in table
+ * `REWARDS_TABLE_NAME` (same account as the idempotency table), parked events in `PARKED_TABLE_NAME`,
+ * every call bounded by `IDEMPOTENCY_STORE_TIMEOUT_MS`. Sends nothing until the first batch.
+ */
+export function rewardsFromSettings(settings: Settings, overrides: WiringOverrides = {}): RewardsConsumer {
+  return new RewardsConsumer({
+    ledger: new RewardsLedger(tableClientsOf(settings, overrides)(settings.REWARDS_TABLE_NAME), overrides.clock, settings.IDEMPOTENCY_STORE_TIMEOUT_MS),
+    parking: parkingFromSettings(settings, overrides),
+    telemetry: overrides.telemetry ?? new Telemetry(),
+  });
+}
+
+/** The batch handler of the Event Hubs trigger. */
+export type RewardsHandler = (events: unknown, context: InvocationContext) => Promise<RewardsBatchReport>;
+
+/**
+ * The Event Hubs trigger's handler (`cardinality: 'many'`): the batch as `@azure/functions` delivers it (an
+ * array of parsed JSON, strings or Buffers; a single event is taken as a batch of one) to the consumer, and
+ * one log line of what it did (counts and the partition, never a payload). Returning lets the host
+ * checkpoint the batch; throwing (a store failure, a failed park) makes the trigger's retry policy run the
+ * whole batch again, so no event is checkpointed past before it is applied or parked.
+ */
+export function rewardsHandler(consumer: RewardsConsumer): RewardsHandler {
+  return async (events, context) => {
+    const batch = Array.isArray(events) ? (events as unknown[]) : [events];
+    const report = await consumer.handleBatch(batch, context);
+    const partition = (context.triggerMetadata?.partitionContext as { partitionId?: unknown } | undefined)?.partitionId;
+    context.info(`rewards: ${batch.length} events`, {
+      consumer: consumer.consumer,
+      partitionId: typeof partition === 'string' ? partition : undefined,
+      applied: report.applied,
+      duplicates: report.duplicates,
+      replays: report.replays,
+      parked: report.parked,
+      ignored: report.ignored,
+    });
+    return report;
+  };
+}
