@@ -5,7 +5,7 @@ import { CosmosClaimWorkflow, type CosmosStateOf } from './cosmosAcquire';
 import { markerDocument, markerToRecord, rowDocument, type CosmosMarkerFields, type CosmosMarkerState } from './cosmosDocuments';
 import { CosmosMarkers } from './CosmosMarkers';
 import { resolveCosmosStoreOptions, type CosmosIdempotencyStoreOptions } from './cosmosStoreOptions';
-import { LeaseLostError } from './errors';
+import { LeaseLostError, StoreUnavailableError } from './errors';
 import type { Claim, ClaimOptions, ClaimOutcome, ClaimRequest, CommitOutcome, IdempotencyStore, LocalEffect } from './IdempotencyStore';
 import { assertValidKey, scopedKeyString, type IdempotencyKey } from './keys';
 import { assertDistinctKeys, validateEffects } from './localEffects';
@@ -175,7 +175,9 @@ export class CosmosIdempotencyStore implements IdempotencyStore {
    * write again (read first, written back with the marker's new TTL, so a record's rows never expire before
    * it). When the condition fails, the marker is read, as in the Table store: what this write meant to leave
    * -> done; still held by the claim (its own renewals moved the ETag) -> written again on the new ETag;
-   * anything else -> `LeaseLostError`. A renewal never shortens a lease.
+   * anything else -> `LeaseLostError`. A renewal never shortens a lease. A write whose answer was lost is
+   * decided the same way once the marker's ETag has moved; while it has not, the write may still land and
+   * the `StoreUnavailableError` says so.
    */
   private async rewrite(claim: Claim, operation: string, effects: readonly LocalEffect[], change: Partial<CosmosMarkerState>): Promise<IdempotencyRecord> {
     const state: CosmosMarkerState = {
@@ -195,8 +197,19 @@ export class CosmosIdempotencyStore implements IdempotencyStore {
     const rows = [...effects, ...[...kept].map(([name, properties]) => ({ name, properties }))].map((effect) => rowDocument(marker, effect));
     let etag = claim.etag;
     for (;;) {
-      const written = await this.markers.write(marker, rows, [], 'replace', etag, operation);
+      let written;
+      try {
+        written = await this.markers.write(marker, rows, [], 'replace', etag, operation);
+      } catch (error) {
+        // No answer (the SDK does not retry writes after a lost connection): learn from the record whether it landed.
+        if (!(error instanceof StoreUnavailableError) || !error.writeMayHaveLanded) throw error;
+        const now = await this.markers.read(recordId, operation).catch(() => 'unreadable' as const);
+        // Unreadable, or still at the ETag it was conditioned on: the write may still land; say so.
+        if (now === 'unreadable' || now?.etag === etag) throw error;
+        written = { conflict: 'conditionFailed' as const };
+      }
       if ('etag' in written) return markerToRecord(marker as unknown as Record<string, unknown>, written.etag);
+      // The condition failed (or the answer was lost and the ETag moved): as in the Table store, read and decide.
       const now = await this.markers.read(recordId, operation);
       if (now && isOwnWrite(now, intended) && (await this.holdsRows(recordId, effects, operation))) return now;
       if (!now || !isStillHeldBy(now, claim)) throw new LeaseLostError(scopedKeyString(claim.key), claim.attempt, operation);

@@ -128,7 +128,9 @@ export class CosmosClaimWorkflow {
    * After a claim write failed without an answer: read the record. Our owner id -> the claim is ours. Nothing
    * of ours, while the write's condition can still hold (create: still absent; takeover: still at the ETag it
    * was conditioned on) -> it may still land: say so and remember the owner id (this store's next claim of the
-   * key takes it over at once). Otherwise nothing was decided.
+   * key takes it over at once). A write that was sent but whose condition can no longer hold (another record is
+   * there, or its ETag moved) -> `lost`, decided on the record as after a 409/412 (the Table SDK's retry gets
+   * there the same way). A request refused before it was sent -> nothing was decided.
    */
   private async resolveUnknownWrite(
     scoped: string,
@@ -137,7 +139,7 @@ export class CosmosClaimWorkflow {
     previous: IdempotencyRecord | undefined,
     conditionEtag: string | undefined,
     failure: StoreUnavailableError,
-  ): Promise<CosmosAcquired> {
+  ): Promise<CosmosAcquired | { lost: true }> {
     let current: IdempotencyRecord | undefined;
     try {
       current = await this.markers.read(recordId, 'claim');
@@ -165,6 +167,8 @@ export class CosmosClaimWorkflow {
         true,
       );
     }
+    // The request was sent and its condition can no longer hold: as after a 409 or 412, decide on what is there.
+    if (failure.writeMayHaveLanded) return { lost: true };
     throw new StoreUnavailableError(
       `cosmos store unavailable during claim of ${JSON.stringify(scoped)} (${failure.message}); read back: this claim was not written ` +
         'and can no longer land, nothing was decided; retry later',

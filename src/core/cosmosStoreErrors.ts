@@ -19,6 +19,7 @@ export function cosmosErrorStatus(error: unknown): number | undefined {
 
 /** Network errors raised before a request left this process: nothing reached the service. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const NOT_SENT_IN_MESSAGE = /\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH)\b/;
 
 /**
  * Classifies a Cosmos SDK error of the idempotency store: 409 (create found the item), 412 (If-Match
@@ -49,7 +50,8 @@ export function cosmosStoreError(
   const e = (error ?? {}) as CosmosErrorShape;
   const detail = `${status ?? 'no response'}${e.substatus ? `/${e.substatus}` : ''}`;
   if (status === undefined || status === 408 || status === 410 || status === 429 || status === 449 || status >= 500) {
-    const code = typeof e.code === 'string' ? e.code : undefined;
+    // The SDK rethrows a failed batch request as a plain Error whose message keeps the network error's (`connect ECONNREFUSED ...`).
+    const code = typeof e.code === 'string' ? e.code : NOT_SENT_IN_MESSAGE.exec(e.message ?? '')?.[1];
     const refused = status === 429 || status === 503 || (status === undefined && code !== undefined && NOT_SENT.has(code));
     const mayHaveLanded = kind === 'write' && !refused;
     const decided = mayHaveLanded ? 'the write may have landed (a key may stay claimed until its lease lapses); a retry finds out' : 'nothing was decided';
