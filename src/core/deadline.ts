@@ -15,14 +15,20 @@ export type StoreCallKind = 'read' | 'write';
  * await withDeadline(5_000, 'claim', 'write', (abortSignal) => client.createEntity(entity, { abortSignal }));
  * ```
  * @throws StoreUnavailableError (retryable) when `timeoutMs` passes first; its message and
- *   `writeMayHaveLanded` say what may have been decided. Other failures of `call` pass through.
+ *   `writeMayHaveLanded` say what may have been decided (`storeName` names the store in it). Other failures of `call` pass through.
  */
-export async function withDeadline<T>(timeoutMs: number, operation: string, kind: StoreCallKind, call: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
+export async function withDeadline<T>(
+  timeoutMs: number,
+  operation: string,
+  kind: StoreCallKind,
+  call: (abortSignal: AbortSignal) => Promise<T>,
+  storeName = 'table store',
+): Promise<T> {
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      const error = deadlineError(timeoutMs, operation, kind);
+      const error = deadlineError(timeoutMs, operation, kind, storeName);
       controller.abort(error);
       reject(error);
     }, timeoutMs);
@@ -38,13 +44,13 @@ export async function withDeadline<T>(timeoutMs: number, operation: string, kind
   }
 }
 
-function deadlineError(timeoutMs: number, operation: string, kind: StoreCallKind): StoreUnavailableError {
+function deadlineError(timeoutMs: number, operation: string, kind: StoreCallKind, storeName: string): StoreUnavailableError {
   const decided =
     kind === 'read'
       ? 'it was a read: nothing was decided'
       : 'it was a write: it may have landed (a key may stay claimed until its lease lapses); a retry finds out';
   return new StoreUnavailableError(
-    `table store did not answer ${operation} within ${timeoutMs} ms; ${decided}; retry later`,
+    `${storeName} did not answer ${operation} within ${timeoutMs} ms; ${decided}; retry later`,
     operation,
     undefined,
     kind === 'write',

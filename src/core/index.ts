@@ -19,3 +19,7 @@ export * from './LeaseHeartbeat';
 export * from './invocationKey';
 export * from './makeIdempotentBatch';
 export * from './triggerKeys';
+export * from './CosmosIdempotencyStore';
+export * from './cosmosStoreOptions';
+export * from './cosmosDocuments';
+export type { CosmosRequestCharge, CosmosWriteResult } from './CosmosMarkers';

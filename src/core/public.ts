@@ -3,7 +3,7 @@
  * `exports` map of package.json). Named exports only; the decision rules, Table row encoding, SDK
  * calls and caches behind the stores are internals and may change without notice.
  *
- * Start with {@link makeIdempotent} and a store: {@link TableIdempotencyStore} in Azure,
+ * Start with {@link makeIdempotent} and a store: {@link TableIdempotencyStore} or {@link CosmosIdempotencyStore} in Azure,
  * {@link InMemoryIdempotencyStore} in your unit tests.
  */
 export { makeIdempotent, getIdempotencyScope } from './makeIdempotent';
@@ -18,6 +18,9 @@ export type { InvocationContextLike } from './invocationKey';
 
 export { TableIdempotencyStore } from './TableIdempotencyStore';
 export type { TableIdempotencyStoreOptions } from './tableStoreOptions';
+export { CosmosIdempotencyStore } from './CosmosIdempotencyStore';
+export type { CosmosIdempotencyStoreOptions } from './cosmosStoreOptions';
+export type { CosmosRequestCharge } from './CosmosMarkers';
 export { InMemoryIdempotencyStore } from './InMemoryIdempotencyStore';
 export type { InMemoryIdempotencyStoreOptions } from './InMemoryIdempotencyStore';
 export type { IdempotencyStore, Claim, ClaimOptions, ClaimOutcome, ClaimRequest, CommitOutcome, LocalEffect } from './IdempotencyStore';

@@ -1,5 +1,6 @@
 import { TableClient } from '@azure/data-tables';
 import {
+  CosmosIdempotencyStore,
   InMemoryIdempotencyStore,
   keyFromMessageId,
   makeIdempotent,
@@ -9,17 +10,23 @@ import {
   type Claim,
   type ClaimOutcome,
   type IdempotencyRecord,
+  type IdempotencyStore,
   type LocalEffect,
 } from '../../src/core';
+import { TTL_MARGIN_SECONDS } from '../../src/core/cosmosDocuments';
 import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
 import { mulberry32 } from '../../tools/fakeProvider/FakePaymentProvider';
 import { useAzurite } from '../support/azurite';
+import { CosmosEmulator, cosmosClientFor } from '../support/cosmos';
+import { cosmosClientWithFaults } from '../support/cosmosFaults';
+import { localRowsInContainer } from '../support/cosmosRows';
 import { localRowsInTable } from '../support/localRows';
-import { installFaults, type NetworkFault } from '../support/storeFaults';
+import { installFaults, type FaultSwitch, type NetworkFault } from '../support/storeFaults';
 import { FakeClock, freshTable } from '../support/tables';
 
 /**
- * Differential model-based test: the in-memory store and the Table store (real Azurite) run side by
+ * Differential model-based test: the in-memory store and a durable store (the Table store on real Azurite;
+ * the Cosmos store on the Cosmos emulator, the same sequences) run side by
  * side on the same seeded random sequences (claims and commits with local rows, completions, releases,
  * renewals with current and stale claims, makeIdempotent, invalid inputs, reads, clock jumps, sweeps),
  * on one clock. After every step their outcomes and their whole state (every record and its local rows)
@@ -35,6 +42,11 @@ import { FakeClock, freshTable } from '../support/tables';
  *   claim of the key takes it over at once (DESIGN: records and leases); the in-memory store is given the
  *   same start by releasing its copy of that claim first, the one documented difference.
  *
+ * On Cosmos the faults come from a request plugin (test/support/cosmosFaults.ts) with the same meanings; the
+ * sweep step is the service's TTL, modelled (the emulator does not enforce TTL): a marker whose written `ttl`
+ * (less the clock-skew margin) has run out by the test's clock is deleted with its rows. That the rows always
+ * carry their marker's TTL is checked after every step.
+ *
  * Bounded: `DIFF_RUNS` sequences of `DIFF_STEPS` steps, no new sequence after `DIFF_TIME_BOUND_MS`.
  * Reproduce: DIFF_SEED=<seed> DIFF_RUNS=1 npx jest test/integration/storeDifferential.test.ts
  */
@@ -48,11 +60,89 @@ const RETENTION_MS = 3_600_000;
 const MAX_RESULT_BYTES = 2_000;
 /** The Table store's call deadline: well above the delayed answers (<= 120 ms), so only hangs pass it. */
 const DEADLINE_MS = 1_000;
+/** The Cosmos store's: the Cosmos SDK waits 1 s (fixed) before it retries a read whose answer was lost, so 1 s would cut that retry. */
+const COSMOS_DEADLINE_MS = 2_500;
 const KEYS = ['k0', 'k1', 'k2'];
 const ROW_NAMES = ['a', 'b', 'c'];
 const CONSUMER = 'diff';
 
 const azuriteOf = useAzurite();
+let cosmos: CosmosEmulator | undefined;
+afterAll(async () => {
+  await cosmos?.stop();
+});
+
+/** The durable store under test, how to look at its rows, and its expiry (the Table sweep, or Cosmos TTL modelled). */
+interface Backend {
+  readonly store: IdempotencyStore;
+  readonly faults: FaultSwitch;
+  rowsOf(key: string): Promise<Map<string, Record<string, unknown>>>;
+  /** Deletes what has expired by the test's clock; returns the number of records deleted. */
+  expire(): Promise<number>;
+  /** Checks what must hold of the backing after every step (a message when it does not). */
+  invariant(): Promise<string | undefined>;
+  dispose(): void;
+}
+
+async function tableBackend(clock: FakeClock, options: object, cacheSize: number): Promise<Backend> {
+  const client = await freshTable(azuriteOf(), 'd');
+  const inspect = TableClient.fromConnectionString(azuriteOf().connectionString, client.tableName, { allowInsecureConnection: true });
+  const faults = installFaults(client);
+  const store = new TableIdempotencyStore(client, { ...options, retentionMs: RETENTION_MS, cacheSize, callTimeoutMs: DEADLINE_MS });
+  const sweeper = new ExpirySweeper(inspect, { budgetMs: 600_000, clock, partitionCount: 16 });
+  return {
+    store,
+    faults,
+    rowsOf: (key) => localRowsInTable(inspect, store.addressOf(keyOf(key))),
+    expire: async () => (await sweeper.sweep()).deleted,
+    invariant: async () => undefined,
+    dispose: () => undefined,
+  };
+}
+
+async function cosmosBackend(clock: FakeClock, options: object, cacheSize: number): Promise<Backend> {
+  cosmos ??= await CosmosEmulator.start();
+  const container = await cosmos.freshIdempotencyContainer();
+  const { client, faults } = cosmosClientWithFaults(cosmos.endpoint);
+  const store = new CosmosIdempotencyStore(client.database(container.database.id).container(container.id), {
+    ...options,
+    retentionMs: RETENTION_MS,
+    cacheSize,
+    callTimeoutMs: COSMOS_DEADLINE_MS,
+  });
+  const inspect = cosmosClientFor(cosmos.endpoint).database(container.database.id).container(container.id);
+  const all = async () => (await inspect.items.readAll<Record<string, unknown>>().fetchAll()).resources;
+  return {
+    store,
+    faults,
+    rowsOf: (key) => localRowsInContainer(inspect, store.recordIdOf(keyOf(key))),
+    expire: async () => {
+      let deleted = 0;
+      for (const doc of await all()) {
+        if (doc.id !== doc.recordId) continue;
+        // The service deletes a document `ttl` s after its last write (`updatedAtMs` on this clock); less the skew margin.
+        if (Number(doc.updatedAtMs) + (Number(doc.ttl) - TTL_MARGIN_SECONDS) * 1000 > clock.now) continue;
+        const recordId = String(doc.recordId);
+        for (const row of await all()) if (row.recordId === recordId) await inspect.item(String(row.id), recordId).delete();
+        deleted++;
+      }
+      return deleted;
+    },
+    invariant: async () => {
+      const docs = await all();
+      for (const row of docs) {
+        if (row.id === row.recordId) continue;
+        const marker = docs.find((doc) => doc.id === row.recordId);
+        if (!marker) return `row ${String(row.id)} outlives its marker`;
+        if (!(marker.localRows as string[]).includes(String(row.kind))) return `row ${String(row.id)} is not listed on its marker`;
+        if (row.ttl !== marker.ttl || Number(row._ts) < Number(marker._ts))
+          return `row ${String(row.id)} does not carry its marker's TTL (${String(row.ttl)} vs ${String(marker.ttl)})`;
+      }
+      return undefined;
+    },
+    dispose: () => client.dispose(),
+  };
+}
 const keyOf = (key: string) => keyFromMessageId(CONSUMER, key);
 const digestOf = (d: string): string => payloadDigest({ d });
 
@@ -138,20 +228,18 @@ interface Stats {
   aligned: number;
 }
 
-async function runSequence(seed: number, steps: number, stats: Stats): Promise<void> {
+async function runSequence(seed: number, steps: number, stats: Stats, makeBackend: typeof tableBackend): Promise<void> {
   const random = mulberry32(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
   const chance = (p: number): boolean => random() < p;
 
   const clock = new FakeClock(1_800_000_000_000);
-  const client = await freshTable(azuriteOf(), 'd');
-  const inspect = TableClient.fromConnectionString(azuriteOf().connectionString, client.tableName, { allowInsecureConnection: true });
-  const faults = installFaults(client);
   const cacheSize = chance(0.5) ? 50 : 0;
   const options = { leaseMs: LEASE_MS, retentionMs: RETENTION_MS, maxResultBytes: MAX_RESULT_BYTES, clock };
-  const table = new TableIdempotencyStore(client, { ...options, cacheSize, callTimeoutMs: DEADLINE_MS });
+  const backend = await makeBackend(clock, options, cacheSize);
+  // `table` is the durable store under test (the Table store or the Cosmos store).
+  const { store: table, faults } = backend;
   const memory = new InMemoryIdempotencyStore(options);
-  const sweeper = new ExpirySweeper(inspect, { budgetMs: 600_000, clock, partitionCount: 16 });
   const pairs: Pair[] = [];
   /** Keys whose claim landed after its caller gave up: the owner id the Table store remembers. */
   const unresolved = new Map<string, string>();
@@ -225,8 +313,19 @@ async function runSequence(seed: number, steps: number, stats: Stats): Promise<v
    * step in memory if (and only if) the Table store's write landed.
    */
   const afterFault = async (step: number, fault: NetworkFault, what: string, got: Got<unknown>, mirror: () => Promise<Got<unknown>>): Promise<Got<unknown>> => {
-    if (!(got.error instanceof StoreUnavailableError)) diverge(step, `${what} under ${fault}: expected StoreUnavailableError, got ${show(got)}`);
-    const error = got.error as StoreUnavailableError;
+    if (!(got.error instanceof StoreUnavailableError)) {
+      // A store that read the record back after the lost answer (Cosmos) may know the outcome: then it must be
+      // the in-memory store's, and a held write must be one that can never land (its condition no longer holds).
+      const held = faults.held;
+      faults.held = undefined;
+      const mirrored = await mirror();
+      if (view(got) !== view(mirrored)) diverge(step, `${what} under ${fault}: decided ${show(got)}, memory ${show(mirrored)}`);
+      const status = held ? await held.land() : 0;
+      if (held) trace.push(`${step}:   held ${held.method} landed ${status} after a decided answer`);
+      if (status >= 200 && status < 300) diverge(step, `${what}: answered ${show(got)}, but its held write then landed (${status})`);
+      return got;
+    }
+    const error = got.error;
     if (fault === 'refuse' && error.writeMayHaveLanded) diverge(step, `${what}: a refused request decided nothing, but the error says it may have landed`);
     const held = faults.held;
     faults.held = undefined;
@@ -254,7 +353,7 @@ async function runSequence(seed: number, steps: number, stats: Stats): Promise<v
       const aligned = await alignUnresolved(key, digestOf(d));
       const fault = aligned ? 'none' : faultFor(true); // the aligned step is the documented difference: no fault on top
       trace.push(`${step}: claim ${key} ${d} rows=[${[...rows.keys()]}] readFirst=${readFirst} fault=${fault} aligned=${aligned} t=${now}`);
-      const run = (store: TableIdempotencyStore | InMemoryIdempotencyStore) => store.claim(keyOf(key), digestOf(d), { effects: effectsOf(rows), readFirst });
+      const run = (store: IdempotencyStore) => store.claim(keyOf(key), digestOf(d), { effects: effectsOf(rows), readFirst });
       const t = await underFault(fault, () => run(table));
       if (faults.touched > 0 && t.error !== undefined && fault !== 'delay' && fault !== 'loseNext') {
         const m = await afterFault(step, fault, 'claim', t, () => settle(() => run(memory)));
@@ -280,7 +379,7 @@ async function runSequence(seed: number, steps: number, stats: Stats): Promise<v
       const aligned = await alignUnresolved(key, digestOf(d));
       const fault = aligned ? 'none' : faultFor(true);
       trace.push(`${step}: commit ${key} ${d} rows=[${[...rows.keys()]}] fault=${fault} aligned=${aligned} t=${now}`);
-      const run = (store: TableIdempotencyStore | InMemoryIdempotencyStore) => store.commit(keyOf(key), digestOf(d), result, effectsOf(rows));
+      const run = (store: IdempotencyStore) => store.commit(keyOf(key), digestOf(d), result, effectsOf(rows));
       const t = await underFault(fault, () => run(table));
       if (faults.touched > 0 && t.error !== undefined && fault !== 'delay' && fault !== 'loseNext') {
         await afterFault(step, fault, 'commit', t, () => settle(() => run(memory)));
@@ -295,7 +394,7 @@ async function runSequence(seed: number, steps: number, stats: Stats): Promise<v
       const result = chance(0.7) ? { completed: pair.key, by: pair.memory.attempt } : { completed: step };
       const fault = faultFor(true);
       trace.push(`${step}: ${op} ${pair.key} attempt=${pair.memory.attempt} rows=[${[...rows.keys()]}] fault=${fault} t=${now}`);
-      const run = (store: TableIdempotencyStore | InMemoryIdempotencyStore, claim: Claim): Promise<unknown> =>
+      const run = (store: IdempotencyStore, claim: Claim): Promise<unknown> =>
         op === 'complete' ? store.complete(claim, result, effectsOf(rows)) : op === 'release' ? store.release(claim, 'diff release') : store.renewLease(claim);
       const t = await underFault(fault, () => run(table, pair.table));
       if (faults.touched > 0 && t.error !== undefined && fault !== 'delay' && fault !== 'loseNext') {
@@ -315,7 +414,7 @@ async function runSequence(seed: number, steps: number, stats: Stats): Promise<v
       trace.push(`${step}: makeIdempotent ${key} ${d} work=${behaviour} t=${now}`);
       const aligned = await alignUnresolved(key, digestOf(d));
       const value = behaviour === 'tooBig' ? 'x'.repeat(MAX_RESULT_BYTES + 1) : behaviour === 'unstorable' ? { total: NaN, seen: new Set([1]) } : { ran: step };
-      const wrap = (store: TableIdempotencyStore | InMemoryIdempotencyStore) =>
+      const wrap = (store: IdempotencyStore) =>
         makeIdempotent(
           async (_input: { key: string; d: string }) => {
             if (behaviour === 'throws') throw new Error('work failed');
@@ -337,7 +436,7 @@ async function runSequence(seed: number, steps: number, stats: Stats): Promise<v
       const leaseMs = bad === 'lease' ? 0 : undefined;
       const pair = pairs.find((p) => p.key === key);
       // Each call is refused before it writes, so the state must not change (compared after the step).
-      const run = async (store: TableIdempotencyStore | InMemoryIdempotencyStore, claim: Claim | undefined) => {
+      const run = async (store: IdempotencyStore, claim: Claim | undefined) => {
         const outcomes: Array<Got<unknown>> = [];
         if (bad === 'lease' || bad === 'effects')
           outcomes.push(await settle(() => store.claim(keyOf(key), digestOf('A'), { effects, leaseMs: leaseMs ?? LEASE_MS })));
@@ -360,15 +459,18 @@ async function runSequence(seed: number, steps: number, stats: Stats): Promise<v
       continue;
     } else {
       trace.push(`${step}: sweep t=${now}`);
-      const swept = await sweeper.sweep();
+      const swept = await backend.expire();
       const deleted = memory.deleteExpired();
-      if (swept.deleted !== deleted) diverge(step, `sweep: table deleted ${swept.deleted}, memory ${deleted}`);
+      if (swept !== deleted) diverge(step, `sweep: table deleted ${swept}, memory ${deleted}`);
     }
     const fault = /fault=(\S+)/.exec(trace[traceStart] ?? '')?.[1];
     if (fault && fault !== 'none') stats.faults[fault] = (stats.faults[fault] ?? 0) + 1;
     stats.steps++;
     await compareState(step);
+    const broken = await backend.invariant();
+    if (broken) diverge(step, broken);
   }
+  backend.dispose();
 
   /** Every record of both stores, and exactly their local rows. */
   async function compareState(step: number): Promise<void> {
@@ -378,7 +480,7 @@ async function runSequence(seed: number, steps: number, stats: Stats): Promise<v
       if (JSON.stringify(recordView(t)) !== JSON.stringify(recordView(m))) {
         diverge(step, `state of ${key}\n    table:  ${JSON.stringify(recordView(t))}\n    memory: ${JSON.stringify(recordView(m))}`);
       }
-      const tableRows = await localRowsInTable(inspect, table.addressOf(keyOf(key)));
+      const tableRows = await backend.rowsOf(key);
       const memoryRows = new Map([...memory.localRowsOf(keyOf(key))].map(([name, properties]) => [name, { ...properties }]));
       const sorted = (rows: Map<string, unknown>) => JSON.stringify([...rows].sort(([a], [b]) => a.localeCompare(b)));
       if (sorted(tableRows) !== sorted(memoryRows)) diverge(step, `local rows of ${key}\n    table:  ${sorted(tableRows)}\n    memory: ${sorted(memoryRows)}`);
@@ -386,14 +488,17 @@ async function runSequence(seed: number, steps: number, stats: Stats): Promise<v
   }
 }
 
-describe('differential: the in-memory store and the Table store agree on the same random sequences', () => {
+describe.each([
+  ['the Table store (Azurite)', tableBackend],
+  ['the Cosmos store (Cosmos emulator)', cosmosBackend],
+])('differential: the in-memory store and %s agree on the same random sequences', (_name, makeBackend) => {
   test('claims, commits, completions, releases, renewals, makeIdempotent, bad inputs, clock jumps and sweeps, with delayed, lost, refused and hanging answers', async () => {
     const started = Date.now();
     const seeds: number[] = [];
     const stats: Stats = { steps: 0, faults: {}, landed: 0, dropped: 0, aligned: 0 };
     for (let run = 0; run < RUNS && (run === 0 || Date.now() - started < TIME_BOUND_MS); run++) {
       seeds.push(BASE_SEED + run);
-      await runSequence(BASE_SEED + run, STEPS, stats);
+      await runSequence(BASE_SEED + run, STEPS, stats, makeBackend);
     }
     console.log(
       `differential: ${seeds.length} sequences (seeds ${seeds.join(', ')}), ${stats.steps} compared steps, faults ${JSON.stringify(stats.faults)}, ` +

@@ -11,6 +11,7 @@ describe('the package: azure-idempotent-consumer/core', () => {
         'BatchIncompleteError',
         'BatchParkReason',
         'ConfigurationError',
+        'CosmosIdempotencyStore',
         'IdempotencyError',
         'PARKED_RESULT',
         'blobVersionKey',

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { CosmosClient, type Container } from '@azure/cosmos';
 import { createHttpServer } from '@vercel/cosmosdb-server';
+import { CosmosIdempotencyStore } from '../../src/core/CosmosIdempotencyStore';
 import { ensureOrdersContainer } from '../../src/orders/OrdersStore';
 
 /**
@@ -38,6 +39,11 @@ export class CosmosEmulator {
   /** A fresh, uniquely named orders container (partition key `/orderId`, `defaultTtl: -1`). */
   async freshOrdersContainer(): Promise<Container> {
     return ensureOrdersContainer(this.client(), 'shop', `orders${randomBytes(5).toString('hex')}`);
+  }
+
+  /** A fresh, uniquely named idempotency container (partition key `/recordId`, `defaultTtl: -1`), as the Bicep creates it. */
+  async freshIdempotencyContainer(): Promise<Container> {
+    return CosmosIdempotencyStore.ensureContainer(this.client(), 'idempotency', `records${randomBytes(5).toString('hex')}`);
   }
 
   /** Disposes the client and closes the server and every open connection. */
