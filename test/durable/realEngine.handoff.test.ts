@@ -97,6 +97,12 @@ async function deliverUntilAcked(real: Real, id: string, firstDeliveryCount = 1)
   throw new Error(`not acknowledged after 10 deliveries: ${errors.join(' | ')}`);
 }
 
+/** True the first time it is asked about `paymentId`, false after (one kill, then the engine must recover). */
+function onceFor(paymentId: string): (id: string) => boolean {
+  let done = false;
+  return (id) => id === paymentId && !done && (done = true);
+}
+
 const rpcOf = (real: Real) => (JSON.parse(real.backend.engine.clientBindingData) as { rpcBaseUrl: string }).rpcBaseUrl;
 
 realEngineTest(
@@ -183,7 +189,7 @@ realEngineTest(
 realEngineTest(
   'real engine, handoff: the host is killed after the provider charged, before the engine recorded it; after the restart the run charges again with the same key (one charge) and completes the record',
   () =>
-    withHandOffEngine({ killAfterCharge: (id) => id === 'pay-r5' }, async (real, provider) => {
+    withHandOffEngine({ killAfterCharge: onceFor('pay-r5') }, async (real, provider) => {
       expect(await real.deliver(body('pay-r5'), { messageId: 'pay-r5', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff' });
       await real.workflow.drain(300_000);
       expect(real.backend.counters.crashes).toBeGreaterThanOrEqual(1);
