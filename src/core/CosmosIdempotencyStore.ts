@@ -79,7 +79,7 @@ export class CosmosIdempotencyStore implements IdempotencyStore {
     const effects = validateEffects(options?.effects);
     const cached = this.fromCache(key, digest);
     if (cached) return cached;
-    const outcome = await this.acquire(key, digest, effects, options.readFirst === true, (now, ownerId, attempt) => ({
+    const outcome = await this.acquire(key, digest, effects, options, (now, ownerId, attempt) => ({
       status: RecordStatus.InProgress,
       ownerId,
       attempt,
@@ -118,7 +118,7 @@ export class CosmosIdempotencyStore implements IdempotencyStore {
     const valid = validateEffects(effects);
     const cached = this.fromCache(key, digest);
     if (cached) return cached;
-    const outcome = await this.acquire(key, digest, valid, false, (_now, ownerId, attempt) => ({
+    const outcome = await this.acquire(key, digest, valid, {}, (_now, ownerId, attempt) => ({
       status: RecordStatus.Completed,
       ownerId,
       attempt,
@@ -166,8 +166,9 @@ export class CosmosIdempotencyStore implements IdempotencyStore {
     return cachedDecision(record, digest) === 'duplicate' ? { kind: 'duplicate', record, cached: true } : { kind: 'keyReused', record, digest, cached: true };
   }
 
-  private acquire(key: IdempotencyKey, digest: string, effects: readonly LocalEffect[], readFirst: boolean, state: CosmosStateOf) {
-    return this.claims.acquire({ key, recordId: this.recordIdOf(key), digest, effects, state, readFirst });
+  private acquire(key: IdempotencyKey, digest: string, effects: readonly LocalEffect[], options: ClaimOptions, state: CosmosStateOf) {
+    const { readFirst, keepLapsedInProgress } = options;
+    return this.claims.acquire({ key, recordId: this.recordIdOf(key), digest, effects, state, readFirst: readFirst === true, keepLapsedInProgress });
   }
 
   /**

@@ -7,7 +7,7 @@ import { StoreUnavailableError } from './errors';
 import type { ClaimOutcome, LocalEffect } from './IdempotencyStore';
 import { scopedKeyString, type IdempotencyKey } from './keys';
 import { markerToRecord } from './cosmosDocuments';
-import type { IdempotencyRecord } from './record';
+import { RecordStatus, type IdempotencyRecord } from './record';
 import { decideClaim, generationAfterTakeover } from './recordRules';
 import { staleRowsOnTakeover } from './tableRows';
 import { MAX_UNRESOLVED_CLAIMS } from './tableStoreOptions';
@@ -28,6 +28,8 @@ export interface CosmosAcquireRequest {
   readonly state: CosmosStateOf;
   /** Read the record before creating it (a redelivery): a completed duplicate then costs one round trip. */
   readonly readFirst: boolean;
+  /** See `ClaimOptions.keepLapsedInProgress`. */
+  readonly keepLapsedInProgress?: boolean;
 }
 
 /**
@@ -71,7 +73,8 @@ export class CosmosClaimWorkflow {
         return { kind: 'duplicate', record: existing, cached: false };
       }
       if (decision === 'keyReused') return { kind: 'keyReused', record: existing, digest, cached: false };
-      if (decision === 'inProgress') return { kind: 'inProgress', record: existing };
+      if (decision === 'inProgress' || (decision === 'takeover' && request.keepLapsedInProgress && existing.status === RecordStatus.InProgress))
+        return { kind: 'inProgress', record: existing };
       tookOverFrom = existing;
       const stale = staleRowsOnTakeover(existing.localRows, localRows, scoped);
       const now = this.clock.nowMs();

@@ -346,6 +346,7 @@ describe('infra cross-check: operations and azd', () => {
       'idempotency.purge.skipped',
       'idempotency.purge.held_extended',
       'payments.provider.latency',
+      'payments.failed',
       'messages.parked',
     ];
     expect([...new Set(metrics)].filter((m) => !emitted.includes(m))).toEqual([]);

@@ -1,0 +1,54 @@
+import { payloadDigest } from '../../src/core/digest';
+import type { PaymentDeliveryResult } from '../../src/payments/PaymentsConsumer';
+import type { ChargeResult } from '../../src/payments/schema';
+import type { Ledger, MessageFate } from './ledger';
+import type { LogicalMessage } from './paymentsWorkload';
+
+/** paymentId -> the completed record's digest and result, as read at one moment. */
+export type FinalResults = Map<string, { readonly digest: string; readonly result: ChargeResult }>;
+
+/**
+ * The ledger as the payments checks read it, with the handoff's acknowledgements resolved: a delivery that handed
+ * the charge off (`handedOff`) or found it handed off (`inProgress`) was acknowledged before the charge finished;
+ * its outcome is what the run recorded on the key's record for this message's payload (read before the time
+ * phase's sweep for deliveries before the jump, at the end for later ones). Resolved as `processed` / `duplicate`
+ * with that result; one whose record holds no result for its payload stays as it was, and the checks report it
+ * (acknowledged, but the run never completed the record: a lost payment).
+ */
+export function resolveHandOffs(
+  ledger: Pick<Ledger, 'fate'>,
+  part: string,
+  messages: readonly LogicalMessage[],
+  beforeSweep: FinalResults,
+  atEnd: FinalResults,
+): Pick<Ledger, 'fate'> {
+  const resolved = new Map<number, MessageFate>();
+  return {
+    fate(p: string, index: number): MessageFate {
+      const fate = ledger.fate(p, index);
+      if (p !== part) return fate;
+      const cached = resolved.get(index);
+      if (cached) return cached;
+      const m = messages[index];
+      const digest = m?.messageId !== undefined && typeof m.body === 'object' ? safeDigest(m.body) : undefined;
+      const completions = (fate.completions as PaymentDeliveryResult[]).map((r, i) => {
+        if (r.outcome !== 'handedOff' && r.outcome !== 'inProgress') return r;
+        const id = String(m.messageId);
+        const found = [fate.completionEpochs[i] === 0 ? beforeSweep.get(id) : undefined, atEnd.get(id)].find((x) => x !== undefined && x.digest === digest);
+        if (!found) return r;
+        return { outcome: r.outcome === 'handedOff' ? 'processed' : 'duplicate', result: found.result };
+      });
+      const copy = { ...fate, completions };
+      resolved.set(index, copy);
+      return copy;
+    },
+  };
+}
+
+function safeDigest(body: unknown): string | undefined {
+  try {
+    return payloadDigest(body);
+  } catch {
+    return undefined;
+  }
+}
