@@ -1,10 +1,14 @@
+import type { Container } from '@azure/cosmos';
 import type { TableClient } from '@azure/data-tables';
 import type { Settings } from '../config/settings';
 import type { Clock } from '../core/clock';
+import { CosmosIdempotencyStore } from '../core/CosmosIdempotencyStore';
+import type { IdempotencyStore } from '../core/IdempotencyStore';
 import { TableIdempotencyStore } from '../core/TableIdempotencyStore';
 import { retentionMsOf } from '../lifecycle/retention';
 import { ParkingStore } from '../messaging/ParkingStore';
 import type { Telemetry } from '../telemetry/Telemetry';
+import { cosmosIdempotencyContainer } from './cosmosClient';
 import { createTableClient } from './tableClient';
 
 /**
@@ -20,6 +24,8 @@ export interface WiringOverrides {
   readonly leaseMs?: number;
   /** Retention in milliseconds; default `IDEMPOTENCY_RETENTION_DAYS`. */
   readonly retentionMs?: number;
+  /** With `IDEMPOTENCY_STORE=cosmos`: the container of the Cosmos store; default {@link cosmosIdempotencyContainer} from the settings. */
+  readonly idempotencyContainer?: Container;
 }
 
 /** The table client factory the overrides name, or the settings' one. */
@@ -36,6 +42,23 @@ export function leaseMsOf(settings: Settings, overrides: WiringOverrides = {}): 
 export function storeFromSettings(settings: Settings, overrides: WiringOverrides = {}): TableIdempotencyStore {
   return new TableIdempotencyStore(tableClientsOf(settings, overrides)(settings.IDEMPOTENCY_TABLE_NAME), {
     partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT,
+    leaseMs: leaseMsOf(settings, overrides),
+    retentionMs: overrides.retentionMs ?? retentionMsOf(settings),
+    cacheSize: settings.IDEMPOTENCY_CACHE_SIZE,
+    callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS,
+    clock: overrides.clock,
+  });
+}
+
+/**
+ * The payments consumer's dedup store as `IDEMPOTENCY_STORE` says: `table` -> `tableStore` (the one
+ * {@link storeFromSettings} built), `cosmos` -> a {@link CosmosIdempotencyStore} on container
+ * `COSMOS_IDEMPOTENCY_CONTAINER` with the same lease, retention, cache and deadline. Sends nothing.
+ * @throws ConfigurationError when `IDEMPOTENCY_STORE=cosmos` and `COSMOS_ENDPOINT` is not set.
+ */
+export function consumerStoreFromSettings(settings: Settings, overrides: WiringOverrides, tableStore: TableIdempotencyStore): IdempotencyStore {
+  if (settings.IDEMPOTENCY_STORE !== 'cosmos') return tableStore;
+  return new CosmosIdempotencyStore(overrides.idempotencyContainer ?? cosmosIdempotencyContainer(settings), {
     leaseMs: leaseMsOf(settings, overrides),
     retentionMs: overrides.retentionMs ?? retentionMsOf(settings),
     cacheSize: settings.IDEMPOTENCY_CACHE_SIZE,

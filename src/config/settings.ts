@@ -42,6 +42,8 @@ export const SETTING_NAMES = [
   'WEBHOOK_TOLERANCE_SECONDS',
   'WEBHOOK_RETENTION_HOURS',
   'PAYMENT_STATE_TABLE_NAME',
+  'IDEMPOTENCY_STORE',
+  'COSMOS_IDEMPOTENCY_CONTAINER',
 ] as const;
 export type SettingName = (typeof SETTING_NAMES)[number];
 
@@ -102,6 +104,14 @@ const schema = z
       .string()
       .regex(/^[A-Za-z][A-Za-z0-9]{2,62}$/, 'a Table name: 3-63 letters and digits, starting with a letter')
       .default('paymentstate'),
+    // The payments consumer's dedup store (docs/stores.md): the idempotency table (default), or the Cosmos DB
+    // container COSMOS_IDEMPOTENCY_CONTAINER in COSMOS_DATABASE_NAME at COSMOS_ENDPOINT (partition key /recordId, TTL on).
+    IDEMPOTENCY_STORE: z.enum(['table', 'cosmos']).default('table'),
+    COSMOS_IDEMPOTENCY_CONTAINER: z.string().trim().min(1).default('idempotency'),
+  })
+  .refine((s) => s.IDEMPOTENCY_STORE !== 'cosmos' || s.COSMOS_ENDPOINT, {
+    message: 'IDEMPOTENCY_STORE=cosmos needs COSMOS_ENDPOINT (a valid URL)',
+    path: ['IDEMPOTENCY_STORE'],
   })
   .refine((s) => s.IDEMPOTENCY_TABLE_CONNECTION_STRING || s.IDEMPOTENCY_TABLE_ENDPOINT, {
     message: 'set IDEMPOTENCY_TABLE_ENDPOINT (Azure, managed identity) or IDEMPOTENCY_TABLE_CONNECTION_STRING (local Azurite)',
