@@ -67,6 +67,24 @@ export function consumerStoreFromSettings(settings: Settings, overrides: WiringO
   });
 }
 
+/**
+ * A store that sends each call to `routed` when its key's consumer is one of `consumers`, else to `others`:
+ * for readers of records kept in two stores (the payment status reads the payments consumer's records and the
+ * HTTP API's `accepted` records). `leaseMs` is `others`'.
+ */
+export function routedByConsumer(consumers: ReadonlySet<string>, routed: IdempotencyStore, others: IdempotencyStore): IdempotencyStore {
+  const pick = (consumer: string) => (consumers.has(consumer) ? routed : others);
+  return {
+    leaseMs: others.leaseMs,
+    claim: (key, digest, options) => pick(key.consumer).claim(key, digest, options),
+    commit: (key, digest, result, effects) => pick(key.consumer).commit(key, digest, result, effects),
+    complete: (claim, result, effects) => pick(claim.key.consumer).complete(claim, result, effects),
+    release: (claim, reason) => pick(claim.key.consumer).release(claim, reason),
+    renewLease: (claim, leaseMs) => pick(claim.key.consumer).renewLease(claim, leaseMs),
+    get: (key) => pick(key.consumer).get(key),
+  };
+}
+
 /** The parking store of both consumers (table `PARKED_TABLE_NAME`). */
 export function parkingFromSettings(settings: Settings, overrides: WiringOverrides = {}): ParkingStore {
   return new ParkingStore(tableClientsOf(settings, overrides)(settings.PARKED_TABLE_NAME), overrides.clock, {

@@ -3,8 +3,9 @@ import { InvocationContext } from '@azure/functions';
 import { randomUUID } from 'node:crypto';
 import { paymentsFromSettings, providerFromSettings } from '../../src/app/payments';
 import { makePaymentsHandler } from '../../src/app/paymentsHandler';
+import { paymentStatusFromSettings } from '../../src/app/http';
 import { loadSettings } from '../../src/config/settings';
-import { CosmosIdempotencyStore, keyFromMessageId } from '../../src/core';
+import { CosmosIdempotencyStore, TableIdempotencyStore, keyFromMessageId } from '../../src/core';
 import { Telemetry } from '../../src/telemetry/Telemetry';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
 import { LocalChargeWorkflow } from '../../tools/local/LocalChargeWorkflow';
@@ -88,4 +89,29 @@ test('IDEMPOTENCY_STORE=cosmos: the same message delivered 4 times charges once;
   expect(await cosmosStore.get(key)).toMatchObject({ status: 'COMPLETED', attempt: 1, localRows: ['payment'] });
   expect((await localRowsInContainer(container, cosmosStore.recordIdOf(key))).get('payment')).toMatchObject({ paymentId: 'pay-c1', state: 'succeeded' });
   expect(await store.get(key)).toBeUndefined(); // the table store (IDEMPOTENCY_TABLE_NAME) was not written
+});
+
+test("IDEMPOTENCY_STORE=cosmos: GET /api/payments/{id} reads the consumer's record from Cosmos and an accepted-only payment from the table", async () => {
+  const prefix = `s${randomUUID().replace(/-/g, '').slice(0, 8)}`;
+  const container = await cosmos.freshIdempotencyContainer();
+  const settings = loadSettings({
+    IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
+    IDEMPOTENCY_STORE: 'cosmos',
+    COSMOS_ENDPOINT: cosmos.endpoint,
+  });
+  const tableClient = (name: string) => TableClient.fromConnectionString(azuriteOf().connectionString, `${prefix}${name}`, { allowInsecureConnection: true });
+  const overrides = { tableClient, idempotencyContainer: container };
+  const table = new TableIdempotencyStore(tableClient(settings.IDEMPOTENCY_TABLE_NAME), { retentionMs: 86_400_000 });
+  await table.ensureTable();
+  const cosmosStore = new CosmosIdempotencyStore(container, { retentionMs: 86_400_000 });
+  await cosmosStore.commit(keyFromMessageId('payments', 'pay-done'), 'd', { status: 'succeeded', chargeId: 'ch-1' });
+  await table.commit({ consumer: 'http-payments-accepted', key: 'pay-new' }, 'd', { acceptedAt: '2026-12-01T00:00:00.000Z' });
+  const endpoint = paymentStatusFromSettings(settings, overrides)();
+  const get = async (id: string) => {
+    const answer = await endpoint({ method: 'GET', url: `http://localhost/api/payments/${id}`, headers: { get: () => null }, body: Buffer.alloc(0) });
+    return { status: answer.status, body: JSON.parse(answer.body.toString('utf8')) as Record<string, unknown> };
+  };
+  expect(await get('pay-done')).toMatchObject({ status: 200, body: { paymentId: 'pay-done', status: 'succeeded', chargeId: 'ch-1' } });
+  expect(await get('pay-new')).toMatchObject({ status: 200, body: { paymentId: 'pay-new', status: 'accepted' } });
+  expect((await get('pay-none')).status).toBe(404);
 });
