@@ -94,6 +94,11 @@ param expirySweepBudgetSeconds int = 240
 param cosmosDatabaseName string = 'shop'
 @description('Cosmos DB orders container name (COSMOS_ORDERS_CONTAINER).')
 param cosmosOrdersContainerName string = 'orders'
+@allowed(['table', 'cosmos'])
+@description('The payments consumer\'s dedup store (IDEMPOTENCY_STORE): the idempotency table, or the Cosmos DB container below (docs/stores.md).')
+param idempotencyStore string = 'table'
+@description('Cosmos DB container of the idempotency records (COSMOS_IDEMPOTENCY_CONTAINER): partition key /recordId, TTL on.')
+param cosmosIdempotencyContainerName string = 'idempotency'
 
 @minLength(1)
 @description('Base URL of the third-party payment provider (https). Required: the app refuses to start without it (azd asks for PAYMENT_PROVIDER_URL).')
@@ -320,6 +325,7 @@ module cosmos 'core/database/cosmosServerless.bicep' = {
     tags: tags
     databaseName: cosmosDatabaseName
     ordersContainerName: cosmosOrdersContainerName
+    idempotencyContainerName: cosmosIdempotencyContainerName
     #disable-next-line what-if-short-circuiting // The principal id exists only once the identity is created; the Cosmos role assignment name is derived from it.
     dataContributorPrincipalId: identity.outputs.principalId
   }
@@ -406,6 +412,8 @@ module api 'app/api.bicep' = {
     cosmos: {
       databaseName: cosmosDatabaseName
       ordersContainerName: cosmosOrdersContainerName
+      idempotencyContainerName: cosmosIdempotencyContainerName
+      idempotencyStore: idempotencyStore
     }
     paymentProvider: {
       url: paymentProviderUrl

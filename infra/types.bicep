@@ -68,6 +68,12 @@ type cosmosSettingsType = {
 
   @description('Orders container name (COSMOS_ORDERS_CONTAINER).')
   ordersContainerName: string
+
+  @description('Idempotency records container name (COSMOS_IDEMPOTENCY_CONTAINER).')
+  idempotencyContainerName: string
+
+  @description('The payments consumer\'s dedup store (IDEMPOTENCY_STORE): table or cosmos.')
+  idempotencyStore: ('table' | 'cosmos')
 }
 
 @export()

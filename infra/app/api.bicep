@@ -123,6 +123,8 @@ var appSettings = {
   COSMOS_ENDPOINT: cosmosEndpoint
   COSMOS_DATABASE_NAME: cosmos.databaseName
   COSMOS_ORDERS_CONTAINER: cosmos.ordersContainerName
+  IDEMPOTENCY_STORE: cosmos.idempotencyStore
+  COSMOS_IDEMPOTENCY_CONTAINER: cosmos.idempotencyContainerName
 
   // HTTP functions (src/http). POST /api/payments sends to the payments queue with the identity
   // (SERVICEBUS_CONNECTION_STRING is local-only). The webhook secret is a Key Vault reference the platform

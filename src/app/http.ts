@@ -6,12 +6,13 @@ import { ALL_HTTP_METHODS, allowMethods } from '../http/allowedMethods';
 import { paymentsApi, type PaymentQueue } from '../http/paymentsApi';
 import { PaymentStateTable } from '../http/PaymentStateTable';
 import { paymentStatus } from '../http/paymentStatus';
+import { PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
 import { paymentWebhook } from '../http/paymentWebhook';
 import { systemClock } from '../core/clock';
 import { invocationLogSink } from '../telemetry/invocationLogSink';
 import { Telemetry } from '../telemetry/Telemetry';
 import { serviceBusPaymentQueue } from './paymentQueue';
-import { storeFromSettings, tableClientsOf, type WiringOverrides } from './stores';
+import { consumerStoreFromSettings, routedByConsumer, storeFromSettings, tableClientsOf, type WiringOverrides } from './stores';
 
 /** A Functions v4 HTTP handler. */
 export type FunctionsHttpHandler = (request: HttpRequest, context: InvocationContext) => Promise<HttpResponseInit>;
@@ -131,6 +132,9 @@ export function webhookSecretsOf(settings: Settings): string[] {
 
 /** `GET /api/payments/{paymentId}`: the payment's status from the payments consumer's own record. */
 export function paymentStatusFromSettings(settings: Settings, overrides: WiringOverrides = {}): () => (request: ApiRequest) => Promise<ApiAnswer> {
-  const endpoint = allowMethods(HTTP_FUNCTIONS.paymentStatus.methods, paymentStatus(storeFromSettings(settings, overrides)));
+  // IDEMPOTENCY_STORE=cosmos: the payments consumer's records are in Cosmos, the API's `accepted` records in the table.
+  const table = storeFromSettings(settings, overrides);
+  const records = routedByConsumer(new Set([PAYMENTS_CONSUMER]), consumerStoreFromSettings(settings, overrides, table), table);
+  const endpoint = allowMethods(HTTP_FUNCTIONS.paymentStatus.methods, paymentStatus(records));
   return () => endpoint;
 }

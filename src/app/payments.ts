@@ -8,7 +8,7 @@ import { PaymentProviderClient } from '../payments/PaymentProviderClient';
 import { PaymentsConsumer, type PaymentsDesign } from '../payments/PaymentsConsumer';
 import type { RetryBudget } from '../payments/chargeOrchestration';
 import { Telemetry } from '../telemetry/Telemetry';
-import { leaseMsOf, parkingFromSettings, storeFromSettings, type WiringOverrides } from './stores';
+import { consumerStoreFromSettings, leaseMsOf, parkingFromSettings, storeFromSettings, type WiringOverrides } from './stores';
 
 /** The payments overrides: those of every wiring, plus the charge workflow. */
 export interface PaymentsOverrides extends WiringOverrides {
@@ -41,7 +41,8 @@ export function paymentsFromSettings(settings: Settings, overrides: PaymentsOver
   const store = storeFromSettings(settings, overrides);
   const parking = parkingFromSettings(settings, overrides);
   const consumer = new PaymentsConsumer({
-    store,
+    // IDEMPOTENCY_STORE: the table store above, or the Cosmos store (docs/stores.md).
+    store: consumerStoreFromSettings(settings, overrides, store),
     parking,
     workflow: overrides.workflow,
     telemetry: overrides.telemetry ?? new Telemetry(),

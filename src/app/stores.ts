@@ -1,10 +1,14 @@
+import type { Container } from '@azure/cosmos';
 import type { TableClient } from '@azure/data-tables';
 import type { Settings } from '../config/settings';
 import type { Clock } from '../core/clock';
+import { CosmosIdempotencyStore } from '../core/CosmosIdempotencyStore';
+import type { IdempotencyStore } from '../core/IdempotencyStore';
 import { TableIdempotencyStore } from '../core/TableIdempotencyStore';
 import { retentionMsOf } from '../lifecycle/retention';
 import { ParkingStore } from '../messaging/ParkingStore';
 import type { Telemetry } from '../telemetry/Telemetry';
+import { cosmosIdempotencyContainer } from './cosmosClient';
 import { createTableClient } from './tableClient';
 
 /**
@@ -20,6 +24,8 @@ export interface WiringOverrides {
   readonly leaseMs?: number;
   /** Retention in milliseconds; default `IDEMPOTENCY_RETENTION_DAYS`. */
   readonly retentionMs?: number;
+  /** With `IDEMPOTENCY_STORE=cosmos`: the container of the Cosmos store; default {@link cosmosIdempotencyContainer} from the settings. */
+  readonly idempotencyContainer?: Container;
 }
 
 /** The table client factory the overrides name, or the settings' one. */
@@ -42,6 +48,41 @@ export function storeFromSettings(settings: Settings, overrides: WiringOverrides
     callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS,
     clock: overrides.clock,
   });
+}
+
+/**
+ * The payments consumer's dedup store as `IDEMPOTENCY_STORE` says: `table` -> `tableStore` (the one
+ * {@link storeFromSettings} built), `cosmos` -> a {@link CosmosIdempotencyStore} on container
+ * `COSMOS_IDEMPOTENCY_CONTAINER` with the same lease, retention, cache and deadline. Sends nothing.
+ * @throws ConfigurationError when `IDEMPOTENCY_STORE=cosmos` and `COSMOS_ENDPOINT` is not set.
+ */
+export function consumerStoreFromSettings(settings: Settings, overrides: WiringOverrides, tableStore: TableIdempotencyStore): IdempotencyStore {
+  if (settings.IDEMPOTENCY_STORE !== 'cosmos') return tableStore;
+  return new CosmosIdempotencyStore(overrides.idempotencyContainer ?? cosmosIdempotencyContainer(settings), {
+    leaseMs: leaseMsOf(settings, overrides),
+    retentionMs: overrides.retentionMs ?? retentionMsOf(settings),
+    cacheSize: settings.IDEMPOTENCY_CACHE_SIZE,
+    callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS,
+    clock: overrides.clock,
+  });
+}
+
+/**
+ * A store that sends each call to `routed` when its key's consumer is one of `consumers`, else to `others`:
+ * for readers of records kept in two stores (the payment status reads the payments consumer's records and the
+ * HTTP API's `accepted` records). `leaseMs` is `others`'.
+ */
+export function routedByConsumer(consumers: ReadonlySet<string>, routed: IdempotencyStore, others: IdempotencyStore): IdempotencyStore {
+  const pick = (consumer: string) => (consumers.has(consumer) ? routed : others);
+  return {
+    leaseMs: others.leaseMs,
+    claim: (key, digest, options) => pick(key.consumer).claim(key, digest, options),
+    commit: (key, digest, result, effects) => pick(key.consumer).commit(key, digest, result, effects),
+    complete: (claim, result, effects) => pick(claim.key.consumer).complete(claim, result, effects),
+    release: (claim, reason) => pick(claim.key.consumer).release(claim, reason),
+    renewLease: (claim, leaseMs) => pick(claim.key.consumer).renewLease(claim, leaseMs),
+    get: (key) => pick(key.consumer).get(key),
+  };
 }
 
 /** The parking store of both consumers (table `PARKED_TABLE_NAME`). */

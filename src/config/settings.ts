@@ -49,6 +49,8 @@ export const SETTING_NAMES = [
   'PAYMENT_RETRY_BUDGET_MINUTES',
   'PAYMENT_RETRY_FIRST_DELAY_SECONDS',
   'PAYMENT_RETRY_MAX_DELAY_SECONDS',
+  'IDEMPOTENCY_STORE',
+  'COSMOS_IDEMPOTENCY_CONTAINER',
 ] as const;
 export type SettingName = (typeof SETTING_NAMES)[number];
 
@@ -129,6 +131,14 @@ const schema = z
     /** Handoff: the first retry delay; each next one doubles, up to `PAYMENT_RETRY_MAX_DELAY_SECONDS`. */
     PAYMENT_RETRY_FIRST_DELAY_SECONDS: z.coerce.number().positive().max(3600).default(5),
     PAYMENT_RETRY_MAX_DELAY_SECONDS: z.coerce.number().positive().max(86_400).default(300),
+    // The payments consumer's dedup store (docs/stores.md): the idempotency table (default), or the Cosmos DB
+    // container COSMOS_IDEMPOTENCY_CONTAINER in COSMOS_DATABASE_NAME at COSMOS_ENDPOINT (partition key /recordId, TTL on).
+    IDEMPOTENCY_STORE: z.enum(['table', 'cosmos']).default('table'),
+    COSMOS_IDEMPOTENCY_CONTAINER: z.string().trim().min(1).default('idempotency'),
+  })
+  .refine((s) => s.IDEMPOTENCY_STORE !== 'cosmos' || s.COSMOS_ENDPOINT, {
+    message: 'IDEMPOTENCY_STORE=cosmos needs COSMOS_ENDPOINT (a valid URL)',
+    path: ['IDEMPOTENCY_STORE'],
   })
   .refine((s) => s.IDEMPOTENCY_TABLE_CONNECTION_STRING || s.IDEMPOTENCY_TABLE_ENDPOINT, {
     message: 'set IDEMPOTENCY_TABLE_ENDPOINT (Azure, managed identity) or IDEMPOTENCY_TABLE_CONNECTION_STRING (local Azurite)',

@@ -104,12 +104,19 @@ export class CosmosIdempotencyStore implements IdempotencyStore {
 
   /**
    * Claims each key as {@link claim} would, in order. Every key is its own logical partition, so there is no
-   * transaction across keys: one create per key, sent concurrently. @throws ConfigurationError, InvalidKeyError, store errors
+   * transaction across keys: one create per key, sent concurrently. When one key fails, the claims made are
+   * released and the first error is thrown. @throws ConfigurationError, InvalidKeyError, store errors
    */
   async claimMany(requests: readonly ClaimRequest[], options: Pick<ClaimOptions, 'leaseMs'> = {}): Promise<ClaimOutcome[]> {
     const leaseMs = options.leaseMs === undefined ? this.leaseMs : leaseMsOption(options.leaseMs);
     assertDistinctKeys(requests);
-    return Promise.all(requests.map(({ key, digest }) => this.claim(key, digest, { leaseMs })));
+    const settled = await Promise.allSettled(requests.map(({ key, digest }) => this.claim(key, digest, { leaseMs })));
+    const failed = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (!failed) return settled.map((result) => (result as PromiseFulfilledResult<ClaimOutcome>).value);
+    // One key failed: give back the claims this call made, so the batch's retry takes them at once (not after a lease).
+    const made = settled.flatMap((result) => (result.status === 'fulfilled' && 'claim' in result.value ? [result.value.claim] : []));
+    await Promise.all(made.map((claim) => this.release(claim, 'claimMany failed on another key').catch(() => undefined)));
+    throw failed.reason;
   }
 
   async commit(key: IdempotencyKey, digest: string, result: unknown, effects?: readonly LocalEffect[]): Promise<CommitOutcome> {

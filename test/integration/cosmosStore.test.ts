@@ -3,6 +3,7 @@ import {
   CosmosIdempotencyStore,
   LeaseLostError,
   StoreUnavailableError,
+  UnknownRecordStatusError,
   keyFromMessageId,
   payloadDigest,
   type ClaimOutcome,
@@ -181,6 +182,25 @@ describe('CosmosIdempotencyStore: _etag fencing', () => {
     const second = await store.claim(key, digest, { effects: [{ name: 'a', properties: { v: 10 } }] });
     expect(second).toMatchObject({ kind: 'reclaimed', claim: { attempt: 2, localRows: ['a'] } });
     expect(await localRowsInContainer(container, recordId)).toEqual(new Map([['a', { v: 10 }]]));
+  });
+});
+
+describe('CosmosIdempotencyStore: claimMany', () => {
+  test('one key failing fails the call and gives back the claims it made (released: the retry takes them at once)', async () => {
+    const { container, store } = await rig();
+    const [fresh, odd] = [freshKey(), freshKey()];
+    await store.commit(odd, digest, 'ok');
+    const recordId = store.recordIdOf(odd);
+    const marker = (await readDoc(container, recordId, recordId))!;
+    await container.items.upsert({ ...marker, status: 'FROM_A_NEWER_VERSION' }); // a status this version does not know
+    await expect(
+      store.claimMany([
+        { key: fresh, digest },
+        { key: odd, digest },
+      ]),
+    ).rejects.toBeInstanceOf(UnknownRecordStatusError);
+    expect(await store.get(fresh)).toMatchObject({ status: 'RELEASED', lastError: 'claimMany failed on another key' });
+    expect(await store.claim(fresh, digest)).toMatchObject({ kind: 'reclaimed', claim: { attempt: 2 } });
   });
 });
 

@@ -15,6 +15,7 @@ import { installStopSignals } from '../cli/stopSignals';
 import { BENCH_USAGE, parseBenchOptions, type BenchOptions } from './options';
 import { measurePurgeSection } from './purgeSection';
 import { buildReport, formatTable } from './report';
+import { formatCosmosSection, measureCosmosSection } from './cosmosSection';
 import { measureRoundTrips } from './roundTripSection';
 import { measureThroughput } from './throughputSection';
 
@@ -50,11 +51,14 @@ async function main(): Promise<void> {
     const throughput = await measureThroughput(tables, azurite.pid, { ...options, log });
     log('bench: expiry sweep...');
     const purge = await measurePurgeSection({ connectionString: azurite.connectionString, tables, records: PURGE_RECORDS });
+    log('bench: the Cosmos store beside the Table store (in-process Cosmos emulator)...');
+    const cosmos = await measureCosmosSection(options.messages, options.concurrency, roundTrips);
     const report = buildReport(options, roundTrips, throughput, purge, (performance.now() - started) / 1000);
     if (options.json) {
-      process.stdout.write(`${JSON.stringify(report)}\n`);
+      process.stdout.write(`${JSON.stringify({ ...report, cosmos })}\n`);
     } else {
       process.stdout.write(`${formatTable(report, throughput)}\n`);
+      process.stdout.write(`\n${formatCosmosSection(cosmos)}\n`);
     }
   } finally {
     await azurite.stop();

@@ -1,6 +1,8 @@
 metadata description = '''
 Cosmos DB for NoSQL, serverless, keys disabled (Microsoft Entra ID only). The orders container has
-defaultTtl -1: TTL is on, nothing expires unless an item sets its own `ttl`. The data-plane role
+defaultTtl -1: TTL is on, nothing expires unless an item sets its own `ttl`. The idempotency container
+(partition key /recordId, defaultTtl -1) holds the Cosmos idempotency store's records: each document sets its
+own `ttl` (retention, or lease end when later, plus a margin), so the service expires them: no sweep. The data-plane role
 (Cosmos DB Built-in Data Contributor) is a Cosmos SQL role assignment, not an Azure RBAC one.
 '''
 
@@ -16,6 +18,8 @@ param tags tagsType = {}
 param databaseName string
 @description('Orders container name (partition key /orderId).')
 param ordersContainerName string
+@description('Idempotency records container name (partition key /recordId, TTL on; CosmosIdempotencyStore).')
+param idempotencyContainerName string = 'idempotency'
 
 @description('Object id of the identity that reads and writes items.')
 param dataContributorPrincipalId string
@@ -79,6 +83,36 @@ resource ordersContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/con
         automatic: true
         indexingMode: 'consistent'
         includedPaths: [
+          {
+            path: '/*'
+          }
+        ]
+      }
+    }
+  }
+}
+
+// The Cosmos idempotency store's records: one logical partition per record (its marker and local rows share
+// `recordId`, so they commit in one transactional batch); defaultTtl -1 turns TTL on and each document's own
+// `ttl` decides its end. The store does point reads and writes only: no path is indexed (cheaper writes; a query scans).
+resource idempotencyContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2026-03-15' = {
+  parent: database
+  name: idempotencyContainerName
+  properties: {
+    resource: {
+      id: idempotencyContainerName
+      partitionKey: {
+        paths: [
+          '/recordId'
+        ]
+        kind: 'Hash'
+      }
+      defaultTtl: -1
+      indexingPolicy: {
+        automatic: true
+        indexingMode: 'consistent'
+        includedPaths: []
+        excludedPaths: [
           {
             path: '/*'
           }
