@@ -49,6 +49,9 @@ test('IDEMPOTENCY_STORE=cosmos: the same message delivered 4 times charges once;
     IDEMPOTENCY_STORE: 'cosmos',
     COSMOS_ENDPOINT: cosmos.endpoint,
     PAYMENT_PROVIDER_URL: provider.url,
+    // The store choice under the holding design (the local workflow waits for the charge); the handoff's record
+    // write goes through the same `paymentsFromSettings` store.
+    PAYMENTS_DESIGN: 'hold',
   });
   const telemetry = new Telemetry();
   const providerClient = providerFromSettings(settings, telemetry);
