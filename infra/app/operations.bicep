@@ -49,6 +49,8 @@ var queries = {
   httpReplayRate: loadTextContent('../monitoring/queries/http-replay-rate.kql')
   httpConflicts: loadTextContent('../monitoring/queries/http-conflicts.kql')
   webhookSignatureFailures: loadTextContent('../monitoring/queries/webhook-signature-failures.kql')
+  streamReplays: loadTextContent('../monitoring/queries/stream-replays.kql')
+  streamParkedEvents: loadTextContent('../monitoring/queries/stream-parked-events.kql')
 }
 
 // One workbook tile: a KQL query against this Application Insights component.
@@ -117,6 +119,16 @@ var panels = [
   {
     title: 'Webhook signature failures'
     query: queries.webhookSignatureFailures
+    visualization: 'table'
+  }
+  {
+    title: 'Event Hubs: duplicates replayed after a checkpoint and producer resends, by partition (hourly)'
+    query: queries.streamReplays
+    visualization: 'table'
+  }
+  {
+    title: 'Event Hubs: events parked in a batch, by partition and reason (hourly)'
+    query: queries.streamParkedEvents
     visualization: 'table'
   }
 ]
