@@ -7,7 +7,7 @@ import { pointsFor } from '../../src/rewards/rewardEvent';
 import { AzuriteBlob } from '../azurite/AzuriteBlob';
 import { mulberry32 } from '../fakeProvider/FakePaymentProvider';
 import { BlobCheckpointStore } from '../local/eventHubs/BlobCheckpointStore';
-import { LocalEventHub, type StoredEvent } from '../local/eventHubs/LocalEventHub';
+import { LocalEventHub } from '../local/eventHubs/LocalEventHub';
 import { LocalEventHubsHost, type BatchHandler } from '../local/eventHubs/LocalEventHubsHost';
 import { workerBatchHandler } from '../local/eventHubs/workerBatch';
 import { WorkerHost } from '../local/host/WorkerHost';
@@ -28,6 +28,8 @@ export interface RewardsPartOptions {
 
 /** The rewards part of a chaos run: started beside the queue consumers, finished and checked after them. */
 export interface RewardsPart {
+  /** Lets the producer send the first `fraction` (0-1) of its events: the run paces it, so its events meet the run's faults. */
+  produceUpTo(fraction: number): void;
   /** Waits until the producer is done and every partition is checkpointed at its end (at most until `deadlineMs`). */
   finish(deadlineMs: number): Promise<void>;
   /** Every customer's balance against the points of the distinct events the hub holds. */
@@ -115,8 +117,10 @@ export async function startRewardsPart(env: ChaosEnvironment, options: RewardsPa
     seed: env.seed,
   });
   const sink = localHubSink(hub);
+  let allowed = 0; // events the producer may have sent so far (produceUpTo)
   const producer = (async () => {
     for (const [i, event] of plan.entries()) {
+      while (i >= allowed) await sleep(25);
       await sink.send(event);
       if (i % 10 === 9) await sleep(20);
     }
@@ -127,7 +131,11 @@ export async function startRewardsPart(env: ChaosEnvironment, options: RewardsPa
   let finished = false;
 
   return {
+    produceUpTo(fraction) {
+      allowed = Math.max(allowed, Math.ceil(Math.min(1, fraction) * plan.length));
+    },
     async finish(deadlineMs) {
+      allowed = plan.length;
       await producer;
       while (Date.now() < deadlineMs) {
         if (await caughtUp().catch(() => false)) {
@@ -166,7 +174,7 @@ export async function startRewardsPart(env: ChaosEnvironment, options: RewardsPa
         messages: produced.distinct,
         unique: produced.distinct,
         duplicatesDetected: stats.duplicates,
-        parkedByReason: (stats.parked > 0 ? { parked: stats.parked } : {}) as Record<string, number>,
+        parkedByReason: Object.fromEntries(stats.parked > 0 ? [['parked', stats.parked]] : []),
         lostMessages: short,
         doubleEffects: over,
         violations,
@@ -205,7 +213,7 @@ function producedByHub(hub: LocalEventHub): { appended: number; distinct: number
   const seen = new Set<string>();
   const balances = new Map<string, number>();
   let appended = 0;
-  for (const event of hub.partitions.flat() as StoredEvent[]) {
+  for (const event of hub.partitions.flat()) {
     appended++;
     const body = event.body as { id?: string; data?: { customerId: string; amount: number } };
     if (!body.id || !body.data || seen.has(body.id)) continue;
