@@ -51,6 +51,8 @@ var queries = {
   webhookSignatureFailures: loadTextContent('../monitoring/queries/webhook-signature-failures.kql')
   alertPaymentsFailed: loadTextContent('../monitoring/queries/alert-payments-failed.kql')
   paymentsFailedDetails: loadTextContent('../monitoring/queries/payments-failed-details.kql')
+  streamReplays: loadTextContent('../monitoring/queries/stream-replays.kql')
+  streamParkedEvents: loadTextContent('../monitoring/queries/stream-parked-events.kql')
 }
 
 // One workbook tile: a KQL query against this Application Insights component.
@@ -124,6 +126,16 @@ var panels = [
   {
     title: 'Payments failed after the retry budget (retry with npm run payments:retry)'
     query: queries.paymentsFailedDetails
+    visualization: 'table'
+  }
+  {
+    title: 'Event Hubs: duplicates replayed after a checkpoint and producer resends, by partition (hourly)'
+    query: queries.streamReplays
+    visualization: 'table'
+  }
+  {
+    title: 'Event Hubs: events parked in a batch, by partition and reason (hourly)'
+    query: queries.streamParkedEvents
     visualization: 'table'
   }
 ]

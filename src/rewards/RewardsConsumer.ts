@@ -109,17 +109,17 @@ export class RewardsConsumer {
     const at = (name: string): unknown => (Array.isArray(meta[name]) ? (meta[name] as unknown[])[index] : undefined);
     const partition = partitionOf(context);
     // Operators find a parked event by its position; parking twice (a replay) overwrites the same row.
+    const messageId = `partition ${JSON.stringify(partition)} sequence ${JSON.stringify(at('sequenceNumberArray') ?? index)}`;
     await this.deps.parking.park({
       consumer: this.consumer,
       reason,
       detail,
-      info: {
-        messageId: `partition ${JSON.stringify(partition)} sequence ${JSON.stringify(at('sequenceNumberArray') ?? index)}`,
-        enqueuedTimeUtc: at('enqueuedTimeUtcArray') as string | undefined,
-      },
+      info: { messageId, enqueuedTimeUtc: at('enqueuedTimeUtcArray') as string | undefined },
       body,
     });
     this.deps.telemetry?.count(MetricNames.parked, { consumer: this.consumer, reason, partitionId: partition });
+    // The same fields as a queue consumer's parked line (infra/monitoring "Parked messages (details)"); never the payload.
+    this.deps.telemetry?.log('warn', `event parked: ${reason}`, { consumer: this.consumer, outcome: 'parked', reason, messageId, partitionId: partition });
   }
 }
 

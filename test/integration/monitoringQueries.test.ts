@@ -11,6 +11,11 @@ import { paymentsApi } from '../../src/http/paymentsApi';
 import type { PaymentStateTable } from '../../src/http/PaymentStateTable';
 import { paymentWebhook } from '../../src/http/paymentWebhook';
 import { signatureHeader } from '../../src/http/webhookSignature';
+import { ParkingStore } from '../../src/messaging/ParkingStore';
+import { RewardsConsumer } from '../../src/rewards/RewardsConsumer';
+import { RewardsLedger } from '../../src/rewards/RewardsLedger';
+import { useAzurite } from '../support/azurite';
+import { freshTable } from '../support/tables';
 import { inMemoryTelemetry } from '../support/telemetry';
 
 /**
@@ -20,6 +25,7 @@ import { inMemoryTelemetry } from '../support/telemetry';
  * outcome, one expiry sweep, and one provider call through the app's own provider wiring.
  */
 const QUERIES = join(__dirname, '..', '..', 'infra', 'monitoring', 'queries');
+const azuriteOf = useAzurite();
 
 import { completeRecordActivity } from '../../src/app/durableCharge';
 
@@ -73,6 +79,7 @@ describe('monitoring queries read only what the code emits', () => {
       },
       undefined as never,
     );
+    await driveRewards(t.telemetry);
     emitted = { metrics: await t.metricAttributeNames(), logAttributes: new Set(t.logs().flatMap((l) => Object.keys(l.attributes))) };
     await t.shutdown();
   });
@@ -113,6 +120,26 @@ describe('monitoring queries read only what the code emits', () => {
     expect([...new Set(problems)]).toEqual([]);
   });
 });
+
+/** The rewards consumer (Event Hubs) on Azurite: a batch applied, replayed, resent by the producer, and one event parked. */
+async function driveRewards(telemetry: ReturnType<typeof inMemoryTelemetry>['telemetry']): Promise<void> {
+  const consumer = new RewardsConsumer({
+    ledger: new RewardsLedger(await freshTable(azuriteOf(), 'mq')),
+    parking: new ParkingStore(await freshTable(azuriteOf(), 'mqp')),
+    telemetry,
+  });
+  const event = {
+    specversion: '1.0',
+    type: 'PaymentSucceeded',
+    source: '/payments',
+    id: 'p-1',
+    data: { paymentId: 'p-1', customerId: 'c', amount: 500, currency: 'EUR' },
+  };
+  const context = (sequence: number) => ({ triggerMetadata: { partitionContext: { partitionId: '2' }, sequenceNumberArray: [sequence, sequence + 1] } });
+  expect(await consumer.handleBatch([event, { not: 'a cloud event' }], context(10))).toMatchObject({ applied: 1, parked: 1 });
+  expect(await consumer.handleBatch([event, { not: 'a cloud event' }], context(10))).toMatchObject({ replays: 1, parked: 1 });
+  expect(await consumer.handleBatch([event], context(20))).toMatchObject({ duplicates: 1, replays: 0 });
+}
 
 /** Every HTTP outcome the queries read: accepted, replayed, 409, 422 (payments API); processed, replayed, refused signatures (webhook). */
 async function driveHttpEndpoints(telemetry: ReturnType<typeof inMemoryTelemetry>['telemetry']): Promise<void> {

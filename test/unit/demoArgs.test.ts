@@ -22,6 +22,14 @@ describe('demo command line: the time phase', () => {
   });
 });
 
+describe('demo command line: the rewards part', () => {
+  test('--rewards-events N (0 = off), bounded', () => {
+    expect(parseDemoArgs(['--rewards-events', '0'], {}).chaos).toEqual({ rewardsEvents: 0 });
+    expect(parseDemoArgs(['--rewards-events=500'], {}).chaos).toEqual({ rewardsEvents: 500 });
+    expect(() => parseDemoArgs(['--rewards-events', '-1'], {})).toThrow(/--rewards-events must be an integer from 0 to 100000/);
+  });
+});
+
 describe('payments workload with the time phase', () => {
   const options = { messages: 1_000, duplicateRate: 0.3, seed: 9 };
 

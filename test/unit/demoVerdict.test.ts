@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { checkProvider, checkProviderUrlShape } from '../../tools/demo/preflight';
 import { formatEta, formatProgress } from '../../tools/demo/report';
 import type { ChaosReport } from '../../tools/demo/chaos';
-import { environmentViolation, judge, outcomeViolation } from '../../tools/demo/verdict';
+import type { PartReport } from '../../tools/demo/part';
+import { withRewards } from '../../tools/demo/rewardsPart';
+import { environmentViolation, judge, outcomeViolation, verdictLine } from '../../tools/demo/verdict';
 
 describe('demo: the environment rule (uncharged dead-letters above the injected-fault share fail)', () => {
   const base = { chargeable: 100, injectedFaults: 50, deliveries: 500, lastErrors: [['payment provider answered 503', 70] as const] };
@@ -99,5 +101,30 @@ describe('demo: progress', () => {
     expect(formatProgress(p)).toMatch(/^\[ {2}10\.0s\] {2}50% {2}settled 200\/400 {2}ETA 10s {2}sent 400/);
     expect(formatProgress(p, { bar: true })).toContain('[############............]  50%');
     expect(formatEta(65_000)).toBe('1m 05s');
+  });
+});
+
+describe('demo: the rewards part in the verdict', () => {
+  const passing = { ok: true, violations: [] as string[], messages: 10, lost: 0, doubleCharged: 0, parts: [] } as unknown as ChaosReport;
+  const rewards = (balancesMatching: number, violations: string[] = []): PartReport => ({
+    name: 'rewards',
+    messages: 30,
+    unique: 30,
+    duplicatesDetected: 5,
+    parkedByReason: {},
+    lostMessages: [],
+    doubleEffects: violations.length > 0 ? ['cust-1'] : [],
+    violations,
+    details: { balancesMatching, customers: 3 },
+  });
+
+  test('its balances are in the verdict line; its violations fail the run, prefixed', () => {
+    expect(verdictLine(withRewards(passing, rewards(3)))).toBe('10 messages: 0 lost, 0 double charges, 3/3 reward balances right: PASS');
+    const failed = withRewards(passing, rewards(2, ['cust-1: balance 9 > 7, the points of its distinct events (an event counted twice)']));
+    expect(failed.ok).toBe(false);
+    expect(verdictLine(failed)).toBe(
+      '10 messages: 0 lost, 0 double charges, 2/3 reward balances right: FAIL - rewards: cust-1: balance 9 > 7, the points of its distinct events (an event counted twice)',
+    );
+    expect(withRewards(passing, undefined)).toBe(passing);
   });
 });

@@ -32,6 +32,8 @@ export const DEMO_USAGE = `usage: npm run demo -- [options]
                           forever; 24 = Stripe's; 0 = it charges on every finished key's call): with the time phase, a
                           memory shorter than the jump leaves the app's records as the only guard against a second charge
   --host-kills N          real engine: Durable host kills after a charge, at most (default ${DEFAULT_CHAOS_OPTIONS.maxHostKills})
+  --rewards-events N      rewards part (Event Hubs): distinct PaymentSucceeded events, 20 % sent twice, hosts crashing before
+                          checkpoints (default ${DEFAULT_CHAOS_OPTIONS.rewardsEvents}; 0 = off)
   --json                  print one JSON object as the last line of stdout
   --report FILE.html      also write a self-contained HTML page: a timeline chart of the run and the invariant table
   --help, -h              this text
@@ -54,6 +56,7 @@ const NUMBER_OPTIONS: Record<string, { key: keyof ChaosOptions; min: number; max
   'max-delivery-count': { key: 'maxDeliveryCount', min: 1, max: 2_000, integer: true },
   'time-phase-at': { key: 'timePhaseAt', min: 0, max: 1, integer: false },
   'host-kills': { key: 'maxHostKills', min: 0, max: 100, integer: true },
+  'rewards-events': { key: 'rewardsEvents', min: 0, max: 100_000, integer: true },
 };
 
 const SPECS: OptionSpecs = {

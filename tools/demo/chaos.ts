@@ -12,6 +12,7 @@ import { emptyPartSweep, type ChaosEnvironment, type ChaosPart, type PartReport,
 import { startOrdersPart } from './ordersPart';
 import { startPaymentsPart } from './paymentsPart';
 import { startProvider } from './providerLedger';
+import { startRewardsPart, withRewards } from './rewardsPart';
 
 export interface ChaosOptions {
   /**
@@ -67,6 +68,11 @@ export interface ChaosOptions {
   readonly durable?: 'real' | 'replay';
   /** Real engine: Durable host kills (SIGKILL after the provider charged, then a restart) at most per run. */
   readonly maxHostKills?: number;
+  /**
+   * Distinct PaymentSucceeded events of the rewards part (Event Hubs, `rewardsPart.ts`; 0 = off): sent by its own
+   * producer over the run, consumed by the registered rewardsConsumer with host crashes at twice `crashRate` per batch.
+   */
+  readonly rewardsEvents?: number;
   /** Gives up waiting for the queues to drain after this long; what is left counts as lost. */
   readonly timeoutMs?: number;
   readonly onProgress?: (progress: ChaosProgress) => void;
@@ -91,6 +97,7 @@ export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, 'providerUrl' | 
   sweepHold: true,
   durable: 'real',
   maxHostKills: 2,
+  rewardsEvents: 300,
   timeoutMs: 600_000,
 };
 
@@ -276,6 +283,8 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
       );
     }
     for (const part of parts) stops.push(async () => part.close?.());
+    const rewards = o.rewardsEvents > 0 ? await startRewardsPart(env, { events: o.rewardsEvents, crashRate: Math.min(0.5, 2 * o.crashRate) }) : undefined;
+    if (rewards) stops.push(() => rewards.stop());
     const byName = new Map(parts.map((p) => [p.consumer.name, p]));
 
     let sent = 0;
@@ -372,6 +381,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
         await runTimePhase();
         continue;
       }
+      rewards?.produceUpTo(ledger.events.completed / Math.max(1, plannedSends)); // its producer keeps pace with the run
       if (outages < outageAt.length && ledger.events.completed >= outageAt[outages] && !proxy.cutNow) {
         outages++;
         proxy.cut();
@@ -385,12 +395,14 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
     }
     await bus.stop();
     for (const part of parts) await part.drain();
+    await rewards?.finish(Math.max(started + o.timeoutMs, Date.now() + 30_000));
     o.onProgress?.(progress());
 
     const reports: PartReport[] = [];
     for (const part of parts) reports.push(await part.verify(ledger));
     const timePhase = phased.length === 0 ? null : phaseReport(phase, reports);
-    return buildReport(o, reports, ledger, bus, faults, provider.fake?.faultsInjected ?? {}, outages, proxy.resets, Date.now() - started, timePhase);
+    const report = buildReport(o, reports, ledger, bus, faults, provider.fake?.faultsInjected ?? {}, outages, proxy.resets, Date.now() - started, timePhase);
+    return withRewards(report, await rewards?.verify());
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   }

@@ -90,7 +90,24 @@ export function reportSections(r: ChaosReport): Section[] {
     ['faults injected', faults],
     ['outcome', outcome],
     ['time phase', timePhaseRows(r).map(([k, v, note]): Row => [k.replace(/^time phase: /, ''), v, note])],
+    ...rewardsSection(r),
   ];
+}
+
+/** The rewards part (Event Hubs, tools/demo/rewardsPart.ts), when it ran. */
+function rewardsSection(r: ChaosReport): Section[] {
+  const part = r.parts.find((p) => p.name === 'rewards');
+  if (!part) return [];
+  const d = (name: string) => Number(part.details[name] ?? 0);
+  const rows: Row[] = [
+    ['events produced', d('appended'), `${part.unique} distinct payments + ${d('producerRetries')} producer retries`],
+    ['batches', d('batches'), `${d('batchFailures')} failed and retried (storage outages); ${d('hostCrashes')} host crashes before a checkpoint`],
+    ['partitions moved', d('partitionsMoved'), 'of 4: read by more than one host'],
+    ['applied', d('applied'), 'as batches that returned reported it (a commit whose answer an outage lost is found done on the retry)'],
+    ['duplicates skipped', d('duplicates'), `${d('replays')} replays after a checkpoint, the rest producer retries`],
+    ['balances right', `${d('balancesMatching')}/${d('customers')}`, "each = the points of the customer's distinct events the hub holds"],
+  ];
+  return [['rewards (Event Hubs)', rows]];
 }
 
 /** Why "duplicates delivered" and "duplicates detected" differ, with this run's figures. */

@@ -87,7 +87,9 @@ export function judge(r: ChaosReport): ChaosReport {
 /** The one-line verdict printed first: `2,000 messages: 0 lost, 0 double charges: PASS`. */
 export function verdictLine(r: ChaosReport): string {
   const n = (x: number) => x.toLocaleString('en-US');
-  const head = `${n(r.messages)} messages: ${n(r.lost)} lost, ${n(r.doubleCharged)} double charge${r.doubleCharged === 1 ? '' : 's'}`;
+  const rewards = r.parts.find((p) => p.name === 'rewards')?.details; // Event Hubs: balances = distinct events' points
+  const rewardsText = rewards ? `, ${n(Number(rewards.balancesMatching))}/${n(Number(rewards.customers))} reward balances right` : '';
+  const head = `${n(r.messages)} messages: ${n(r.lost)} lost, ${n(r.doubleCharged)} double charge${r.doubleCharged === 1 ? '' : 's'}${rewardsText}`;
   if (r.ok) return `${head}: PASS`;
   const first = r.violations[0] ?? 'an invariant failed';
   const more = r.violations.length > 1 ? ` (+${r.violations.length - 1} more below)` : '';
