@@ -16,7 +16,7 @@ import type { ProviderHandle } from './providerLedger';
 import { loadSettings } from '../../src/config/settings';
 import type { RetryBudget } from '../../src/payments/chargeOrchestration';
 import type { PaymentsDesign } from '../../src/payments/PaymentsConsumer';
-import { resolveHandOffs, type FinalResults } from './paymentsHandOff';
+import { handedOffInstances, resolveHandOffs, type EntityOutcomes, type FinalResults } from './paymentsHandOff';
 
 export interface PaymentsPartOptions {
   readonly messages: number;
@@ -201,8 +201,25 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     verify: async (ledger) => {
       const current: FinalResults = new Map();
       await readResults(rig, workload.messages, current);
-      const resolved = resolveHandOffs(ledger, PART, workload.messages, resultsBeforeSweep, current);
-      return verifyPayments(rig, workload.messages, resolved, options.provider, withheld, options.timePhase ? { ...phase, held } : undefined, design);
+      // Outcomes the lifetimes' entities hold, for acknowledgements whose record the time phase's jump swept mid-run.
+      const entities: EntityOutcomes = new Map();
+      await forEachLimit(handedOffInstances(ledger, PART, workload.messages), 8, async (instanceId) => {
+        const state = await rig.workflow.entityState(instanceId.replace(/^payment-/, '')).catch(() => undefined);
+        if (state?.status === 'completed') entities.set(instanceId, state.result);
+        else if (state?.status === 'failed') entities.set(instanceId, { status: 'failed', reason: state.reason });
+      });
+      const fromEntity = new Set<number>();
+      const resolved = resolveHandOffs(ledger, PART, workload.messages, resultsBeforeSweep, current, entities, fromEntity);
+      const report = await verifyPayments(
+        rig,
+        workload.messages,
+        resolved,
+        options.provider,
+        withheld,
+        options.timePhase ? { ...phase, held } : undefined,
+        design,
+      );
+      return { ...report, details: { ...report.details, outcomesFromEntityAfterSweep: fromEntity.size } };
     },
     ...(timePhase ? { timePhase } : {}),
   };
