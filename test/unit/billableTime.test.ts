@@ -1,4 +1,4 @@
-import { activeInstanceMs, billablePeriodMs, isolatedExecutionsMs } from '../../tools/cost/billableTime';
+import { activeInstanceMs, billablePeriodMs } from '../../tools/cost/billableTime';
 
 describe('Flex Consumption billable time: 1 s minimum, then rounded up to 100 ms, per active period of an instance', () => {
   test('a period under 1 s bills 1 s; past it, rounds up to the next 100 ms', () => {
@@ -40,9 +40,7 @@ describe('Flex Consumption billable time: 1 s minimum, then rounded up to 100 ms
     ).toBe(2_000);
   });
 
-  test('isolated executions: each one billed on its own', () => {
-    expect(isolatedExecutionsMs([50, 50, 1_250, 13_401])).toBe(1_000 + 1_000 + 1_300 + 13_500);
-    expect(isolatedExecutionsMs([])).toBe(0);
+  test('no execution, no billed time', () => {
     expect(activeInstanceMs([])).toBe(0);
   });
 });

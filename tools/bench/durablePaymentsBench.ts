@@ -1,12 +1,13 @@
 /**
  * `npm run bench:durable [-- --designs hold,handoff --payments N --concurrency N --provider-ms N --idle-seconds N
- * --out FILE --json]`: the payments consumer on the REAL Durable engine (docs/durable.md), once per design
+ * --sparse-payments N --out FILE --json]`: the payments consumer on the REAL Durable engine (docs/durable.md), once per design
  * (`PAYMENTS_DESIGN`: `hold` = the delivery polls the charge until it finishes; `handoff` = it acknowledges once the
  * charge is durably started), same workload each time: fresh payments, a provider that takes `--provider-ms`
  * (default 1,000), `--concurrency` receivers (default 16: host.json `maxConcurrentCalls`). Prints side by side,
  * from counts of the run: consumer execution time p50/p99, status polls per payment, payments per second through
  * one host, storage transactions per payment by kind (counted on the wire), Service Bus operations per payment,
- * the app's log volume, idle polling per second, and the ratios handoff/hold. `--out` writes the whole run as JSON
+ * the app's log volume, idle polling per second, and the ratios handoff/hold. Then `--sparse-payments` (default 4)
+ * payments one at a time, to measure the billed active time of a payment alone (thin traffic). `--out` writes the whole run as JSON
  * (the input of `npm run cost`). A design this build lacks is reported as unavailable, not measured.
  */
 import { writeFileSync } from 'node:fs';
@@ -16,7 +17,7 @@ import { sideBySide } from './designSummary';
 import { DesignUnavailableError, runDesign, type DesignReport, type PaymentsDesign } from './paymentsDesignRun';
 
 const USAGE =
-  'usage: npm run bench:durable -- [--designs hold,handoff] [--payments N] [--concurrency N] [--provider-ms N] [--idle-seconds N] [--out FILE] [--json]\n';
+  'usage: npm run bench:durable -- [--designs hold,handoff] [--payments N] [--concurrency N] [--provider-ms N] [--idle-seconds N] [--sparse-payments N] [--out FILE] [--json]\n';
 
 async function main(): Promise<void> {
   const values = parseCommandLine(process.argv.slice(2), {
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
     concurrency: { type: 'string' },
     'provider-ms': { type: 'string' },
     'idle-seconds': { type: 'string' },
+    'sparse-payments': { type: 'string' },
     out: { type: 'string' },
     json: { type: 'boolean' },
   });
@@ -34,6 +36,7 @@ async function main(): Promise<void> {
   const concurrency = read.integer('concurrency', { min: 1, max: 256, default: 16 });
   const providerMs = read.integer('provider-ms', { min: 0, max: 60_000, default: 1_000 });
   const idleSeconds = read.integer('idle-seconds', { min: 1, max: 600, default: 10 });
+  const sparsePayments = read.integer('sparse-payments', { min: 0, max: 100, default: 4 });
   const json = read.flag('json');
   read.done();
   const designs = designList(typeof values.designs === 'string' ? values.designs : 'hold,handoff');
@@ -45,14 +48,21 @@ async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   for (const design of designs) {
     try {
-      runs[design] = await runDesign({ design, payments, concurrency, providerMs, idleSeconds, log });
+      runs[design] = await runDesign({ design, payments, concurrency, providerMs, idleSeconds, sparsePayments, log });
     } catch (error) {
       if (!(error instanceof DesignUnavailableError)) throw error;
       unavailable[design] = error.message;
       log(`bench:durable: ${error.message}: not measured`);
     }
   }
-  const result = { kind: 'payments-design-bench', version: 1, startedAt, options: { payments, concurrency, providerMs, idleSeconds }, runs, unavailable };
+  const result = {
+    kind: 'payments-design-bench',
+    version: 1,
+    startedAt,
+    options: { payments, concurrency, providerMs, idleSeconds, sparsePayments },
+    runs,
+    unavailable,
+  };
   if (out) writeFileSync(out, `${JSON.stringify(result, null, 1)}\n`);
   const rows = sideBySide(runs.hold, runs.handoff);
   const width = Math.max(...rows.map((r) => r[0].length), 10);

@@ -23,6 +23,8 @@ export interface DesignRunOptions {
   readonly providerMs: number;
   /** Seconds of an idle hub measured before the workload (idle polling). */
   readonly idleSeconds: number;
+  /** Payments sent one at a time after the workload (thin traffic: each billed alone); 0 = none. */
+  readonly sparsePayments: number;
   readonly log: (line: string) => void;
 }
 
@@ -63,6 +65,12 @@ export async function runDesign(options: DesignRunOptions) {
     if (chosen !== design && !(design === 'hold' && chosen === undefined))
       throw new DesignUnavailableError(`design '${design}' is not in this build (settings have no PAYMENTS_DESIGN=${design})`);
     // The Durable host inherits this process's environment: the built app reads the design, the bridge times executions.
+    const savedEnv = { PAYMENTS_DESIGN: process.env.PAYMENTS_DESIGN, DURABLE_BRIDGE_TRACE_INVOCATIONS: process.env.DURABLE_BRIDGE_TRACE_INVOCATIONS };
+    cleanup.push(async () => {
+      for (const [name, value] of Object.entries(savedEnv))
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+    });
     process.env.PAYMENTS_DESIGN = design;
     process.env.DURABLE_BRIDGE_TRACE_INVOCATIONS = '1';
     const logExporter = new InMemoryLogRecordExporter();
@@ -143,17 +151,40 @@ export async function runDesign(options: DesignRunOptions) {
     const ackedSeconds = (performance.now() - started) / 1000;
     await real.workflow.drain(600_000);
     const finishedSeconds = (performance.now() - started) / 1000;
-    await bus.stop();
+    const after = {
+      app: appCounter.snapshot(),
+      engine: engine.snapshot(),
+      executions: durableExecutions.length,
+      logs: logExporter.getFinishedLogRecords().length,
+    };
+    const rpcAfter = { ...rpc.counts };
+    const busStats = { ...bus.queue('payments').stats };
     const unfinished = await real.backend.store.unfinishedInstances();
     const failed = await real.backend.store.failedInstances();
-    const queue = bus.queue('payments');
-    const logs = logExporter.getFinishedLogRecords().slice(before.logs);
+    const consumerCount = consumerExecutions.length;
+
+    // Thin traffic: one payment at a time, each finished before the next; its executions' active time measured alone.
+    const sparse = { consumerActiveMs: [] as number[], durableActiveMs: [] as number[], consumerExecutionMs: [] as number[] };
+    for (let i = 0; i < options.sparsePayments; i++) {
+      const from = { consumer: consumerExecutions.length, durable: durableExecutions.length };
+      const paymentId = `bench-${design}-sparse-${i}`;
+      bus.send('payments', { messageId: paymentId, body: JSON.stringify({ paymentId, customerId: 'c', amount: 10 + i, currency: 'EUR' }) });
+      while (!bus.idle) await new Promise((r) => setTimeout(r, 20));
+      await real.workflow.drain(120_000);
+      await new Promise((r) => setTimeout(r, 200)); // the bridge's trace lines of the last executions
+      sparse.consumerActiveMs.push(activeInstanceMs(consumerExecutions.slice(from.consumer)));
+      sparse.durableActiveMs.push(activeInstanceMs(durableExecutions.slice(from.durable)));
+      sparse.consumerExecutionMs.push(...consumerExecutions.slice(from.consumer).map((e) => e.durationMs));
+    }
+    await bus.stop();
+    const logs = logExporter.getFinishedLogRecords().slice(before.logs, after.logs);
     const logBytes = logs.reduce(
       (sum, r) => sum + Buffer.byteLength(JSON.stringify({ time: r.hrTime, severity: r.severityText, body: r.body, attributes: r.attributes })),
       0,
     );
-    const executions = durableExecutions.slice(before.executions);
-    const durations = consumerExecutions.map((e) => e.durationMs);
+    const executions = durableExecutions.slice(before.executions, after.executions);
+    const durations = consumerExecutions.slice(0, consumerCount).map((e) => e.durationMs);
+    const mean = (xs: number[]) => (xs.length === 0 ? 0 : round(xs.reduce((a, b) => a + b, 0) / xs.length, 0));
     return {
       design,
       payments,
@@ -163,9 +194,9 @@ export async function runDesign(options: DesignRunOptions) {
       consumer: {
         executionMsP50: round(percentile(durations, 50), 0),
         executionMsP99: round(percentile(durations, 99), 0),
-        executions: consumerExecutions.length,
+        executions: consumerCount,
         executionMsTotal: durations.reduce((a, b) => a + b, 0),
-        activeInstanceMs: activeInstanceMs(consumerExecutions),
+        activeInstanceMs: activeInstanceMs(consumerExecutions.slice(0, consumerCount)),
         durationsMs: durations,
       },
       durable: {
@@ -176,25 +207,31 @@ export async function runDesign(options: DesignRunOptions) {
         activeInstanceMs: activeInstanceMs(executions),
         durationsMs: executions.map((e) => e.durationMs),
       },
-      statusPollsPerPayment: round((rpc.counts.statusPolls - rpcBefore.statusPolls) / payments, 2),
-      startsPerPayment: round((rpc.counts.starts - rpcBefore.starts) / payments, 2),
+      sparse: {
+        payments: options.sparsePayments,
+        consumerActiveMsPerPayment: mean(sparse.consumerActiveMs),
+        durableActiveMsPerPayment: mean(sparse.durableActiveMs),
+        consumerExecutionMs: sparse.consumerExecutionMs,
+      },
+      statusPollsPerPayment: round((rpcAfter.statusPolls - rpcBefore.statusPolls) / payments, 2),
+      startsPerPayment: round((rpcAfter.starts - rpcBefore.starts) / payments, 2),
       paymentsPerSecond: round(payments / finishedSeconds, 2),
       acksPerSecond: round(payments / ackedSeconds, 2),
       seconds: { acked: round(ackedSeconds, 1), finished: round(finishedSeconds, 1) },
       storage: {
-        workload: merge({ app: diffCounts(appCounter.snapshot(), before.app), durable: diffCounts(engine.snapshot(), before.engine) }),
+        workload: merge({ app: diffCounts(after.app, before.app), durable: diffCounts(after.engine, before.engine) }),
         idle: { seconds: options.idleSeconds, ...merge({ durable: idle }) },
       },
       serviceBus: {
-        sends: queue.stats.sent,
-        receives: queue.stats.deliveries,
-        completes: queue.stats.completed,
-        abandons: queue.stats.abandoned,
-        renewals: queue.stats.renewed,
-        deadLettered: queue.stats.deadLettered,
+        sends: busStats.sent,
+        receives: busStats.deliveries,
+        completes: busStats.completed,
+        abandons: busStats.abandoned,
+        renewals: busStats.renewed,
+        deadLettered: busStats.deadLettered,
       },
       telemetry: { logRecords: logs.length, logBytes },
-      providerCharges: provider.charges.length,
+      providerCharges: provider.charges.filter((c) => !c.paymentId.includes('-sparse-')).length,
       unfinishedInstances: unfinished.length,
       failedInstances: failed.length,
     };

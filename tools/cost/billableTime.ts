@@ -37,8 +37,3 @@ export function activeInstanceMs(executions: readonly Execution[]): number {
   if (open) total += billablePeriodMs(open[1] - open[0]);
   return total;
 }
-
-/** Billable time when no two executions overlap (sparse traffic): each one billed on its own. */
-export function isolatedExecutionsMs(durationsMs: readonly number[]): number {
-  return durationsMs.reduce((sum, d) => sum + billablePeriodMs(d), 0);
-}
