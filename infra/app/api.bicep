@@ -113,6 +113,11 @@ var appSettings = {
   ORDERS_QUEUE_NAME: serviceBus.ordersQueueName
   PAYMENT_PROVIDER_URL: paymentProvider.url
   PAYMENT_PROVIDER_TIMEOUT_MS: string(paymentProvider.timeoutMs)
+  // Hand off, don't hold (docs/DESIGN.md): the orchestration retries transient provider failures for the budget.
+  PAYMENTS_DESIGN: 'handoff'
+  PAYMENT_RETRY_BUDGET_MINUTES: '60'
+  PAYMENT_RETRY_FIRST_DELAY_SECONDS: '5'
+  PAYMENT_RETRY_MAX_DELAY_SECONDS: '300'
   COSMOS_ENDPOINT: cosmosEndpoint
   COSMOS_DATABASE_NAME: cosmos.databaseName
   COSMOS_ORDERS_CONTAINER: cosmos.ordersContainerName

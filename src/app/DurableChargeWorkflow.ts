@@ -31,13 +31,14 @@ export class DurableChargeWorkflow implements ChargeWorkflow {
     }
   }
 
-  async start(instanceId: string, input: ChargeOrchestrationInput): Promise<void> {
+  async start(instanceId: string, input: ChargeOrchestrationInput): Promise<'started' | 'running'> {
     try {
       await this.client.startNew(CHARGE_ORCHESTRATION, { instanceId, input });
+      return 'started';
     } catch (error) {
       // startNew on a running (or pending) instance fails: that run is the one we wanted.
       const status = await this.status(instanceId);
-      if (status.state === 'running') return;
+      if (status.state === 'running') return 'running';
       throw error;
     }
   }

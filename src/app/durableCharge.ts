@@ -4,6 +4,11 @@ import { PROVIDER_RETRY as PROVIDER_RETRY_POLICY } from '../payments/chargePatie
 import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityState } from '../payments/chargeEntity';
 import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestrationInput } from '../payments/chargeOrchestration';
 import type { PaymentProviderClient } from '../payments/PaymentProviderClient';
+import type { IdempotencyStore } from '../core/public';
+import { completeRecord, type CompleteRecordInput } from '../payments/completeRecord';
+import type { ChargeResult } from '../payments/schema';
+import type { Telemetry } from '../telemetry/Telemetry';
+import { MetricNames } from '../telemetry/Telemetry';
 
 /**
  * The charge on Durable Functions: the orchestration, entity and activity bodies the registrations
@@ -14,6 +19,12 @@ import type { PaymentProviderClient } from '../payments/PaymentProviderClient';
 export const CHARGE_ORCHESTRATION = 'chargePayment';
 export const CHARGE_ENTITY = 'paymentCharge';
 export const CHARGE_ACTIVITY = 'chargeProvider';
+/** Handoff design: the run's record write (dedup record + Payment row, one transaction, fenced by attempt). */
+export const COMPLETE_RECORD_ACTIVITY = 'completePaymentRecord';
+
+/** Retries of the record write (a store outage): 1 s doubling, 8 attempts; the run fails only past them. */
+const RECORD_RETRY = new df.RetryOptions(1_000, 8);
+RECORD_RETRY.backoffCoefficient = 2;
 
 /** Provider activity retries (2, 4, 8, 16 s), counted in the deliveries' patience (chargePatience.ts). */
 const PROVIDER_RETRY = new df.RetryOptions(PROVIDER_RETRY_POLICY.firstRetryIntervalMs, PROVIDER_RETRY_POLICY.maxNumberOfAttempts);
@@ -25,6 +36,9 @@ export function* chargePaymentOrchestrator(context: OrchestrationContext): Gener
   return yield* chargeOrchestration<df.Task>(input, {
     callEntity: (entityKey, operation) => context.df.callEntity(new df.EntityId(CHARGE_ENTITY, entityKey), operation.name, operation),
     chargeProvider: (activityInput) => context.df.callActivityWithRetry(CHARGE_ACTIVITY, PROVIDER_RETRY, activityInput),
+    completeRecord: (recordInput) => context.df.callActivityWithRetry(COMPLETE_RECORD_ACTIVITY, RECORD_RETRY, recordInput),
+    timer: (atMs) => context.df.createTimer(new Date(atMs)),
+    nowMs: () => context.df.currentUtcDateTime.getTime(),
   });
 }
 
@@ -41,5 +55,29 @@ export function chargeProviderActivity(provider: PaymentProviderClient): Activit
   return async (input: unknown) => {
     const { payment, idempotencyKey, correlationId } = input as ChargeActivityInput;
     return provider.charge(payment, idempotencyKey, correlationId);
+  };
+}
+
+/**
+ * The `completePaymentRecord` activity (handoff design): {@link completeRecord} on the consumer's store. A payment
+ * that ended `failed` (retry budget spent) is counted in `payments.failed` and logged as an error, once per write.
+ */
+export function completeRecordActivity(store: () => IdempotencyStore, telemetry: () => Telemetry): ActivityHandler {
+  return async (input: unknown) => {
+    const recordInput = input as CompleteRecordInput;
+    const outcome = await completeRecord(store(), recordInput);
+    const result: ChargeResult = recordInput.result;
+    if (outcome === 'completed' && result.status === 'failed') {
+      const t = telemetry();
+      t.count(MetricNames.paymentsFailed, { consumer: 'payments' });
+      t.log('error', `payments: failed (${result.reason})`, {
+        consumer: 'payments',
+        outcome: 'failed',
+        idempotencyKey: recordInput.claim.key.key,
+        attempt: recordInput.claim.attempt,
+        reason: result.reason,
+      });
+    }
+    return outcome;
   };
 }

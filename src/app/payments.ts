@@ -5,7 +5,8 @@ import type { ParkingStore } from '../messaging/ParkingStore';
 import type { ChargeWorkflow } from '../payments/ChargeWorkflow';
 import { waitBudgetMsOf } from '../payments/chargePatience';
 import { PaymentProviderClient } from '../payments/PaymentProviderClient';
-import { PaymentsConsumer } from '../payments/PaymentsConsumer';
+import { PaymentsConsumer, type PaymentsDesign } from '../payments/PaymentsConsumer';
+import type { RetryBudget } from '../payments/chargeOrchestration';
 import { Telemetry } from '../telemetry/Telemetry';
 import { leaseMsOf, parkingFromSettings, storeFromSettings, type WiringOverrides } from './stores';
 
@@ -13,6 +14,19 @@ import { leaseMsOf, parkingFromSettings, storeFromSettings, type WiringOverrides
 export interface PaymentsOverrides extends WiringOverrides {
   /** In Azure the workflow (Durable's client) is set per invocation; the local rigs pass theirs. */
   readonly workflow?: ChargeWorkflow;
+  /** `PAYMENTS_DESIGN` instead of the settings' (the local executor runs the holding design only). */
+  readonly design?: PaymentsDesign;
+  /** The handoff run's retry budget instead of `PAYMENT_RETRY_*` (the local rigs' short budgets). */
+  readonly retry?: RetryBudget;
+}
+
+/** The handoff run's retry budget from `PAYMENT_RETRY_BUDGET_MINUTES`, `_FIRST_DELAY_SECONDS`, `_MAX_DELAY_SECONDS`. */
+export function retryBudgetOf(settings: Settings): RetryBudget {
+  return {
+    budgetMs: Math.round(settings.PAYMENT_RETRY_BUDGET_MINUTES * 60_000),
+    firstDelayMs: Math.round(settings.PAYMENT_RETRY_FIRST_DELAY_SECONDS * 1000),
+    maxDelayMs: Math.round(settings.PAYMENT_RETRY_MAX_DELAY_SECONDS * 1000),
+  };
 }
 
 /** The payments consumer and the stores it writes to (the rigs ensure the tables and inspect them). */
@@ -34,6 +48,8 @@ export function paymentsFromSettings(settings: Settings, overrides: PaymentsOver
     clock: overrides.clock,
     // A delivery waits at most 80% of a lease: the lease then still covers the completion write.
     waitBudgetMs: waitBudgetMsOf({ IDEMPOTENCY_LEASE_SECONDS: leaseMsOf(settings, overrides) / 1000 }),
+    design: overrides.design ?? settings.PAYMENTS_DESIGN,
+    retry: overrides.retry ?? retryBudgetOf(settings),
   });
   return { store, parking, consumer };
 }

@@ -4,11 +4,20 @@ import type { Settings } from '../config/settings';
 import type { PaymentDeliveryResult } from '../payments/PaymentsConsumer';
 import { Telemetry } from '../telemetry/Telemetry';
 import { DurableChargeWorkflow } from './DurableChargeWorkflow';
-import { CHARGE_ACTIVITY, CHARGE_ENTITY, CHARGE_ORCHESTRATION, chargePaymentOrchestrator, chargeProviderActivity, paymentChargeEntity } from './durableCharge';
+import {
+  CHARGE_ACTIVITY,
+  CHARGE_ENTITY,
+  CHARGE_ORCHESTRATION,
+  COMPLETE_RECORD_ACTIVITY,
+  chargePaymentOrchestrator,
+  chargeProviderActivity,
+  completeRecordActivity,
+  paymentChargeEntity,
+} from './durableCharge';
 import { paymentsFromSettings, providerFromSettings, type PaymentsOverrides, type PaymentsParts } from './payments';
 import { makePaymentsHandler } from './paymentsHandler';
 
-/** The payments handlers the registrations use: the Service Bus trigger, the charge orchestration, entity and activity. */
+/** The payments handlers the registrations use: the Service Bus trigger, the charge orchestration, entity and activities. */
 export interface PaymentsFunctions {
   /**
    * Returning completes the message; throwing abandons it (redelivery). The host ignores a Service Bus
@@ -18,6 +27,8 @@ export interface PaymentsFunctions {
   readonly orchestrator: typeof chargePaymentOrchestrator;
   readonly entity: typeof paymentChargeEntity;
   readonly activity: df.ActivityHandler;
+  /** Handoff design: the run's record write on the consumer's store (`completePaymentRecord`). */
+  readonly recordActivity: df.ActivityHandler;
   /** The consumer's parts (stores, consumer), built on first use and then shared by the invocations. */
   readonly parts: () => PaymentsParts;
 }
@@ -43,6 +54,10 @@ export function paymentsFunctionsFrom(settings: Settings, overrides: PaymentsOve
     orchestrator: chargePaymentOrchestrator,
     entity: paymentChargeEntity,
     activity: chargeProviderActivity(provider),
+    recordActivity: completeRecordActivity(
+      () => partsOnce().store,
+      () => telemetry,
+    ),
     parts: partsOnce,
   };
 }
@@ -64,4 +79,5 @@ export function registerPaymentsFunctions(functions: Omit<PaymentsFunctions, 'pa
   df.app.orchestration(CHARGE_ORCHESTRATION, functions.orchestrator);
   df.app.entity(CHARGE_ENTITY, functions.entity);
   df.app.activity(CHARGE_ACTIVITY, { handler: functions.activity });
+  df.app.activity(COMPLETE_RECORD_ACTIVITY, { handler: functions.recordActivity });
 }

@@ -42,6 +42,10 @@ export const SETTING_NAMES = [
   'WEBHOOK_TOLERANCE_SECONDS',
   'WEBHOOK_RETENTION_HOURS',
   'PAYMENT_STATE_TABLE_NAME',
+  'PAYMENTS_DESIGN',
+  'PAYMENT_RETRY_BUDGET_MINUTES',
+  'PAYMENT_RETRY_FIRST_DELAY_SECONDS',
+  'PAYMENT_RETRY_MAX_DELAY_SECONDS',
 ] as const;
 export type SettingName = (typeof SETTING_NAMES)[number];
 
@@ -102,6 +106,13 @@ const schema = z
       .string()
       .regex(/^[A-Za-z][A-Za-z0-9]{2,62}$/, 'a Table name: 3-63 letters and digits, starting with a letter')
       .default('paymentstate'),
+    /** `handoff`: the trigger acknowledges once the charge orchestration is durably started; `hold`: it waits for the charge (docs/DESIGN.md). */
+    PAYMENTS_DESIGN: z.enum(['handoff', 'hold']).default('handoff'),
+    /** Handoff: how long the orchestration retries transient provider failures (durable timers) before the payment ends `failed`. */
+    PAYMENT_RETRY_BUDGET_MINUTES: z.coerce.number().positive().max(10_080).default(60),
+    /** Handoff: the first retry delay; each next one doubles, up to `PAYMENT_RETRY_MAX_DELAY_SECONDS`. */
+    PAYMENT_RETRY_FIRST_DELAY_SECONDS: z.coerce.number().positive().max(3600).default(5),
+    PAYMENT_RETRY_MAX_DELAY_SECONDS: z.coerce.number().positive().max(86_400).default(300),
   })
   .refine((s) => s.IDEMPOTENCY_TABLE_CONNECTION_STRING || s.IDEMPOTENCY_TABLE_ENDPOINT, {
     message: 'set IDEMPOTENCY_TABLE_ENDPOINT (Azure, managed identity) or IDEMPOTENCY_TABLE_CONNECTION_STRING (local Azurite)',

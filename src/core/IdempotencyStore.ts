@@ -66,6 +66,13 @@ export interface ClaimOptions {
    * found absent still costs the insert. Same outcomes either way; stores without the distinction ignore it.
    */
   readonly readFirst?: boolean;
+  /**
+   * Answer `inProgress` for an in-progress record whose lease has lapsed, instead of taking it over: the
+   * caller first learns whether the work goes on elsewhere (payments: its orchestration durably started),
+   * then claims again without this option to take the record over. Released and expired records are taken
+   * over as usual.
+   */
+  readonly keepLapsedInProgress?: boolean;
 }
 
 /** One key of a {@link IdempotencyStore.claimMany} batch. */

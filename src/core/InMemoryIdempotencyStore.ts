@@ -73,7 +73,13 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     assertValidKey(key);
     const leaseMs = options.leaseMs === undefined ? this.leaseMs : leaseMsOption(options.leaseMs);
     const effects = validateEffects(options.effects);
-    const found = this.acquire(key, digest, effects, (now) => ({ status: RecordStatus.InProgress, leaseExpiresAtMs: now + leaseMs, result: undefined }));
+    const found = this.acquire(
+      key,
+      digest,
+      effects,
+      (now) => ({ status: RecordStatus.InProgress, leaseExpiresAtMs: now + leaseMs, result: undefined }),
+      options.keepLapsedInProgress === true,
+    );
     if (found.kind !== 'acquired') return found;
     const { record, previous } = found;
     const claim: Claim = {
@@ -168,6 +174,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     digest: string,
     effects: readonly LocalEffect[],
     state: (nowMs: number) => Pick<IdempotencyRecord, 'status' | 'leaseExpiresAtMs' | 'result'>,
+    keepLapsedInProgress = false,
   ): { kind: 'acquired'; record: IdempotencyRecord; previous?: IdempotencyRecord } | Exclude<CommitOutcome, { kind: 'committed' }> {
     const scoped = scopedKeyString(key);
     const now = this.clock.nowMs();
@@ -180,7 +187,8 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
       // Answers are copies: a caller that changes a replayed result changes nothing stored.
       if (decision === 'duplicate') return { kind: 'duplicate', record: copyRecord(existing), cached: false };
       if (decision === 'keyReused') return { kind: 'keyReused', record: copyRecord(existing), digest, cached: false };
-      if (decision === 'inProgress') return { kind: 'inProgress', record: copyRecord(existing) };
+      if (decision === 'inProgress' || (decision === 'takeover' && keepLapsedInProgress && existing.status === RecordStatus.InProgress))
+        return { kind: 'inProgress', record: copyRecord(existing) };
       staleRowsOnTakeover(existing.localRows, names, scoped); // the same bound as one Table transaction
       attempt = existing.attempt + 1;
       createdAtMs = generationAfterTakeover(decision, existing, now);

@@ -73,7 +73,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
     const effects = validateEffects(options?.effects);
     const cached = this.fromCache(key, digest);
     if (cached) return cached;
-    const outcome = await this.acquire(key, digest, effects, options.readFirst === true, (now, ownerId, attempt) => ({
+    const outcome = await this.acquire(key, digest, effects, options, (now, ownerId, attempt) => ({
       status: RecordStatus.InProgress,
       ownerId,
       attempt,
@@ -126,7 +126,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
     const valid = validateEffects(effects);
     const cached = this.fromCache(key, digest);
     if (cached) return cached;
-    const outcome = await this.acquire(key, digest, valid, false, (_now, ownerId, attempt) => ({
+    const outcome = await this.acquire(key, digest, valid, {}, (_now, ownerId, attempt) => ({
       status: RecordStatus.Completed,
       ownerId,
       attempt,
@@ -179,8 +179,9 @@ export class TableIdempotencyStore implements IdempotencyStore {
   }
 
   /** Inserts the marker or takes an existing record over (see `tableAcquire.ts`). */
-  private acquire(key: IdempotencyKey, digest: string, effects: readonly LocalEffect[], readFirst: boolean, state: StateOf) {
-    return this.claims.acquire({ key, address: this.addressOf(key), digest, effects, state, readFirst });
+  private acquire(key: IdempotencyKey, digest: string, effects: readonly LocalEffect[], options: ClaimOptions, state: StateOf) {
+    const { readFirst, keepLapsedInProgress } = options;
+    return this.claims.acquire({ key, address: this.addressOf(key), digest, effects, state, readFirst: readFirst === true, keepLapsedInProgress });
   }
 
   /**

@@ -5,7 +5,7 @@ import { StoreUnavailableError } from './errors';
 import type { ClaimOutcome, LocalEffect } from './IdempotencyStore';
 import { scopedKeyString, type IdempotencyKey } from './keys';
 import type { MarkerTable } from './MarkerTable';
-import type { IdempotencyRecord } from './record';
+import { RecordStatus, type IdempotencyRecord } from './record';
 import { decideClaim, generationAfterTakeover } from './recordRules';
 import type { TableAddress } from './tableEncoding';
 import { markerEntity, staleRowsOnTakeover, toRecord, type MarkerFields, type MarkerState } from './tableRows';
@@ -28,6 +28,8 @@ export interface AcquireRequest {
   readonly state: StateOf;
   /** Read the record before inserting (a redelivery): a completed duplicate then costs one round trip. */
   readonly readFirst: boolean;
+  /** See `ClaimOptions.keepLapsedInProgress`. */
+  readonly keepLapsedInProgress?: boolean;
 }
 
 /**
@@ -94,7 +96,8 @@ export class TableClaimWorkflow {
         return { kind: 'duplicate', record: existing, cached: false };
       }
       if (decision === 'keyReused') return { kind: 'keyReused', record: existing, digest, cached: false };
-      if (decision === 'inProgress') return { kind: 'inProgress', record: existing };
+      if (decision === 'inProgress' || (decision === 'takeover' && request.keepLapsedInProgress && existing.status === RecordStatus.InProgress))
+        return { kind: 'inProgress', record: existing };
       tookOverFrom = existing;
       const staleRows = staleRowsOnTakeover(existing.localRows, localRows, scoped);
       const takeoverNow = this.clock.nowMs();

@@ -6,6 +6,8 @@ import { messageIdText, type MessageInfo } from './messageInfo';
 export const Outcome = {
   /** Processed now (first claim). */
   Processed: 'processed',
+  /** Claimed now and the work handed to a durable orchestration that finishes it (payments, handoff design). */
+  HandedOff: 'handedOff',
   /** Processed now after taking over a lapsed or released claim. */
   ProcessedAfterTakeover: 'reclaimed',
   /** Seen and completed before: acknowledged without effects. */
@@ -39,6 +41,7 @@ export interface OutcomeReport {
 
 const LEVEL: Record<Outcome, LogLevel> = {
   processed: 'info',
+  handedOff: 'info',
   reclaimed: 'warn',
   duplicate: 'info',
   inProgress: 'warn',
@@ -52,6 +55,7 @@ const LEVEL: Record<Outcome, LogLevel> = {
 /** Outcomes that went through a claim: each counts once in `idempotency.claims` (the duplicate rate's denominator). */
 const CLAIMED: ReadonlySet<Outcome> = new Set<Outcome>([
   Outcome.Processed,
+  Outcome.HandedOff,
   Outcome.ProcessedAfterTakeover,
   Outcome.Duplicate,
   Outcome.InProgress,
@@ -68,6 +72,7 @@ export function reportOutcome(telemetry: Telemetry, report: OutcomeReport): void
   if (CLAIMED.has(outcome)) telemetry.count(MetricNames.claims, { consumer });
   switch (outcome) {
     case Outcome.Processed:
+    case Outcome.HandedOff:
       break;
     case Outcome.ProcessedAfterTakeover:
       telemetry.count(MetricNames.takeovers, { consumer });

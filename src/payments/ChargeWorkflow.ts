@@ -15,8 +15,11 @@ export type WorkflowStatus =
  */
 export interface ChargeWorkflow {
   status(instanceId: string): Promise<WorkflowStatus>;
-  /** Starts a run of `instanceId`. A run already running is left alone (not an error). */
-  start(instanceId: string, input: ChargeOrchestrationInput): Promise<void>;
+  /**
+   * Starts a run of `instanceId` (durably: when it resolves, the run will happen). A run already pending or
+   * running is left alone (not an error): `'running'` says so, `'started'` that this call created the run.
+   */
+  start(instanceId: string, input: ChargeOrchestrationInput): Promise<'started' | 'running'>;
 }
 
 /**

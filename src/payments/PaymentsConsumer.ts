@@ -7,7 +7,6 @@ import {
   type Claim,
   type Clock,
   type IdempotencyStore,
-  type LocalEffect,
 } from '../core/public';
 import { park, report, type Delivery } from '../messaging/delivery';
 import { decodeKeyedMessage } from '../messaging/keyedMessage';
@@ -16,6 +15,8 @@ import { ParkReason, type ParkingStore } from '../messaging/ParkingStore';
 import { Outcome, reportDownstreamKeyReuse } from '../messaging/reportOutcome';
 import type { Telemetry } from '../telemetry/Telemetry';
 import { chargeEntityKey, chargeInstanceId, type ChargeWorkflow } from './ChargeWorkflow';
+import type { RetryBudget } from './chargeOrchestration';
+import { finishedPaymentRow, paymentRow } from './paymentRow';
 import { PaymentRequestedSchema, type ChargeResult, type PaymentRequested } from './schema';
 
 export const PAYMENTS_CONSUMER = 'payments';
@@ -39,12 +40,30 @@ export interface PaymentsConsumerDeps {
   readonly waitBudgetMs: number;
   /** Largest body accepted; larger ones are parked. */
   readonly maxBodyBytes?: number;
+  /**
+   * `handoff` (default): acknowledge once the charge orchestration is durably started; the run completes the
+   * record. `hold`: wait for the charge and complete the record here (`PAYMENTS_DESIGN`, docs/DESIGN.md).
+   */
+  readonly design?: PaymentsDesign;
+  /** Handoff: the run's retry budget for transient provider failures (from `PAYMENT_RETRY_*`). */
+  readonly retry?: RetryBudget;
 }
+
+/** `PAYMENTS_DESIGN`: hand the charge off to its orchestration, or hold the message until it finishes. */
+export type PaymentsDesign = 'handoff' | 'hold';
+
+/** The handoff defaults: 60 min budget, 5 s first delay doubling to 5 min (the settings' defaults). */
+export const DEFAULT_RETRY_BUDGET: RetryBudget = { budgetMs: 60 * 60_000, firstDelayMs: 5_000, maxDelayMs: 300_000 };
 
 /** What one delivery ended as. The handler returns (message completed) for all of these. */
 export type PaymentDeliveryResult =
   | { readonly outcome: typeof Outcome.Processed | typeof Outcome.ProcessedAfterTakeover | typeof Outcome.Duplicate; readonly result: ChargeResult }
-  | { readonly outcome: typeof Outcome.Parked | typeof Outcome.KeyReused; readonly reason: string };
+  | { readonly outcome: typeof Outcome.Parked | typeof Outcome.KeyReused; readonly reason: string }
+  /**
+   * Handoff: acknowledged with the charge in its orchestration's hands: `handedOff` (this delivery claimed and
+   * started it), `inProgress` (a duplicate that found the record in progress and its orchestration started).
+   */
+  | { readonly outcome: typeof Outcome.HandedOff | typeof Outcome.InProgress; readonly instanceId: string; readonly attempt: number };
 
 /**
  * The payments consumer, free of the Functions runtime. Per delivery:
@@ -61,8 +80,10 @@ export type PaymentDeliveryResult =
 export class PaymentsConsumer {
   private readonly clock: Clock;
   private readonly sleep: (ms: number) => Promise<void>;
+  private readonly design: PaymentsDesign;
 
   constructor(private readonly deps: PaymentsConsumerDeps) {
+    this.design = deps.design ?? 'handoff';
     this.clock = deps.clock ?? systemClock;
     this.sleep = deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   }
@@ -90,10 +111,18 @@ export class PaymentsConsumer {
     const fields = { idempotencyKey: key.key, digest };
     const deadline = this.clock.nowMs() + this.deps.waitBudgetMs;
 
+    const handOff = this.design === 'handoff';
+    // Handoff: a lapsed in-progress record is first answered `inProgress`, so that its orchestration is looked for
+    // before anyone takes it over; set once the look found none and the lease has lapsed.
+    let takeOverLapsed = !handOff;
     for (let poll = 0; ; poll++) {
       // A redelivery most likely finds its record (completed, or ours to take over): read before inserting.
       const readFirst = poll === 0 && (info.deliveryCount ?? 1) > 1;
-      const outcome = await this.deps.store.claim(key, digest, { effects: [paymentRow(payment, 'pending')], readFirst });
+      const outcome = await this.deps.store.claim(key, digest, {
+        effects: [paymentRow(payment, 'pending')],
+        readFirst,
+        keepLapsedInProgress: !takeOverLapsed,
+      });
       switch (outcome.kind) {
         case 'duplicate': {
           report(delivery, Outcome.Duplicate, { ...fields, reason: outcome.cached ? 'cached' : 'completed', attempt: outcome.record.attempt });
@@ -106,8 +135,22 @@ export class PaymentsConsumer {
         }
         case 'claimed':
         case 'reclaimed': {
+          const takeover = outcome.kind === 'reclaimed';
+          if (handOff) {
+            const handed = await this.handOff(outcome.claim, payment, info.correlationId);
+            if (handed) {
+              report(delivery, takeover ? Outcome.ProcessedAfterTakeover : Outcome.HandedOff, {
+                ...fields,
+                attempt: outcome.claim.attempt,
+                reason: 'handed-off',
+              });
+              return handed;
+            }
+            // A run of this lifetime was already in flight (an older attempt's): its record write is fenced, so
+            // this delivery waits for it and completes the record itself, as the holding design does.
+          }
           const result = await this.charge(outcome.claim, payment, deadline, info.correlationId);
-          const done = outcome.kind === 'reclaimed' ? Outcome.ProcessedAfterTakeover : Outcome.Processed;
+          const done = takeover ? Outcome.ProcessedAfterTakeover : Outcome.Processed;
           report(delivery, done, { ...fields, attempt: outcome.claim.attempt, reason: result.status });
           if (result.status === 'rejected' && result.code === 'idempotency-key-reused') {
             // Our record had expired, the provider's had not: the same alert as a key reuse we detect ourselves.
@@ -117,17 +160,55 @@ export class PaymentsConsumer {
           return { outcome: done, result };
         }
         case 'inProgress': {
+          const { record } = outcome;
+          if (handOff) {
+            // The record is in progress: acknowledged at once when its orchestration is durably started (the
+            // message is no longer the only copy of the work); otherwise the lease rules below.
+            const instanceId = chargeInstanceId(chargeEntityKey(record.recordId, record.createdAtMs, record.digest));
+            const status = await this.workflow().status(instanceId);
+            if (status.state === 'running') {
+              report(delivery, Outcome.InProgress, { ...fields, attempt: record.attempt, reason: 'orchestration-started' });
+              return { outcome: Outcome.InProgress, instanceId, attempt: record.attempt };
+            }
+            takeOverLapsed = true;
+          }
           const now = this.clock.nowMs();
-          if (poll === 0) report(delivery, Outcome.InProgress, { ...fields, attempt: outcome.record.attempt });
+          if (poll === 0) report(delivery, Outcome.InProgress, { ...fields, attempt: record.attempt });
           if (now >= deadline) {
-            throw new PaymentRetryError(`payment ${key.key} is in progress elsewhere (attempt ${outcome.record.attempt}); redeliver later`);
+            throw new PaymentRetryError(`payment ${key.key} is in progress elsewhere (attempt ${record.attempt}); redeliver later`);
           }
           // Wait for the other delivery to finish, or for its lease to lapse so we can take over.
-          await this.sleep(Math.max(1, Math.min(backoffMs(poll), outcome.record.leaseExpiresAtMs - now + 1, deadline - now)));
+          await this.sleep(Math.max(1, Math.min(backoffMs(poll), record.leaseExpiresAtMs - now + 1, deadline - now)));
           break;
         }
       }
     }
+  }
+
+  /**
+   * Handoff, as the claimant: starts the lifetime's orchestration with the claim (the run completes the record,
+   * fenced by its attempt) and the retry budget. No status poll: `startNew` returning means the instance and its
+   * start message are in the task hub. Returns undefined when a run of the instance was already in flight.
+   */
+  private async handOff(claim: Claim, payment: PaymentRequested, correlationId: string | undefined): Promise<PaymentDeliveryResult | undefined> {
+    const entityKey = chargeEntityKey(claim.recordId, claim.createdAtMs, claim.digest);
+    const instanceId = chargeInstanceId(entityKey);
+    const started = await this.workflow().start(instanceId, {
+      idempotencyKey: claim.key.key,
+      entityKey,
+      digest: claim.digest,
+      attempt: claim.attempt,
+      payment,
+      correlationId,
+      handoff: { claim, retry: this.deps.retry ?? DEFAULT_RETRY_BUDGET },
+    });
+    return started === 'started' ? { outcome: Outcome.HandedOff, instanceId, attempt: claim.attempt } : undefined;
+  }
+
+  private workflow(): ChargeWorkflow {
+    const workflow = this.deps.workflow;
+    if (!workflow) throw new ConfigurationError('PaymentsConsumer has no charge workflow (use withWorkflow)');
+    return workflow;
   }
 
   /**
@@ -137,8 +218,7 @@ export class PaymentsConsumer {
    * of an earlier lifetime of the key, or of another payload, is never used.
    */
   private async charge(claim: Claim, payment: PaymentRequested, deadline: number, correlationId: string | undefined): Promise<ChargeResult> {
-    const workflow = this.deps.workflow;
-    if (!workflow) throw new ConfigurationError('PaymentsConsumer has no charge workflow (use withWorkflow)');
+    const workflow = this.workflow();
     const entityKey = chargeEntityKey(claim.recordId, claim.createdAtMs, claim.digest);
     const instanceId = chargeInstanceId(entityKey);
     const input = { idempotencyKey: claim.key.key, entityKey, digest: claim.digest, attempt: claim.attempt, payment, correlationId };
@@ -162,27 +242,13 @@ export class PaymentsConsumer {
     }
     const result = status.output;
     try {
-      await this.deps.store.complete(claim, result, [paymentRow(payment, result.status, result.status === 'succeeded' ? result.chargeId : undefined)]);
+      await this.deps.store.complete(claim, result, [finishedPaymentRow(payment, result)]);
     } catch (error) {
       // Another delivery took the lapsed claim over; it completes the record from the same orchestration.
       if (!(error instanceof LeaseLostError)) throw error;
     }
     return result;
   }
-}
-
-function paymentRow(payment: PaymentRequested, state: string, chargeId?: string): LocalEffect {
-  return {
-    name: 'payment',
-    properties: {
-      paymentId: payment.paymentId,
-      customerId: payment.customerId,
-      amount: payment.amount,
-      currency: payment.currency,
-      state,
-      chargeId: chargeId ?? null,
-    },
-  };
 }
 
 /** 25 ms doubling to 1 s. */

@@ -1,5 +1,7 @@
 import { IdempotencyError } from '../core/errors';
 import type { ChargeEntityOperation, ChargeEntityReply } from './chargeEntity';
+import type { CompleteRecordInput } from './completeRecord';
+import type { Claim } from '../core/public';
 import type { ChargeResult, PaymentRequested } from './schema';
 
 /** Input of one orchestration run: everything the run needs, nothing of the message but the payment. */
@@ -15,6 +17,12 @@ export interface ChargeOrchestrationInput {
   readonly payment: PaymentRequested;
   /** The message's correlation id, passed on to the provider for end-to-end tracing. */
   readonly correlationId?: string;
+  /**
+   * Handoff design (docs/DESIGN.md "Payments: hand off, don't hold"): the run owns the record. It retries
+   * transient provider failures with durable timers for the plan's budget and completes the dedup record
+   * itself (fenced by the claim's attempt). Absent: the holding design (the delivery waits and completes it).
+   */
+  readonly handoff?: HandOffPlan;
 }
 
 export interface ChargeActivityInput {
@@ -32,6 +40,12 @@ export interface ChargeSteps<Task> {
   callEntity(entityKey: string, operation: ChargeEntityOperation): Task;
   /** Calls the provider (an activity: at-least-once, retried on transient failures). */
   chargeProvider(input: ChargeActivityInput): Task;
+  /** Handoff: completes the dedup record and the Payment row in one transaction (an activity). */
+  readonly completeRecord?: (input: CompleteRecordInput) => Task;
+  /** Handoff: a durable timer firing at `atMs` (epoch ms). */
+  readonly timer?: (atMs: number) => Task;
+  /** Handoff: the orchestration's deterministic time (`currentUtcDateTime`), epoch ms. */
+  readonly nowMs?: () => number;
 }
 
 /**
@@ -54,6 +68,7 @@ export class StaleAttemptError extends IdempotencyError {
  * @throws the provider activity's error after recording `fail` (the message will be redelivered).
  */
 export function* chargeOrchestration<Task>(input: ChargeOrchestrationInput, steps: ChargeSteps<Task>): Generator<Task, ChargeResult, unknown> {
+  if (input.handoff) return yield* handOffOrchestration(input, input.handoff, steps);
   const { entityKey, attempt } = input;
   const begin = (yield steps.callEntity(entityKey, { name: 'begin', attempt })) as ChargeEntityReply;
   if (begin.decision === 'alreadyCompleted') return begin.result;
@@ -71,4 +86,90 @@ export function* chargeOrchestration<Task>(input: ChargeOrchestrationInput, step
   if (recorded.decision === 'alreadyCompleted') return recorded.result;
   if (recorded.decision === 'stale') throw new StaleAttemptError(attempt, recorded.currentAttempt);
   return result;
+}
+
+/** How a handoff run retries transient provider failures: durable timers, doubling, within a budget. */
+export interface RetryBudget {
+  /** Total time from the first provider call after which no new round starts (`PAYMENT_RETRY_BUDGET_MINUTES`). */
+  readonly budgetMs: number;
+  readonly firstDelayMs: number;
+  readonly maxDelayMs: number;
+}
+
+/** What the delivery hands to the run: the claim it completes the record with, and the retry budget. */
+export interface HandOffPlan {
+  /** The claim that started this run: its attempt fences the record write (`completeRecord`). */
+  readonly claim: Claim;
+  readonly retry: RetryBudget;
+}
+
+/** The delay before retry round `round + 1` (0-based): first, doubling, capped. */
+export function retryDelayMs(retry: RetryBudget, round: number): number {
+  return Math.min(retry.maxDelayMs, retry.firstDelayMs * 2 ** Math.min(round, 30));
+}
+
+/**
+ * The charge run of the handoff design; it owns the record once the delivery started it:
+ *
+ * ```
+ * begin(a) --proceed--> provider --ok--> complete(a, r) --> completeRecord(claim a, r) --> r
+ *    |                     | transient: durable timer (first, doubling, capped), again while within the budget
+ *    |                     '--budget spent--> fail(a, why) --> completeRecord(claim a, failed) --> failed
+ *    '--alreadyCompleted(r)--> completeRecord(claim a, r) --> r     (a retried run: never a second charge)
+ *    '--stale--> StaleAttemptError (a newer attempt's run owns the record; nothing written)
+ * ```
+ * @throws StaleAttemptError when the entity has a newer attempt on record.
+ */
+export function* handOffOrchestration<Task>(
+  input: ChargeOrchestrationInput,
+  plan: HandOffPlan,
+  steps: ChargeSteps<Task>,
+): Generator<Task, ChargeResult, unknown> {
+  const { completeRecord, timer, nowMs } = steps;
+  if (!completeRecord || !timer || !nowMs) throw new Error('the handoff charge needs the completeRecord, timer and nowMs steps');
+  const { entityKey, attempt } = input;
+  const begin = (yield steps.callEntity(entityKey, { name: 'begin', attempt })) as ChargeEntityReply;
+  if (begin.decision === 'stale') throw new StaleAttemptError(attempt, begin.currentAttempt);
+  let result: ChargeResult;
+  if (begin.decision === 'alreadyCompleted') result = begin.result;
+  else {
+    const charged = yield* chargeWithinBudget(input, plan.retry, steps, nowMs, timer);
+    if (charged.status === 'failed') {
+      yield steps.callEntity(entityKey, { name: 'fail', attempt, reason: charged.reason });
+      result = charged;
+    } else {
+      const recorded = (yield steps.callEntity(entityKey, { name: 'complete', attempt, result: charged })) as ChargeEntityReply;
+      if (recorded.decision === 'stale') throw new StaleAttemptError(attempt, recorded.currentAttempt);
+      result = recorded.decision === 'alreadyCompleted' ? recorded.result : charged;
+    }
+  }
+  yield completeRecord({ claim: plan.claim, result, payment: input.payment });
+  return result;
+}
+
+/** Provider calls until one answers, or until the next retry would start past the budget (then `failed`). */
+function* chargeWithinBudget<Task>(
+  input: ChargeOrchestrationInput,
+  retry: RetryBudget,
+  steps: ChargeSteps<Task>,
+  nowMs: () => number,
+  timer: (atMs: number) => Task,
+): Generator<Task, ChargeResult, unknown> {
+  const startedMs = nowMs();
+  for (let round = 0; ; round++) {
+    try {
+      return (yield steps.chargeProvider({ idempotencyKey: input.idempotencyKey, payment: input.payment, correlationId: input.correlationId })) as ChargeResult;
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      const next = nowMs() + retryDelayMs(retry, round);
+      if (next - startedMs > retry.budgetMs) {
+        const minutes = Math.round((retry.budgetMs / 60_000) * 100) / 100;
+        return {
+          status: 'failed',
+          reason: `provider failed transiently for the whole retry budget (${minutes} min, ${round + 1} rounds): ${why}`.slice(0, 500),
+        };
+      }
+      yield timer(next);
+    }
+  }
 }

@@ -23,4 +23,11 @@ export type ChargeResult =
    * `idempotency-key-reused`: the provider already saw this Idempotency-Key with another body (a
    * paymentId reused for another payment after our record expired): counted as a key reuse.
    */
-  | { readonly status: 'rejected'; readonly reason: string; readonly code?: 'idempotency-key-reused' };
+  | { readonly status: 'rejected'; readonly reason: string; readonly code?: 'idempotency-key-reused' }
+  /**
+   * Handoff design: the provider's transient failures outlasted `PAYMENT_RETRY_BUDGET_MINUTES`. Not charged as far
+   * as we know (the provider may have charged on a call whose answer was lost: an operator's retry with the same
+   * `Idempotency-Key` gets that charge back, never a second one). Counted (`payments.failed`), alerted, retried by
+   * an operator (`npm run payments:retry`).
+   */
+  | { readonly status: 'failed'; readonly reason: string };

@@ -14,6 +14,8 @@ export const MetricNames = {
   parked: 'messages.parked',
   staleVersions: 'messages.stale_versions',
   providerLatency: 'payments.provider.latency',
+  /** Payments whose transient provider failures outlasted the retry budget (handoff design): ended `failed`, alerted. */
+  paymentsFailed: 'payments.failed',
 } as const;
 export type CounterName = Exclude<(typeof MetricNames)[keyof typeof MetricNames], typeof MetricNames.providerLatency>;
 

@@ -90,6 +90,18 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
       expect((await store.get(key))?.result).toBe('fresh');
     });
 
+    test('keepLapsedInProgress: a lapsed in-progress record is answered inProgress (nothing written); a released one is still taken over', async () => {
+      const key = freshKey();
+      const first = claimOf(await store.claim(key, digestA));
+      clock.advance(CONTRACT_OPTIONS.leaseMs);
+      expect(await store.claim(key, digestA, { keepLapsedInProgress: true })).toMatchObject({ kind: 'inProgress', record: { attempt: 1, etag: first.etag } });
+      expect(await store.get(key)).toMatchObject({ status: 'IN_PROGRESS', attempt: 1, etag: first.etag });
+      expect(await store.claim(key, digestA)).toMatchObject({ kind: 'reclaimed', claim: { attempt: 2 } });
+      const other = freshKey();
+      await store.release(claimOf(await store.claim(other, digestA)), 'gave up');
+      expect(await store.claim(other, digestA, { keepLapsedInProgress: true })).toMatchObject({ kind: 'reclaimed', claim: { attempt: 2 } });
+    });
+
     test('a released key is taken over at once by the next claim (attempt 2), with the reason kept', async () => {
       const key = freshKey();
       await store.release(claimOf(await store.claim(key, digestA)), 'Error: provider down');

@@ -28,7 +28,7 @@ async function rows(table: TableClient, filter?: string): Promise<Array<Record<s
 
 /** The payments functions on the real engine with a fresh fake provider and consumer tables; stopped by `run`'s end. */
 async function withRealEngine(
-  options: { killAfterCharge?: (paymentId: string) => boolean; leaseMs?: number },
+  options: { killAfterCharge?: (paymentId: string) => boolean; leaseMs?: number; design?: 'handoff' | 'hold' },
   run: (real: Awaited<ReturnType<typeof startRealEnginePayments>>, provider: FakePaymentProvider) => Promise<void>,
 ): Promise<void> {
   const provider = await FakePaymentProvider.start();
@@ -42,7 +42,7 @@ async function withRealEngine(
   const table = (name: string) => TableClient.fromConnectionString(azuriteOf().connectionString, `${prefix}${name}`, { allowInsecureConnection: true });
   const real = await startRealEnginePayments({
     settings,
-    overrides: { tableClient: table, leaseMs: options.leaseMs ?? 60_000 },
+    overrides: { tableClient: table, leaseMs: options.leaseMs ?? 60_000, design: options.design ?? 'hold' },
     killAfterCharge: options.killAfterCharge,
   });
   try {

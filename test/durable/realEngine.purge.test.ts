@@ -35,7 +35,7 @@ realEngineTest(
       PAYMENT_PROVIDER_TIMEOUT_MS: '5000',
     });
     const table = (name: string) => TableClient.fromConnectionString(azuriteOf().connectionString, `${prefix}${name}`, { allowInsecureConnection: true });
-    const real = await startRealEnginePayments({ settings, overrides: { tableClient: table, leaseMs: 60_000 } });
+    const real = await startRealEnginePayments({ settings, overrides: { tableClient: table, leaseMs: 60_000, design: 'hold' } });
     try {
       await Promise.all([real.parts.store.ensureTable(), real.parts.parking.ensureTable()]);
       for (const id of ['pay-old-1', 'pay-old-2']) {

@@ -28,6 +28,7 @@ const EXPECTED_FUNCTIONS = {
   chargePayment: 'orchestrationTrigger',
   paymentCharge: 'entityTrigger',
   chargeProvider: 'activityTrigger',
+  completePaymentRecord: 'activityTrigger',
   expiryTimer: 'timerTrigger',
   paymentsApi: 'httpTrigger',
   paymentStatus: 'httpTrigger',
@@ -184,7 +185,7 @@ describe('deployment contract: the deployed app as the worker loads it', () => {
   });
 
   test.each([
-    ['PAYMENT_PROVIDER_URL', undefined, ['paymentsConsumer', 'chargePayment', 'paymentCharge', 'chargeProvider']],
+    ['PAYMENT_PROVIDER_URL', undefined, ['paymentsConsumer', 'chargePayment', 'paymentCharge', 'chargeProvider', 'completePaymentRecord']],
     ['COSMOS_ENDPOINT', undefined, ['ordersConsumer']],
     ['COSMOS_ENDPOINT', 'not-a-url', ['ordersConsumer']],
     ['EXPIRY_SWEEP_BUDGET_SECONDS', '0', ['expiryTimer']],

@@ -43,6 +43,7 @@ async function registeredRig(durableCrashBefore?: (point: DurableCrashPoint, id:
     durableCrashBefore,
     restartDelayMs: 20,
     leaseMs: 5_000,
+    design: 'hold', // the histories below are the holding design's; the handoff's are in paymentsHandOff.test.ts
   });
   rig = r;
   if (!r.backend) throw new Error('the registered rig has no Durable backend');
@@ -254,12 +255,12 @@ describe('local Durable backend on the registered payments functions (Azurite, f
       const input: ChargeOrchestrationInput = { idempotencyKey: 'pay-api', entityKey: 'probe-entity', attempt: 1, payment: payment('pay-api') };
       provider.setLatency(1_000); // holds the activity, so the instance is Running meanwhile
 
-      await workflow.start('payment-probe', input);
+      await expect(workflow.start('payment-probe', input)).resolves.toBe('started');
       await waitFor(async () => (await r.backend.store.instance('payment-probe'))?.runtimeStatus === 'Running');
       await expect(client.startNew(CHARGE_ORCHESTRATION, { instanceId: 'payment-probe', input })).rejects.toThrow(
         /unexpected status code: 500.*An Orchestration instance with the status Running already exists/,
       );
-      await expect(workflow.start('payment-probe', input)).resolves.toBeUndefined();
+      await expect(workflow.start('payment-probe', input)).resolves.toBe('running');
       expect(await workflow.status('payment-probe')).toEqual({ state: 'running' });
 
       await r.workflow.drain();

@@ -19,7 +19,14 @@ afterEach(async () => {
 
 async function rig(options: Partial<PaymentsRigOptions> = {}) {
   const t = inMemoryTelemetry();
-  const r = await startPaymentsRig({ tableConnectionString: azuriteOf().connectionString, providerUrl: provider.url, telemetry: t.telemetry, ...options });
+  // The holding design (PAYMENTS_DESIGN=hold): the delivery waits for the charge; test/integration/paymentsHandOff.test.ts has the handoff.
+  const r = await startPaymentsRig({
+    tableConnectionString: azuriteOf().connectionString,
+    providerUrl: provider.url,
+    telemetry: t.telemetry,
+    design: 'hold',
+    ...options,
+  });
   return { ...r, t };
 }
 

@@ -35,6 +35,7 @@ async function rig(options: Partial<PaymentsRigOptions> = {}) {
     telemetry: recorded.telemetry,
     retentionMs: RETENTION_MS,
     clock,
+    design: 'hold',
     ...options,
   });
   const sweep = () => new ExpirySweeper(r.store.client, { budgetMs: 60_000, clock }).sweep();

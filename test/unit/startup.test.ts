@@ -41,7 +41,7 @@ describe('app start (the Functions registrations)', () => {
   test('valid settings: every entry point registers its functions and logs no error', () => {
     expect(load(VALID, 'payments')).toEqual({
       error: undefined,
-      registered: ['paymentsConsumer', 'chargePayment', 'paymentCharge', 'chargeProvider'],
+      registered: ['paymentsConsumer', 'chargePayment', 'paymentCharge', 'chargeProvider', 'completePaymentRecord'],
       errors: [],
     });
     expect(load(VALID, 'ordersConsumer')).toEqual({ error: undefined, registered: ['ordersConsumer'], errors: [] });
@@ -105,6 +105,6 @@ describe('app start (the Functions registrations)', () => {
     expect(result.errors).toHaveLength(1);
     expect(result.errors[0]).toContain(fn);
     expect(result.errors[0]).toContain(name);
-    expect(load(env, 'payments').registered).toHaveLength(4);
+    expect(load(env, 'payments').registered).toHaveLength(5);
   });
 });

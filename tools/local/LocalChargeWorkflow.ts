@@ -3,12 +3,15 @@ import { systemClock, type Clock } from '../../src/core/clock';
 import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityState } from '../../src/payments/chargeEntity';
 import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestrationInput, type ChargeSteps } from '../../src/payments/chargeOrchestration';
 import type { ChargeWorkflow, WorkflowStatus } from '../../src/payments/ChargeWorkflow';
+import type { CompleteRecordInput } from '../../src/payments/completeRecord';
 import type { ChargeResult } from '../../src/payments/schema';
 
 /** A step of a run, as the local executor sees it. */
 type LocalTask =
   | { readonly kind: 'entity'; readonly entityKey: string; readonly operation: ChargeEntityOperation }
-  | { readonly kind: 'activity'; readonly input: ChargeActivityInput };
+  | { readonly kind: 'activity'; readonly input: ChargeActivityInput }
+  | { readonly kind: 'record'; readonly input: CompleteRecordInput }
+  | { readonly kind: 'timer'; readonly atMs: number };
 
 /** Where a crash can be injected into a run (the run stops there, as if its host died). */
 export type RunStep = 'entity:begin' | 'activity:charge' | 'after-activity:charge' | 'entity:complete' | 'entity:fail';
@@ -25,6 +28,8 @@ export interface LocalChargeWorkflowOptions {
   /** After a crash the run is replayed from its start after this delay (a host restart). */
   readonly restartDelayMs?: number;
   readonly clock?: Clock;
+  /** Handoff design: the `completePaymentRecord` activity (the app's `completeRecord` on the consumer's store). */
+  readonly completeRecord?: (input: CompleteRecordInput) => Promise<unknown>;
 }
 
 class InjectedCrash extends Error {}
@@ -58,11 +63,12 @@ export class LocalChargeWorkflow implements ChargeWorkflow {
     return { state: 'running' };
   }
 
-  async start(instanceId: string, input: ChargeOrchestrationInput): Promise<void> {
-    if (this.running.has(instanceId)) return;
+  async start(instanceId: string, input: ChargeOrchestrationInput): Promise<'started' | 'running'> {
+    if (this.running.has(instanceId)) return 'running';
     this.running.add(instanceId);
     await this.options.table.upsertEntity({ partitionKey: 'instance', rowKey: instanceId, state: 'running', inputJson: JSON.stringify(input) }, 'Replace');
     this.track(this.run(instanceId, input));
+    return 'started';
   }
 
   /** Waits until no run is active (crashed runs included, once restarted and finished). */
@@ -86,6 +92,9 @@ export class LocalChargeWorkflow implements ChargeWorkflow {
     const steps: ChargeSteps<LocalTask> = {
       callEntity: (entityKey, operation) => ({ kind: 'entity', entityKey, operation }),
       chargeProvider: (activityInput) => ({ kind: 'activity', input: activityInput }),
+      completeRecord: (recordInput) => ({ kind: 'record', input: recordInput }),
+      timer: (atMs) => ({ kind: 'timer', atMs }),
+      nowMs: () => this.clock.nowMs(),
     };
     const generator = chargeOrchestration(input, steps);
     try {
@@ -135,6 +144,11 @@ export class LocalChargeWorkflow implements ChargeWorkflow {
     if (task.kind === 'entity') {
       this.maybeCrash(`entity:${task.operation.name}` as RunStep, instanceId);
       return this.entityOperation(task.entityKey, task.operation);
+    }
+    if (task.kind === 'timer') return new Promise((resolve) => setTimeout(resolve, Math.max(0, task.atMs - this.clock.nowMs())));
+    if (task.kind === 'record') {
+      if (!this.options.completeRecord) throw new Error('LocalChargeWorkflow: a handoff run needs the completeRecord option');
+      return this.options.completeRecord(task.input);
     }
     const retry = this.options.retry ?? { maxAttempts: 3, firstRetryIntervalMs: 50 };
     for (let attempt = 1; ; attempt++) {

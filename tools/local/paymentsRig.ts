@@ -10,6 +10,10 @@ import type { DurableCrashPoint } from './durable/LocalDurableBackend';
 import { LocalChargeWorkflow, type RunStep } from './LocalChargeWorkflow';
 import { startRegisteredPayments } from './registeredPayments';
 import { startRealEnginePayments } from './durable/realEnginePayments';
+import type { PaymentsDesign } from '../../src/payments/PaymentsConsumer';
+import type { RetryBudget } from '../../src/payments/chargeOrchestration';
+import { completeRecord } from '../../src/payments/completeRecord';
+import type { TableIdempotencyStore } from '../../src/core/TableIdempotencyStore';
 
 export interface PaymentsRigOptions {
   /** Table Storage connection string (Azurite). */
@@ -48,6 +52,10 @@ export interface PaymentsRigOptions {
   readonly durableCrashBefore?: (point: DurableCrashPoint, id: string) => boolean;
   /** Registered path: real time of a Durable timer (activity retry delay) as a share of its nominal time. */
   readonly timerScale?: number;
+  /** `PAYMENTS_DESIGN` (default the settings': `handoff`): hand the charge off to its orchestration, or hold the message. */
+  readonly design?: PaymentsDesign;
+  /** Handoff: the run's retry budget (default the settings': 60 min, 5 s doubling to 5 min). */
+  readonly retry?: RetryBudget;
 }
 
 /** Trigger metadata of one delivery, as the Service Bus trigger passes it. */
@@ -78,10 +86,18 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
   const telemetry = options.telemetry ?? new Telemetry();
   const provider = providerFromSettings(settings, telemetry);
   const durableTable = table('durable', options.durableTableConnectionString);
+  const common = {
+    tableClient: (name: string) => table(name),
+    clock: options.clock,
+    leaseMs: options.leaseMs ?? 2_000,
+    retentionMs: options.retentionMs,
+    design: options.design,
+    retry: options.retry,
+  };
   if (options.durable === 'real') {
     const real = await startRealEnginePayments({
       settings,
-      overrides: { tableClient: (name) => table(name), clock: options.clock, telemetry, leaseMs: options.leaseMs ?? 2_000, retentionMs: options.retentionMs },
+      overrides: { ...common, telemetry },
       killAfterCharge: options.killHostAfterCharge,
     });
     const { store, parking, consumer } = real.parts;
@@ -91,7 +107,7 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
   if (options.durable === 'registered') {
     const registered = await startRegisteredPayments({
       settings,
-      overrides: { tableClient: (name) => table(name), clock: options.clock, telemetry, leaseMs: options.leaseMs ?? 2_000, retentionMs: options.retentionMs },
+      overrides: { ...common, telemetry },
       durableTable,
       crashBefore: options.durableCrashBefore,
       restartDelayMs: options.restartDelayMs,
@@ -118,15 +134,12 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
     crashBefore: options.crashBefore,
     restartDelayMs: options.restartDelayMs,
     clock: options.clock,
+    completeRecord: (input) => completeRecord(built.store!, input),
   });
-  const { store, parking, consumer } = paymentsFromSettings(settings, {
-    tableClient: (name) => table(name),
-    clock: options.clock,
-    telemetry,
-    workflow,
-    leaseMs: options.leaseMs ?? 2_000,
-    retentionMs: options.retentionMs,
-  });
+  // The executor's record write uses the consumer's store, built just below with the executor as its workflow.
+  const built: { store?: TableIdempotencyStore } = {};
+  const { store, parking, consumer } = paymentsFromSettings(settings, { ...common, telemetry, workflow });
+  built.store = store;
   await Promise.all([store.ensureTable(), parking.ensureTable(), durableTable.createTable()]);
   const handler = makePaymentsHandler({ consumer: () => consumer, telemetry: () => telemetry, workflow: () => workflow });
 

@@ -65,6 +65,10 @@ export async function startRegisteredPayments(options: RegisteredPaymentsOptions
 
   const workflow = {
     counters: backend.counters,
+    /** The trigger's Durable client requests: starts and status reads. */
+    clientCalls: api.calls,
+    /** The client API's base URL (`rpcBaseUrl`), e.g. for the operator's retry command. */
+    rpcBaseUrl: api.rpcBaseUrl,
     /** The `paymentCharge` entity's saved state. */
     entityState: (entityKey: string) => backend.entityState<ChargeEntityState>(`@${CHARGE_ENTITY.toLowerCase()}@${entityKey}`),
     drain: () => backend.drain(),

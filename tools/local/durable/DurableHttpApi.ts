@@ -15,17 +15,20 @@ export class DurableHttpApi {
   private constructor(
     private readonly server: Server,
     readonly rpcBaseUrl: string,
+    /** Requests the clients made: starts (`POST orchestrators/...`) and status reads (`GET instances/...`). */
+    readonly calls: ClientCalls,
   ) {}
 
   static async start(backend: LocalDurableBackend, orchestrations: ReadonlySet<string>): Promise<DurableHttpApi> {
+    const calls: ClientCalls = { starts: 0, statusReads: 0 };
     const server = createServer((req, res) => {
-      handle(backend, orchestrations, req, res).catch((error: unknown) => {
+      handle(backend, orchestrations, req, res, calls).catch((error: unknown) => {
         send(res, 500, { Message: 'Something went wrong while processing your request', ExceptionMessage: String((error as Error)?.message ?? error) });
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    return new DurableHttpApi(server, `http://127.0.0.1:${port}/durabletask/`);
+    return new DurableHttpApi(server, `http://127.0.0.1:${port}/durabletask/`, calls);
   }
 
   /** The `durableClient` input binding's data as the host passes it to the worker (a JSON string). */
@@ -58,12 +61,25 @@ export class DurableHttpApi {
   }
 }
 
-async function handle(backend: LocalDurableBackend, orchestrations: ReadonlySet<string>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** Counts of the client's requests (the handoff's "no status poll on a fresh payment" is read from them). */
+export interface ClientCalls {
+  starts: number;
+  statusReads: number;
+}
+
+async function handle(
+  backend: LocalDurableBackend,
+  orchestrations: ReadonlySet<string>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  calls: ClientCalls,
+): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://127.0.0.1');
   const path = decodeURIComponent(url.pathname).replace(/^\/durabletask\//, '');
   const body = await readBody(req);
   const start = /^orchestrators\/([^/]+)(?:\/(.+))?$/.exec(path);
   if (start && req.method === 'POST') {
+    calls.starts++;
     const [, name, instanceId = crypto.randomUUID().replace(/-/g, '')] = start;
     if (!orchestrations.has(name)) {
       return send(res, 400, { Message: 'One or more of the arguments submitted is incorrect', ExceptionMessage: `The function '${name}' doesn't exist.` });
@@ -80,6 +96,7 @@ async function handle(backend: LocalDurableBackend, orchestrations: ReadonlySet<
   }
   const status = /^instances\/([^/]+)$/.exec(path);
   if (status && req.method === 'GET') {
+    calls.statusReads++;
     const row = await backend.store.instance(status[1]);
     if (!row) return send(res, 404);
     const final = row.runtimeStatus === 'Completed' || row.runtimeStatus === 'Failed' || row.runtimeStatus === 'Terminated';

@@ -73,8 +73,7 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
       appSettings: {
         PAYMENT_PROVIDER_URL: tap.url,
         PAYMENT_PROVIDER_TIMEOUT_MS: String(options.settings.PAYMENT_PROVIDER_TIMEOUT_MS),
-        // The built app validates its settings at load; the orchestration, entity and activity use no table.
-        IDEMPOTENCY_TABLE_CONNECTION_STRING: storage.connectionString,
+        ...recordStoreSettings(options),
       },
     });
   } catch (error) {
@@ -160,4 +159,21 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
     hubTable,
   };
   return { worker, functions, parts: functions.parts(), deliver, workflow, backend, close };
+}
+
+/**
+ * The app settings of the consumer's dedup table, for the built app in the engine's worker: the handoff run's
+ * `completePaymentRecord` activity writes the record there (the consumer's table, through the same endpoint the
+ * trigger uses: a storage outage of the consumer is one of the activity too). The table name is the one the
+ * overrides' client has (the rigs prefix their tables).
+ */
+function recordStoreSettings(options: RealEnginePaymentsOptions): Record<string, string> {
+  const { settings, overrides } = options;
+  const tableName = overrides.tableClient?.(settings.IDEMPOTENCY_TABLE_NAME).tableName ?? settings.IDEMPOTENCY_TABLE_NAME;
+  return {
+    IDEMPOTENCY_TABLE_CONNECTION_STRING: settings.IDEMPOTENCY_TABLE_CONNECTION_STRING ?? '',
+    IDEMPOTENCY_TABLE_NAME: tableName,
+    IDEMPOTENCY_PARTITION_COUNT: String(settings.IDEMPOTENCY_PARTITION_COUNT),
+    PAYMENTS_DESIGN: overrides.design ?? settings.PAYMENTS_DESIGN,
+  };
 }

@@ -1,0 +1,100 @@
+import { IdempotencyError } from '../core/errors';
+import { keyFromMessageId } from '../core/keys';
+import { RecordStatus } from '../core/record';
+import type { TableIdempotencyStore } from '../core/TableIdempotencyStore';
+import { chargeEntityKey, chargeInstanceId } from '../payments/ChargeWorkflow';
+import type { ChargeOrchestrationInput, RetryBudget } from '../payments/chargeOrchestration';
+import { payloadDigest } from '../core/digest';
+import { paymentRow } from '../payments/paymentRow';
+import { PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
+import { PaymentRequestedSchema, type ChargeResult } from '../payments/schema';
+
+/** The operator's retry was refused; the message says why and what to do. Nothing was changed. */
+export class PaymentRetryRefusedError extends IdempotencyError {
+  constructor(message: string) {
+    super(message, { retryable: false });
+  }
+}
+
+export interface PaymentRetryDeps {
+  readonly store: TableIdempotencyStore;
+  /** Starts the charge orchestration (Durable's HTTP API, or a local backend's). */
+  readonly start: (instanceId: string, input: ChargeOrchestrationInput) => Promise<'started' | 'running'>;
+  readonly retry: RetryBudget;
+}
+
+export interface PaymentRetryReport {
+  readonly paymentId: string;
+  readonly instanceId: string;
+  /** The attempt of the new run (the record's, after the operator's takeover). */
+  readonly attempt: number;
+  /** Why it had failed (the record's result), or what state the record was found in. */
+  readonly previous: string;
+  readonly started: 'started' | 'running';
+}
+
+/**
+ * The operator's retry of a payment that ended `failed` (handoff design: the provider's transient failures
+ * outlasted the retry budget). The record is reopened (`COMPLETED` -> `RELEASED`, `If-Match`), claimed again
+ * (attempt + 1, Payment row back to `pending`, one transaction) and the lifetime's orchestration started with that
+ * claim: a new run of the same instance id, the same `Idempotency-Key`, so a charge the provider made on a call
+ * whose answer was lost is replayed, never made twice. Run again after a crash: a record left `RELEASED`, or
+ * `IN_PROGRESS` past its lease without a running orchestration, is taken over the same way.
+ * @throws PaymentRetryRefusedError when there is no such record, or it did not fail (succeeded, declined,
+ *   rejected: never retried), or it changed meanwhile; StoreUnavailableError when the table does not answer.
+ */
+export async function retryFailedPayment(deps: PaymentRetryDeps, paymentId: string): Promise<PaymentRetryReport> {
+  const { store } = deps;
+  const key = keyFromMessageId(PAYMENTS_CONSUMER, paymentId);
+  const record = await store.get(key);
+  if (!record) throw new PaymentRetryRefusedError(`payment ${paymentId} has no record (never received, or swept after its retention): nothing to retry`);
+  const result = record.result as ChargeResult | undefined;
+  if (record.status === RecordStatus.Completed && result?.status !== 'failed') {
+    throw new PaymentRetryRefusedError(`payment ${paymentId} did not fail (${result?.status ?? 'no result'}): only a failed payment is retried`);
+  }
+  const address = store.addressOf(key);
+  const row = await store.client.getEntity<Record<string, unknown>>(address.partitionKey, `${address.rowKey}~payment`).catch(() => undefined);
+  const parsed = PaymentRequestedSchema.safeParse({ paymentId, customerId: row?.customerId, amount: row?.amount, currency: row?.currency });
+  if (!parsed.success || payloadDigest(parsed.data) !== record.digest) {
+    throw new PaymentRetryRefusedError(`payment ${paymentId}: its Payment row is missing or does not match the record's digest; resubmit its message instead`);
+  }
+  const previous = result?.status === 'failed' ? `failed: ${result.reason}` : `${record.status} (attempt ${record.attempt})`;
+  if (record.status === RecordStatus.Completed) {
+    try {
+      await store.client.updateEntity(
+        {
+          partitionKey: address.partitionKey,
+          rowKey: address.rowKey,
+          status: RecordStatus.Released,
+          leaseExpiresAtMs: { value: '0', type: 'Int64' },
+          lastError: `operator retry; it had ${previous}`.slice(0, 1000),
+        },
+        'Merge',
+        { etag: record.etag },
+      );
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode === 412)
+        throw new PaymentRetryRefusedError(`payment ${paymentId} changed meanwhile; run the command again`);
+      throw error;
+    }
+  }
+  const outcome = await store.claim(key, record.digest, { effects: [paymentRow(parsed.data, 'pending')] });
+  if (outcome.kind !== 'claimed' && outcome.kind !== 'reclaimed') {
+    throw new PaymentRetryRefusedError(
+      `payment ${paymentId} is ${outcome.kind === 'inProgress' ? 'in progress (its lease has not lapsed)' : outcome.kind}: not retried`,
+    );
+  }
+  const { claim } = outcome;
+  const entityKey = chargeEntityKey(claim.recordId, claim.createdAtMs, claim.digest);
+  const instanceId = chargeInstanceId(entityKey);
+  const started = await deps.start(instanceId, {
+    idempotencyKey: paymentId,
+    entityKey,
+    digest: claim.digest,
+    attempt: claim.attempt,
+    payment: parsed.data,
+    correlationId: `operator-retry-${paymentId}`,
+    handoff: { claim, retry: deps.retry },
+  });
+  return { paymentId, instanceId, attempt: claim.attempt, previous, started };
+}

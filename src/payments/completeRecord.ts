@@ -1,0 +1,31 @@
+import { LeaseLostError, type Claim, type IdempotencyStore } from '../core/public';
+import { finishedPaymentRow } from './paymentRow';
+import type { ChargeResult, PaymentRequested } from './schema';
+
+/** Input of the `completePaymentRecord` activity: the claim that started the run, the run's result, the payment. */
+export interface CompleteRecordInput {
+  readonly claim: Claim;
+  readonly result: ChargeResult;
+  readonly payment: PaymentRequested;
+}
+
+/** What the activity did: wrote the record, or found it taken over by a newer attempt (left alone). */
+export type CompleteRecordOutcome = 'completed' | 'fenced';
+
+/**
+ * The handoff run's record write: the dedup record `COMPLETED` with the result and the Payment row with its
+ * outcome, in one Table transaction, conditional on the claim (`If-Match`; a renewal of the same claim is
+ * written through, see the store). Fenced by attempt: when a newer attempt took the record over, the store
+ * refuses (`LeaseLostError`) and nothing is written: the newer attempt's delivery or run completes it.
+ * Idempotent: the same completion again (an activity runs at least once) resolves as done.
+ * @throws StoreUnavailableError (retryable: the activity is retried by the engine)
+ */
+export async function completeRecord(store: IdempotencyStore, input: CompleteRecordInput): Promise<CompleteRecordOutcome> {
+  try {
+    await store.complete(input.claim, input.result, [finishedPaymentRow(input.payment, input.result)]);
+    return 'completed';
+  } catch (error) {
+    if (error instanceof LeaseLostError) return 'fenced';
+    throw error;
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * The handoff design (docs/DESIGN.md "Payments: hand off, don't hold") on the payments functions as registered,
+ * invoked as the host does, the charge run by the local Durable backend (durable-functions' own replay) on Azurite,
+ * and the fake provider: the delivery claims, starts the orchestration and is acknowledged without a status poll;
+ * the run completes the record; duplicates of a started payment are acknowledged at once; crashes between the
+ * steps lose nothing and charge once; an old attempt's record write never overwrites; a payment whose transient
+ * failures outlast the budget ends `failed` with its reason, and the operator's command retries it.
+ * The same protocol on the real engine: test/durable/realEngine.handoff.test.ts.
+ */
+import { keyFromMessageId } from '../../src/core/keys';
+import { LeaseLostError } from '../../src/core/errors';
+import { completeRecord } from '../../src/payments/completeRecord';
+import { chargeEntityKey } from '../../src/payments/ChargeWorkflow';
+import type { ChargeResult } from '../../src/payments/schema';
+import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
+import { startPaymentsRig, type PaymentsRig } from '../../tools/local/paymentsRig';
+import { runPaymentsRetry } from '../../tools/operator/paymentsRetry';
+import { useAzurite } from '../support/azurite';
+import { inMemoryTelemetry } from '../support/telemetry';
+
+const azuriteOf = useAzurite();
+let provider: FakePaymentProvider;
+let rig: PaymentsRig | undefined;
+
+beforeEach(async () => {
+  provider = await FakePaymentProvider.start();
+});
+afterEach(async () => {
+  await rig?.workflow.stop?.();
+  rig = undefined;
+  await provider.stop();
+});
+
+const payment = (id: string) => ({ paymentId: id, customerId: 'cust-1', amount: 1250, currency: 'EUR' });
+const body = (id: string) => JSON.stringify(payment(id));
+
+type Rig = PaymentsRig & { workflow: { clientCalls: { starts: number; statusReads: number }; rpcBaseUrl: string; drain: () => Promise<void> } };
+
+async function handOffRig(options: { leaseMs?: number; budgetMs?: number } = {}) {
+  const recorded = inMemoryTelemetry();
+  const r = await startPaymentsRig({
+    tableConnectionString: azuriteOf().connectionString,
+    providerUrl: provider.url,
+    durable: 'registered',
+    design: 'handoff',
+    telemetry: recorded.telemetry,
+    restartDelayMs: 20,
+    leaseMs: options.leaseMs ?? 5_000,
+    timerScale: 1 / 100,
+    retry: { budgetMs: options.budgetMs ?? 60_000, firstDelayMs: 200, maxDelayMs: 1_000 },
+  });
+  rig = r;
+  return { rig: r as Rig, recorded };
+}
+
+async function paymentRow(r: PaymentsRig, id: string): Promise<Record<string, unknown> | undefined> {
+  const address = r.store.addressOf(keyFromMessageId('payments', id));
+  return r.store.client.getEntity<Record<string, unknown>>(address.partitionKey, `${address.rowKey}~payment`).catch(() => undefined);
+}
+
+/** Redelivers like Service Bus while the handler throws (up to 10 deliveries, deliveryCount + 1 each). */
+async function deliverUntilAcked(r: PaymentsRig, id: string, firstDeliveryCount = 1) {
+  const errors: string[] = [];
+  for (let deliveryCount = firstDeliveryCount; deliveryCount < firstDeliveryCount + 10; deliveryCount++) {
+    try {
+      return await r.deliver(body(id), { messageId: id, deliveryCount });
+    } catch (error) {
+      errors.push(String((error as Error).message));
+    }
+  }
+  throw new Error(`not acknowledged after 10 deliveries: ${errors.join(' | ')}`);
+}
+
+describe('payments handoff on the registered functions and the local Durable backend (Azurite, fake provider)', () => {
+  test('a fresh payment: claimed, orchestration started, acknowledged with no status poll; the run completes the record and the Payment row; a duplicate gets the stored result', async () => {
+    const { rig: r } = await handOffRig();
+    const acked = await r.deliver(body('pay-h1'), { messageId: 'pay-h1', deliveryCount: 1 });
+    expect(acked).toMatchObject({ outcome: 'handedOff', attempt: 1 });
+    expect(r.workflow.clientCalls).toEqual({ starts: 1, statusReads: 0 });
+    await r.workflow.drain();
+    const record = await r.store.get(keyFromMessageId('payments', 'pay-h1'));
+    expect(record).toMatchObject({ status: 'COMPLETED', attempt: 1, result: { status: 'succeeded' } });
+    const chargeId = (record!.result as Extract<ChargeResult, { status: 'succeeded' }>).chargeId;
+    expect(await paymentRow(r, 'pay-h1')).toMatchObject({ state: 'succeeded', chargeId, amount: 1250 });
+    expect(await r.deliver(body('pay-h1'), { messageId: 'pay-h1', deliveryCount: 2 })).toEqual({ outcome: 'duplicate', result: record!.result });
+    expect(provider.chargesFor('pay-h1')).toBe(1);
+  });
+
+  test('a crash between the claim and the start: the message is not acknowledged; its redelivery takes the claim over after the lease, starts the run, and the payment is charged once', async () => {
+    const { rig: r } = await handOffRig({ leaseMs: 1_500 });
+    const claim = r.store.claim.bind(r.store);
+    let crashed = false;
+    r.store.claim = async (key, digest, options) => {
+      const outcome = await claim(key, digest, options);
+      if (!crashed && outcome.kind === 'claimed') {
+        crashed = true;
+        throw new Error('injected crash after the claim, before the start');
+      }
+      return outcome;
+    };
+    await expect(r.deliver(body('pay-h2'), { messageId: 'pay-h2', deliveryCount: 1 })).rejects.toThrow('injected crash');
+    expect(r.workflow.clientCalls.starts).toBe(0);
+    const acked = await deliverUntilAcked(r, 'pay-h2', 2);
+    expect(acked).toMatchObject({ outcome: 'handedOff', attempt: 2 });
+    await r.workflow.drain();
+    expect(await r.store.get(keyFromMessageId('payments', 'pay-h2'))).toMatchObject({ status: 'COMPLETED', attempt: 2, result: { status: 'succeeded' } });
+    expect(await paymentRow(r, 'pay-h2')).toMatchObject({ state: 'succeeded' });
+    expect(provider.chargesFor('pay-h2')).toBe(1);
+  });
+
+  test('a crash after the start, before the ack: the redelivery finds the record in progress and its orchestration started, and is acknowledged at once; one charge', async () => {
+    const { rig: r } = await handOffRig();
+    provider.setLatency(1_500); // the run is still charging when the redelivery comes
+    expect(await r.deliver(body('pay-h3'), { messageId: 'pay-h3', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff' });
+    // The ack was lost: Service Bus delivers the message again.
+    expect(await r.deliver(body('pay-h3'), { messageId: 'pay-h3', deliveryCount: 2 })).toMatchObject({ outcome: 'inProgress', attempt: 1 });
+    await r.workflow.drain();
+    expect(await r.store.get(keyFromMessageId('payments', 'pay-h3'))).toMatchObject({ status: 'COMPLETED', attempt: 1 });
+    expect(provider.chargesFor('pay-h3')).toBe(1);
+  });
+
+  test('concurrent duplicates: one delivery hands off, every other is acknowledged (in progress or duplicate); one start, one charge', async () => {
+    const { rig: r } = await handOffRig();
+    provider.setLatency(500);
+    const results = await Promise.all(Array.from({ length: 6 }, () => deliverUntilAcked(r, 'pay-h4')));
+    expect(results.filter((x) => x.outcome === 'handedOff')).toHaveLength(1);
+    expect(results.every((x) => ['handedOff', 'inProgress', 'duplicate'].includes(x.outcome))).toBe(true);
+    expect(r.workflow.clientCalls.starts).toBe(1);
+    await r.workflow.drain();
+    expect(await r.store.get(keyFromMessageId('payments', 'pay-h4'))).toMatchObject({ status: 'COMPLETED', attempt: 1 });
+    expect(provider.chargesFor('pay-h4')).toBe(1);
+  });
+
+  test("takeover fencing: an old attempt's completeRecord never overwrites, before or after the new attempt completed the record", async () => {
+    const { rig: r } = await handOffRig({ leaseMs: 300 });
+    const key = keyFromMessageId('payments', 'pay-h5');
+    const digest = 'd'.repeat(64);
+    const first = await r.store.claim(key, digest);
+    if (first.kind !== 'claimed') throw new Error(first.kind);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const second = await r.store.claim(key, digest);
+    if (second.kind !== 'reclaimed') throw new Error(second.kind);
+    const old: ChargeResult = { status: 'failed', reason: 'old attempt' };
+    const fresh: ChargeResult = { status: 'succeeded', chargeId: 'ch_new', amount: 1250, currency: 'EUR' };
+    expect(await completeRecord(r.store, { claim: first.claim, result: old, payment: payment('pay-h5') })).toBe('fenced');
+    const held = await r.store.get(key);
+    expect(held).toMatchObject({ status: 'IN_PROGRESS', attempt: 2, etag: second.claim.etag });
+    expect(await completeRecord(r.store, { claim: second.claim, result: fresh, payment: payment('pay-h5') })).toBe('completed');
+    const done = await r.store.get(key);
+    expect(await completeRecord(r.store, { claim: first.claim, result: old, payment: payment('pay-h5') })).toBe('fenced');
+    expect(await r.store.get(key)).toEqual(done);
+    expect(done).toMatchObject({ status: 'COMPLETED', attempt: 2, result: fresh });
+    // The control: the store itself refuses the old claim (what completeRecord turns into 'fenced').
+    await expect(r.store.complete(first.claim, old)).rejects.toBeInstanceOf(LeaseLostError);
+  });
+
+  test('transient failures past the retry budget: failed with the reason on entity, record and Payment row, counted; the operator command retries it and it is charged once', async () => {
+    const { rig: r, recorded } = await handOffRig({ budgetMs: 1_500 });
+    provider.setFaultRates({ error5xx: 1 });
+    expect(await r.deliver(body('pay-h6'), { messageId: 'pay-h6', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff' });
+    await r.workflow.drain();
+    const record = await r.store.get(keyFromMessageId('payments', 'pay-h6'));
+    expect(record).toMatchObject({ status: 'COMPLETED', attempt: 1, result: { status: 'failed' } });
+    const reason = (record!.result as { reason: string }).reason;
+    expect(reason).toMatch(/retry budget .*: .*503|5\d\d/);
+    expect(await paymentRow(r, 'pay-h6')).toMatchObject({ state: 'failed', reason });
+    const entity = await r.workflow.entityState(chargeEntityKey(record!.recordId, record!.createdAtMs, record!.digest));
+    expect(entity).toMatchObject({ status: 'failed', attempt: 1, reason });
+    expect(await recorded.counter('payments.failed')).toBe(1);
+    expect(provider.chargesFor('pay-h6')).toBe(0);
+    // A duplicate is answered with the failure (acknowledged: nothing is lost, the record says what happened).
+    expect(await r.deliver(body('pay-h6'), { messageId: 'pay-h6', deliveryCount: 2 })).toEqual({ outcome: 'duplicate', result: record!.result });
+
+    // The operator's one command, against the local endpoints: the table (env) and the Durable client API.
+    provider.setFaultRates({ error5xx: 0 });
+    const env = {
+      IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
+      IDEMPOTENCY_TABLE_NAME: r.store.client.tableName,
+      IDEMPOTENCY_CACHE_SIZE: '0',
+    };
+    const lines: string[] = [];
+    expect(await runPaymentsRetry(['--payment-id', 'pay-h6', '--durable-url', r.workflow.rpcBaseUrl], env, (l) => lines.push(l))).toBe(0);
+    expect(lines.join('\n')).toMatch(/retry started .*attempt 2.*it had failed: provider failed transiently/);
+    await r.workflow.drain();
+    expect(await r.store.get(keyFromMessageId('payments', 'pay-h6'))).toMatchObject({ status: 'COMPLETED', attempt: 2, result: { status: 'succeeded' } });
+    expect(await paymentRow(r, 'pay-h6')).toMatchObject({ state: 'succeeded' });
+    expect(provider.chargesFor('pay-h6')).toBe(1);
+    // A payment that did not fail is never retried.
+    expect(await runPaymentsRetry(['--payment-id', 'pay-h6', '--durable-url', r.workflow.rpcBaseUrl], env, (l) => lines.push(l))).toBe(1);
+    expect(lines.at(-1)).toMatch(/refused: payment pay-h6 did not fail \(succeeded\)/);
+  });
+});

@@ -1,0 +1,105 @@
+import { chargeOrchestration, retryDelayMs, StaleAttemptError, type ChargeOrchestrationInput, type ChargeSteps } from '../../src/payments/chargeOrchestration';
+import type { Claim } from '../../src/core/public';
+import type { ChargeResult } from '../../src/payments/schema';
+
+type Task = { call: string; arg: unknown };
+let now = 1_000_000;
+const steps: ChargeSteps<Task> = {
+  callEntity: (_entityKey, operation) => ({ call: `entity:${operation.name}`, arg: operation }),
+  chargeProvider: (input) => ({ call: 'activity:chargeProvider', arg: input }),
+  completeRecord: (input) => ({ call: 'activity:completeRecord', arg: input }),
+  timer: (atMs) => ({ call: 'timer', arg: atMs }),
+  nowMs: () => now,
+};
+const claim: Claim = {
+  key: { consumer: 'payments', key: 'pay-1' },
+  recordId: 'r1',
+  digest: 'd1',
+  attempt: 3,
+  ownerId: 'o1',
+  leaseExpiresAtMs: 0,
+  createdAtMs: 5,
+  localRows: ['payment'],
+  etag: 'e1',
+};
+const payment = { paymentId: 'pay-1', customerId: 'c1', amount: 500, currency: 'EUR' };
+const input: ChargeOrchestrationInput = {
+  idempotencyKey: 'pay-1',
+  entityKey: 'abc',
+  attempt: 3,
+  payment,
+  handoff: { claim, retry: { budgetMs: 60_000, firstDelayMs: 10_000, maxDelayMs: 25_000 } },
+};
+const charged: ChargeResult = { status: 'succeeded', chargeId: 'ch_9', amount: 500, currency: 'EUR' };
+
+describe('handoff charge orchestration, driven step by step', () => {
+  beforeEach(() => (now = 1_000_000));
+
+  test('begin -> provider -> entity complete -> completeRecord with the claim that started the run -> the charge', () => {
+    const run = chargeOrchestration(input, steps);
+    expect(run.next().value).toMatchObject({ call: 'entity:begin', arg: { attempt: 3 } });
+    expect(run.next({ decision: 'proceed' }).value).toMatchObject({ call: 'activity:chargeProvider' });
+    expect(run.next(charged).value).toEqual({ call: 'entity:complete', arg: { name: 'complete', attempt: 3, result: charged } });
+    expect(run.next({ decision: 'recorded' }).value).toEqual({ call: 'activity:completeRecord', arg: { claim, result: charged, payment } });
+    expect(run.next('completed')).toEqual({ done: true, value: charged });
+  });
+
+  test('an entity that already has a result (a retried run): the record is completed with it, the provider is never called', () => {
+    const run = chargeOrchestration(input, steps);
+    run.next();
+    expect(run.next({ decision: 'alreadyCompleted', result: charged }).value).toEqual({
+      call: 'activity:completeRecord',
+      arg: { claim, result: charged, payment },
+    });
+    expect(run.next('completed')).toEqual({ done: true, value: charged });
+  });
+
+  test('a stale attempt writes nothing: no provider call, no record write', () => {
+    const run = chargeOrchestration(input, steps);
+    run.next();
+    expect(() => run.next({ decision: 'stale', currentAttempt: 4 })).toThrow(StaleAttemptError);
+  });
+
+  test('transient failures wait on durable timers (first, doubling, capped) and call again; a later success completes the record', () => {
+    const run = chargeOrchestration(input, steps);
+    run.next();
+    run.next({ decision: 'proceed' });
+    expect(run.throw(new Error('provider 503')).value).toEqual({ call: 'timer', arg: 1_010_000 });
+    now = 1_010_000;
+    expect(run.next().value).toMatchObject({ call: 'activity:chargeProvider' });
+    expect(run.throw(new Error('provider 503')).value).toEqual({ call: 'timer', arg: 1_030_000 });
+    now = 1_030_000;
+    run.next();
+    expect(run.next(charged).value).toMatchObject({ call: 'entity:complete' });
+    expect(run.next({ decision: 'recorded' }).value).toMatchObject({ call: 'activity:completeRecord', arg: { result: charged } });
+  });
+
+  test('past the budget: entity fail with the reason, the record completed as failed with it, the run ends failed (no throw)', () => {
+    const run = chargeOrchestration(input, steps);
+    run.next();
+    run.next({ decision: 'proceed' });
+    run.throw(new Error('provider 503')); // timer at +10 s
+    now += 10_000;
+    run.next();
+    run.throw(new Error('provider 503')); // timer at +30 s
+    now += 20_000;
+    run.next();
+    expect(run.throw(new Error('provider 503')).value).toEqual({ call: 'timer', arg: now + 25_000 }); // +55 s: still inside 60 s
+    now += 25_000;
+    run.next();
+    const fail = run.throw(new Error('provider timed out')).value as Task; // the next would start at +80 s: past the budget
+    expect(fail).toMatchObject({ call: 'entity:fail', arg: { attempt: 3 } });
+    const reason = (fail.arg as { reason: string }).reason;
+    expect(reason).toMatch(/retry budget \(1 min, 4 rounds\): provider timed out/);
+    expect(run.next({ decision: 'recorded' }).value).toEqual({
+      call: 'activity:completeRecord',
+      arg: { claim, result: { status: 'failed', reason }, payment },
+    });
+    expect(run.next('completed')).toEqual({ done: true, value: { status: 'failed', reason } });
+  });
+
+  test('retryDelayMs: first, doubling, capped', () => {
+    const retry = { budgetMs: 0, firstDelayMs: 5_000, maxDelayMs: 300_000 };
+    expect([0, 1, 2, 6, 7, 40].map((r) => retryDelayMs(retry, r))).toEqual([5_000, 10_000, 20_000, 300_000, 300_000, 300_000]);
+  });
+});

@@ -1,0 +1,82 @@
+import { storeFromSettings } from '../../src/app/stores';
+import { retryBudgetOf } from '../../src/app/payments';
+import { PaymentRetryRefusedError, retryFailedPayment } from '../../src/app/paymentRetry';
+import { CHARGE_ORCHESTRATION } from '../../src/app/durableCharge';
+import { loadSettings } from '../../src/config/settings';
+import type { ChargeOrchestrationInput } from '../../src/payments/chargeOrchestration';
+import { parseCommandLine, usageErrorLine, UsageError, USAGE_EXIT_CODE } from '../cli/commandLine';
+
+export const USAGE = `Retries one payment that ended failed (its provider's transient failures outlasted PAYMENT_RETRY_BUDGET_MINUTES).
+
+  npm run payments:retry -- --payment-id <id> [--durable-url <url>] [--durable-key <key>]
+
+  --payment-id   the paymentId (the message's MessageId)
+  --durable-url  the Durable extension's HTTP API: locally http://127.0.0.1:17071/durabletask/ (default: the local
+                 engine), in Azure https://<app>.azurewebsites.net/runtime/webhooks/durabletask/
+  --durable-key  Azure: the app's durabletask_extension system key (az functionapp keys list), sent as ?code=
+
+The idempotency table is the app's: IDEMPOTENCY_TABLE_CONNECTION_STRING (local) or IDEMPOTENCY_TABLE_ENDPOINT with
+your Azure identity (Storage Table Data Contributor), IDEMPOTENCY_TABLE_NAME. Only a failed payment is retried:
+its record is reopened and claimed again (attempt + 1) and its charge orchestration started with the same
+Idempotency-Key, so a charge the provider made is replayed, never made twice. Exit 0 started, 1 refused/failed, 2 usage.`;
+
+export const DEFAULT_DURABLE_URL = 'http://127.0.0.1:17071/durabletask/';
+
+/**
+ * Starts `chargePayment` through the Durable extension's HTTP API (`POST orchestrators/{name}/{instanceId}`):
+ * 202 started; an instance already pending or running is refused by the extension (409/500 "already exists").
+ */
+export function durableHttpStart(baseUrl: string, key?: string) {
+  return async (instanceId: string, input: ChargeOrchestrationInput): Promise<'started' | 'running'> => {
+    const url = new URL(`orchestrators/${CHARGE_ORCHESTRATION}/${encodeURIComponent(instanceId)}`, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
+    if (key) url.searchParams.set('code', key);
+    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(input) });
+    const text = await response.text();
+    if (response.status === 202 || response.status === 200) return 'started';
+    if (/already exists/i.test(text)) return 'running';
+    throw new Error(`starting ${instanceId}: HTTP ${response.status} ${text.slice(0, 300)}`);
+  };
+}
+
+/** The command: parses `argv`, reads the settings from `env`, retries the payment. Returns the exit code. */
+export async function runPaymentsRetry(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, print = console.log): Promise<number> {
+  const values = parseCommandLine(argv, { 'payment-id': { type: 'string' }, 'durable-url': { type: 'string' }, 'durable-key': { type: 'string' } });
+  if (values === 'help') {
+    print(USAGE);
+    return 0;
+  }
+  const paymentId = values['payment-id'];
+  if (typeof paymentId !== 'string' || paymentId.trim() === '') throw new UsageError('--payment-id is required');
+  const settings = loadSettings(env);
+  const durableUrl = typeof values['durable-url'] === 'string' ? values['durable-url'] : DEFAULT_DURABLE_URL;
+  const durableKey = typeof values['durable-key'] === 'string' ? values['durable-key'] : undefined;
+  try {
+    const report = await retryFailedPayment(
+      { store: storeFromSettings(settings), start: durableHttpStart(durableUrl, durableKey), retry: retryBudgetOf(settings) },
+      paymentId,
+    );
+    print(`payment ${report.paymentId}: retry ${report.started} (instance ${report.instanceId}, attempt ${report.attempt}); it had ${report.previous}`);
+    return report.started === 'started' ? 0 : 1;
+  } catch (error) {
+    if (error instanceof PaymentRetryRefusedError) {
+      print(`refused: ${error.message}`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+if (require.main === module) {
+  runPaymentsRetry(process.argv.slice(2), process.env).then(
+    (code) => (process.exitCode = code),
+    (error: unknown) => {
+      if (error instanceof UsageError) {
+        console.error(usageErrorLine(error, 'npm run payments:retry'));
+        process.exitCode = USAGE_EXIT_CODE;
+        return;
+      }
+      console.error(`payments:retry failed: ${(error as Error).message}`);
+      process.exitCode = 1;
+    },
+  );
+}
