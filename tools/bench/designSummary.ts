@@ -1,3 +1,5 @@
+import { percentile } from './stats';
+
 /** The counts of one design's run that the summary and the cost script read (a subset of the bench's JSON). */
 export interface DesignCounts {
   readonly design: string;
@@ -6,6 +8,9 @@ export interface DesignCounts {
   readonly durable: { readonly executions: number };
   readonly statusPollsPerPayment: number;
   readonly paymentsPerSecond: number;
+  readonly acksPerSecond: number;
+  /** Payments sent one at a time after the workload: the trigger's execution times then. */
+  readonly sparse?: { readonly consumerExecutionMs: readonly number[] };
   readonly storage: {
     readonly workload: { readonly requests: Readonly<Record<string, number>> };
     readonly idle: { readonly seconds: number; readonly requests: Readonly<Record<string, number>> };
@@ -44,8 +49,10 @@ export function summarize(run: DesignCounts): Record<string, number> {
   const figures: Record<string, number> = {
     'consumer execution p50 ms': run.consumer.executionMsP50,
     'consumer execution p99 ms': run.consumer.executionMsP99,
+    'consumer execution, payment alone, p50 ms': run.sparse?.consumerExecutionMs.length ? percentile([...run.sparse.consumerExecutionMs], 50) : Number.NaN,
     'status polls / payment': run.statusPollsPerPayment,
-    'payments / s (one host)': run.paymentsPerSecond,
+    'payments / s (one host, until every charge finished)': run.paymentsPerSecond,
+    'messages acknowledged / s (the trigger alone)': run.acksPerSecond,
     'executions / payment': (run.consumer.executions + run.durable.executions) / per,
     'storage transactions / payment': total(run.storage.workload.requests) / per,
   };
@@ -64,11 +71,11 @@ export function sideBySide(hold: DesignCounts | undefined, handoff: DesignCounts
   const a = hold ? summarize(hold) : {};
   const b = handoff ? summarize(handoff) : {};
   const names = [...new Set([...Object.keys(a), ...Object.keys(b)])];
-  const show = (v: number | undefined) => (v === undefined ? '-' : String(Math.round(v * 100) / 100));
+  const show = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? '-' : String(Math.round(v * 100) / 100));
   return names.map((name) => {
     const x = a[name];
     const y = b[name];
-    const ratio = x !== undefined && y !== undefined && x !== 0 ? show(y / x) : '-';
+    const ratio = x !== undefined && y !== undefined && x !== 0 && !Number.isNaN(x) && !Number.isNaN(y) ? show(y / x) : '-';
     return [name, show(x), show(y), ratio];
   });
 }
