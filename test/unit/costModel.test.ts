@@ -141,7 +141,7 @@ describe('pricesWith: list prices overridable by name', () => {
   });
 
   test('an unknown name, a missing or negative value is refused with the override named', () => {
-    expect(() => pricesWith(['gold=1'])).toThrow(/--price gold=1: expected name=value/);
+    expect(() => pricesWith(['gold=1'])).toThrow(/--prices gold=1: expected name=value/);
     expect(() => pricesWith(['appInsightsGb='])).toThrow(/must be a number >= 0/);
     expect(() => pricesWith(['appInsightsGb=-1'])).toThrow(/must be a number >= 0/);
     expect(() => pricesWith(['appInsightsGb=x'])).toThrow(/must be a number >= 0/);

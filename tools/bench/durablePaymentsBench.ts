@@ -12,7 +12,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { installStopSignals } from '../cli/stopSignals';
-import { optionReader, parseCommandLine } from '../cli/commandLine';
+import { optionReader, parseCommandLine, USAGE_EXIT_CODE, UsageError, usageErrorLine } from '../cli/commandLine';
 import { sideBySide } from './designSummary';
 import { DesignUnavailableError, runDesign, type DesignReport, type PaymentsDesign } from './paymentsDesignRun';
 
@@ -79,11 +79,16 @@ async function main(): Promise<void> {
 
 function designList(text: string): PaymentsDesign[] {
   const designs = text.split(',').map((d) => d.trim());
-  for (const d of designs) if (d !== 'hold' && d !== 'handoff') throw new Error(`--designs: '${d}' is neither hold nor handoff`);
+  for (const d of designs) if (d !== 'hold' && d !== 'handoff') throw new UsageError(`--designs must list hold and/or handoff, got ${JSON.stringify(d)}`);
   return [...new Set(designs)] as PaymentsDesign[];
 }
 
 main().catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    process.stderr.write(`${usageErrorLine(error, 'npm run bench:durable')}\n`);
+    process.exitCode = USAGE_EXIT_CODE;
+    return;
+  }
   process.stderr.write(`bench:durable crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exitCode = 1;
 });

@@ -2,7 +2,7 @@
  * Unit prices the cost script multiplies counts by. **List prices, flagged as such**: USD, pay-as-you-go, East US,
  * as this project recorded them on {@link PRICES_AS_OF} from the pages named in {@link PRICE_SOURCES}; not read
  * from a live pricing page (this machine has no internet). They change and differ by region and redundancy:
- * override each with `--price name=value`.
+ * override each with `--prices name=value,...`.
  */
 export const PRICES_AS_OF = '2026-12-01';
 
@@ -52,10 +52,10 @@ export function pricesWith(overrides: readonly string[]): Prices {
   const prices: Prices = { ...DEFAULT_PRICES };
   for (const text of overrides) {
     const [name, value, ...rest] = text.split('=');
-    if (!(name in prices) || rest.length > 0) throw new Error(`--price ${text}: expected name=value with a name among ${Object.keys(prices).join(', ')}`);
+    if (!(name in prices) || rest.length > 0) throw new Error(`--prices ${text}: expected name=value with a name among ${Object.keys(prices).join(', ')}`);
     const number = Number(value);
     if (value === undefined || value.trim() === '' || !Number.isFinite(number) || number < 0)
-      throw new Error(`--price ${text}: the value must be a number >= 0`);
+      throw new Error(`--prices ${text}: the value must be a number >= 0`);
     prices[name as PriceName] = number;
   }
   return prices;
