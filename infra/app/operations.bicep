@@ -49,6 +49,8 @@ var queries = {
   httpReplayRate: loadTextContent('../monitoring/queries/http-replay-rate.kql')
   httpConflicts: loadTextContent('../monitoring/queries/http-conflicts.kql')
   webhookSignatureFailures: loadTextContent('../monitoring/queries/webhook-signature-failures.kql')
+  alertPaymentsFailed: loadTextContent('../monitoring/queries/alert-payments-failed.kql')
+  paymentsFailedDetails: loadTextContent('../monitoring/queries/payments-failed-details.kql')
 }
 
 // One workbook tile: a KQL query against this Application Insights component.
@@ -117,6 +119,11 @@ var panels = [
   {
     title: 'Webhook signature failures'
     query: queries.webhookSignatureFailures
+    visualization: 'table'
+  }
+  {
+    title: 'Payments failed after the retry budget (retry with npm run payments:retry)'
+    query: queries.paymentsFailedDetails
     visualization: 'table'
   }
 ]
@@ -204,6 +211,51 @@ resource keyReuseAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
           query: queries.alertKeyReuse
           timeAggregation: 'Total'
           metricMeasureColumn: 'conflicts'
+          dimensions: [
+            {
+              name: 'consumer'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: actions
+  }
+}
+
+// Handoff design: a payment whose transient provider failures outlasted PAYMENT_RETRY_BUDGET_MINUTES ended failed.
+resource paymentsFailedAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
+  name: '${alertNamePrefix}-payments-failed'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Payment failed after its retry budget'
+    description: 'A payment ended failed: the provider failed transiently for the whole PAYMENT_RETRY_BUDGET_MINUTES. It is not lost (record and Payment row say failed, with the reason); retry it with npm run payments:retry -- --payment-id <id> (workbook "Payments failed after the retry budget").'
+    severity: 1
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT5M'
+    criteria: {
+      allOf: [
+        {
+          query: queries.alertPaymentsFailed
+          timeAggregation: 'Total'
+          metricMeasureColumn: 'failed'
           dimensions: [
             {
               name: 'consumer'

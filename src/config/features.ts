@@ -8,7 +8,15 @@ import { loadSettings, SETTING_NAMES, settingProblems, type SettingName, type Se
  */
 export const FEATURE_SETTINGS = {
   /** The payments consumer: its Service Bus trigger, the charge orchestration, entity and activity. */
-  payments: ['PAYMENTS_QUEUE_NAME', 'PAYMENT_PROVIDER_URL', 'PAYMENT_PROVIDER_TIMEOUT_MS'],
+  payments: [
+    'PAYMENTS_QUEUE_NAME',
+    'PAYMENT_PROVIDER_URL',
+    'PAYMENT_PROVIDER_TIMEOUT_MS',
+    'PAYMENTS_DESIGN',
+    'PAYMENT_RETRY_BUDGET_MINUTES',
+    'PAYMENT_RETRY_FIRST_DELAY_SECONDS',
+    'PAYMENT_RETRY_MAX_DELAY_SECONDS',
+  ],
   /** The orders consumer (Cosmos DB). */
   orders: ['ORDERS_QUEUE_NAME', 'COSMOS_ENDPOINT', 'COSMOS_KEY', 'COSMOS_DATABASE_NAME', 'COSMOS_ORDERS_CONTAINER'],
   /** The expiry timer. */

@@ -70,12 +70,14 @@ export type PaymentDeliveryResult =
  *
  * 1. Decode and validate; a message no retry can fix is parked with its reason (then completed).
  * 2. Claim `payments` + MessageId, writing the Payment row in the same Table transaction.
- * 3. As the claimant: start (or find) the charge orchestration for the key, wait for its result,
- *    complete the claim with it, updating the Payment row in the same transaction.
+ * 3. As the claimant, `handoff` (default): start the lifetime's charge orchestration with the claim and
+ *    return (`handedOff`): the run completes the record and the Payment row (`completeRecord`, fenced by
+ *    attempt). `hold`: start (or find) it, wait for its result, complete the claim with it.
  * 4. Duplicate: the stored result, no provider call. Reused key: parked + `key_reuse` alert.
- * 5. In progress elsewhere: wait (bounded) until the record completes (-> duplicate) or its lease
- *    lapses (-> take it over). A delivery is acknowledged only once its key's record is completed
- *    or the message is parked, so nothing is lost; otherwise `PaymentRetryError` is thrown.
+ * 5. In progress elsewhere: `handoff`: its orchestration started -> acknowledged at once (`inProgress`).
+ *    Otherwise wait (bounded) until the record completes (-> duplicate) or its lease lapses (-> take it
+ *    over). A delivery is acknowledged only once its key's record is completed, its orchestration is
+ *    durably started, or the message is parked, so nothing is lost; otherwise `PaymentRetryError` is thrown.
  */
 export class PaymentsConsumer {
   private readonly clock: Clock;

@@ -21,6 +21,8 @@ import { inMemoryTelemetry } from '../support/telemetry';
  */
 const QUERIES = join(__dirname, '..', '..', 'infra', 'monitoring', 'queries');
 
+import { completeRecordActivity } from '../../src/app/durableCharge';
+
 describe('monitoring queries read only what the code emits', () => {
   let emitted: { metrics: Map<string, Set<string>>; logAttributes: Set<string> };
 
@@ -56,6 +58,21 @@ describe('monitoring queries read only what the code emits', () => {
       await provider.stop();
     }
     await driveHttpEndpoints(t.telemetry);
+    // A payment that ended failed (handoff): the record write of the run counts payments.failed and logs it.
+    const store = new InMemoryIdempotencyStore();
+    const claimed = await store.claim({ consumer: 'payments', key: 'p-2' }, 'd'.repeat(64));
+    if (claimed.kind !== 'claimed') throw new Error(claimed.kind);
+    await completeRecordActivity(
+      () => store,
+      () => t.telemetry,
+    )(
+      {
+        claim: claimed.claim,
+        result: { status: 'failed', reason: 'provider 503' },
+        payment: { paymentId: 'p-2', customerId: 'c', amount: 1, currency: 'EUR' },
+      },
+      undefined as never,
+    );
     emitted = { metrics: await t.metricAttributeNames(), logAttributes: new Set(t.logs().flatMap((l) => Object.keys(l.attributes))) };
     await t.shutdown();
   });

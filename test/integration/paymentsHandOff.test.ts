@@ -189,4 +189,14 @@ describe('payments handoff on the registered functions and the local Durable bac
     expect(await runPaymentsRetry(['--payment-id', 'pay-h6', '--durable-url', r.workflow.rpcBaseUrl], env, (l) => lines.push(l))).toBe(1);
     expect(lines.at(-1)).toMatch(/refused: payment pay-h6 did not fail \(succeeded\)/);
   });
+
+  test("the in-process executor (the consumer tests' rig) runs the same handoff: handed off, the run completes the record, one charge", async () => {
+    const r = await startPaymentsRig({ tableConnectionString: azuriteOf().connectionString, providerUrl: provider.url, design: 'handoff' });
+    rig = r;
+    expect(await r.deliver(payment('pay-h7'), { messageId: 'pay-h7', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff', attempt: 1 });
+    await r.workflow.drain();
+    expect(await r.store.get(keyFromMessageId('payments', 'pay-h7'))).toMatchObject({ status: 'COMPLETED', result: { status: 'succeeded' } });
+    expect(await paymentRow(r, 'pay-h7')).toMatchObject({ state: 'succeeded' });
+    expect(provider.chargesFor('pay-h7')).toBe(1);
+  });
 });

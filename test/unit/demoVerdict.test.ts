@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { checkProvider, checkProviderUrlShape } from '../../tools/demo/preflight';
 import { formatEta, formatProgress } from '../../tools/demo/report';
-import { environmentViolation } from '../../tools/demo/verdict';
+import type { ChaosReport } from '../../tools/demo/chaos';
+import { environmentViolation, judge, outcomeViolation } from '../../tools/demo/verdict';
 
 describe('demo: the environment rule (uncharged dead-letters above the injected-fault share fail)', () => {
   const base = { chargeable: 100, injectedFaults: 50, deliveries: 500, lastErrors: [['payment provider answered 503', 70] as const] };
@@ -21,6 +22,30 @@ describe('demo: the environment rule (uncharged dead-letters above the injected-
 
   test('with no fault injected, any uncharged dead-letter fails', () => {
     expect(environmentViolation({ ...base, injectedFaults: 0, uncharged: 1 })).toBeDefined();
+  });
+});
+
+describe('demo: every payment ends charged or failed with a reason (the outcome rule)', () => {
+  const report = (acknowledgedWithoutOutcome: number) =>
+    ({
+      ok: true,
+      violations: [],
+      deadLetteredMessages: [],
+      providerFaults: {},
+      crashesInjected: 0,
+      slowHandlers: 0,
+      deliveries: 10,
+      parts: [{ name: 'payments', details: { chargeable: 10, chargeableAwaitingOperator: 0, acknowledgedWithoutOutcome } }],
+    }) as unknown as ChaosReport;
+
+  test('a handed-off payment whose record never got a result fails the run, first among the violations', () => {
+    expect(outcomeViolation(report(0))).toBeUndefined();
+    expect(judge(report(0)).ok).toBe(true);
+    const judged = judge(report(2));
+    expect(judged.ok).toBe(false);
+    expect(judged.violations[0]).toMatch(
+      /^2 payment\(s\) were acknowledged \(handed off\) but their record has neither a charge nor a failure with its reason/,
+    );
   });
 });
 

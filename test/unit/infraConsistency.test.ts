@@ -336,6 +336,7 @@ describe('infra cross-check: operations and azd', () => {
       'idempotency.purge.scanned',
       'idempotency.purge.skipped',
       'payments.provider.latency',
+      'payments.failed',
       'messages.parked',
     ];
     expect([...new Set(metrics)].filter((m) => !emitted.includes(m))).toEqual([]);

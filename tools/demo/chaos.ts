@@ -320,6 +320,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
       const atElapsedMs = Date.now() - started;
       const atCompleted = ledger.events.completed;
       const jumpedMs = Math.max(...phased.map((p) => p.timePhase!.expiresWithinMs)) + 60_000;
+      for (const p of phased) await p.timePhase!.beforeJump?.();
       ledger.epoch = 1;
       clock.jump(jumpedMs);
       for (const p of phased) p.timePhase!.fix();

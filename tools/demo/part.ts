@@ -42,6 +42,8 @@ export interface PartTimePhase {
   readonly expiresWithinMs: number;
   /** True once the part may jump (its messages held for an operator are all in the DLQ). */
   ready(ledger: Ledger): boolean;
+  /** Before the jump, at the real time: e.g. let background work finish and note what it recorded (optional). */
+  beforeJump?(): Promise<void>;
   /** The operator's fix: held messages stop failing (called right after the jump). */
   fix(): void;
   /** The expiry sweep over the part's store, at the jumped time. */

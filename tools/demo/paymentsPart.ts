@@ -13,6 +13,10 @@ import type { Ledger, SendTag } from './ledger';
 import { emptyPartSweep, sendsOf, type ChaosEnvironment, type ChaosPart, type PartReport, type PartSweepReport, type PartTimePhase } from './part';
 import { buildPaymentsWorkload, type LogicalMessage } from './paymentsWorkload';
 import type { ProviderHandle } from './providerLedger';
+import { loadSettings } from '../../src/config/settings';
+import type { RetryBudget } from '../../src/payments/chargeOrchestration';
+import type { PaymentsDesign } from '../../src/payments/PaymentsConsumer';
+import { handedOffInstances, resolveHandOffs, type EntityOutcomes, type FinalResults } from './paymentsHandOff';
 
 export interface PaymentsPartOptions {
   readonly messages: number;
@@ -32,7 +36,12 @@ export interface PaymentsPartOptions {
   readonly durable?: 'real' | 'replay';
   /** Real engine: at most this many Durable host kills after a charge (each costs a restart and the queues' 1 min visibility timeout). */
   readonly maxHostKills?: number;
+  /** `PAYMENTS_DESIGN` (default: the environment's `PAYMENTS_DESIGN`, else `handoff`). */
+  readonly design?: PaymentsDesign;
 }
+
+/** The demo's handoff retry budget: 10 min of durable-timer retries (1 s doubling to 10 s) before a payment ends `failed`. */
+const DEMO_RETRY: RetryBudget = { budgetMs: 600_000, firstDelayMs: 1_000, maxDelayMs: 10_000 };
 
 /** A delivery of a payment held for an operator, before the operator's fix (the time phase's jump). */
 export class HeldForOperatorError extends Error {
@@ -76,6 +85,9 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
   });
   const retentionMs = options.retentionMs ?? 30 * 86_400_000;
   const hostKills = { count: 0 };
+  const design =
+    options.design ??
+    loadSettings({ PAYMENTS_DESIGN: process.env.PAYMENTS_DESIGN, IDEMPOTENCY_TABLE_CONNECTION_STRING: env.tableConnectionString }).PAYMENTS_DESIGN;
   const rig = await startPaymentsRig({
     tableConnectionString: env.tableConnectionString,
     durableTableConnectionString: env.directTableConnectionString,
@@ -84,6 +96,8 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     leaseMs: options.leaseMs,
     retentionMs,
     clock: env.clock,
+    design,
+    retry: DEMO_RETRY,
     restartDelayMs: 100,
     // The functions as registered, invoked as the host does. Real engine (default): the charge run by the
     // Durable Task extension and its Azure Storage provider; host crashes are SIGKILLs of the host after the
@@ -100,6 +114,19 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
   });
   const held = new HeldPayments(workload.messages);
   injectStoreCrashes(rig, env, held);
+  /** Handoff: the records' results read before the time phase's sweep (a record swept since still answered its deliveries). */
+  const resultsBeforeSweep: FinalResults = new Map();
+  const deliver = async (body: unknown, meta: Parameters<typeof rig.deliver>[1]): Promise<PaymentDeliveryResult> => {
+    const result = await rig.deliver(body, meta);
+    if (result.outcome === 'handedOff') {
+      // Handoff's own crash points after the start: a held payment fails before its ack (the run charged it), and
+      // the consumer may die before the ack (the redelivery finds the orchestration started).
+      const paymentId = String(meta.messageId);
+      held.afterHandOff(paymentId);
+      env.faults.maybeCrash(CrashPoint.BeforeComplete, paymentId);
+    }
+    return result;
+  };
 
   const send = (message: LogicalMessage, copy: number): QueueMessage<SendTag> => ({
     messageId: message.messageId,
@@ -123,6 +150,11 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
         fix: () => {
           held.fixed = true;
           phase.ran = true;
+        },
+        beforeJump: async () => {
+          // Handoff: the runs own the records; let them finish, and note what they recorded, before the jump.
+          await rig.workflow.drain();
+          await readResults(rig, workload.messages, resultsBeforeSweep);
         },
         sweep: () => sweepToTheEnd(new ExpirySweeper(rig.store.client, { budgetMs: 60_000, clock: env.clock })),
         sendsAfterSweep(ledger) {
@@ -150,7 +182,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     : undefined;
 
   return {
-    consumer: { name: PART, queue: PART, deliver: (body, meta) => rig.deliver(body, meta) },
+    consumer: { name: PART, queue: PART, deliver },
     initialSends: workload.sends.map((s) => send(workload.messages[s.index], s.copy)),
     plannedSends: sendsOf(workload.messages),
     sendsAfterSettled(index, settled) {
@@ -166,7 +198,29 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     withheldSends: () => sendsOf([...withheld].map((i) => workload.messages[i])),
     drain: () => rig.workflow.stop(),
     close: async () => rig.close?.(),
-    verify: (ledger) => verifyPayments(rig, workload.messages, ledger, options.provider, withheld, options.timePhase ? { ...phase, held } : undefined),
+    verify: async (ledger) => {
+      const current: FinalResults = new Map();
+      await readResults(rig, workload.messages, current);
+      // Outcomes the lifetimes' entities hold, for acknowledgements whose record the time phase's jump swept mid-run.
+      const entities: EntityOutcomes = new Map();
+      await forEachLimit(handedOffInstances(ledger, PART, workload.messages), 8, async (instanceId) => {
+        const state = await rig.workflow.entityState(instanceId.replace(/^payment-/, '')).catch(() => undefined);
+        if (state?.status === 'completed') entities.set(instanceId, state.result);
+        else if (state?.status === 'failed') entities.set(instanceId, { status: 'failed', reason: state.reason });
+      });
+      const fromEntity = new Set<number>();
+      const resolved = resolveHandOffs(ledger, PART, workload.messages, resultsBeforeSweep, current, entities, fromEntity);
+      const report = await verifyPayments(
+        rig,
+        workload.messages,
+        resolved,
+        options.provider,
+        withheld,
+        options.timePhase ? { ...phase, held } : undefined,
+        design,
+      );
+      return { ...report, details: { ...report.details, outcomesFromEntityAfterSweep: fromEntity.size } };
+    },
     ...(timePhase ? { timePhase } : {}),
   };
 }
@@ -199,6 +253,13 @@ class HeldPayments {
     if (!m) return;
     if (m.heldForOperator === 'beforeCharge') throw new HeldForOperatorError(paymentId, 'every delivery fails before its claim until the fix');
     if (this.reachedComplete.has(paymentId)) throw new HeldForOperatorError(paymentId, 'charged once; every later delivery fails until the fix');
+  }
+
+  /** Handoff: the run charges and completes the record; the delivery fails before its ack until the fix. */
+  afterHandOff(paymentId: string): void {
+    if (this.fixed || this.byId.get(paymentId)?.heldForOperator !== 'afterCharge') return;
+    this.reachedComplete.add(paymentId);
+    throw new HeldForOperatorError(paymentId, 'handed off (the run charges it); the ack fails until the fix');
   }
 
   beforeComplete(paymentId: string): void {
@@ -257,10 +318,11 @@ const amountOf = (m: LogicalMessage) => (m.body as Amounted).amount;
 async function verifyPayments(
   rig: PaymentsRig,
   messages: readonly LogicalMessage[],
-  ledger: Ledger,
+  ledger: Pick<Ledger, 'fate'>,
   provider: ProviderHandle,
   withheld: ReadonlySet<number>,
   phase: (PaymentsPhaseState & { held: HeldPayments }) | undefined,
+  design: PaymentsDesign = 'hold',
 ): Promise<PartReport> {
   const violations: string[] = [];
   const lostMessages: string[] = [];
@@ -272,6 +334,9 @@ async function verifyPayments(
   let duplicatesDetected = 0;
   let deadLetteredOnly = 0;
   const awaitingOperator: LogicalMessage[] = [];
+  /** Handoff: charge payments that ended `failed` with a reason (retry budget spent), none charged as acknowledged. */
+  const failedWithReason: LogicalMessage[] = [];
+  const withoutOutcome: string[] = [];
   const completedCharge = new Set<number>();
   const ownChargeIds = new Map<string, Set<string>>();
 
@@ -319,7 +384,12 @@ async function verifyPayments(
           // keyReused: a copy of another payload re-created the record after the sweep (never by design here).
           return r.outcome === 'keyReused' || newPaymentAfterExpiry(m, r);
         default:
-          return EFFECT_OUTCOMES.has(r.outcome) && 'result' in r && r.result.status === (m.kind === 'decline' ? 'declined' : 'succeeded');
+          // Charged (or declined), or, handoff, `failed` with its reason: the retry budget was spent (an operator retries it).
+          return (
+            EFFECT_OUTCOMES.has(r.outcome) &&
+            'result' in r &&
+            (r.result.status === (m.kind === 'decline' ? 'declined' : 'succeeded') || (r.result.status === 'failed' && r.result.reason.trim() !== ''))
+          );
       }
     };
     results.forEach((r, i) => {
@@ -334,7 +404,11 @@ async function verifyPayments(
       } else violations.push(`${label(m)} was completed as ${JSON.stringify(r)}`);
     });
     const completed = results.some((r, i) => expected(r, fate.completionEpochs[i]));
-    if (completed && m.kind === 'charge') completedCharge.add(m.index);
+    // Handoff: acknowledged, but no record result for its payload (the run never completed it): neither charged nor failed.
+    if (m.kind !== 'malformed' && results.some((r) => r.outcome === 'handedOff' || r.outcome === 'inProgress')) withoutOutcome.push(label(m));
+    const succeeded = results.some((r) => 'result' in r && r.result.status === 'succeeded');
+    if (completed && m.kind === 'charge' && succeeded) completedCharge.add(m.index);
+    if (completed && m.kind === 'charge' && !succeeded && results.some((r) => 'result' in r && r.result.status === 'failed')) failedWithReason.push(m);
     if (m.kind === 'reusedKey' && results.some((r, i) => fate.completionEpochs[i] > 0 && r.outcome !== 'keyReused' && expected(r, 1)))
       phaseCounts.lateReusedKeysAsNew++;
     if (m.kind === 'reusedAfterExpiry' && fate.copiesSent > 0) {
@@ -440,10 +514,13 @@ async function verifyPayments(
     if (severalKeys.length > 0) violations.push(`payments sent to the provider with more than one Idempotency-Key: ${severalKeys.slice(0, 10).join(', ')}`);
   }
   const effectiveCharges = [...chargesBy.values()].reduce((sum, a) => sum + a.length, 0);
-  const expectedCharges = chargeable.length - stillAwaiting.length + reuseChargesAccepted;
+  // A failed payment the provider did not charge is not expected to be (one it charged on a lost answer is: once).
+  const failedUncharged = failedWithReason.filter((m) => chargesOf(m.messageId!).length === 0).length;
+  const expectedCharges = chargeable.length - stillAwaiting.length - failedUncharged + reuseChargesAccepted;
   if (effectiveCharges !== expectedCharges) {
     violations.push(
       `effective charges ${effectiveCharges} != chargeable ${chargeable.length} - awaiting operator in the DLQ ${stillAwaiting.length}` +
+        (failedUncharged > 0 ? ` - failed with a reason ${failedUncharged}` : '') +
         (reuseChargesAccepted > 0 ? ` + reused keys charged as new payments after expiry ${reuseChargesAccepted}` : ''),
     );
   }
@@ -471,7 +548,10 @@ async function verifyPayments(
     const key = keyFromMessageId(PART, id);
     const record = await rig.store.get(key);
     if (record && record.status !== RecordStatus.Completed && !inDlq.has(id)) leftInProgress.push(`${id} (${record.status}, attempt ${record.attempt})`);
-    if (!record || record.status !== RecordStatus.Completed || !phase?.ran) return;
+    if (!record || record.status !== RecordStatus.Completed) return;
+    const result = record.result as ChargeResult | undefined;
+    // Every completed payment is charged (or declined, rejected) or failed with its reason, on record and row alike.
+    if (result?.status === 'failed' && !result.reason?.trim()) rowMismatches.push(`${id}: failed without a reason`);
     // After the sweep the Payment row is that of the record's own payload (never a swept lifetime's).
     const m = [...valid, ...reuses].find((x) => x.messageId === id && payloadDigest(x.body) === record.digest);
     if (!m) {
@@ -480,13 +560,19 @@ async function verifyPayments(
     }
     const address = rig.store.addressOf(key);
     const row = await rig.store.client.getEntity<Record<string, unknown>>(address.partitionKey, `${address.rowKey}~payment`).catch(() => undefined);
-    const result = record.result as ChargeResult | undefined;
-    if (!row || row.amount !== amountOf(m) || row.state !== result?.status)
+    if (!row || row.amount !== amountOf(m) || row.state !== result?.status || (result?.status === 'failed' && row.reason !== result.reason))
       rowMismatches.push(
         `${id}: Payment row ${row ? `amount ${String(row.amount)}, state ${String(row.state)}` : 'missing'}; expected amount ${amountOf(m)}, state ${result?.status}`,
       );
   });
   for (const x of leftInProgress.slice(0, 10)) violations.push(`${x} is left in progress with no message of it in the DLQ`);
+  for (const x of withoutOutcome.slice(0, 5)) {
+    const id = x.split(' ').at(-1)!;
+    const record = await rig.store.get(keyFromMessageId(PART, id));
+    violations.push(
+      `${x} was acknowledged with its charge handed off; its record now: ${record ? `${record.status}, attempt ${record.attempt}, result ${JSON.stringify(record.result ?? null)}` : 'none (swept?)'}`,
+    );
+  }
   // Local rows live and die with their marker: after the sweep, no Payment row is left without one.
   const orphanLocalRows = await findOrphanLocalRows(rig);
   if (orphanLocalRows.length > 0)
@@ -523,6 +609,10 @@ async function verifyPayments(
       chargeable: chargeable.length,
       malformed: messages.filter((m) => m.kind === 'malformed').length,
       reusedKeys: messages.filter((m) => m.kind === 'reusedKey').length,
+      design,
+      failedWithReason: failedWithReason.length,
+      acknowledgedWithoutOutcome: withoutOutcome.length,
+      failedButCharged: failedWithReason.length - failedUncharged,
       effectiveCharges,
       effectiveChargesSource: source,
       expectedCharges,
@@ -559,6 +649,15 @@ async function verifyPayments(
         : {}),
     },
   };
+}
+
+/** The completed records of the run's payment ids, into `into` (paymentId -> digest and result). */
+async function readResults(rig: PaymentsRig, messages: readonly LogicalMessage[], into: FinalResults): Promise<void> {
+  const ids = [...new Set(messages.filter((m) => m.kind !== 'malformed' && m.messageId !== undefined).map((m) => String(m.messageId)))];
+  await forEachLimit(ids, 16, async (id) => {
+    const record = await rig.store.get(keyFromMessageId(PART, id));
+    if (record?.status === RecordStatus.Completed) into.set(id, { digest: record.digest, result: record.result as ChargeResult });
+  });
 }
 
 /** RowKeys of local rows (`<marker>~<name>`) of the idempotency table whose marker does not exist. */

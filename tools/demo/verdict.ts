@@ -67,11 +67,21 @@ export function environmentViolation(f: UnchargedDeadLetters): string | undefine
   );
 }
 
-/** The report with the environment rule applied: `ok` false and the reason first among the violations when it breaks. */
+/**
+ * Every payment ends charged (declined, rejected) or `failed` with a reason: a delivery acknowledged with the charge
+ * handed off (handoff design) whose record never got a result is a payment nobody finishes.
+ * @returns the violation in words, or undefined.
+ */
+export function outcomeViolation(r: ChaosReport): string | undefined {
+  const n = Number(r.parts.find((p) => p.name === 'payments')?.details.acknowledgedWithoutOutcome ?? 0);
+  return n > 0 ? `${n} payment(s) were acknowledged (handed off) but their record has neither a charge nor a failure with its reason` : undefined;
+}
+
+/** The report with the environment and outcome rules applied: `ok` false and the reasons first among the violations when one breaks. */
 export function judge(r: ChaosReport): ChaosReport {
-  const violation = environmentViolation(unchargedDeadLetters(r));
-  if (!violation) return r;
-  return { ...r, ok: false, violations: [violation, ...r.violations] };
+  const violations = [environmentViolation(unchargedDeadLetters(r)), outcomeViolation(r)].filter((v): v is string => v !== undefined);
+  if (violations.length === 0) return r;
+  return { ...r, ok: false, violations: [...violations, ...r.violations] };
 }
 
 /** The one-line verdict printed first: `2,000 messages: 0 lost, 0 double charges: PASS`. */

@@ -1,0 +1,222 @@
+/**
+ * The handoff design (docs/DESIGN.md "Payments: hand off, don't hold") on the REAL Durable engine
+ * (tools/durable-host: the Durable Task extension with its Azure Storage provider, on Azurite): the registered
+ * trigger claims, starts the lifetime's orchestration through the extension's HTTP API and is acknowledged with
+ * no status poll (counted on that API through a pass-through); the built app's `completePaymentRecord` activity,
+ * run by the engine's worker, completes the consumer's record. Crashes between the steps, duplicates, takeover
+ * fencing, host kills and a spent retry budget, against the fake provider's ledger. Tests run one after another
+ * (the extension's fixed port 17071; `DurableEngineHost` holds a machine-wide lock).
+ */
+import { TableClient } from '@azure/data-tables';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadSettings } from '../../src/config/settings';
+import { payloadDigest } from '../../src/core/digest';
+import { keyFromMessageId } from '../../src/core/keys';
+import { chargeEntityKey, chargeInstanceId } from '../../src/payments/ChargeWorkflow';
+import type { RetryBudget } from '../../src/payments/chargeOrchestration';
+import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
+import { startRealEnginePayments } from '../../tools/local/durable/realEnginePayments';
+import { durableHttpStart } from '../../tools/operator/paymentsRetry';
+import { useAzurite } from '../support/azurite';
+import { REAL_ENGINE_TIMEOUT_MS, realEngineTest } from '../support/realEngine';
+
+const azuriteOf = useAzurite();
+const payment = (id: string) => ({ paymentId: id, customerId: 'cust-1', amount: 1250, currency: 'EUR' });
+const body = (id: string) => JSON.stringify(payment(id));
+type Real = Awaited<ReturnType<typeof startRealEnginePayments>>;
+
+/** A pass-through to the extension's HTTP API counting the client's starts (POST orchestrators/...) and status reads (GET instances/...). */
+async function countingProxy(target: string) {
+  const counts = { starts: 0, statusReads: 0 };
+  const server = createServer((req, res) => {
+    const path = req.url ?? '/';
+    if (req.method === 'GET' && /\/instances\//.test(path)) counts.statusReads++;
+    if (req.method === 'POST' && /\/orchestrators\//.test(path)) counts.starts++;
+    let text = '';
+    req.on('data', (c: Buffer) => (text += String(c)));
+    req.on('end', () => {
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers))
+        if (typeof v === 'string' && !['host', 'connection', 'content-length', 'transfer-encoding'].includes(k)) headers[k] = v;
+      fetch(new URL(path, target), { method: req.method, headers, body: req.method === 'GET' ? undefined : text }).then(
+        async (answer) => res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(await answer.text()),
+        () => res.destroy(),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { counts, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(r)) };
+}
+
+async function withHandOffEngine(
+  options: { leaseMs?: number; retry?: RetryBudget; killAfterCharge?: (paymentId: string) => boolean },
+  run: (real: Real, provider: FakePaymentProvider, counts: { starts: number; statusReads: number }) => Promise<void>,
+): Promise<void> {
+  const provider = await FakePaymentProvider.start();
+  const proxy = await countingProxy('http://127.0.0.1:17071');
+  const prefix = `h${Date.now().toString(36)}`;
+  const settings = loadSettings({
+    IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
+    IDEMPOTENCY_CACHE_SIZE: '0',
+    PAYMENT_PROVIDER_URL: provider.url,
+    PAYMENT_PROVIDER_TIMEOUT_MS: '5000',
+  });
+  const table = (name: string) => TableClient.fromConnectionString(azuriteOf().connectionString, `${prefix}${name}`, { allowInsecureConnection: true });
+  const real = await startRealEnginePayments({
+    settings,
+    overrides: { tableClient: table, leaseMs: options.leaseMs ?? 60_000, design: 'handoff', retry: options.retry },
+    killAfterCharge: options.killAfterCharge,
+    clientBinding: (client) => JSON.stringify({ ...(JSON.parse(client) as object), rpcBaseUrl: `${proxy.url}/durabletask/` }),
+  });
+  try {
+    await Promise.all([real.parts.store.ensureTable(), real.parts.parking.ensureTable()]);
+    await run(real, provider, proxy.counts);
+  } finally {
+    await real.close();
+    await proxy.close();
+    await provider.stop();
+  }
+}
+
+async function paymentRow(real: Real, id: string): Promise<Record<string, unknown> | undefined> {
+  const address = real.parts.store.addressOf(keyFromMessageId('payments', id));
+  return real.parts.store.client.getEntity<Record<string, unknown>>(address.partitionKey, `${address.rowKey}~payment`).catch(() => undefined);
+}
+
+/** Delivers until the trigger returns (a throw abandons the message: Service Bus redelivers it, deliveryCount + 1). */
+async function deliverUntilAcked(real: Real, id: string, firstDeliveryCount = 1) {
+  const errors: string[] = [];
+  for (let deliveryCount = firstDeliveryCount; deliveryCount < firstDeliveryCount + 10; deliveryCount++) {
+    try {
+      return await real.deliver(body(id), { messageId: id, deliveryCount });
+    } catch (error) {
+      errors.push(String((error as Error)?.message ?? error));
+    }
+  }
+  throw new Error(`not acknowledged after 10 deliveries: ${errors.join(' | ')}`);
+}
+
+/** True the first time it is asked about `paymentId`, false after (one kill, then the engine must recover). */
+function onceFor(paymentId: string): (id: string) => boolean {
+  let done = false;
+  return (id) => id === paymentId && !done && (done = true);
+}
+
+const rpcOf = (real: Real) => (JSON.parse(real.backend.engine.clientBindingData) as { rpcBaseUrl: string }).rpcBaseUrl;
+
+realEngineTest(
+  'real engine, handoff: fresh payments are acknowledged after one start and no status poll; the engine-run activity completes record and Payment row; a lost ack and concurrent duplicates are acknowledged at once; one charge each',
+  () =>
+    withHandOffEngine({}, async (real, provider, counts) => {
+      provider.setLatency(1_500); // the runs are still charging while the duplicates come
+      expect(await real.deliver(body('pay-r1'), { messageId: 'pay-r1', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff', attempt: 1 });
+      expect(counts).toEqual({ starts: 1, statusReads: 0 });
+      // The ack was lost: the redelivery finds the record in progress and the orchestration started.
+      expect(await real.deliver(body('pay-r1'), { messageId: 'pay-r1', deliveryCount: 2 })).toMatchObject({ outcome: 'inProgress', attempt: 1 });
+      const concurrent = await Promise.all(Array.from({ length: 5 }, () => deliverUntilAcked(real, 'pay-r2')));
+      expect(concurrent.filter((r) => r.outcome === 'handedOff')).toHaveLength(1);
+      expect(concurrent.every((r) => ['handedOff', 'inProgress', 'duplicate'].includes(r.outcome))).toBe(true);
+      expect(counts.starts).toBe(2);
+      await real.workflow.drain();
+      for (const id of ['pay-r1', 'pay-r2']) {
+        const record = await real.parts.store.get(keyFromMessageId('payments', id));
+        expect(record).toMatchObject({ status: 'COMPLETED', attempt: 1, result: { status: 'succeeded' } });
+        expect(await paymentRow(real, id)).toMatchObject({ state: 'succeeded', chargeId: (record!.result as { chargeId: string }).chargeId });
+        expect(provider.chargesFor(id)).toBe(1);
+      }
+      expect(await real.deliver(body('pay-r1'), { messageId: 'pay-r1', deliveryCount: 3 })).toMatchObject({
+        outcome: 'duplicate',
+        result: { status: 'succeeded' },
+      });
+      expect(await real.backend.store.failedInstances()).toEqual([]);
+    }),
+  REAL_ENGINE_TIMEOUT_MS,
+);
+
+realEngineTest(
+  "real engine, handoff: a crash between claim and start is finished by the redelivery (takeover, attempt 2); an old attempt's run never overwrites the record a takeover holds, and the redelivery completes it without a second charge",
+  () =>
+    withHandOffEngine({ leaseMs: 3_000 }, async (real, provider) => {
+      // Crash between the claim and the start.
+      const claim = real.parts.store.claim.bind(real.parts.store);
+      let crashed = false;
+      real.parts.store.claim = async (key, digest, options) => {
+        const outcome = await claim(key, digest, options);
+        if (!crashed && outcome.kind === 'claimed' && key.key === 'pay-r3') {
+          crashed = true;
+          throw new Error('injected crash after the claim, before the start');
+        }
+        return outcome;
+      };
+      await expect(real.deliver(body('pay-r3'), { messageId: 'pay-r3', deliveryCount: 1 })).rejects.toThrow('injected crash');
+      expect(await deliverUntilAcked(real, 'pay-r3', 2)).toMatchObject({ outcome: 'handedOff', attempt: 2 });
+
+      // Takeover fencing: attempt 1's run is started after attempt 2 took the record over.
+      const key = keyFromMessageId('payments', 'pay-r4');
+      const digest = payloadDigest(payment('pay-r4'));
+      const first = await claim(key, digest);
+      if (first.kind !== 'claimed') throw new Error(first.kind);
+      await new Promise((resolve) => setTimeout(resolve, 3_100));
+      const second = await claim(key, digest);
+      if (second.kind !== 'reclaimed') throw new Error(second.kind);
+      const entityKey = chargeEntityKey(first.claim.recordId, first.claim.createdAtMs, first.claim.digest);
+      const instanceId = chargeInstanceId(entityKey);
+      const retry = { budgetMs: 60_000, firstDelayMs: 1_000, maxDelayMs: 5_000 };
+      const start = durableHttpStart(rpcOf(real));
+      await expect(
+        start(instanceId, { idempotencyKey: 'pay-r4', entityKey, digest, attempt: 1, payment: payment('pay-r4'), handoff: { claim: first.claim, retry } }),
+      ).resolves.toBe('started');
+      await real.workflow.drain();
+      // The run charged and recorded on the entity; its record write was fenced: the record is attempt 2's, unchanged.
+      expect(await real.workflow.entityState(entityKey)).toMatchObject({ status: 'completed', attempt: 1 });
+      expect(await real.parts.store.get(key)).toMatchObject({ status: 'IN_PROGRESS', attempt: 2, etag: second.claim.etag });
+      // Attempt 2's message comes back: no orchestration runs, so the lease rules: it takes over (attempt 3) and its run answers from the entity.
+      expect(await deliverUntilAcked(real, 'pay-r4', 2)).toMatchObject({ outcome: 'handedOff', attempt: 3 });
+      await real.workflow.drain();
+      for (const [id, attempt] of [
+        ['pay-r3', 2],
+        ['pay-r4', 3],
+      ] as const) {
+        expect(await real.parts.store.get(keyFromMessageId('payments', id))).toMatchObject({ status: 'COMPLETED', attempt, result: { status: 'succeeded' } });
+        expect(await paymentRow(real, id)).toMatchObject({ state: 'succeeded' });
+        expect(provider.chargesFor(id)).toBe(1);
+      }
+    }),
+  REAL_ENGINE_TIMEOUT_MS,
+);
+
+realEngineTest(
+  'real engine, handoff: the host is killed after the provider charged, before the engine recorded it; after the restart the run charges again with the same key (one charge) and completes the record',
+  () =>
+    withHandOffEngine({ killAfterCharge: onceFor('pay-r5') }, async (real, provider) => {
+      expect(await real.deliver(body('pay-r5'), { messageId: 'pay-r5', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff' });
+      await real.workflow.drain(300_000);
+      expect(real.backend.counters.crashes).toBeGreaterThanOrEqual(1);
+      expect(real.backend.counters.restarts).toBeGreaterThanOrEqual(1);
+      expect(provider.rawCalls).toBeGreaterThanOrEqual(2);
+      expect(provider.chargesFor('pay-r5')).toBe(1);
+      expect(await real.parts.store.get(keyFromMessageId('payments', 'pay-r5'))).toMatchObject({ status: 'COMPLETED', result: { status: 'succeeded' } });
+    }),
+  REAL_ENGINE_TIMEOUT_MS,
+);
+
+realEngineTest(
+  'real engine, handoff: transient failures past the retry budget end the payment failed with its reason on entity, record and Payment row; never redelivered, never charged',
+  () =>
+    withHandOffEngine({ retry: { budgetMs: 1_000, firstDelayMs: 500, maxDelayMs: 500 } }, async (real, provider) => {
+      provider.setFaultRates({ error5xx: 1 });
+      expect(await real.deliver(body('pay-r6'), { messageId: 'pay-r6', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff' });
+      await real.workflow.drain(300_000);
+      const record = await real.parts.store.get(keyFromMessageId('payments', 'pay-r6'));
+      expect(record).toMatchObject({ status: 'COMPLETED', attempt: 1, result: { status: 'failed' } });
+      const reason = (record!.result as { reason: string }).reason;
+      expect(reason).toMatch(/retry budget/);
+      expect(await paymentRow(real, 'pay-r6')).toMatchObject({ state: 'failed', reason });
+      const entityKey = chargeEntityKey(record!.recordId, record!.createdAtMs, record!.digest);
+      expect(await real.workflow.entityState(entityKey)).toMatchObject({ status: 'failed', reason });
+      expect(provider.chargesFor('pay-r6')).toBe(0);
+      expect(await real.backend.store.failedInstances()).toEqual([]);
+    }),
+  REAL_ENGINE_TIMEOUT_MS,
+);
