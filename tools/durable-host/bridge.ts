@@ -46,13 +46,29 @@ function reply(message: object): void {
   process.stdout.write(`${MARKER}${JSON.stringify(message)}\n`);
 }
 
+/**
+ * With `DURABLE_BRIDGE_TRACE_INVOCATIONS=1` (the bench), one line per finished invocation on stdout (the host passes
+ * it on as a log line): `INVOCATION_TRACE {"name","startMs","durationMs","ok"}`: the executions the Functions host would bill.
+ */
+const INVOCATION_TRACE = 'bridge-invocation ';
+const traceInvocations = process.env.DURABLE_BRIDGE_TRACE_INVOCATIONS === '1';
+function trace(request: { kind: string; name?: string }, startMs: number, ok: boolean): void {
+  if (traceInvocations && request.kind === 'invoke')
+    process.stdout.write(`${INVOCATION_TRACE}${JSON.stringify({ name: request.name, startMs, durationMs: Date.now() - startMs, ok })}\n`);
+}
+
 const lines = createInterface({ input: process.stdin });
 lines.on('line', (line) => {
   if (!line.trim()) return;
   const request = JSON.parse(line) as { id: number; kind: string; name?: string; input?: string | null };
+  const startMs = Date.now();
   answer(request).then(
-    (result) => reply({ id: request.id, ok: true, result: result ?? null }),
+    (result) => {
+      trace(request, startMs, true);
+      reply({ id: request.id, ok: true, result: result ?? null });
+    },
     (error: unknown) => {
+      trace(request, startMs, false);
       const cause = error instanceof InvocationFailedError ? error.error : error;
       // The message only: the extension reads an orchestrator's state from it (after `$OutOfProcData$:`).
       reply({ id: request.id, ok: false, error: cause instanceof Error ? cause.message : String(cause) });

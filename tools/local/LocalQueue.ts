@@ -91,7 +91,18 @@ export class LocalQueue<Tag = unknown> {
   private sequence = 0;
   private closed = false;
   readonly maxDeliveryCount: number;
-  readonly stats = { sent: 0, droppedAsDuplicate: 0, deliveries: 0, completed: 0, abandoned: 0, lockExpired: 0, lockLost: 0, deadLettered: 0, resubmitted: 0 };
+  readonly stats = {
+    sent: 0,
+    droppedAsDuplicate: 0,
+    deliveries: 0,
+    completed: 0,
+    abandoned: 0,
+    lockExpired: 0,
+    lockLost: 0,
+    deadLettered: 0,
+    resubmitted: 0,
+    renewed: 0,
+  };
 
   constructor(
     readonly name: string,
@@ -152,6 +163,17 @@ export class LocalQueue<Tag = unknown> {
     this.locked.delete(entry.sequenceNumber);
     this.stats.completed++;
     this.wake();
+  }
+
+  /**
+   * Renews the caller's lock (Service Bus `RenewMessageLock`, what the Functions host's auto-renewal sends): it
+   * now ends `lockDurationMs` from now. @returns the new end. @throws MessageLockLostError when the lock is no longer valid.
+   */
+  renewLock(locked: LockedMessage<Tag>): number {
+    const entry = this.ownedEntry(locked);
+    entry.lockedUntilMs = this.clock.nowMs() + this.options.lockDurationMs;
+    this.stats.renewed++;
+    return entry.lockedUntilMs;
   }
 
   /**

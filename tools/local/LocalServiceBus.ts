@@ -43,6 +43,12 @@ export interface EngineHooks<Tag> {
   readonly onDelivery?: (event: DeliveryEvent<Tag>) => void;
   /** Milliseconds the receiver stalls before calling the handler (a slow handler; > lock duration loses the lock). */
   readonly stallBeforeHandler?: (locked: LockedMessage<Tag>, consumer: string) => number;
+  /**
+   * Lock auto-renewal while the handler runs, as the Functions host does (host.json `maxAutoLockRenewalDuration`):
+   * the lock is renewed `beforeExpiryMs` before it ends, until `maxDurationMs` after the receive (real time: for queues
+   * on the system clock). Absent: none.
+   */
+  readonly autoRenewLock?: { readonly beforeExpiryMs: number; readonly maxDurationMs: number };
 }
 
 /**
@@ -112,6 +118,30 @@ export class LocalServiceBus<Tag = unknown> {
     }
   }
 
+  /** Starts the lock's auto-renewal (when configured); returns the function that stops it. */
+  private renewWhileRunning(queue: LocalQueue<Tag>, locked: LockedMessage<Tag>): () => void {
+    const renew = this.hooks.autoRenewLock;
+    if (!renew) return () => undefined;
+    const until = Date.now() + renew.maxDurationMs;
+    let timer: NodeJS.Timeout | undefined;
+    const schedule = (lockedUntilMs: number) => {
+      const at = lockedUntilMs - renew.beforeExpiryMs;
+      if (at >= until) return;
+      timer = setTimeout(
+        () => {
+          try {
+            schedule(queue.renewLock(locked));
+          } catch {
+            // The lock is gone (expired or settled): nothing more to renew.
+          }
+        },
+        Math.max(0, at - Date.now()),
+      );
+    };
+    schedule(locked.lockedUntilMs);
+    return () => clearTimeout(timer);
+  }
+
   private async handleOne(consumer: QueueConsumer, queue: LocalQueue<Tag>, locked: LockedMessage<Tag>): Promise<void> {
     const emit = (event: DeliveryEvent<Tag>) => this.hooks.onDelivery?.(event);
     const meta: DeliveryMeta = {
@@ -126,9 +156,11 @@ export class LocalServiceBus<Tag = unknown> {
     const stallMs = this.hooks.stallBeforeHandler?.(locked, consumer.name) ?? 0;
     if (stallMs > 0) await new Promise((resolve) => setTimeout(resolve, stallMs));
     let result: unknown;
+    const stopRenewing = this.renewWhileRunning(queue, locked);
     try {
       result = await consumer.deliver(locked.message.body, meta);
     } catch (error) {
+      stopRenewing();
       if (this.hooks.isCrash?.(error)) return emit({ kind: 'crashed', consumer: consumer.name, locked, error });
       try {
         queue.abandon(locked, error);
@@ -138,6 +170,7 @@ export class LocalServiceBus<Tag = unknown> {
         throw settleError;
       }
     }
+    stopRenewing();
     if (this.hooks.loseAck?.(locked, consumer.name)) return emit({ kind: 'ackLost', consumer: consumer.name, locked, result });
     try {
       queue.complete(locked);

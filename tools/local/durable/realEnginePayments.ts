@@ -28,6 +28,8 @@ export interface RealEnginePaymentsOptions {
   readonly log?: (line: string) => void;
   /** Rewrites the durableClient binding data the trigger gets (the bench points `rpcBaseUrl` at a counting proxy). */
   readonly clientBinding?: (json: string) => string;
+  /** The task hub's connection string as the engine gets it (the bench puts a counting proxy in front of Azurite). */
+  readonly engineStorage?: (connectionString: string) => Promise<string>;
 }
 
 /** See {@link RealEnginePaymentsOptions.durableOverrides}. */
@@ -64,7 +66,7 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
   });
   try {
     engine = await DurableEngineHost.start({
-      storageConnectionString: storage.connectionString,
+      storageConnectionString: options.engineStorage ? await options.engineStorage(storage.connectionString) : storage.connectionString,
       hubName,
       overrides: options.durableOverrides ?? LOCAL_TIME_SCALE,
       log: options.log,

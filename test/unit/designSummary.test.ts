@@ -1,0 +1,50 @@
+import { groupOf, sideBySide, summarize, type DesignCounts } from '../../tools/bench/designSummary';
+
+const run = (over: Partial<DesignCounts> & { design: string }): DesignCounts => ({
+  payments: 10,
+  consumer: { executionMsP50: 100, executionMsP99: 200, executions: 10 },
+  durable: { executions: 70 },
+  statusPollsPerPayment: 0,
+  paymentsPerSecond: 5,
+  acksPerSecond: 5,
+  sparse: { consumerExecutionMs: [40, 50, 60] },
+  storage: {
+    workload: {
+      requests: { 'app.table.idempotency.batch': 20, 'durable.queue.control.put': 30, 'durable.queue.workitems.put': 10, 'durable.table.History.batch': 40 },
+    },
+    idle: { seconds: 10, requests: { 'durable.queue.control.emptyGet': 100 } },
+  },
+  serviceBus: { sends: 10, receives: 12, completes: 10, abandons: 2, renewals: 0 },
+  telemetry: { logRecords: 10, logBytes: 3_000 },
+  ...over,
+});
+
+describe('bench:durable summary: figures per payment and the ratios handoff/hold', () => {
+  test('storage kinds group as claim tables, Durable queue operations (all queues), Durable tables, Durable blobs', () => {
+    expect(groupOf('app.table.idempotency.batch')).toBe('claim tables (table)');
+    expect(groupOf('durable.queue.control.emptyGet')).toBe('durable queue emptyGet');
+    expect(groupOf('durable.queue.workitems.emptyGet')).toBe('durable queue emptyGet');
+    expect(groupOf('durable.table.Instances.merge')).toBe('durable table Instances');
+    expect(groupOf('durable.blob.leases.lease.renew')).toBe('durable blob leases lease.renew');
+  });
+
+  test('per payment: storage by group, Service Bus receive + complete + abandon + renew, idle per second', () => {
+    const figures = summarize(run({ design: 'hold' }));
+    expect(figures['storage transactions / payment']).toBe(10);
+    expect(figures['  durable queue put / payment']).toBe(4);
+    expect(figures['  claim tables (table) / payment']).toBe(2);
+    expect(figures['Service Bus ops / payment (receive+complete+abandon+renew)']).toBe(2.4);
+    expect(figures['executions / payment']).toBe(8);
+    expect(figures['idle storage transactions / s']).toBe(10);
+    expect(figures['consumer execution, payment alone, p50 ms']).toBe(50);
+  });
+
+  test('side by side: handoff/hold ratio per figure; a design not run shows -', () => {
+    const hold = run({ design: 'hold', consumer: { executionMsP50: 4_000, executionMsP99: 7_000, executions: 10 }, statusPollsPerPayment: 8 });
+    const handoff = run({ design: 'handoff', consumer: { executionMsP50: 100, executionMsP99: 700, executions: 10 } });
+    const rows = new Map(sideBySide(hold, handoff).map(([name, ...cells]) => [name, cells]));
+    expect(rows.get('consumer execution p50 ms')).toEqual(['4000', '100', '0.03']);
+    expect(rows.get('status polls / payment')).toEqual(['8', '0', '0']);
+    expect(new Map(sideBySide(hold, undefined).map(([name, ...cells]) => [name, cells])).get('consumer execution p50 ms')).toEqual(['4000', '-', '-']);
+  });
+});

@@ -1,0 +1,154 @@
+import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { classifyStorageRequest, type StorageRequestKind, type StorageService } from './storageRequestKind';
+
+/** Counts by kind: `service.resource.operation` -> requests, with each kind's billing class. */
+export interface StorageCounts {
+  readonly requests: Readonly<Record<string, number>>;
+  readonly billing: Readonly<Record<string, StorageRequestKind['billing']>>;
+  /** Queue messages handed out by dequeues (`get` with messages), by queue. */
+  readonly dequeuedMessages: Readonly<Record<string, number>>;
+}
+
+/** Names a resource for the counts (e.g. a task hub's `payments1a2b-control-03` -> `control`). */
+export type ResourceAlias = (service: StorageService, resource: string) => string;
+
+/**
+ * A counting HTTP proxy on loopback in front of Azurite's blob, queue and table endpoints: every request a client
+ * sends through it (SDK retries included: each attempt is a request on the wire, and a billed transaction in Azure)
+ * is forwarded unchanged and counted by kind ({@link classifyStorageRequest}). A queue dequeue is refined by its
+ * answer: `get` when it returned messages, `emptyGet` when the queue was empty (an idle poll, billed all the same).
+ *
+ * ```
+ *  engine --> 127.0.0.1:<proxy blob|queue|table> --count--> 127.0.0.1:<azurite blob|queue|table>
+ * ```
+ */
+export class StorageTrafficCounter {
+  private readonly requests = new Map<string, number>();
+  private readonly billing = new Map<string, StorageRequestKind['billing']>();
+  private readonly dequeued = new Map<string, number>();
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+  private constructor(
+    private readonly servers: Map<StorageService, Server>,
+    private readonly original: string,
+    private readonly alias: ResourceAlias,
+  ) {}
+
+  /**
+   * Starts one proxy per endpoint of `connectionString` (explicit `BlobEndpoint`, `QueueEndpoint`, `TableEndpoint`
+   * on loopback, as `AzuriteStorage` and `AzuriteTable` give them).
+   */
+  static async start(connectionString: string, alias: ResourceAlias = (_, name) => name): Promise<StorageTrafficCounter> {
+    const servers = new Map<StorageService, Server>();
+    const counter = new StorageTrafficCounter(servers, connectionString, alias);
+    for (const service of ['blob', 'queue', 'table'] as const) {
+      const target = endpointPort(connectionString, service);
+      if (target === undefined) continue;
+      const server = createServer((req, res) => counter.forward(service, target, req, res));
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', () => resolve());
+      });
+      servers.set(service, server);
+    }
+    if (servers.size === 0) throw new Error('StorageTrafficCounter: the connection string names no loopback endpoint');
+    return counter;
+  }
+
+  /** The same connection string with every proxied endpoint pointing at its proxy. */
+  get connectionString(): string {
+    let text = this.original;
+    for (const [service, server] of this.servers) {
+      const port = (server.address() as AddressInfo).port;
+      text = text.replace(new RegExp(`(${ENDPOINT[service]}=http://127\\.0\\.0\\.1:)\\d+`), `$1${port}`);
+    }
+    return text;
+  }
+
+  /** A copy of the counts so far (subtract two snapshots with {@link diffCounts} to count one phase). */
+  snapshot(): StorageCounts {
+    return {
+      requests: Object.fromEntries(this.requests),
+      billing: Object.fromEntries(this.billing),
+      dequeuedMessages: Object.fromEntries(this.dequeued),
+    };
+  }
+
+  async stop(): Promise<void> {
+    this.agent.destroy();
+    await Promise.all(
+      [...this.servers.values()].map(
+        (server) =>
+          new Promise<void>((resolve) => {
+            server.closeAllConnections();
+            server.close(() => resolve());
+          }),
+      ),
+    );
+  }
+
+  private count(kind: StorageRequestKind, operation = kind.operation): void {
+    const key = `${kind.service}.${this.alias(kind.service, kind.resource)}.${operation}`;
+    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
+    this.billing.set(key, kind.billing);
+  }
+
+  private forward(service: StorageService, targetPort: number, req: IncomingMessage, res: ServerResponse): void {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v]));
+      const kind = classifyStorageRequest({
+        service,
+        method: req.method ?? 'GET',
+        url: req.url ?? '/',
+        headers,
+        body: req.url?.includes('$batch') ? body.toString('utf8') : undefined,
+      });
+      const upstream = httpRequest(
+        { host: '127.0.0.1', port: targetPort, method: req.method, path: req.url, headers: req.headers, agent: this.agent },
+        (answer) => {
+          const parts: Buffer[] = [];
+          answer.on('data', (chunk: Buffer) => parts.push(chunk));
+          answer.on('end', () => {
+            const payload = Buffer.concat(parts);
+            if (kind.service === 'queue' && kind.operation === 'get') {
+              const messages = (payload.toString('utf8').match(/<QueueMessage>/g) ?? []).length;
+              this.count(kind, messages > 0 ? 'get' : 'emptyGet');
+              const queue = this.alias('queue', kind.resource);
+              if (messages > 0) this.dequeued.set(queue, (this.dequeued.get(queue) ?? 0) + messages);
+            } else this.count(kind);
+            res.writeHead(answer.statusCode ?? 502, answer.headers).end(payload);
+          });
+          answer.on('error', () => res.destroy());
+        },
+      );
+      upstream.on('error', () => {
+        // Azurite refused or reset: the client sees a reset, as it would without the proxy; the attempt still counts.
+        this.count(kind);
+        res.destroy();
+      });
+      upstream.end(body);
+    });
+  }
+}
+
+const ENDPOINT: Record<StorageService, string> = { blob: 'BlobEndpoint', queue: 'QueueEndpoint', table: 'TableEndpoint' };
+
+function endpointPort(connectionString: string, service: StorageService): number | undefined {
+  const match = new RegExp(`${ENDPOINT[service]}=http://127\\.0\\.0\\.1:(\\d+)`).exec(connectionString);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** `after - before`, kind by kind (kinds that did not change are left out). */
+export function diffCounts(after: StorageCounts, before: StorageCounts): StorageCounts {
+  const minus = (a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>) =>
+    Object.fromEntries(
+      Object.entries(a)
+        .map(([key, value]) => [key, value - (b[key] ?? 0)] as const)
+        .filter(([, value]) => value !== 0),
+    );
+  return { requests: minus(after.requests, before.requests), billing: after.billing, dequeuedMessages: minus(after.dequeuedMessages, before.dequeuedMessages) };
+}

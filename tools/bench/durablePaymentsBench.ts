@@ -1,0 +1,94 @@
+/**
+ * `npm run bench:durable [-- --designs hold,handoff --payments N --concurrency N --provider-ms N --idle-seconds N
+ * --sparse-payments N --out FILE --json]`: the payments consumer on the REAL Durable engine (docs/durable.md), once per design
+ * (`PAYMENTS_DESIGN`: `hold` = the delivery polls the charge until it finishes; `handoff` = it acknowledges once the
+ * charge is durably started), same workload each time: fresh payments, a provider that takes `--provider-ms`
+ * (default 1,000), `--concurrency` receivers (default 16: host.json `maxConcurrentCalls`). Prints side by side,
+ * from counts of the run: consumer execution time p50/p99, status polls per payment, payments per second through
+ * one host, storage transactions per payment by kind (counted on the wire), Service Bus operations per payment,
+ * the app's log volume, idle polling per second, and the ratios handoff/hold. Then `--sparse-payments` (default 4)
+ * payments one at a time, to measure the billed active time of a payment alone (thin traffic). `--out` writes the whole run as JSON
+ * (the input of `npm run cost`). A design this build lacks is reported as unavailable, not measured.
+ */
+import { writeFileSync } from 'node:fs';
+import { installStopSignals } from '../cli/stopSignals';
+import { optionReader, parseCommandLine, USAGE_EXIT_CODE, UsageError, usageErrorLine } from '../cli/commandLine';
+import { sideBySide } from './designSummary';
+import { DesignUnavailableError, runDesign, type DesignReport, type PaymentsDesign } from './paymentsDesignRun';
+
+const USAGE =
+  'usage: npm run bench:durable -- [--designs hold,handoff] [--payments N] [--concurrency N] [--provider-ms N] [--idle-seconds N] [--sparse-payments N] [--out FILE] [--json]\n';
+
+async function main(): Promise<void> {
+  const values = parseCommandLine(process.argv.slice(2), {
+    designs: { type: 'string' },
+    payments: { type: 'string' },
+    concurrency: { type: 'string' },
+    'provider-ms': { type: 'string' },
+    'idle-seconds': { type: 'string' },
+    'sparse-payments': { type: 'string' },
+    out: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  if (values === 'help') return void process.stdout.write(USAGE);
+  const read = optionReader(values);
+  const payments = read.integer('payments', { min: 1, max: 10_000, default: 64 });
+  const concurrency = read.integer('concurrency', { min: 1, max: 256, default: 16 });
+  const providerMs = read.integer('provider-ms', { min: 0, max: 60_000, default: 1_000 });
+  const idleSeconds = read.integer('idle-seconds', { min: 1, max: 600, default: 10 });
+  const sparsePayments = read.integer('sparse-payments', { min: 0, max: 100, default: 4 });
+  const json = read.flag('json');
+  read.done();
+  const designs = designList(typeof values.designs === 'string' ? values.designs : 'hold,handoff');
+  const out = typeof values.out === 'string' ? values.out : undefined;
+  installStopSignals('bench:durable');
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const runs: Partial<Record<PaymentsDesign, DesignReport>> = {};
+  const unavailable: Partial<Record<PaymentsDesign, string>> = {};
+  const startedAt = new Date().toISOString();
+  for (const design of designs) {
+    try {
+      runs[design] = await runDesign({ design, payments, concurrency, providerMs, idleSeconds, sparsePayments, log });
+    } catch (error) {
+      if (!(error instanceof DesignUnavailableError)) throw error;
+      unavailable[design] = error.message;
+      log(`bench:durable: ${error.message}: not measured`);
+    }
+  }
+  const result = {
+    kind: 'payments-design-bench',
+    version: 1,
+    startedAt,
+    options: { payments, concurrency, providerMs, idleSeconds, sparsePayments },
+    runs,
+    unavailable,
+  };
+  if (out) writeFileSync(out, `${JSON.stringify(result, null, 1)}\n`);
+  const rows = sideBySide(runs.hold, runs.handoff);
+  const width = Math.max(...rows.map((r) => r[0].length), 10);
+  process.stdout.write(`${'figure'.padEnd(width)}  ${'hold'.padStart(10)}  ${'handoff'.padStart(10)}  ${'handoff/hold'.padStart(12)}\n`);
+  for (const [name, a, b, ratio] of rows) process.stdout.write(`${name.padEnd(width)}  ${a.padStart(10)}  ${b.padStart(10)}  ${ratio.padStart(12)}\n`);
+  for (const [design, run] of Object.entries(runs))
+    process.stdout.write(
+      `${design}: ${run.payments} payments, ${run.providerCharges} charged, ${run.unfinishedInstances} unfinished, ${run.failedInstances} failed orchestrations; ` +
+        `acked in ${run.seconds.acked} s, finished in ${run.seconds.finished} s; Durable executions ${JSON.stringify(run.durable.byFunction)}\n`,
+    );
+  for (const [design, why] of Object.entries(unavailable)) process.stdout.write(`${design}: not measured (${why})\n`);
+  if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+function designList(text: string): PaymentsDesign[] {
+  const designs = text.split(',').map((d) => d.trim());
+  for (const d of designs) if (d !== 'hold' && d !== 'handoff') throw new UsageError(`--designs must list hold and/or handoff, got ${JSON.stringify(d)}`);
+  return [...new Set(designs)] as PaymentsDesign[];
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    process.stderr.write(`${usageErrorLine(error, 'npm run bench:durable')}\n`);
+    process.exitCode = USAGE_EXIT_CODE;
+    return;
+  }
+  process.stderr.write(`bench:durable crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+});
