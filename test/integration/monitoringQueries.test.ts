@@ -52,6 +52,8 @@ describe('monitoring queries read only what the code emits', () => {
       deleted: 1,
       skipped: 2,
       skippedLeased: 1,
+      skippedHeld: 1,
+      heldExtended: 1,
       skippedChanged: 1,
       alreadyDeleted: 0,
       requests: 4,
