@@ -4,7 +4,7 @@ import { ConfigurationError } from '../core/errors';
 import { allowMethods } from '../http/allowedMethods';
 import { notConfiguredAnswer } from '../http/notConfigured';
 import { makeOrdersHandler } from '../orders/ordersHandler';
-import { assertPatienceCoversCharge } from '../payments/chargePatience';
+import { assertPatienceCoversCharge, assertRetryBudgetWithinRetention } from '../payments/chargePatience';
 import { appSettings, appTelemetry, featureProblem } from './appContext';
 import { expiryTimerFromSettings } from './expiryTimer';
 import {
@@ -62,6 +62,7 @@ export function paymentsFunctions(): PaymentsFunctions | undefined {
   return featureOrNothing('payments', 'paymentsConsumer, chargePayment, paymentCharge, chargeProvider', 'Payment messages wait in their queue', () => {
     // Validated and built at start, not at the first message (no I/O).
     assertPatienceCoversCharge(settings);
+    assertRetryBudgetWithinRetention(settings);
     return paymentsFunctionsFrom(settings, { telemetry: appTelemetry() });
   });
 }

@@ -95,3 +95,20 @@ export function assertPatienceCoversCharge(
   }
   return { patienceMs, bound };
 }
+
+/**
+ * Handoff design: a run retries transient provider failures for up to `PAYMENT_RETRY_BUDGET_MINUTES` while its record
+ * waits in progress with its claim's lease long lapsed. The record must outlive the run by far, or the expiry sweep
+ * could delete it under the running orchestration (its record write would find nothing, and a resubmission would be
+ * claimed afresh). So the budget may take at most half the retention.
+ * @throws ConfigurationError naming both settings.
+ */
+export function assertRetryBudgetWithinRetention(settings: Pick<Settings, 'PAYMENT_RETRY_BUDGET_MINUTES' | 'IDEMPOTENCY_RETENTION_DAYS'>): void {
+  const budgetMs = settings.PAYMENT_RETRY_BUDGET_MINUTES * 60_000;
+  const retentionMs = settings.IDEMPOTENCY_RETENTION_DAYS * 86_400_000;
+  if (budgetMs > retentionMs / 2)
+    throw new ConfigurationError(
+      `PAYMENT_RETRY_BUDGET_MINUTES (${settings.PAYMENT_RETRY_BUDGET_MINUTES} min) is more than half of IDEMPOTENCY_RETENTION_DAYS ` +
+        `(${settings.IDEMPOTENCY_RETENTION_DAYS} days): a run still retrying could outlive its record. Lower the budget or raise the retention`,
+    );
+}

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadSettings } from '../../src/config/settings';
 import {
+  assertRetryBudgetWithinRetention,
   assertPatienceCoversCharge,
   DURABLE_MAX_QUEUE_POLLING_MS,
   DURABLE_QUEUE_VISIBILITY_MS,
@@ -55,6 +56,15 @@ describe('the payments consumer outlasts a cold Durable start', () => {
     expect(() => assertPatienceCoversCharge(loadSettings({ ...base, IDEMPOTENCY_LEASE_SECONDS: '20' }))).toThrow(/IDEMPOTENCY_LEASE_SECONDS \(20 s\)/);
     expect(() => assertPatienceCoversCharge(loadSettings({ ...base, PAYMENT_PROVIDER_TIMEOUT_MS: '60000' }))).toThrow(
       /PAYMENT_PROVIDER_TIMEOUT_MS \(60000 ms\)/,
+    );
+  });
+
+  test('handoff: a retry budget over half the retention refuses to start, naming both settings (a run must end long before its record can expire)', () => {
+    expect(() => assertRetryBudgetWithinRetention(loadSettings({ ...base }))).not.toThrow(); // 60 min against 30 days
+    const short = { ...base, IDEMPOTENCY_RETENTION_DAYS: '10' };
+    expect(() => assertRetryBudgetWithinRetention(loadSettings({ ...short, PAYMENT_RETRY_BUDGET_MINUTES: String(5 * 24 * 60) }))).not.toThrow();
+    expect(() => assertRetryBudgetWithinRetention(loadSettings({ ...short, PAYMENT_RETRY_BUDGET_MINUTES: String(5 * 24 * 60 + 1) }))).toThrow(
+      /PAYMENT_RETRY_BUDGET_MINUTES \(7201 min\) is more than half of IDEMPOTENCY_RETENTION_DAYS \(10 days\)/,
     );
   });
 });
