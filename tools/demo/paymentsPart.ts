@@ -196,7 +196,12 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
       return released.flatMap(copiesOf);
     },
     withheldSends: () => sendsOf([...withheld].map((i) => workload.messages[i])),
-    drain: () => rig.workflow.stop(),
+    // Handoff: the bus is idle while runs still wait on a retry timer or a crash restart; let them finish first
+    // (stop() alone would drop their pending timers and leave them unfinished).
+    drain: async () => {
+      await rig.workflow.drain();
+      await rig.workflow.stop();
+    },
     close: async () => rig.close?.(),
     verify: async (ledger) => {
       const current: FinalResults = new Map();
