@@ -2,7 +2,7 @@ import type { TableClient } from '@azure/data-tables';
 import type { Clock } from '../core/clock';
 import type { IdempotencyKey } from '../core/keys';
 import { StoreRequestError } from '../core/errors';
-import { toDomainError } from '../core/storeErrors';
+import { classifyStoreError, toDomainError } from '../core/storeErrors';
 import { tableAddress } from '../core/tableEncoding';
 import { int64, toNumber } from '../core/tableRows';
 
@@ -88,8 +88,8 @@ async function holdOne(
       const entity = await client.getEntity<Record<string, unknown>>(partitionKey, rowKey, { queryOptions: { select: ['retentionExpiresAtMs'] } });
       row = { etag: String(entity.etag), retentionExpiresAtMs: toNumber(entity.retentionExpiresAtMs) };
     } catch (error) {
-      if (statusOf(error) === 404) return;
-      throw toDomainError(error, 'expirySweep.hold.read');
+      if (classifyStoreError(error, 'expirySweep.hold.read', 'read') === 'notFound') return;
+      throw toDomainError(error, 'expirySweep.hold.read', 'read');
     }
     if (attempt === 1) counts.heldWithRecord++;
     const nowMs = options.clock.nowMs();
@@ -100,9 +100,9 @@ async function holdOne(
       counts.extended++;
       return;
     } catch (error) {
-      const status = statusOf(error);
-      if (status === 404) return;
-      if (status !== 412) throw toDomainError(error, 'expirySweep.hold.extend');
+      const conflict = classifyStoreError(error, 'expirySweep.hold.extend', 'write');
+      if (conflict === 'notFound') return;
+      if (conflict !== 'conditionFailed') throw toDomainError(error, 'expirySweep.hold.extend', 'write');
     }
   }
   throw new StoreRequestError(
@@ -110,8 +110,4 @@ async function holdOne(
     'expirySweep.hold.extend',
     412,
   );
-}
-
-function statusOf(error: unknown): number | undefined {
-  return typeof error === 'object' && error !== null && 'statusCode' in error ? Number(error.statusCode) : undefined;
 }

@@ -79,9 +79,7 @@ test('crashing and moving hosts replay from checkpoints; every balance is the su
   }
   // Wait until every partition is checkpointed at its end.
   const deadline = Date.now() + 90_000;
-  const done = async () =>
-    (await Promise.all(hub.partitionIds.map(async (p) => (await store.checkpointOf(p)) === hub.partitions[Number(p)].length - 1))).every(Boolean);
-  while (!(await done())) {
+  while (!(await store.caughtUpWith(hub))) {
     if (Date.now() > deadline) throw new Error('the hosts did not reach the end of the hub in 90 s');
     await sleep(100);
   }

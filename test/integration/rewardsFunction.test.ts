@@ -163,9 +163,7 @@ test('the registered function on the local Event Hubs: producer retries, crashes
   }
 
   const deadline = Date.now() + 150_000;
-  const caughtUp = async () =>
-    (await Promise.all(hub.partitionIds.map(async (p) => (await checkpoints.checkpointOf(p)) === hub.partitions[Number(p)].length - 1))).every(Boolean);
-  while (!(await caughtUp())) {
+  while (!(await checkpoints.caughtUpWith(hub))) {
     if (Date.now() > deadline) throw new Error('the hosts did not reach the end of the hub in 150 s');
     await sleep(100);
   }

@@ -126,8 +126,7 @@ export async function startRewardsPart(env: ChaosEnvironment, options: RewardsPa
     }
   })();
 
-  const caughtUp = async () =>
-    (await Promise.all(hub.partitionIds.map(async (p) => (await checkpoints.checkpointOf(p)) === hub.partitions[Number(p)].length - 1))).every(Boolean);
+  const caughtUp = () => checkpoints.caughtUpWith(hub);
   let finished = false;
 
   return {

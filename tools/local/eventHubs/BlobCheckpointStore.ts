@@ -1,4 +1,5 @@
 import { BlobServiceClient, RestError, type ContainerClient } from '@azure/storage-blob';
+import type { LocalEventHub } from './LocalEventHub';
 
 /** The container the Functions host keeps Event Hubs checkpoints and ownership in. */
 export const CHECKPOINT_CONTAINER = 'azure-webjobs-eventhub';
@@ -36,6 +37,12 @@ export class BlobCheckpointStore {
 
   private blob(kind: 'checkpoint' | 'ownership', partitionId: string) {
     return this.container.getBlockBlobClient(`${this.namespace}/${this.hub}/${this.consumerGroup}/${kind}/${partitionId}`.toLowerCase());
+  }
+
+  /** True when every partition of `hub` is checkpointed at its last event (the hosts have caught up). */
+  async caughtUpWith(hub: Pick<LocalEventHub, 'partitionIds' | 'partitions'>): Promise<boolean> {
+    const atEnd = await Promise.all(hub.partitionIds.map(async (p) => (await this.checkpointOf(p)) === hub.partitions[Number(p)].length - 1));
+    return atEnd.every(Boolean);
   }
 
   /** The last checkpointed sequence number of a partition (-1: none). */
