@@ -64,7 +64,7 @@ describe('bench:durable on the real engine: both payments designs counted on the
     'the hand-off counted the same way: 0 status polls, 1 start a payment; the claim still 2 table transactions (the activity completes the record); the trigger acknowledges before the charge finishes',
     async () => {
       const payments = 4;
-      const run = await runDesign({ design: 'handoff', payments, concurrency: 4, providerMs: 1_000, idleSeconds: 1, sparsePayments: 1, log: () => undefined });
+      const run = await runDesign({ design: 'handoff', payments, concurrency: 4, providerMs: 1_000, idleSeconds: 1, sparsePayments: 1, splitPayments: 3, log: () => undefined });
       expect(run.providerCharges).toBe(payments);
       expect(run.unfinishedInstances).toBe(0);
       expect(run.failedInstances).toBe(0);
@@ -78,6 +78,21 @@ describe('bench:durable on the real engine: both payments designs counted on the
       expect(run.serviceBus).toMatchObject({ sends: payments, receives: payments, completes: payments, abandons: 0 });
       // A payment alone: the trigger returns before the provider (1 s) has answered.
       expect(Math.max(...run.sparse.consumerExecutionMs)).toBeLessThan(1_000);
+
+      // The split phase: with the host a client only, the trigger claims (1 transaction) and starts (Instances,
+      // control queue put); nothing of the hub runs (no History write, no queue message taken); the worker it becomes
+      // then charges each of the 3 paced + 3 burst payments exactly once.
+      const split = run.split!;
+      expect(split.payments).toBe(6);
+      const trigger = split.triggerStoragePerMessage;
+      expect(sum(trigger, 'app.')).toBe(1);
+      expect(sum(trigger, 'durable.queue.', '.put')).toBe(1);
+      expect(sum(trigger, 'durable.table.Instances.')).toBeGreaterThanOrEqual(1);
+      expect(sum(trigger, 'durable.table.History.')).toBe(0);
+      expect(sum(trigger, 'durable.queue.', '.delete')).toBe(0);
+      expect(split.charged).toBe(6);
+      expect(split.paced.durationsMs).toHaveLength(3);
+      expect(split.burst.durationsMs).toHaveLength(3);
     },
     REAL_ENGINE_TIMEOUT_MS,
   );

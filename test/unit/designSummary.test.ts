@@ -1,4 +1,4 @@
-import { groupOf, sideBySide, summarize, type DesignCounts } from '../../tools/bench/designSummary';
+import { groupOf, sideBySide, splitLines, summarize, type DesignCounts } from '../../tools/bench/designSummary';
 
 const run = (over: Partial<DesignCounts> & { design: string }): DesignCounts => ({
   payments: 10,
@@ -46,5 +46,28 @@ describe('bench:durable summary: figures per payment and the ratios handoff/hold
     expect(rows.get('consumer execution p50 ms')).toEqual(['4000', '100', '0.03']);
     expect(rows.get('status polls / payment')).toEqual(['8', '0', '0']);
     expect(new Map(sideBySide(hold, undefined).map(([name, ...cells]) => [name, cells])).get('consumer execution p50 ms')).toEqual(['4000', '-', '-']);
+  });
+
+  test('split phase: the trigger alone, paced and in a burst, its storage per message, and its ratios to the hold', () => {
+    const split = {
+      payments: 200,
+      paced: { ratePerSecond: 16, executionMsP50: 30, executionMsP99: 150 },
+      burst: { executionMsP50: 120, executionMsP99: 400, acksPerSecond: 80 },
+      triggerStoragePerMessage: { 'app.table.idempotency.batch': 1, 'durable.queue.control.put': 1, 'durable.table.Instances.insert': 1.02, 'durable.table.Instances.query': 1 },
+      drain: { paymentsPerSecond: 4 },
+      charged: 200,
+    };
+    const hold = run({ design: 'hold', paymentsPerSecond: 4 });
+    const handoff = run({ design: 'handoff', split });
+    const figures = summarize(handoff);
+    expect(figures['split: trigger alone, paced at 16/s, p99 ms']).toBe(150);
+    expect(figures['split: messages acknowledged / s (trigger alone, burst)']).toBe(80);
+    expect(figures['split: trigger storage requests / message (claim + start)']).toBeCloseTo(4.02, 5);
+    expect(summarize(hold)['split: trigger alone, burst, p99 ms']).toBeUndefined();
+    const lines = splitLines(hold, handoff, 16, 1_000);
+    expect(lines.find((l) => l.includes("holding design's ceiling"))).toMatch(/: 5x$/);
+    expect(lines.find((l) => l.includes('measured in this run'))).toMatch(/\(4 payments\/s\): 20x$/);
+    expect(lines.find((l) => l.includes('drained'))).toContain('charged 200 of 200');
+    expect(splitLines(hold, run({ design: 'handoff' }), 16, 1_000)).toEqual([]);
   });
 });

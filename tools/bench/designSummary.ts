@@ -17,6 +17,15 @@ export interface DesignCounts {
   };
   readonly serviceBus: { readonly sends: number; readonly receives: number; readonly completes: number; readonly abandons: number; readonly renewals: number };
   readonly telemetry: { readonly logRecords: number; readonly logBytes: number };
+  /** Handoff's split phase (`--split-payments`): the trigger alone, then one worker's drain. */
+  readonly split?: {
+    readonly payments: number;
+    readonly paced: { readonly ratePerSecond: number; readonly executionMsP50: number; readonly executionMsP99: number };
+    readonly burst: { readonly executionMsP50: number; readonly executionMsP99: number; readonly acksPerSecond: number };
+    readonly triggerStoragePerMessage: Readonly<Record<string, number>>;
+    readonly drain: { readonly paymentsPerSecond: number };
+    readonly charged: number;
+  };
 }
 
 /**
@@ -63,6 +72,16 @@ export function summarize(run: DesignCounts): Record<string, number> {
   figures['app log records / payment'] = run.telemetry.logRecords / per;
   figures['app log bytes / payment'] = run.telemetry.logBytes / per;
   figures['idle storage transactions / s'] = total(run.storage.idle.requests) / run.storage.idle.seconds;
+  const split = run.split;
+  if (split) {
+    figures[`split: trigger alone, paced at ${split.paced.ratePerSecond}/s, p50 ms`] = split.paced.executionMsP50;
+    figures[`split: trigger alone, paced at ${split.paced.ratePerSecond}/s, p99 ms`] = split.paced.executionMsP99;
+    figures['split: trigger alone, burst, p50 ms'] = split.burst.executionMsP50;
+    figures['split: trigger alone, burst, p99 ms'] = split.burst.executionMsP99;
+    figures['split: messages acknowledged / s (trigger alone, burst)'] = split.burst.acksPerSecond;
+    figures['split: trigger storage requests / message (claim + start)'] = total(split.triggerStoragePerMessage);
+    figures['split: payments / s one Durable worker drains'] = split.drain.paymentsPerSecond;
+  }
   return figures;
 }
 
@@ -78,4 +97,30 @@ export function sideBySide(hold: DesignCounts | undefined, handoff: DesignCounts
     const ratio = x !== undefined && y !== undefined && x !== 0 && !Number.isNaN(x) && !Number.isNaN(y) ? show(y / x) : '-';
     return [name, show(x), show(y), ratio];
   });
+}
+
+/**
+ * The split phase in words, with its ratio to the holding design's payments per second through one host (measured in
+ * the same run) and to its ceiling (concurrency / provider seconds): the lines the bench prints under the table.
+ */
+export function splitLines(hold: DesignCounts | undefined, handoff: DesignCounts | undefined, concurrency: number, providerMs: number): string[] {
+  const split = handoff?.split;
+  if (!split) return [];
+  const ceiling = concurrency / Math.max(0.001, providerMs / 1000);
+  const lines = [
+    `split (handoff, the Durable host as a client: the trigger alone): ${split.payments / 2} paced at ${split.paced.ratePerSecond}/s: p50 ${split.paced.executionMsP50} ms, p99 ${split.paced.executionMsP99} ms; ` +
+      `${split.payments / 2} at once: p50 ${split.burst.executionMsP50} ms, p99 ${split.burst.executionMsP99} ms, ${split.burst.acksPerSecond} acknowledged/s`,
+    `split: trigger storage requests per message ${round2(Object.values(split.triggerStoragePerMessage).reduce((a, b) => a + b, 0))} (${Object.entries(split.triggerStoragePerMessage)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')})`,
+    `split: one Durable worker then drained at ${split.drain.paymentsPerSecond} payments/s; charged ${split.charged} of ${split.payments}`,
+    `split: trigger alone vs the holding design's ceiling (${round2(ceiling)}/s = ${concurrency} calls / ${providerMs / 1000} s): ${round2(split.burst.acksPerSecond / ceiling)}x`,
+  ];
+  if (hold) lines.push(`split: trigger alone vs hold measured in this run (${hold.paymentsPerSecond} payments/s): ${round2(split.burst.acksPerSecond / hold.paymentsPerSecond)}x`);
+  return lines;
+}
+
+function round2(x: number): number {
+  return Math.round(x * 100) / 100;
 }

@@ -7,17 +7,19 @@
  * from counts of the run: consumer execution time p50/p99, status polls per payment, payments per second through
  * one host, storage transactions per payment by kind (counted on the wire), Service Bus operations per payment,
  * the app's log volume, idle polling per second, and the ratios handoff/hold. Then `--sparse-payments` (default 4)
- * payments one at a time, to measure the billed active time of a payment alone (thin traffic). `--out` writes the whole run as JSON
+ * payments one at a time, to measure the billed active time of a payment alone (thin traffic). Then, handoff only,
+ * `--split-payments` (default 64; 0 = none) paced and as many in a burst with the Durable host as a client only (the
+ * trigger alone, as when the charges run on other instances), and one worker's drain of them. `--out` writes the whole run as JSON
  * (the input of `npm run cost`). A design this build lacks is reported as unavailable, not measured.
  */
 import { writeFileSync } from 'node:fs';
 import { installStopSignals } from '../cli/stopSignals';
 import { optionReader, parseCommandLine, USAGE_EXIT_CODE, UsageError, usageErrorLine } from '../cli/commandLine';
-import { sideBySide } from './designSummary';
+import { sideBySide, splitLines } from './designSummary';
 import { DesignUnavailableError, runDesign, type DesignReport, type PaymentsDesign } from './paymentsDesignRun';
 
 const USAGE =
-  'usage: npm run bench:durable -- [--designs hold,handoff] [--payments N] [--concurrency N] [--provider-ms N] [--idle-seconds N] [--sparse-payments N] [--out FILE] [--json]\n';
+  'usage: npm run bench:durable -- [--designs hold,handoff] [--payments N] [--concurrency N] [--provider-ms N] [--idle-seconds N] [--sparse-payments N] [--split-payments N] [--out FILE] [--json]\n';
 
 async function main(): Promise<void> {
   const values = parseCommandLine(process.argv.slice(2), {
@@ -27,6 +29,7 @@ async function main(): Promise<void> {
     'provider-ms': { type: 'string' },
     'idle-seconds': { type: 'string' },
     'sparse-payments': { type: 'string' },
+    'split-payments': { type: 'string' },
     out: { type: 'string' },
     json: { type: 'boolean' },
   });
@@ -37,6 +40,7 @@ async function main(): Promise<void> {
   const providerMs = read.integer('provider-ms', { min: 0, max: 60_000, default: 1_000 });
   const idleSeconds = read.integer('idle-seconds', { min: 1, max: 600, default: 10 });
   const sparsePayments = read.integer('sparse-payments', { min: 0, max: 100, default: 4 });
+  const splitPayments = read.integer('split-payments', { min: 0, max: 10_000, default: 64 });
   const json = read.flag('json');
   read.done();
   const designs = designList(typeof values.designs === 'string' ? values.designs : 'hold,handoff');
@@ -48,7 +52,7 @@ async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   for (const design of designs) {
     try {
-      runs[design] = await runDesign({ design, payments, concurrency, providerMs, idleSeconds, sparsePayments, log });
+      runs[design] = await runDesign({ design, payments, concurrency, providerMs, idleSeconds, sparsePayments, splitPayments, log });
     } catch (error) {
       if (!(error instanceof DesignUnavailableError)) throw error;
       unavailable[design] = error.message;
@@ -59,7 +63,7 @@ async function main(): Promise<void> {
     kind: 'payments-design-bench',
     version: 1,
     startedAt,
-    options: { payments, concurrency, providerMs, idleSeconds, sparsePayments },
+    options: { payments, concurrency, providerMs, idleSeconds, sparsePayments, splitPayments },
     runs,
     unavailable,
   };
@@ -73,6 +77,7 @@ async function main(): Promise<void> {
       `${design}: ${run.payments} payments, ${run.providerCharges} charged, ${run.unfinishedInstances} unfinished, ${run.failedInstances} failed orchestrations; ` +
         `acked in ${run.seconds.acked} s, finished in ${run.seconds.finished} s; Durable executions ${JSON.stringify(run.durable.byFunction)}\n`,
     );
+  for (const line of splitLines(runs.hold, runs.handoff, concurrency, providerMs)) process.stdout.write(`${line}\n`);
   for (const [design, why] of Object.entries(unavailable)) process.stdout.write(`${design}: not measured (${why})\n`);
   if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
 }

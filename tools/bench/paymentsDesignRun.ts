@@ -25,6 +25,13 @@ export interface DesignRunOptions {
   readonly idleSeconds: number;
   /** Payments sent one at a time after the workload (thin traffic: each billed alone); 0 = none. */
   readonly sparsePayments: number;
+  /**
+   * Handoff only: payments of the split phase (0 = none). The Durable host becomes a `client` (it runs no
+   * orchestration), so the trigger is measured alone, as when the charges run on other instances: first this many
+   * paced at the holding design's ceiling (concurrency / provider seconds per second), then as many at once (a
+   * burst); then the host becomes a `worker` again and drains what was queued.
+   */
+  readonly splitPayments?: number;
   readonly log: (line: string) => void;
 }
 
@@ -176,6 +183,56 @@ export async function runDesign(options: DesignRunOptions) {
       sparse.durableActiveMs.push(activeInstanceMs(durableExecutions.slice(from.durable)));
       sparse.consumerExecutionMs.push(...consumerExecutions.slice(from.consumer).map((e) => e.durationMs));
     }
+    /** The trigger alone (client-role host), paced then in a burst; then the worker drains: see {@link DesignRunOptions.splitPayments}. */
+    async function splitPhase(): Promise<SplitPhase> {
+      const n = options.splitPayments!;
+      const engineHost = real.backend.engine;
+      log(`bench:durable: split: the Durable host as a client only; ${n} payments paced, then ${n} at once...`);
+      await engineHost.switchRole('client');
+      const send = (tag: string, i: number) => {
+        const paymentId = `bench-split-${tag}-${i}`;
+        bus.send('payments', { messageId: paymentId, body: JSON.stringify({ paymentId, customerId: 'c', amount: 1_000 + i, currency: 'EUR' }) });
+      };
+      const ratePerSecond = round(concurrency / Math.max(0.001, providerMs / 1000), 2);
+      const pacedFrom = consumerExecutions.length;
+      const pacedStarted = performance.now();
+      for (let i = 0; i < n; i++) {
+        const due = pacedStarted + (i * 1000) / ratePerSecond;
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        send('paced', i);
+      }
+      while (!bus.idle) await new Promise((r) => setTimeout(r, 20));
+      const paced = consumerExecutions.slice(pacedFrom).map((e) => e.durationMs);
+      const burstFrom = consumerExecutions.length;
+      const storageBefore = { app: appCounter.snapshot(), engine: engine.snapshot() };
+      const burstStarted = performance.now();
+      for (let i = 0; i < n; i++) send('burst', i);
+      while (!bus.idle) await new Promise((r) => setTimeout(r, 20));
+      const burstSeconds = (performance.now() - burstStarted) / 1000;
+      const triggerStorage = merge({ app: diffCounts(appCounter.snapshot(), storageBefore.app), durable: diffCounts(engine.snapshot(), storageBefore.engine) });
+      const burst = consumerExecutions.slice(burstFrom).map((e) => e.durationMs);
+      log(`bench:durable: split: the Durable host as a worker again; draining ${2 * n} charges...`);
+      const drainStarted = performance.now();
+      await engineHost.switchRole('worker');
+      await real.workflow.drain(900_000);
+      const drainSeconds = (performance.now() - drainStarted) / 1000;
+      const charged = provider.charges.filter((c) => c.paymentId.startsWith('bench-split-')).length;
+      return {
+        payments: 2 * n,
+        paced: { ratePerSecond, executionMsP50: round(percentile(paced, 50), 0), executionMsP99: round(percentile(paced, 99), 0), durationsMs: paced },
+        burst: {
+          executionMsP50: round(percentile(burst, 50), 0),
+          executionMsP99: round(percentile(burst, 99), 0),
+          acksPerSecond: round(n / burstSeconds, 2),
+          durationsMs: burst,
+        },
+        triggerStoragePerMessage: Object.fromEntries(Object.entries(triggerStorage.requests).map(([k, v]) => [k, round(v / n, 2)])),
+        drain: { seconds: round(drainSeconds, 1), paymentsPerSecond: round((2 * n) / drainSeconds, 2) },
+        charged,
+      };
+    }
+    const split = design === 'handoff' && (options.splitPayments ?? 0) > 0 ? await splitPhase() : undefined;
     await bus.stop();
     const logs = logExporter.getFinishedLogRecords().slice(before.logs, after.logs);
     const logBytes = logs.reduce(
@@ -231,7 +288,8 @@ export async function runDesign(options: DesignRunOptions) {
         deadLettered: busStats.deadLettered,
       },
       telemetry: { logRecords: logs.length, logBytes },
-      providerCharges: provider.charges.filter((c) => !c.paymentId.includes('-sparse-')).length,
+      providerCharges: provider.charges.filter((c) => !c.paymentId.includes('-sparse-') && !c.paymentId.startsWith('bench-split-')).length,
+      ...(split ? { split } : {}),
       unfinishedInstances: unfinished.length,
       failedInstances: failed.length,
     };
@@ -241,6 +299,20 @@ export async function runDesign(options: DesignRunOptions) {
 }
 
 export type DesignReport = Awaited<ReturnType<typeof runDesign>>;
+
+/** The split phase's figures (handoff): the trigger alone, paced and in a burst, then one worker's drain. */
+export interface SplitPhase {
+  /** Messages of the phase (paced + burst). */
+  readonly payments: number;
+  readonly paced: { readonly ratePerSecond: number; readonly executionMsP50: number; readonly executionMsP99: number; readonly durationsMs: number[] };
+  readonly burst: { readonly executionMsP50: number; readonly executionMsP99: number; readonly acksPerSecond: number; readonly durationsMs: number[] };
+  /** Storage requests per message while only the trigger ran (the burst): the claim and the orchestration's start. */
+  readonly triggerStoragePerMessage: Record<string, number>;
+  /** One worker host running the queued charges to the end. */
+  readonly drain: { readonly seconds: number; readonly paymentsPerSecond: number };
+  /** Provider charges of the phase's payment ids (each exactly once: equal to `payments`). */
+  readonly charged: number;
+}
 
 function countBy(names: readonly string[]): Record<string, number> {
   const counts: Record<string, number> = {};

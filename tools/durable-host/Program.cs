@@ -13,6 +13,9 @@ using Newtonsoft.Json.Linq;
 //   DURABLE_HOST_BRIDGE          the Node bridge script; DURABLE_HOST_BRIDGE_ARGS its arguments (app dir, entry files)
 //   DURABLE_HOST_OVERRIDES       optional: JSON laid over host.json's durableTask section (tests scale the polling
 //                                interval and the queue visibility timeouts; docs/durable.md says which and why)
+//   DURABLE_HOST_ROLE            optional: `client` registers no orchestration, entity or activity (and starts no Node
+//                                worker): the host serves only the durableClient's HTTP API (starts, status), so the
+//                                task hub's work waits in its queues until a `worker` host (the default) runs it
 // Prints "DURABLE_HOST_CLIENT <json>" (the durableClient binding's data, from the extension) and
 // "DURABLE_HOST_READY", then runs until SIGTERM or until its stdin ends (the parent died).
 string Env(string name) => Environment.GetEnvironmentVariable(name) is { Length: > 0 } v ? v : null;
@@ -29,8 +32,13 @@ config["AzureWebJobsStorage"] = conn;
 Environment.SetEnvironmentVariable("DURABLE_HOST_HUB", hub);
 Environment.SetEnvironmentVariable("FUNCTIONS_WORKER_RUNTIME", "node");
 
-NodeBridge.Instance = new NodeBridge(bridge, bridgeArgs);
-var registrations = (JArray)await NodeBridge.Instance.ListAsync();
+bool clientOnly = Env("DURABLE_HOST_ROLE") == "client";
+JArray registrations = new JArray();
+if (!clientOnly)
+{
+    NodeBridge.Instance = new NodeBridge(bridge, bridgeArgs);
+    registrations = (JArray)await NodeBridge.Instance.ListAsync();
+}
 Type shells = DynamicFunctions.Build(registrations);
 
 var host = new HostBuilder()
@@ -49,7 +57,7 @@ await host.StartAsync();
 var jobHost = host.Services.GetRequiredService<IJobHost>();
 await jobHost.CallAsync(nameof(ClientBinding.Capture));
 Console.WriteLine("DURABLE_HOST_CLIENT " + ClientBinding.Json);
-Console.WriteLine($"DURABLE_HOST_READY hub={hub} config={JsonConvert.SerializeObject(config.Where(kv => kv.Key.Contains("durableTask")).ToDictionary(kv => kv.Key, kv => kv.Value))}");
+Console.WriteLine($"DURABLE_HOST_READY hub={hub} role={(clientOnly ? "client" : "worker")} config={JsonConvert.SerializeObject(config.Where(kv => kv.Key.Contains("durableTask")).ToDictionary(kv => kv.Key, kv => kv.Value))}");
 
 // The parent holds our stdin: when it ends (the parent exited or was killed), stop.
 var stdinClosed = Task.Run(() => { while (Console.In.ReadLine() != null) { } });
@@ -58,7 +66,7 @@ var stopping = new TaskCompletionSource();
 lifetime.ApplicationStopping.Register(() => stopping.TrySetResult());
 await Task.WhenAny(stdinClosed, stopping.Task);
 await host.StopAsync(TimeSpan.FromSeconds(5));
-NodeBridge.Instance.Dispose();
+NodeBridge.Instance?.Dispose();
 return 0;
 
 /// <summary>The durableClient input binding's data, as the extension converts its client for an out-of-process function.</summary>

@@ -148,7 +148,16 @@ export interface DurableEngineHostOptions {
   readonly overrides?: Readonly<Record<string, unknown>>;
   /** Receives the host's log lines (warnings and errors of the extension, the app's stderr). */
   readonly log?: (line: string) => void;
+  /**
+   * `worker` (default) runs the hub's orchestrations, entities and activities; `client` registers none and serves
+   * only the durableClient's HTTP API (starts, status): the bench measures the trigger alone with it, the work
+   * waiting in the hub's queues until {@link DurableEngineHost.switchRole} makes the host a worker.
+   */
+  readonly role?: DurableHostRole;
 }
+
+/** What a host process runs: everything (`worker`) or only the client API (`client`). */
+export type DurableHostRole = 'worker' | 'client';
 
 /**
  * The real Durable engine as a child process (`tools/durable-host`, see docs/durable.md): the WebJobs host
@@ -163,6 +172,7 @@ export class DurableEngineHost {
   private unregister: (() => void) | undefined;
   private readonly lockFile = path.join(tmpdir(), `durable-host-${DURABLE_RPC_PORT}.lock`);
   private locked = false;
+  private currentRole: DurableHostRole;
   readonly counters = { starts: 0, kills: 0 };
   /** Last lines the host wrote (for failure messages). */
   readonly recentLog: string[] = [];
@@ -171,7 +181,25 @@ export class DurableEngineHost {
     private readonly options: DurableEngineHostOptions,
     private readonly dll: string,
     private readonly appDir: string,
-  ) {}
+  ) {
+    this.currentRole = options.role ?? 'worker';
+  }
+
+  /** What the running host process does (see {@link DurableEngineHostOptions.role}). */
+  get role(): DurableHostRole {
+    return this.currentRole;
+  }
+
+  /**
+   * Stops the host process (SIGTERM: it finishes and releases what it holds) and starts one of the other role on the
+   * same task hub, keeping the port lock: the work a `client` host queued is run by the `worker` it becomes.
+   */
+  async switchRole(role: DurableHostRole): Promise<void> {
+    if (role === this.currentRole && this.child) return;
+    await this.terminateChild();
+    this.currentRole = role;
+    await this.launch();
+  }
 
   /** Builds what is missing (cached), takes the port lock, starts the host and waits until it is ready. */
   static async start(options: DurableEngineHostOptions): Promise<DurableEngineHost> {
@@ -206,6 +234,9 @@ export class DurableEngineHost {
     const entries = (this.options.entries ?? ['src/functions/payments.js']).map((e) => path.join(this.appDir, e));
     const env: Record<string, string | undefined> = { ...process.env, ...this.options.appSettings };
     delete env.APPLICATIONINSIGHTS_CONNECTION_STRING; // never start a telemetry exporter locally
+    // The extension takes CONTAINER_NAME (set on this machine's containers) for Linux Consumption and then writes
+    // every engine event as a JSON line to stdout: measured, it halved the host's orchestration starts per second.
+    delete env.CONTAINER_NAME;
     Object.assign(env, {
       AzureWebJobsStorage: this.options.storageConnectionString,
       DURABLE_TASK_HUB_NAME: this.options.hubName,
@@ -214,6 +245,7 @@ export class DurableEngineHost {
       DURABLE_HOST_BRIDGE_ARGS: entries.map((e) => `"${e}"`).join(' '),
       DURABLE_HOST_NODE: process.execPath,
       DURABLE_HOST_OVERRIDES: this.options.overrides ? JSON.stringify(this.options.overrides) : '',
+      DURABLE_HOST_ROLE: this.currentRole,
       DOTNET_CLI_TELEMETRY_OPTOUT: '1',
       DOTNET_NOLOGO: '1',
     });
@@ -268,10 +300,23 @@ export class DurableEngineHost {
 
   /** Stops the host (SIGTERM, then SIGKILL after 10 s) and releases the port lock. */
   async stop(): Promise<void> {
-    const child = this.child;
-    this.child = undefined;
     this.unregister?.();
     this.unregister = undefined;
+    await this.terminateChild();
+    if (this.locked) {
+      this.locked = false;
+      try {
+        unlinkSync(this.lockFile);
+      } catch {
+        /* already removed */
+      }
+    }
+  }
+
+  /** SIGTERM to the host process, SIGKILL after 10 s; then its process group (the Node worker) is killed. */
+  private async terminateChild(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
     if (child && child.exitCode === null && child.signalCode === null) {
       const timer = setTimeout(() => {
         try {
@@ -292,14 +337,6 @@ export class DurableEngineHost {
         process.kill(-child.pid!, 'SIGKILL');
       } catch {
         /* the group is empty */
-      }
-    }
-    if (this.locked) {
-      this.locked = false;
-      try {
-        unlinkSync(this.lockFile);
-      } catch {
-        /* already removed */
       }
     }
   }
