@@ -81,16 +81,18 @@ describe('bench:durable on the real engine: both payments designs counted on the
 
       // The split phase: with the host a client only, the trigger claims (1 transaction) and starts (Instances,
       // control queue put); nothing of the hub runs (no History write, no queue message taken); the worker it becomes
-      // then charges each of the 3 paced + 3 burst payments exactly once.
+      // then charges each of the 4 warm-up (1 s at 4/s) + 3 paced + 3 burst payments exactly once.
       const split = run.split!;
-      expect(split.payments).toBe(6);
+      expect(split.payments).toBe(10);
+      expect(split.paced.warmupMs).toHaveLength(4);
       const trigger = split.triggerStoragePerMessage;
       expect(sum(trigger, 'app.')).toBe(1);
       expect(sum(trigger, 'durable.queue.', '.put')).toBe(1);
       expect(sum(trigger, 'durable.table.Instances.')).toBeGreaterThanOrEqual(1);
       expect(sum(trigger, 'durable.table.History.')).toBe(0);
       expect(sum(trigger, 'durable.queue.', '.delete')).toBe(0);
-      expect(split.charged).toBe(6);
+      expect(split.charged).toBe(10);
+      expect(split.burst.cpuMsPerMessage.benchProcess).toBeGreaterThan(0);
       expect(split.paced.durationsMs).toHaveLength(3);
       expect(split.burst.durationsMs).toHaveLength(3);
     },

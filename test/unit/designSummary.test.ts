@@ -52,7 +52,7 @@ describe('bench:durable summary: figures per payment and the ratios handoff/hold
     const split = {
       payments: 200,
       paced: { ratePerSecond: 16, executionMsP50: 30, executionMsP99: 150 },
-      burst: { executionMsP50: 120, executionMsP99: 400, acksPerSecond: 80 },
+      burst: { executionMsP50: 120, executionMsP99: 400, acksPerSecond: 80, cpuMsPerMessage: { benchProcess: 6, durableHost: 5, machine: 20 } },
       triggerStoragePerMessage: { 'app.table.idempotency.batch': 1, 'durable.queue.control.put': 1, 'durable.table.Instances.insert': 1.02, 'durable.table.Instances.query': 1 },
       drain: { paymentsPerSecond: 4 },
       charged: 200,
@@ -64,6 +64,7 @@ describe('bench:durable summary: figures per payment and the ratios handoff/hold
     expect(figures['split: messages acknowledged / s (trigger alone, burst)']).toBe(80);
     expect(figures['split: trigger storage requests / message (claim + start)']).toBeCloseTo(4.02, 5);
     expect(summarize(hold)['split: trigger alone, burst, p99 ms']).toBeUndefined();
+    expect(figures['split: CPU ms / message, Durable host (start API)']).toBe(5);
     const lines = splitLines(hold, handoff, 16, 1_000);
     expect(lines.find((l) => l.includes("holding design's ceiling"))).toMatch(/: 5x$/);
     expect(lines.find((l) => l.includes('measured in this run'))).toMatch(/\(4 payments\/s\): 20x$/);

@@ -20,8 +20,13 @@ export interface DesignCounts {
   /** Handoff's split phase (`--split-payments`): the trigger alone, then one worker's drain. */
   readonly split?: {
     readonly payments: number;
-    readonly paced: { readonly ratePerSecond: number; readonly executionMsP50: number; readonly executionMsP99: number };
-    readonly burst: { readonly executionMsP50: number; readonly executionMsP99: number; readonly acksPerSecond: number };
+    readonly paced: { readonly ratePerSecond: number; readonly executionMsP50: number; readonly executionMsP99: number; readonly warmupMs?: readonly number[] };
+    readonly burst: {
+      readonly executionMsP50: number;
+      readonly executionMsP99: number;
+      readonly acksPerSecond: number;
+      readonly cpuMsPerMessage?: { readonly benchProcess: number; readonly durableHost?: number; readonly machine?: number };
+    };
     readonly triggerStoragePerMessage: Readonly<Record<string, number>>;
     readonly drain: { readonly paymentsPerSecond: number };
     readonly charged: number;
@@ -80,6 +85,12 @@ export function summarize(run: DesignCounts): Record<string, number> {
     figures['split: trigger alone, burst, p99 ms'] = split.burst.executionMsP99;
     figures['split: messages acknowledged / s (trigger alone, burst)'] = split.burst.acksPerSecond;
     figures['split: trigger storage requests / message (claim + start)'] = total(split.triggerStoragePerMessage);
+    const cpu = split.burst.cpuMsPerMessage;
+    if (cpu) {
+      figures['split: CPU ms / message, bench process (trigger + bus + counting proxies)'] = cpu.benchProcess;
+      if (cpu.durableHost !== undefined) figures['split: CPU ms / message, Durable host (start API)'] = cpu.durableHost;
+      if (cpu.machine !== undefined) figures['split: CPU ms / message, whole machine'] = cpu.machine;
+    }
     figures['split: payments / s one Durable worker drains'] = split.drain.paymentsPerSecond;
   }
   return figures;
@@ -108,12 +119,19 @@ export function splitLines(hold: DesignCounts | undefined, handoff: DesignCounts
   if (!split) return [];
   const ceiling = concurrency / Math.max(0.001, providerMs / 1000);
   const lines = [
-    `split (handoff, the Durable host as a client: the trigger alone): ${split.payments / 2} paced at ${split.paced.ratePerSecond}/s: p50 ${split.paced.executionMsP50} ms, p99 ${split.paced.executionMsP99} ms; ` +
-      `${split.payments / 2} at once: p50 ${split.burst.executionMsP50} ms, p99 ${split.burst.executionMsP99} ms, ${split.burst.acksPerSecond} acknowledged/s`,
+    `split (handoff, the Durable host as a client: the trigger alone): paced at ${split.paced.ratePerSecond}/s` +
+      `${split.paced.warmupMs ? ` after ${split.paced.warmupMs.length} warm-up messages (max ${Math.max(...split.paced.warmupMs)} ms)` : ''}: p50 ${split.paced.executionMsP50} ms, p99 ${split.paced.executionMsP99} ms; ` +
+      `at once: p50 ${split.burst.executionMsP50} ms, p99 ${split.burst.executionMsP99} ms, ${split.burst.acksPerSecond} acknowledged/s`,
     `split: trigger storage requests per message ${round2(Object.values(split.triggerStoragePerMessage).reduce((a, b) => a + b, 0))} (${Object.entries(split.triggerStoragePerMessage)
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')})`,
+    ...(split.burst.cpuMsPerMessage
+      ? [
+          `split: CPU ms per burst message: bench process ${split.burst.cpuMsPerMessage.benchProcess} (an upper bound of the trigger's: it also runs the bus and the counting proxies), ` +
+            `Durable host ${split.burst.cpuMsPerMessage.durableHost ?? '-'}, whole machine ${split.burst.cpuMsPerMessage.machine ?? '-'}`,
+        ]
+      : []),
     `split: one Durable worker then drained at ${split.drain.paymentsPerSecond} payments/s; charged ${split.charged} of ${split.payments}`,
     `split: trigger alone vs the holding design's ceiling (${round2(ceiling)}/s = ${concurrency} calls / ${providerMs / 1000} s): ${round2(split.burst.acksPerSecond / ceiling)}x`,
   ];

@@ -9,6 +9,7 @@ import { FakePaymentProvider } from '../fakeProvider/FakePaymentProvider';
 import { LocalServiceBus } from '../local/LocalServiceBus';
 import { startRealEnginePayments } from '../local/durable/realEnginePayments';
 import { countingRpcProxy } from './countingRpcProxy';
+import { cpuBetween, sampleCpu } from './cpuMeter';
 import { percentile, round } from './stats';
 import { diffCounts, StorageTrafficCounter, type StorageCounts } from './StorageTrafficCounter';
 
@@ -194,41 +195,54 @@ export async function runDesign(options: DesignRunOptions) {
         bus.send('payments', { messageId: paymentId, body: JSON.stringify({ paymentId, customerId: 'c', amount: 1_000 + i, currency: 'EUR' }) });
       };
       const ratePerSecond = round(concurrency / Math.max(0.001, providerMs / 1000), 2);
+      // The first second of paced messages warms the new host process (JIT, connections): reported apart.
+      const warmup = Math.max(1, Math.ceil(ratePerSecond));
       const pacedFrom = consumerExecutions.length;
       const pacedStarted = performance.now();
-      for (let i = 0; i < n; i++) {
+      for (let i = 0; i < n + warmup; i++) {
         const due = pacedStarted + (i * 1000) / ratePerSecond;
         const wait = due - performance.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         send('paced', i);
       }
       while (!bus.idle) await new Promise((r) => setTimeout(r, 20));
-      const paced = consumerExecutions.slice(pacedFrom).map((e) => e.durationMs);
+      const pacedAll = consumerExecutions.slice(pacedFrom).map((e) => e.durationMs);
+      const warmupMs = pacedAll.slice(0, warmup);
+      const paced = pacedAll.slice(warmup);
+      log(`bench:durable: split: ${n} paced done; ${n} at once...`);
       const burstFrom = consumerExecutions.length;
       const storageBefore = { app: appCounter.snapshot(), engine: engine.snapshot() };
+      const cpuBefore = sampleCpu(engineHost.pid);
       const burstStarted = performance.now();
       for (let i = 0; i < n; i++) send('burst', i);
       while (!bus.idle) await new Promise((r) => setTimeout(r, 20));
       const burstSeconds = (performance.now() - burstStarted) / 1000;
+      const cpu = cpuBetween(cpuBefore, sampleCpu(engineHost.pid));
       const triggerStorage = merge({ app: diffCounts(appCounter.snapshot(), storageBefore.app), durable: diffCounts(engine.snapshot(), storageBefore.engine) });
       const burst = consumerExecutions.slice(burstFrom).map((e) => e.durationMs);
-      log(`bench:durable: split: the Durable host as a worker again; draining ${2 * n} charges...`);
+      log(`bench:durable: split: the Durable host as a worker again; draining ${2 * n + warmup} charges...`);
       const drainStarted = performance.now();
       await engineHost.switchRole('worker');
       await real.workflow.drain(900_000);
       const drainSeconds = (performance.now() - drainStarted) / 1000;
+      const drained = 2 * n + warmup;
       const charged = provider.charges.filter((c) => c.paymentId.startsWith('bench-split-')).length;
       return {
-        payments: 2 * n,
-        paced: { ratePerSecond, executionMsP50: round(percentile(paced, 50), 0), executionMsP99: round(percentile(paced, 99), 0), durationsMs: paced },
+        payments: 2 * n + warmup,
+        paced: { ratePerSecond, warmupMs, executionMsP50: round(percentile(paced, 50), 0), executionMsP99: round(percentile(paced, 99), 0), durationsMs: paced },
         burst: {
           executionMsP50: round(percentile(burst, 50), 0),
           executionMsP99: round(percentile(burst, 99), 0),
           acksPerSecond: round(n / burstSeconds, 2),
           durationsMs: burst,
+          cpuMsPerMessage: {
+            benchProcess: round(cpu.clientMs / n, 2),
+            durableHost: cpu.serverMs === undefined ? undefined : round(cpu.serverMs / n, 2),
+            machine: cpu.machineMs === undefined ? undefined : round(cpu.machineMs / n, 2),
+          },
         },
         triggerStoragePerMessage: Object.fromEntries(Object.entries(triggerStorage.requests).map(([k, v]) => [k, round(v / n, 2)])),
-        drain: { seconds: round(drainSeconds, 1), paymentsPerSecond: round((2 * n) / drainSeconds, 2) },
+        drain: { seconds: round(drainSeconds, 1), paymentsPerSecond: round(drained / drainSeconds, 2) },
         charged,
       };
     }
@@ -302,10 +316,21 @@ export type DesignReport = Awaited<ReturnType<typeof runDesign>>;
 
 /** The split phase's figures (handoff): the trigger alone, paced and in a burst, then one worker's drain. */
 export interface SplitPhase {
-  /** Messages of the phase (paced + burst). */
+  /** Messages of the phase (warm-up + paced + burst). */
   readonly payments: number;
-  readonly paced: { readonly ratePerSecond: number; readonly executionMsP50: number; readonly executionMsP99: number; readonly durationsMs: number[] };
-  readonly burst: { readonly executionMsP50: number; readonly executionMsP99: number; readonly acksPerSecond: number; readonly durationsMs: number[] };
+  /** `warmupMs`: the first second of paced messages (a new host process), not in the percentiles. */
+  readonly paced: { readonly ratePerSecond: number; readonly warmupMs: number[]; readonly executionMsP50: number; readonly executionMsP99: number; readonly durationsMs: number[] };
+  readonly burst: {
+    readonly executionMsP50: number;
+    readonly executionMsP99: number;
+    readonly acksPerSecond: number;
+    readonly durationsMs: number[];
+    /**
+     * CPU ms per burst message (/proc): this process (the trigger, the local bus and the counting proxies: an upper
+     * bound of the trigger's), the client-role Durable host (the start API), and the whole machine (all processes).
+     */
+    readonly cpuMsPerMessage: { readonly benchProcess: number; readonly durableHost?: number; readonly machine?: number };
+  };
   /** Storage requests per message while only the trigger ran (the burst): the claim and the orchestration's start. */
   readonly triggerStoragePerMessage: Record<string, number>;
   /** One worker host running the queued charges to the end. */

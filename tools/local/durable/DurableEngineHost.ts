@@ -185,6 +185,11 @@ export class DurableEngineHost {
     this.currentRole = options.role ?? 'worker';
   }
 
+  /** The host process's pid while it runs (its CPU time is read from /proc by the bench). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   /** What the running host process does (see {@link DurableEngineHostOptions.role}). */
   get role(): DurableHostRole {
     return this.currentRole;
