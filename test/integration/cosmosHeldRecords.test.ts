@@ -1,11 +1,23 @@
 import { CosmosClient, type Container, type PluginConfig } from '@azure/cosmos';
-import { CosmosIdempotencyStore, keyFromMessageId, payloadDigest, StoreRequestError, type IdempotencyKey } from '../../src/core';
+import { InvocationContext } from '@azure/functions';
+import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { expiryTimerFromSettings } from '../../src/app/expiryTimer';
+import { loadSettings } from '../../src/config/settings';
+import {
+  CosmosIdempotencyStore,
+  keyFromMessageId,
+  payloadDigest,
+  StoreRequestError,
+  TableIdempotencyStore,
+  type IdempotencyKey,
+} from '../../src/core';
 import { TTL_MARGIN_SECONDS } from '../../src/core/cosmosDocuments';
 import { holdCosmosRecords } from '../../src/lifecycle/cosmosHeldRecords';
 import type { HeldKeysSource } from '../../src/lifecycle/heldRecords';
+import { useAzurite } from '../support/azurite';
 import { CosmosEmulator } from '../support/cosmos';
 import { cosmosClientWithFaults } from '../support/cosmosFaults';
-import { FakeClock } from '../support/tables';
+import { FakeClock, freshTable } from '../support/tables';
 
 /**
  * Issue 23, item 6 on the Cosmos store (`IDEMPOTENCY_STORE=cosmos`): the expiry timer holds the records of
@@ -21,6 +33,7 @@ const HELD_TTL = (2 * HOLD_MS) / 1000 + TTL_MARGIN_SECONDS;
 const keyOf = (i: number): IdempotencyKey => keyFromMessageId('payments', `pay-${i}`);
 const digestOf = (i: number): string => payloadDigest({ paymentId: `pay-${i}`, amount: 100 + i });
 
+const azuriteOf = useAzurite();
 let cosmos: CosmosEmulator;
 const clients: CosmosClient[] = [];
 beforeAll(async () => {
@@ -225,5 +238,92 @@ describe('the expiry timer holds the Cosmos records of dead-lettered payments (e
     await expect(hold()).rejects.toThrow('dead-letter queue unreachable');
     expect(requests).toEqual([]);
     expect((await doc(1))._etag).toBe(before._etag);
+  });
+});
+
+describe('the expiry timer with IDEMPOTENCY_STORE=cosmos (emulator + Azurite)', () => {
+  class CollectingReader extends MetricReader {
+    protected override onForceFlush(): Promise<void> {
+      return Promise.resolve();
+    }
+    protected override onShutdown(): Promise<void> {
+      return Promise.resolve();
+    }
+  }
+  const tick = { isPastDue: false, schedule: { adjustForDST: false }, scheduleStatus: { last: '', next: '', lastUpdated: '' } };
+
+  test("each tick holds the dead-lettered payments' records on Cosmos, then sweeps the table (the HTTP API's records) without holds", async () => {
+    const { container, clock, dlq, doc } = await setUp();
+    let dlqReads = 0;
+    const counted: HeldKeysSource = { name: dlq.name, heldKeys: () => (dlqReads++, dlq.heldKeys()) };
+    dlq.keys = [keyOf(1), keyOf(4)];
+    // An HTTP API record (`http-payments`) in the idempotency table: it stays on Table Storage with IDEMPOTENCY_STORE=cosmos.
+    const table = await freshTable(azuriteOf());
+    const httpStore = new TableIdempotencyStore(table, { retentionMs: DAY_MS, leaseMs: 60_000, clock });
+    await httpStore.commit({ consumer: 'http-payments', key: 'idem-1' }, digestOf(9), { accepted: true });
+    clock.advance(RETENTION_MS - DAY_MS);
+
+    const settings = loadSettings({
+      IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
+      IDEMPOTENCY_TABLE_NAME: table.tableName,
+      IDEMPOTENCY_STORE: 'cosmos',
+      COSMOS_ENDPOINT: cosmos.endpoint,
+    });
+    const reader = new CollectingReader();
+    const provider = new MeterProvider({ readers: [reader] });
+    const logs: string[] = [];
+    const context = new InvocationContext({ invocationId: 'c1', functionName: 'expiryTimer', logHandler: (_level, ...args) => logs.push(args.join(' ')) });
+    const handler = expiryTimerFromSettings(settings, { clock, holds: [counted], idempotencyContainer: container, meter: provider.getMeter('idempotent-consumer') });
+    await handler(tick, context);
+
+    // Default settings: the hold window is the redelivery window, 28 d 1 h; the record now lives 2 x that.
+    const windowMs = 28 * DAY_MS + 3_600_000;
+    expect(await doc(1)).toMatchObject({ retentionExpiresAtMs: clock.now + 2 * windowMs, ttl: (2 * windowMs) / 1000 + TTL_MARGIN_SECONDS });
+    expect(logs.join('\n')).toMatch(/cosmos hold: held 2 \(1 with a record, 1 extended\), 4 requests/);
+    // The table sweep ran, without a hold pass of its own (no "held" in its line; the dead-letter queue read once).
+    expect(logs.join('\n')).toMatch(/expiry sweep: scanned 1, deleted 1, skipped 0/);
+    expect(await httpStore.get({ consumer: 'http-payments', key: 'idem-1' })).toBeUndefined();
+    expect(dlqReads).toBe(1);
+    // The held counts in the metrics are the Cosmos hold's.
+    const { resourceMetrics } = await reader.collect();
+    const extended = resourceMetrics.scopeMetrics.flatMap((m) => m.metrics).find((m) => m.descriptor.name === 'idempotency.purge.held_extended');
+    expect(extended?.dataPoints.reduce((sum, p) => sum + Number(p.value), 0)).toBe(1);
+    await provider.shutdown();
+  });
+
+  test('a dead-letter queue that cannot be read fails the run: nothing held, nothing swept', async () => {
+    const { container, clock, dlq, doc } = await setUp();
+    dlq.keys = [keyOf(1)];
+    dlq.failWith = new Error('dead-letter queue unreachable');
+    const table = await freshTable(azuriteOf());
+    const httpStore = new TableIdempotencyStore(table, { retentionMs: DAY_MS, leaseMs: 60_000, clock });
+    await httpStore.commit({ consumer: 'http-payments', key: 'idem-1' }, digestOf(9), { accepted: true });
+    const before = await doc(1);
+    clock.advance(RETENTION_MS - DAY_MS);
+    const settings = loadSettings({
+      IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
+      IDEMPOTENCY_TABLE_NAME: table.tableName,
+      IDEMPOTENCY_STORE: 'cosmos',
+      COSMOS_ENDPOINT: cosmos.endpoint,
+    });
+    const logs: string[] = [];
+    const context = new InvocationContext({ invocationId: 'c2', functionName: 'expiryTimer', logHandler: (level, ...args) => logs.push(`${level} ${args.join(' ')}`) });
+    await expect(expiryTimerFromSettings(settings, { clock, holds: [dlq], idempotencyContainer: container })(tick, context)).rejects.toThrow(
+      'dead-letter queue unreachable',
+    );
+    expect(logs.join('\n')).toMatch(/error expiry sweep failed: Error: dead-letter queue unreachable/);
+    expect((await doc(1))._etag).toBe(before._etag);
+    expect(await httpStore.get({ consumer: 'http-payments', key: 'idem-1' })).toBeDefined();
+  });
+
+  test('refuses to build the timer (at start) with a schedule whose runs are further apart than the DLQ resubmit margin', () => {
+    const settings = loadSettings({
+      IDEMPOTENCY_TABLE_CONNECTION_STRING: 'UseDevelopmentStorage=true',
+      IDEMPOTENCY_STORE: 'cosmos',
+      COSMOS_ENDPOINT: 'http://127.0.0.1:9',
+      EXPIRY_TIMER_SCHEDULE: '0 0 0 1,15 * *',
+    });
+    expect(() => expiryTimerFromSettings(settings)).toThrow(/EXPIRY_TIMER_SCHEDULE "0 0 0 1,15 \* \*" leaves up to 17.00 days between runs/);
+    expect(() => expiryTimerFromSettings({ ...settings, EXPIRY_TIMER_SCHEDULE: '0 0 3 * * 0' })).not.toThrow();
   });
 });
