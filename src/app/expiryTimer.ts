@@ -59,8 +59,7 @@ export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTim
         cosmos && holds.length > 0
           ? await holdCosmosRecords(cosmos, holds, { holdMs: window.totalMs, clock, callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS })
           : undefined;
-      if (held)
-        context.log(`cosmos hold: held ${held.held} (${held.heldWithRecord} with a record, ${held.extended} extended), ${held.requests} requests`);
+      if (held) context.log(`cosmos hold: held ${held.held} (${held.heldWithRecord} with a record, ${held.extended} extended), ${held.requests} requests`);
       const swept = await sweeper.sweep();
       const report = held ? { ...swept, held: held.held, heldWithRecord: held.heldWithRecord, heldExtended: held.extended } : swept;
       recordSweepMetrics(overrides.meter ?? metrics.getMeter('idempotent-consumer'), report);

@@ -47,12 +47,9 @@ export function parseNcrontab(expression: string): NcrontabSchedule {
   const text = expression.trim();
   const problem = (detail: string) => new ConfigurationError(`EXPIRY_TIMER_SCHEDULE "${expression}" ${detail}`);
   if (/^\d+(\.\d+)?(:\d+){1,2}$/.test(text))
-    throw problem(
-      'is a TimeSpan: the Flex Consumption plan runs NCRONTAB schedules only (six fields: second minute hour day month day-of-week)',
-    );
+    throw problem('is a TimeSpan: the Flex Consumption plan runs NCRONTAB schedules only (six fields: second minute hour day month day-of-week)');
   const parts = text.split(/\s+/);
-  if (parts.length !== 6)
-    throw problem(`has ${parts.length} field(s): NCRONTAB has 6 (second minute hour day month day-of-week), e.g. "0 */15 * * * *"`);
+  if (parts.length !== 6) throw problem(`has ${parts.length} field(s): NCRONTAB has 6 (second minute hour day month day-of-week), e.g. "0 */15 * * * *"`);
   const [seconds, minutes, hours, days, months, daysOfWeek] = parts.map((part, i) => parseField(part, FIELDS[i], problem));
   return { seconds, minutes, hours, days, months, daysOfWeek };
 }

@@ -3,14 +3,7 @@ import { InvocationContext } from '@azure/functions';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { expiryTimerFromSettings } from '../../src/app/expiryTimer';
 import { loadSettings } from '../../src/config/settings';
-import {
-  CosmosIdempotencyStore,
-  keyFromMessageId,
-  payloadDigest,
-  StoreRequestError,
-  TableIdempotencyStore,
-  type IdempotencyKey,
-} from '../../src/core';
+import { CosmosIdempotencyStore, keyFromMessageId, payloadDigest, StoreRequestError, TableIdempotencyStore, type IdempotencyKey } from '../../src/core';
 import { TTL_MARGIN_SECONDS } from '../../src/core/cosmosDocuments';
 import { holdCosmosRecords } from '../../src/lifecycle/cosmosHeldRecords';
 import type { HeldKeysSource } from '../../src/lifecycle/heldRecords';
@@ -66,7 +59,11 @@ function hooked(container: Container, hook: (request: { method: string; send: ()
     endpoint: cosmos.endpoint,
     // The emulator accepts any key; this one is a placeholder, never a real credential.
     key: Buffer.from('emulator').toString('base64'),
-    connectionPolicy: { enableEndpointDiscovery: false, requestTimeout: 5_000, retryOptions: { maxRetryAttemptCount: 3, fixedRetryIntervalInMilliseconds: 10, maxWaitTimeInSeconds: 2 } },
+    connectionPolicy: {
+      enableEndpointDiscovery: false,
+      requestTimeout: 5_000,
+      retryOptions: { maxRetryAttemptCount: 3, fixedRetryIntervalInMilliseconds: 10, maxWaitTimeInSeconds: 2 },
+    },
     plugins: [{ on: 'request', plugin }],
   } as ConstructorParameters<typeof CosmosClient>[0]);
   clients.push(client);
@@ -97,7 +94,7 @@ async function setUp() {
 }
 
 describe('the expiry timer holds the Cosmos records of dead-lettered payments (emulator)', () => {
-  test("a held record gets a later retention and ttl, its local row the same ttl; a key without record is missing; the others keep theirs", async () => {
+  test('a held record gets a later retention and ttl, its local row the same ttl; a key without record is missing; the others keep theirs', async () => {
     const { clock, store, dlq, requests, hold, doc } = await setUp();
     dlq.keys = [keyOf(1), keyOf(3), keyOf(4), keyOf(1)]; // pay-4 never claimed (no record); pay-1 listed twice counts once
     const before = { 1: await doc(1), 2: await doc(2), 3: await doc(3), row: await doc(1, 'payment') };
@@ -273,7 +270,12 @@ describe('the expiry timer with IDEMPOTENCY_STORE=cosmos (emulator + Azurite)', 
     const provider = new MeterProvider({ readers: [reader] });
     const logs: string[] = [];
     const context = new InvocationContext({ invocationId: 'c1', functionName: 'expiryTimer', logHandler: (_level, ...args) => logs.push(args.join(' ')) });
-    const handler = expiryTimerFromSettings(settings, { clock, holds: [counted], idempotencyContainer: container, meter: provider.getMeter('idempotent-consumer') });
+    const handler = expiryTimerFromSettings(settings, {
+      clock,
+      holds: [counted],
+      idempotencyContainer: container,
+      meter: provider.getMeter('idempotent-consumer'),
+    });
     await handler(tick, context);
 
     // Default settings: the hold window is the redelivery window, 28 d 1 h; the record now lives 2 x that.
@@ -307,7 +309,11 @@ describe('the expiry timer with IDEMPOTENCY_STORE=cosmos (emulator + Azurite)', 
       COSMOS_ENDPOINT: cosmos.endpoint,
     });
     const logs: string[] = [];
-    const context = new InvocationContext({ invocationId: 'c2', functionName: 'expiryTimer', logHandler: (level, ...args) => logs.push(`${level} ${args.join(' ')}`) });
+    const context = new InvocationContext({
+      invocationId: 'c2',
+      functionName: 'expiryTimer',
+      logHandler: (level, ...args) => logs.push(`${level} ${args.join(' ')}`),
+    });
     await expect(expiryTimerFromSettings(settings, { clock, holds: [dlq], idempotencyContainer: container })(tick, context)).rejects.toThrow(
       'dead-letter queue unreachable',
     );
