@@ -201,7 +201,7 @@ describe('the expiry timer holds the Cosmos records of dead-lettered payments (e
     clients.push(client);
     faults.mode = 'hang';
     const hanging = client.database(container.database.id).container(container.id);
-    expect(await hold(hanging, 300)).toEqual({ held: 1, heldWithRecord: 1, extended: 1, requests: 4 });
+    expect(await hold(hanging, 1_500)).toEqual({ held: 1, heldWithRecord: 1, extended: 1, requests: 4 });
     expect(requests).toEqual(['read 200', 'replace undefined', 'read 200', 'replace 200']);
     const extended = await doc(2);
     expect(extended).toMatchObject({ retentionExpiresAtMs: clock.now + 2 * HOLD_MS, ttl: HELD_TTL });
