@@ -4,14 +4,17 @@ import type { Settings } from '../config/settings';
 import { ExpirySweeper } from '../lifecycle/ExpirySweeper';
 import { assertRetentionCoversRedelivery, retentionMsOf } from '../lifecycle/retention';
 import type { HeldKeysSource } from '../lifecycle/heldRecords';
+import { holdCosmosRecords } from '../lifecycle/cosmosHeldRecords';
+import { assertScheduleRenewsHolds } from '../lifecycle/timerSchedule';
 import { recordSweepMetrics } from '../lifecycle/sweepMetrics';
 import { systemClock } from '../core/clock';
+import { cosmosIdempotencyContainer } from './cosmosClient';
 import { paymentsDeadLetterSource } from './deadLetterSource';
 import { durableClientOf, purgeDurableRecords } from './durablePurge';
 import { tableClientsOf, type WiringOverrides } from './stores';
 
 /** What the expiry timer may take from elsewhere than the settings; tests pass their own. */
-export interface ExpiryTimerOverrides extends Pick<WiringOverrides, 'tableClient' | 'clock'> {
+export interface ExpiryTimerOverrides extends Pick<WiringOverrides, 'tableClient' | 'clock' | 'idempotencyContainer'> {
   /** Default: the global meter `idempotent-consumer`, read on every tick (telemetry may start later). */
   readonly meter?: Meter;
   /** What the sweep holds (default: the payments dead-letter queue when Service Bus is configured). */
@@ -23,14 +26,20 @@ export interface ExpiryTimerOverrides extends Pick<WiringOverrides, 'tableClient
  * of the idempotency table (keeping the records of dead-lettered payments, `deadLetterSource.ts`), logs and counts what it did; then, when the function has a Durable client input,
  * purges the charge orchestrations and entities older than the retention (`purgeDurableRecords`) in what is
  * left of the budget.
- * @throws ConfigurationError at once when the retention does not cover the redelivery window.
+ * With `IDEMPOTENCY_STORE=cosmos` the payments consumer's records are in Cosmos, which expires them by TTL: each tick
+ * first holds the dead-lettered ones there (`holdCosmosRecords`), then sweeps the table (the HTTP API's records stay
+ * there) without holds; the metrics' held counts are the Cosmos hold's.
+ * @throws ConfigurationError at once when the retention does not cover the redelivery window, or the schedule
+ *   (`EXPIRY_TIMER_SCHEDULE`) leaves runs further apart than the DLQ resubmit margin (`assertScheduleRenewsHolds`).
  * The handler throws StoreUnavailableError or StoreRequestError (the run fails; the next tick resumes).
  */
 export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTimerOverrides = {}): (timer: Timer, context: InvocationContext) => Promise<void> {
   const window = assertRetentionCoversRedelivery(settings);
+  assertScheduleRenewsHolds(settings);
   const deadLetters = overrides.holds ? undefined : paymentsDeadLetterSource(settings);
   const holds = overrides.holds ?? (deadLetters ? [deadLetters] : []);
   const table = tableClientsOf(settings, overrides)(settings.IDEMPOTENCY_TABLE_NAME);
+  const cosmos = settings.IDEMPOTENCY_STORE === 'cosmos' ? (overrides.idempotencyContainer ?? cosmosIdempotencyContainer(settings)) : undefined;
   return async (timer, context) => {
     if (timer.isPastDue) context.warn('expiry timer is past due');
     const sweeper = new ExpirySweeper(table, {
@@ -38,14 +47,21 @@ export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTim
       budgetMs: settings.EXPIRY_SWEEP_BUDGET_SECONDS * 1000,
       clock: overrides.clock,
       log: (message) => context.log(message),
-      holds,
+      holds: cosmos ? [] : holds,
       holdMs: window.totalMs,
     });
     if (holds.length === 0) context.warn('expiry sweep: no dead-letter queue to hold records for (Service Bus is not configured)');
     const clock = overrides.clock ?? systemClock;
     const startedMs = clock.nowMs();
     try {
-      const report = await sweeper.sweep();
+      // Cosmos first: a dead-letter queue that cannot be read fails the run, as on the table.
+      const held =
+        cosmos && holds.length > 0
+          ? await holdCosmosRecords(cosmos, holds, { holdMs: window.totalMs, clock, callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS })
+          : undefined;
+      if (held) context.log(`cosmos hold: held ${held.held} (${held.heldWithRecord} with a record, ${held.extended} extended), ${held.requests} requests`);
+      const swept = await sweeper.sweep();
+      const report = held ? { ...swept, held: held.held, heldWithRecord: held.heldWithRecord, heldExtended: held.extended } : swept;
       recordSweepMetrics(overrides.meter ?? metrics.getMeter('idempotent-consumer'), report);
       const client = durableClientOf(context);
       if (client) {

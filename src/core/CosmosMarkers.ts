@@ -46,6 +46,15 @@ export class CosmosMarkers {
   }
 
   /**
+   * The marker document of `recordId` as stored (the service's `_etag`, `_ts`... included) and its ETag, or
+   * undefined: for a writer that changes a few properties and keeps the rest (the expiry timer's hold).
+   * @throws StoreUnavailableError, StoreRequestError
+   */
+  async readMarkerDocument(recordId: string, operation = 'read'): Promise<{ resource: Record<string, unknown>; etag: string } | undefined> {
+    return this.readDocument(recordId, recordId, operation);
+  }
+
+  /**
    * The local rows `names` of `recordId`: name -> the row's own properties, absent rows missing. One
    * point read per row. @throws StoreUnavailableError, StoreRequestError
    */

@@ -68,6 +68,8 @@ describe('app start (the Functions registrations)', () => {
     ['ordersConsumer', 'COSMOS_ENDPOINT', undefined],
     ['ordersConsumer', 'COSMOS_ENDPOINT', 'not a url'],
     ['expiryTimer', 'EXPIRY_SWEEP_BUDGET_SECONDS', 'soon'],
+    ['expiryTimer', 'EXPIRY_TIMER_SCHEDULE', '0 0 0 1,15 * *'], // runs up to 17 days apart: a hold could lapse (14-day margin)
+    ['expiryTimer', 'EXPIRY_TIMER_SCHEDULE', '0 */15 * * *'], // five fields
   ] as const)('%s with %s = %s: not registered, one error line naming the setting; the other entry points are untouched', (entry, name, value) => {
     const { [name]: _removed, ...rest } = VALID as Record<string, string>;
     const env = value === undefined ? rest : { ...VALID, [name]: value };

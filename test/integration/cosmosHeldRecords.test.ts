@@ -1,0 +1,335 @@
+import { CosmosClient, type Container, type PluginConfig } from '@azure/cosmos';
+import { InvocationContext } from '@azure/functions';
+import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { expiryTimerFromSettings } from '../../src/app/expiryTimer';
+import { loadSettings } from '../../src/config/settings';
+import { CosmosIdempotencyStore, keyFromMessageId, payloadDigest, StoreRequestError, TableIdempotencyStore, type IdempotencyKey } from '../../src/core';
+import { TTL_MARGIN_SECONDS } from '../../src/core/cosmosDocuments';
+import { holdCosmosRecords } from '../../src/lifecycle/cosmosHeldRecords';
+import type { HeldKeysSource } from '../../src/lifecycle/heldRecords';
+import { useAzurite } from '../support/azurite';
+import { CosmosEmulator } from '../support/cosmos';
+import { cosmosClientWithFaults } from '../support/cosmosFaults';
+import { FakeClock, freshTable } from '../support/tables';
+
+/**
+ * Issue 23, item 6 on the Cosmos store (`IDEMPOTENCY_STORE=cosmos`): the expiry timer holds the records of
+ * dead-lettered payments by moving their retention and their documents' `ttl` forward. On the in-process emulator
+ * (@vercel/cosmosdb-server), which does not delete by TTL: the tests check the values written, which the service
+ * counts from each document's last write (docs/stores.md).
+ */
+const DAY_MS = 86_400_000;
+const RETENTION_MS = 30 * DAY_MS;
+const HOLD_MS = 20 * DAY_MS;
+const HELD_TTL = (2 * HOLD_MS) / 1000 + TTL_MARGIN_SECONDS;
+
+const keyOf = (i: number): IdempotencyKey => keyFromMessageId('payments', `pay-${i}`);
+const digestOf = (i: number): string => payloadDigest({ paymentId: `pay-${i}`, amount: 100 + i });
+
+const azuriteOf = useAzurite();
+let cosmos: CosmosEmulator;
+const clients: CosmosClient[] = [];
+beforeAll(async () => {
+  cosmos = await CosmosEmulator.start();
+});
+afterAll(async () => {
+  for (const client of clients) client.dispose();
+  await cosmos?.stop();
+});
+
+/** A dead-letter queue as the hold sees it: the keys of the messages in it, changed by the test. */
+class DeadLetterList implements HeldKeysSource {
+  readonly name = 'payments dead-letter queue';
+  keys: IdempotencyKey[] = [];
+  failWith: Error | undefined;
+  async heldKeys(): Promise<readonly IdempotencyKey[]> {
+    if (this.failWith) throw this.failWith;
+    return this.keys;
+  }
+}
+
+/**
+ * The same container through a client whose every request passes `hook` first (`send` sends it): another writer
+ * between the hold's read and its write, or an answer lost on the way back.
+ */
+function hooked(container: Container, hook: (request: { method: string; send: () => Promise<unknown> }) => Promise<unknown>): Container {
+  const plugin = (async (context: { method?: string }, _node: unknown, next: (c: unknown) => Promise<unknown>) =>
+    hook({ method: context.method ?? '?', send: () => next(context) })) as unknown as PluginConfig['plugin'];
+  const client = new CosmosClient({
+    endpoint: cosmos.endpoint,
+    // The emulator accepts any key; this one is a placeholder, never a real credential.
+    key: Buffer.from('emulator').toString('base64'),
+    connectionPolicy: {
+      enableEndpointDiscovery: false,
+      requestTimeout: 5_000,
+      retryOptions: { maxRetryAttemptCount: 3, fixedRetryIntervalInMilliseconds: 10, maxWaitTimeInSeconds: 2 },
+    },
+    plugins: [{ on: 'request', plugin }],
+  } as ConstructorParameters<typeof CosmosClient>[0]);
+  clients.push(client);
+  return client.database(container.database.id).container(container.id);
+}
+
+async function setUp() {
+  const container = await cosmos.freshIdempotencyContainer();
+  const clock = new FakeClock();
+  const store = new CosmosIdempotencyStore(container, { retentionMs: RETENTION_MS, leaseMs: 60_000, clock });
+  // pay-1 charged with its Payment row, pay-2 charged, pay-3 claimed and never completed (its delivery crashed after the charge).
+  for (const i of [1, 2]) {
+    const outcome = await store.claim(keyOf(i), digestOf(i));
+    if (outcome.kind !== 'claimed') throw new Error(`setup: ${outcome.kind}`);
+    const effects = i === 1 ? [{ name: 'payment', properties: { amount: 101, state: 'charged' } }] : undefined;
+    await store.complete(outcome.claim, { status: 'succeeded', chargeId: `ch_${i}` }, effects);
+  }
+  if ((await store.claim(keyOf(3), digestOf(3))).kind !== 'claimed') throw new Error('setup: pay-3 not claimed');
+  const dlq = new DeadLetterList();
+  const requests: string[] = [];
+  const hold = (on: Container = container, callTimeoutMs = 2_000) =>
+    holdCosmosRecords(on, [dlq], { holdMs: HOLD_MS, clock, callTimeoutMs, onRequestCharge: (c) => requests.push(`${c.request} ${c.statusCode}`) });
+  const doc = async (i: number, row?: string): Promise<Record<string, unknown>> => {
+    const id = store.recordIdOf(keyOf(i));
+    return (await container.item(row ? `${id}~${row}` : id, id).read<Record<string, unknown>>()).resource!;
+  };
+  return { container, clock, store, dlq, requests, hold, doc };
+}
+
+describe('the expiry timer holds the Cosmos records of dead-lettered payments (emulator)', () => {
+  test('a held record gets a later retention and ttl, its local row the same ttl; a key without record is missing; the others keep theirs', async () => {
+    const { clock, store, dlq, requests, hold, doc } = await setUp();
+    dlq.keys = [keyOf(1), keyOf(3), keyOf(4), keyOf(1)]; // pay-4 never claimed (no record); pay-1 listed twice counts once
+    const before = { 1: await doc(1), 2: await doc(2), 3: await doc(3), row: await doc(1, 'payment') };
+    clock.advance(RETENTION_MS - DAY_MS); // one day before the records' end: within the hold window
+
+    expect(await hold()).toEqual({ held: 3, heldWithRecord: 2, extended: 2, requests: 6 });
+    // pay-1: marker read, row read, batch (marker + row); pay-3: read, replace; pay-4: read (404).
+    expect(requests).toEqual(['read 200', 'read 200', 'batch 200', 'read 200', 'replace 200', 'read 404']);
+    for (const i of [1, 3] as const) {
+      const now = await doc(i);
+      expect(now.retentionExpiresAtMs).toBe(clock.now + 2 * HOLD_MS);
+      expect(now.ttl).toBe(HELD_TTL);
+      // Nothing else moved: status, lease, result, attempt, last write time.
+      for (const name of ['status', 'leaseExpiresAtMs', 'resultJson', 'attempt', 'ownerId', 'updatedAtMs', 'createdAtMs', 'localRows', 'digest'])
+        expect({ name, value: now[name] }).toEqual({ name, value: before[i][name] });
+    }
+    const row = await doc(1, 'payment');
+    expect(row.ttl).toBe(HELD_TTL);
+    expect(row.properties).toEqual(before.row.properties);
+    expect(await doc(2)).toMatchObject({ retentionExpiresAtMs: before[2].retentionExpiresAtMs, ttl: RETENTION_MS / 1000 + TTL_MARGIN_SECONDS });
+
+    // The operator resubmits pay-1 two weeks later, past its first retention: answered from its record.
+    clock.advance(14 * DAY_MS);
+    const again = await store.claim(keyOf(1), digestOf(1));
+    expect(again.kind === 'duplicate' && again.record.result).toEqual({ status: 'succeeded', chargeId: 'ch_1' });
+    // pay-2 was not held: past its retention it counts as absent (the service would have deleted it by now): taken over
+    // as a new lifetime (a new generation), i.e. charged again by a provider that forgot the key.
+    const afresh = await store.claim(keyOf(2), digestOf(2));
+    expect(afresh.kind === 'reclaimed' && afresh.claim.createdAtMs).toBe(clock.now);
+  });
+
+  test('a held record is written once per hold window: the next run reads it and writes nothing', async () => {
+    const { clock, dlq, requests, hold, doc } = await setUp();
+    dlq.keys = [keyOf(1)];
+    clock.advance(RETENTION_MS - DAY_MS);
+    expect((await hold()).extended).toBe(1);
+    const extended = await doc(1);
+    clock.advance(DAY_MS);
+    requests.length = 0;
+    expect(await hold()).toEqual({ held: 1, heldWithRecord: 1, extended: 0, requests: 1 });
+    expect((await doc(1))._etag).toBe(extended._etag);
+    // HOLD_MS later it is within the window again and moves once more.
+    clock.advance(HOLD_MS);
+    expect((await hold()).extended).toBe(1);
+    expect((await doc(1)).retentionExpiresAtMs).toBe(clock.now + 2 * HOLD_MS);
+  });
+
+  test('a write between the read and the replace (412): the hold reads again and retries; the other write is kept', async () => {
+    const { container, clock, dlq, requests, hold, doc } = await setUp();
+    dlq.keys = [keyOf(2)];
+    clock.advance(RETENTION_MS - DAY_MS);
+    let interfered = false;
+    const racing = hooked(container, async ({ method, send }) => {
+      if (method === 'PUT' && !interfered) {
+        interfered = true;
+        const current = await doc(2);
+        await container.item(String(current.id), String(current.id)).replace({ ...current, lastError: 'written by someone else' });
+      }
+      return send();
+    });
+    expect(await hold(racing)).toEqual({ held: 1, heldWithRecord: 1, extended: 1, requests: 4 });
+    expect(requests).toEqual(['read 200', 'replace 412', 'read 200', 'replace 200']);
+    expect(await doc(2)).toMatchObject({ lastError: 'written by someone else', retentionExpiresAtMs: clock.now + 2 * HOLD_MS, ttl: HELD_TTL });
+  });
+
+  test('a resubmission that takes the record over between the read and the replace: read again, its new retention is enough, nothing written', async () => {
+    const { container, clock, store, dlq, requests, hold, doc } = await setUp();
+    dlq.keys = [keyOf(3)];
+    clock.advance(RETENTION_MS - DAY_MS);
+    let interfered = false;
+    const racing = hooked(container, async ({ method, send }) => {
+      if (method === 'PUT' && !interfered) {
+        interfered = true;
+        expect((await store.claim(keyOf(3), digestOf(3))).kind).toBe('reclaimed'); // the lease lapsed long ago
+      }
+      return send();
+    });
+    expect(await hold(racing)).toEqual({ held: 1, heldWithRecord: 1, extended: 0, requests: 3 });
+    expect(requests).toEqual(['read 200', 'replace 412', 'read 200']);
+    expect(await doc(3)).toMatchObject({ attempt: 2, status: 'IN_PROGRESS', retentionExpiresAtMs: clock.now + RETENTION_MS });
+  });
+
+  test('a replace whose answer is lost but which landed is re-read and counted once, not written again', async () => {
+    const { container, clock, dlq, requests, hold, doc } = await setUp();
+    dlq.keys = [keyOf(2)];
+    clock.advance(RETENTION_MS - DAY_MS);
+    let lost = false;
+    const lossy = hooked(container, async ({ method, send }) => {
+      if (method !== 'PUT' || lost) return send();
+      lost = true;
+      await send(); // it reaches the store and acts ...
+      throw Object.assign(new Error('socket hang up (the answer was lost)'), { code: 'ECONNRESET' }); // ... its answer never comes back
+    });
+    expect(await hold(lossy)).toEqual({ held: 1, heldWithRecord: 1, extended: 1, requests: 3 });
+    expect(requests).toEqual(['read 200', 'replace undefined', 'read 200']);
+    expect(await doc(2)).toMatchObject({ retentionExpiresAtMs: clock.now + 2 * HOLD_MS, ttl: HELD_TTL });
+  });
+
+  test('a replace left unanswered (deadline) that did not land is re-read and written again; when it lands late it changes nothing (412)', async () => {
+    const { container, clock, dlq, requests, hold, doc } = await setUp();
+    dlq.keys = [keyOf(2)];
+    clock.advance(RETENTION_MS - DAY_MS);
+    const { client, faults } = cosmosClientWithFaults(cosmos.endpoint);
+    clients.push(client);
+    faults.mode = 'hang';
+    const hanging = client.database(container.database.id).container(container.id);
+    expect(await hold(hanging, 1_500)).toEqual({ held: 1, heldWithRecord: 1, extended: 1, requests: 4 });
+    expect(requests).toEqual(['read 200', 'replace undefined', 'read 200', 'replace 200']);
+    const extended = await doc(2);
+    expect(extended).toMatchObject({ retentionExpiresAtMs: clock.now + 2 * HOLD_MS, ttl: HELD_TTL });
+    expect(await faults.held!.land()).toBe(412);
+    expect((await doc(2))._etag).toBe(extended._etag);
+  });
+
+  test('a record that keeps changing fails the run after 5 tries (StoreRequestError)', async () => {
+    const { container, clock, dlq, hold, doc } = await setUp();
+    dlq.keys = [keyOf(2)];
+    clock.advance(RETENTION_MS - DAY_MS);
+    let writes = 0;
+    const busy = hooked(container, async ({ method, send }) => {
+      if (method === 'PUT') {
+        writes++;
+        const current = await doc(2);
+        await container.item(String(current.id), String(current.id)).replace({ ...current, lastError: `write ${writes}` });
+      }
+      return send();
+    });
+    await expect(hold(busy)).rejects.toThrow(StoreRequestError);
+    await expect(hold(busy)).rejects.toThrow(/kept changing .* 5 tries/);
+  });
+
+  test('a dead-letter queue that cannot be read fails the hold before anything is written', async () => {
+    const { clock, dlq, requests, hold, doc } = await setUp();
+    dlq.keys = [keyOf(1)];
+    dlq.failWith = new Error('dead-letter queue unreachable');
+    const before = await doc(1);
+    clock.advance(RETENTION_MS - DAY_MS);
+    await expect(hold()).rejects.toThrow('dead-letter queue unreachable');
+    expect(requests).toEqual([]);
+    expect((await doc(1))._etag).toBe(before._etag);
+  });
+});
+
+describe('the expiry timer with IDEMPOTENCY_STORE=cosmos (emulator + Azurite)', () => {
+  class CollectingReader extends MetricReader {
+    protected override onForceFlush(): Promise<void> {
+      return Promise.resolve();
+    }
+    protected override onShutdown(): Promise<void> {
+      return Promise.resolve();
+    }
+  }
+  const tick = { isPastDue: false, schedule: { adjustForDST: false }, scheduleStatus: { last: '', next: '', lastUpdated: '' } };
+
+  test("each tick holds the dead-lettered payments' records on Cosmos, then sweeps the table (the HTTP API's records) without holds", async () => {
+    const { container, clock, dlq, doc } = await setUp();
+    let dlqReads = 0;
+    const counted: HeldKeysSource = { name: dlq.name, heldKeys: () => (dlqReads++, dlq.heldKeys()) };
+    dlq.keys = [keyOf(1), keyOf(4)];
+    // An HTTP API record (`http-payments`) in the idempotency table: it stays on Table Storage with IDEMPOTENCY_STORE=cosmos.
+    const table = await freshTable(azuriteOf());
+    const httpStore = new TableIdempotencyStore(table, { retentionMs: DAY_MS, leaseMs: 60_000, clock });
+    await httpStore.commit({ consumer: 'http-payments', key: 'idem-1' }, digestOf(9), { accepted: true });
+    clock.advance(RETENTION_MS - DAY_MS);
+
+    const settings = loadSettings({
+      IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
+      IDEMPOTENCY_TABLE_NAME: table.tableName,
+      IDEMPOTENCY_STORE: 'cosmos',
+      COSMOS_ENDPOINT: cosmos.endpoint,
+    });
+    const reader = new CollectingReader();
+    const provider = new MeterProvider({ readers: [reader] });
+    const logs: string[] = [];
+    const context = new InvocationContext({ invocationId: 'c1', functionName: 'expiryTimer', logHandler: (_level, ...args) => logs.push(args.join(' ')) });
+    const handler = expiryTimerFromSettings(settings, {
+      clock,
+      holds: [counted],
+      idempotencyContainer: container,
+      meter: provider.getMeter('idempotent-consumer'),
+    });
+    await handler(tick, context);
+
+    // Default settings: the hold window is the redelivery window, 28 d 1 h; the record now lives 2 x that.
+    const windowMs = 28 * DAY_MS + 3_600_000;
+    expect(await doc(1)).toMatchObject({ retentionExpiresAtMs: clock.now + 2 * windowMs, ttl: (2 * windowMs) / 1000 + TTL_MARGIN_SECONDS });
+    expect(logs.join('\n')).toMatch(/cosmos hold: held 2 \(1 with a record, 1 extended\), 4 requests/);
+    // The table sweep ran, without a hold pass of its own (no "held" in its line; the dead-letter queue read once).
+    expect(logs.join('\n')).toMatch(/expiry sweep: scanned 1, deleted 1, skipped 0/);
+    expect(await httpStore.get({ consumer: 'http-payments', key: 'idem-1' })).toBeUndefined();
+    expect(dlqReads).toBe(1);
+    // The held counts in the metrics are the Cosmos hold's.
+    const { resourceMetrics } = await reader.collect();
+    const extended = resourceMetrics.scopeMetrics.flatMap((m) => m.metrics).find((m) => m.descriptor.name === 'idempotency.purge.held_extended');
+    expect(extended?.dataPoints.reduce((sum, p) => sum + Number(p.value), 0)).toBe(1);
+    await provider.shutdown();
+  });
+
+  test('a dead-letter queue that cannot be read fails the run: nothing held, nothing swept', async () => {
+    const { container, clock, dlq, doc } = await setUp();
+    dlq.keys = [keyOf(1)];
+    dlq.failWith = new Error('dead-letter queue unreachable');
+    const table = await freshTable(azuriteOf());
+    const httpStore = new TableIdempotencyStore(table, { retentionMs: DAY_MS, leaseMs: 60_000, clock });
+    await httpStore.commit({ consumer: 'http-payments', key: 'idem-1' }, digestOf(9), { accepted: true });
+    const before = await doc(1);
+    clock.advance(RETENTION_MS - DAY_MS);
+    const settings = loadSettings({
+      IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
+      IDEMPOTENCY_TABLE_NAME: table.tableName,
+      IDEMPOTENCY_STORE: 'cosmos',
+      COSMOS_ENDPOINT: cosmos.endpoint,
+    });
+    const logs: string[] = [];
+    const context = new InvocationContext({
+      invocationId: 'c2',
+      functionName: 'expiryTimer',
+      logHandler: (level, ...args) => logs.push(`${level} ${args.join(' ')}`),
+    });
+    await expect(expiryTimerFromSettings(settings, { clock, holds: [dlq], idempotencyContainer: container })(tick, context)).rejects.toThrow(
+      'dead-letter queue unreachable',
+    );
+    expect(logs.join('\n')).toMatch(/error expiry sweep failed: Error: dead-letter queue unreachable/);
+    expect((await doc(1))._etag).toBe(before._etag);
+    expect(await httpStore.get({ consumer: 'http-payments', key: 'idem-1' })).toBeDefined();
+  });
+
+  test('refuses to build the timer (at start) with a schedule whose runs are further apart than the DLQ resubmit margin', () => {
+    const settings = loadSettings({
+      IDEMPOTENCY_TABLE_CONNECTION_STRING: 'UseDevelopmentStorage=true',
+      IDEMPOTENCY_STORE: 'cosmos',
+      COSMOS_ENDPOINT: 'http://127.0.0.1:9',
+      EXPIRY_TIMER_SCHEDULE: '0 0 0 1,15 * *',
+    });
+    expect(() => expiryTimerFromSettings(settings)).toThrow(/EXPIRY_TIMER_SCHEDULE "0 0 0 1,15 \* \*" leaves up to 17.00 days between runs/);
+    expect(() => expiryTimerFromSettings({ ...settings, EXPIRY_TIMER_SCHEDULE: '0 0 3 * * 0' })).not.toThrow();
+  });
+});
