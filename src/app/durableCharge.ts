@@ -54,12 +54,20 @@ export function chargeProviderActivity(provider: PaymentProviderClient): Activit
   return async (input: unknown) => chargeOnce(provider, input as ChargeActivityInput);
 }
 
-/** The activity's body (the local executor calls it too): look up when asked, else (or when nothing is found) charge. */
+/**
+ * The activity's body (the local executor calls it too): look up when asked, else (or when nothing is found) charge.
+ * A charge found under the key for another amount or currency is another payment's (the key reused after its record
+ * expired): answered as the provider answers a key reused with another body (422, `rejected`), never returned as this
+ * payment's charge, and never charged again.
+ */
 export async function chargeOnce(provider: Pick<PaymentProviderClient, 'charge' | 'findCharge'>, input: ChargeActivityInput): Promise<ChargeResult> {
   const { payment, idempotencyKey, correlationId, lookUpFirst } = input;
   if (lookUpFirst) {
     const found = await provider.findCharge(idempotencyKey, correlationId);
-    if (found) return found;
+    if (found?.status === 'succeeded') {
+      if (found.amount === payment.amount && found.currency === payment.currency) return found;
+      return { status: 'rejected', reason: 'idempotency key used before with a different body (found by look-up)', code: 'idempotency-key-reused' };
+    }
   }
   return provider.charge(payment, idempotencyKey, correlationId);
 }

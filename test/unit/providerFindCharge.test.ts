@@ -1,5 +1,6 @@
 import { PaymentProviderClient, TransientProviderError } from '../../src/payments/PaymentProviderClient';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
+import { chargeOnce } from '../../src/app/durableCharge';
 
 /** The provider's charge look-up (`GET /v1/charges?idempotency_key=`), on the fake provider over loopback, and the client's `findCharge`. */
 const payment = { paymentId: 'pay-1', customerId: 'c1', amount: 700, currency: 'EUR' };
@@ -40,5 +41,53 @@ describe('charge look-up by Idempotency-Key', () => {
     const odd = new PaymentProviderClient({ baseUrl: 'http://127.0.0.1:1', timeoutMs: 300, fetch: async () => new Response('{"x":1}', { status: 200 }) });
     await expect(odd.findCharge('k')).rejects.toThrow(/without a data list/);
     expect((await fetch(`${provider.url}/v1/charges?idempotency_key=`)).status).toBe(400);
+  });
+});
+
+describe('the chargeProvider activity body (chargeOnce)', () => {
+  const mine = { status: 'succeeded' as const, chargeId: 'ch_1', amount: 700, currency: 'EUR' };
+  function stub(found: unknown) {
+    const calls: string[] = [];
+    return {
+      calls,
+      provider: {
+        findCharge: async () => (calls.push('find'), found) as never,
+        charge: async () => (calls.push('charge'), { ...mine, chargeId: 'ch_new' }),
+      },
+    };
+  }
+  const input = (lookUpFirst?: boolean) => ({ idempotencyKey: 'pay-1', payment, lookUpFirst });
+
+  test('without lookUpFirst: charges, no look-up', async () => {
+    const s = stub(mine);
+    expect(await chargeOnce(s.provider, input())).toMatchObject({ chargeId: 'ch_new' });
+    expect(s.calls).toEqual(['charge']);
+  });
+
+  test('lookUpFirst, the charge of this payment found: returned, no second charge', async () => {
+    const s = stub(mine);
+    expect(await chargeOnce(s.provider, input(true))).toEqual(mine);
+    expect(s.calls).toEqual(['find']);
+  });
+
+  test('lookUpFirst, nothing found: charges', async () => {
+    const s = stub(undefined);
+    expect(await chargeOnce(s.provider, input(true))).toMatchObject({ chargeId: 'ch_new' });
+    expect(s.calls).toEqual(['find', 'charge']);
+  });
+
+  test('lookUpFirst, a charge of another amount or currency under the key (a key reused after expiry): rejected as a reused key, never returned, never charged', async () => {
+    for (const other of [
+      { ...mine, amount: 999 },
+      { ...mine, currency: 'USD' },
+    ]) {
+      const s = stub(other);
+      expect(await chargeOnce(s.provider, input(true))).toEqual({
+        status: 'rejected',
+        reason: expect.stringContaining('different body'),
+        code: 'idempotency-key-reused',
+      });
+      expect(s.calls).toEqual(['find']);
+    }
   });
 });
