@@ -141,7 +141,7 @@ function* chargeWithRetries<Task>(input: ChargeOrchestrationInput, steps: Charge
     } catch (error) {
       if (round + 1 >= maxNumberOfAttempts) throw error;
       const { timer, nowMs } = steps;
-      if (!timer || !nowMs) throw new Error('the charge needs the timer and nowMs steps to retry the provider');
+      if (!timer || !nowMs) throw new Error('the charge needs the timer and nowMs steps to retry the provider', { cause: error });
       yield timer(nowMs() + firstRetryIntervalMs * backoffCoefficient ** round);
     }
   }

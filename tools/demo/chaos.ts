@@ -93,27 +93,28 @@ export function defaultProviderLookup(keyMemoryMs: number | undefined): Provider
   return keyMemoryMs !== undefined && keyMemoryMs < 3_600_000 ? 'always' : 'uncertain';
 }
 
-export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, 'providerUrl' | 'providerKeyMemoryMs' | 'providerLookup' | 'onProgress' | 'progressEveryMs'>> = {
-  messages: 2_000,
-  ordersShare: 0.3,
-  duplicateRate: 0.3,
-  crashRate: 0.05,
-  consumers: 8,
-  seed: 1,
-  brokerDuplicateDetection: false,
-  lockDurationMs: 2_000,
-  maxDeliveryCount: 10,
-  leaseMs: 1_500,
-  outages: 2,
-  outageMs: 1_000,
-  timePhase: true,
-  timePhaseAt: 0.5,
-  sweepHold: true,
-  durable: 'real',
-  maxHostKills: 2,
-  rewardsEvents: 300,
-  timeoutMs: 600_000,
-};
+export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, 'providerUrl' | 'providerKeyMemoryMs' | 'providerLookup' | 'onProgress' | 'progressEveryMs'>> =
+  {
+    messages: 2_000,
+    ordersShare: 0.3,
+    duplicateRate: 0.3,
+    crashRate: 0.05,
+    consumers: 8,
+    seed: 1,
+    brokerDuplicateDetection: false,
+    lockDurationMs: 2_000,
+    maxDeliveryCount: 10,
+    leaseMs: 1_500,
+    outages: 2,
+    outageMs: 1_000,
+    timePhase: true,
+    timePhaseAt: 0.5,
+    sweepHold: true,
+    durable: 'real',
+    maxHostKills: 2,
+    rewardsEvents: 300,
+    timeoutMs: 600_000,
+  };
 
 /**
  * On the real engine a charge takes several queue hops (0.5 s polling, scaled) and a host kill stalls the
@@ -419,7 +420,19 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
     for (const part of parts) reports.push(await part.verify(ledger));
     const timePhase = phased.length === 0 ? null : phaseReport(phase, reports);
     const lookup = { mode: o.providerLookup ?? defaultProviderLookup(o.providerKeyMemoryMs), lookups: provider.fake ? provider.fake.lookups : null };
-    const report = buildReport(o, reports, ledger, bus, faults, provider.fake?.faultsInjected ?? {}, outages, proxy.resets, Date.now() - started, timePhase, lookup);
+    const report = buildReport(
+      o,
+      reports,
+      ledger,
+      bus,
+      faults,
+      provider.fake?.faultsInjected ?? {},
+      outages,
+      proxy.resets,
+      Date.now() - started,
+      timePhase,
+      lookup,
+    );
     return withRewards(report, await rewards?.verify());
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
