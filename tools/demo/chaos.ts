@@ -93,28 +93,30 @@ export function defaultProviderLookup(keyMemoryMs: number | undefined): Provider
   return keyMemoryMs !== undefined && keyMemoryMs < 3_600_000 ? 'always' : 'uncertain';
 }
 
-export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, 'providerUrl' | 'providerKeyMemoryMs' | 'providerLookup' | 'onProgress' | 'progressEveryMs'>> =
-  {
-    messages: 2_000,
-    ordersShare: 0.3,
-    duplicateRate: 0.3,
-    crashRate: 0.05,
-    consumers: 8,
-    seed: 1,
-    brokerDuplicateDetection: false,
-    lockDurationMs: 2_000,
-    maxDeliveryCount: 10,
-    leaseMs: 1_500,
-    outages: 2,
-    outageMs: 1_000,
-    timePhase: true,
-    timePhaseAt: 0.5,
-    sweepHold: true,
-    durable: 'real',
-    maxHostKills: 2,
-    rewardsEvents: 300,
-    timeoutMs: 600_000,
-  };
+/** The options without a fixed default (the look-up's depends on the key memory: {@link defaultProviderLookup}). */
+type OptionsWithoutDefault = 'providerUrl' | 'providerKeyMemoryMs' | 'providerLookup' | 'onProgress' | 'progressEveryMs';
+
+export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, OptionsWithoutDefault>> = {
+  messages: 2_000,
+  ordersShare: 0.3,
+  duplicateRate: 0.3,
+  crashRate: 0.05,
+  consumers: 8,
+  seed: 1,
+  brokerDuplicateDetection: false,
+  lockDurationMs: 2_000,
+  maxDeliveryCount: 10,
+  leaseMs: 1_500,
+  outages: 2,
+  outageMs: 1_000,
+  timePhase: true,
+  timePhaseAt: 0.5,
+  sweepHold: true,
+  durable: 'real',
+  maxHostKills: 2,
+  rewardsEvents: 300,
+  timeoutMs: 600_000,
+};
 
 /**
  * On the real engine a charge takes several queue hops (0.5 s polling, scaled) and a host kill stalls the
