@@ -120,6 +120,8 @@ var appSettings = {
   PAYMENT_RETRY_BUDGET_MINUTES: '60'
   PAYMENT_RETRY_FIRST_DELAY_SECONDS: '5'
   PAYMENT_RETRY_MAX_DELAY_SECONDS: '300'
+  // Look before you charge again (docs/DESIGN.md): 'always' for a provider that keeps no idempotency keys.
+  PAYMENT_PROVIDER_LOOKUP: 'uncertain'
   COSMOS_ENDPOINT: cosmosEndpoint
   COSMOS_DATABASE_NAME: cosmos.databaseName
   COSMOS_ORDERS_CONTAINER: cosmos.ordersContainerName

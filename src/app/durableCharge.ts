@@ -1,6 +1,5 @@
 import * as df from 'durable-functions';
 import type { ActivityHandler, EntityContext, OrchestrationContext } from 'durable-functions';
-import { PROVIDER_RETRY as PROVIDER_RETRY_POLICY } from '../payments/chargePatience';
 import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityState } from '../payments/chargeEntity';
 import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestrationInput } from '../payments/chargeOrchestration';
 import type { PaymentProviderClient } from '../payments/PaymentProviderClient';
@@ -26,16 +25,13 @@ export const COMPLETE_RECORD_ACTIVITY = 'completePaymentRecord';
 const RECORD_RETRY = new df.RetryOptions(1_000, 8);
 RECORD_RETRY.backoffCoefficient = 2;
 
-/** Provider activity retries (2, 4, 8, 16 s), counted in the deliveries' patience (chargePatience.ts). */
-const PROVIDER_RETRY = new df.RetryOptions(PROVIDER_RETRY_POLICY.firstRetryIntervalMs, PROVIDER_RETRY_POLICY.maxNumberOfAttempts);
-PROVIDER_RETRY.backoffCoefficient = PROVIDER_RETRY_POLICY.backoffCoefficient;
-
 /** The `chargePayment` orchestrator: {@link chargeOrchestration} over the Durable context. */
 export function* chargePaymentOrchestrator(context: OrchestrationContext): Generator<df.Task, unknown, unknown> {
   const input = context.df.getInput<ChargeOrchestrationInput>();
   return yield* chargeOrchestration<df.Task>(input, {
     callEntity: (entityKey, operation) => context.df.callEntity(new df.EntityId(CHARGE_ENTITY, entityKey), operation.name, operation),
-    chargeProvider: (activityInput) => context.df.callActivityWithRetry(CHARGE_ACTIVITY, PROVIDER_RETRY, activityInput),
+    // A plain call: the run retries it (timers), so that a retry can look up first (an engine retry re-sends this input).
+    chargeProvider: (activityInput) => context.df.callActivity(CHARGE_ACTIVITY, activityInput),
     completeRecord: (recordInput) => context.df.callActivityWithRetry(COMPLETE_RECORD_ACTIVITY, RECORD_RETRY, recordInput),
     timer: (atMs) => context.df.createTimer(new Date(atMs)),
     nowMs: () => context.df.currentUtcDateTime.getTime(),
@@ -50,12 +46,30 @@ export function paymentChargeEntity(context: EntityContext<ChargeEntityState>): 
   context.df.return(applied.reply);
 }
 
-/** The `chargeProvider` activity: one provider call with the payment's `Idempotency-Key`. */
+/**
+ * The `chargeProvider` activity: one provider call with the payment's `Idempotency-Key`; with `lookUpFirst`, the
+ * charge made under the key is looked up first and returned without charging again when there is one.
+ */
 export function chargeProviderActivity(provider: PaymentProviderClient): ActivityHandler {
-  return async (input: unknown) => {
-    const { payment, idempotencyKey, correlationId } = input as ChargeActivityInput;
-    return provider.charge(payment, idempotencyKey, correlationId);
-  };
+  return async (input: unknown) => chargeOnce(provider, input as ChargeActivityInput);
+}
+
+/**
+ * The activity's body (the local executor calls it too): look up when asked, else (or when nothing is found) charge.
+ * A charge found under the key for another amount or currency is another payment's (the key reused after its record
+ * expired): answered as the provider answers a key reused with another body (422, `rejected`), never returned as this
+ * payment's charge, and never charged again.
+ */
+export async function chargeOnce(provider: Pick<PaymentProviderClient, 'charge' | 'findCharge'>, input: ChargeActivityInput): Promise<ChargeResult> {
+  const { payment, idempotencyKey, correlationId, lookUpFirst } = input;
+  if (lookUpFirst) {
+    const found = await provider.findCharge(idempotencyKey, correlationId);
+    if (found?.status === 'succeeded') {
+      if (found.amount === payment.amount && found.currency === payment.currency) return found;
+      return { status: 'rejected', reason: 'idempotency key used before with a different body (found by look-up)', code: 'idempotency-key-reused' };
+    }
+  }
+  return provider.charge(payment, idempotencyKey, correlationId);
 }
 
 /**

@@ -4,6 +4,7 @@ import { RecordStatus } from '../core/record';
 import type { TableIdempotencyStore } from '../core/TableIdempotencyStore';
 import { chargeEntityKey, chargeInstanceId } from '../payments/ChargeWorkflow';
 import type { ChargeOrchestrationInput, RetryBudget } from '../payments/chargeOrchestration';
+import type { ProviderLookupMode } from '../payments/providerLookup';
 import { payloadDigest } from '../core/digest';
 import { paymentRow } from '../payments/paymentRow';
 import { PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
@@ -21,6 +22,8 @@ export interface PaymentRetryDeps {
   /** Starts the charge orchestration (Durable's HTTP API, or a local backend's). */
   readonly start: (instanceId: string, input: ChargeOrchestrationInput) => Promise<'started' | 'running'>;
   readonly retry: RetryBudget;
+  /** `PAYMENT_PROVIDER_LOOKUP` for the new run (default `uncertain`: the failed run's entity makes its first call look up). */
+  readonly providerLookup?: ProviderLookupMode;
 }
 
 export interface PaymentRetryReport {
@@ -95,6 +98,7 @@ export async function retryFailedPayment(deps: PaymentRetryDeps, paymentId: stri
     payment: parsed.data,
     correlationId: `operator-retry-${paymentId}`,
     handoff: { claim, retry: deps.retry },
+    providerLookup: deps.providerLookup ?? 'uncertain',
   });
   return { paymentId, instanceId, attempt: claim.attempt, previous, started };
 }

@@ -51,6 +51,7 @@ export function paymentsFromSettings(settings: Settings, overrides: PaymentsOver
     waitBudgetMs: waitBudgetMsOf({ IDEMPOTENCY_LEASE_SECONDS: leaseMsOf(settings, overrides) / 1000 }),
     design: overrides.design ?? settings.PAYMENTS_DESIGN,
     retry: overrides.retry ?? retryBudgetOf(settings),
+    providerLookup: settings.PAYMENT_PROVIDER_LOOKUP,
   });
   return { store, parking, consumer };
 }

@@ -51,6 +51,7 @@ export const SETTING_NAMES = [
   'PAYMENT_RETRY_MAX_DELAY_SECONDS',
   'IDEMPOTENCY_STORE',
   'COSMOS_IDEMPOTENCY_CONTAINER',
+  'PAYMENT_PROVIDER_LOOKUP',
 ] as const;
 export type SettingName = (typeof SETTING_NAMES)[number];
 
@@ -131,6 +132,8 @@ const schema = z
     /** Handoff: the first retry delay; each next one doubles, up to `PAYMENT_RETRY_MAX_DELAY_SECONDS`. */
     PAYMENT_RETRY_FIRST_DELAY_SECONDS: z.coerce.number().positive().max(3600).default(5),
     PAYMENT_RETRY_MAX_DELAY_SECONDS: z.coerce.number().positive().max(86_400).default(300),
+    /** When a provider call first looks up the charge made under its key (src/payments/providerLookup.ts): `uncertain`, `always`, `off`. */
+    PAYMENT_PROVIDER_LOOKUP: z.enum(['uncertain', 'always', 'off']).default('uncertain'),
     // The payments consumer's dedup store (docs/stores.md): the idempotency table (default), or the Cosmos DB
     // container COSMOS_IDEMPOTENCY_CONTAINER in COSMOS_DATABASE_NAME at COSMOS_ENDPOINT (partition key /recordId, TTL on).
     IDEMPOTENCY_STORE: z.enum(['table', 'cosmos']).default('table'),

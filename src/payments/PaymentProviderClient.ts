@@ -25,6 +25,7 @@ export interface PaymentProviderOptions {
  * The third-party payment provider, known only through its HTTP contract:
  * `POST {base}/v1/charges` with `Idempotency-Key`; 201/200 charged (200 = replay of the key);
  * 409 in flight; 422 key used with another body; 402 declined; 5xx and timeouts transient.
+ * `GET {base}/v1/charges?idempotency_key=K` lists the charges made under K (`{ data: [...] }`; Stripe: a search by metadata).
  */
 export class PaymentProviderClient {
   constructor(private readonly options: PaymentProviderOptions) {}
@@ -36,23 +37,41 @@ export class PaymentProviderClient {
    * @throws TransientProviderError
    */
   async charge(payment: PaymentRequested, idempotencyKey: string, correlationId?: string): Promise<ChargeResult> {
-    const url = new URL('v1/charges', this.options.baseUrl.endsWith('/') ? this.options.baseUrl : `${this.options.baseUrl}/`);
+    return this.request(this.url('v1/charges'), interpret, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'idempotency-key': idempotencyKey,
+        ...(correlationId ? { 'x-correlation-id': correlationId } : {}),
+      },
+      body: JSON.stringify({ paymentId: payment.paymentId, customerId: payment.customerId, amount: payment.amount, currency: payment.currency }),
+    });
+  }
+
+  /**
+   * The succeeded charge made under `idempotencyKey`, if any: asked before calling `charge` again when an earlier
+   * call may have charged (a provider that forgot the key would charge twice). Independent of the provider's key memory.
+   * @throws TransientProviderError as `charge` does (5xx, timeouts, network; also an answer it cannot read).
+   */
+  async findCharge(idempotencyKey: string, correlationId?: string): Promise<ChargeResult | undefined> {
+    const url = this.url('v1/charges');
+    url.searchParams.set('idempotency_key', idempotencyKey);
+    return this.request(url, interpretLookup, { method: 'GET', headers: correlationId ? { 'x-correlation-id': correlationId } : {} });
+  }
+
+  private url(path: string): URL {
+    return new URL(path, this.options.baseUrl.endsWith('/') ? this.options.baseUrl : `${this.options.baseUrl}/`);
+  }
+
+  /** One request within the timeout; `read` interprets the answer; anything else is a TransientProviderError. */
+  private async request<T>(url: URL, read: (status: number, text: string) => T, init: RequestInit): Promise<T> {
     const started = performance.now();
     let status: number | undefined;
     try {
-      const response = await (this.options.fetch ?? fetch)(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'idempotency-key': idempotencyKey,
-          ...(correlationId ? { 'x-correlation-id': correlationId } : {}),
-        },
-        body: JSON.stringify({ paymentId: payment.paymentId, customerId: payment.customerId, amount: payment.amount, currency: payment.currency }),
-        signal: AbortSignal.timeout(this.options.timeoutMs),
-      });
+      const response = await (this.options.fetch ?? fetch)(url, { ...init, signal: AbortSignal.timeout(this.options.timeoutMs) });
       status = response.status;
       const text = await response.text();
-      return interpret(status, text);
+      return read(status, text);
     } catch (error) {
       if (error instanceof TransientProviderError) throw error;
       const name = (error as Error)?.name;
@@ -83,6 +102,22 @@ function interpret(status: number, text: string): ChargeResult {
   if (status === 408 || status === 429 || status >= 500) throw new TransientProviderError(`payment provider answered ${status}`, status);
   if (status === 422) return { status: 'rejected', reason: `idempotency key used before with a different body (422)`, code: 'idempotency-key-reused' };
   return { status: 'rejected', reason: `payment provider answered ${status}` };
+}
+
+/** A look-up's answer: the first succeeded charge listed, undefined for none; anything but 200 is transient. */
+function interpretLookup(status: number, text: string): ChargeResult | undefined {
+  if (status !== 200) throw new TransientProviderError(`payment provider answered ${status} to a charge look-up`, status);
+  let body: { data?: unknown };
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    throw new TransientProviderError('payment provider answered a charge look-up with a body that is not JSON', status);
+  }
+  if (!Array.isArray(body.data)) throw new TransientProviderError('payment provider answered a charge look-up without a data list', status);
+  const found = (body.data as Array<{ id?: unknown; amount?: unknown; currency?: unknown; status?: unknown }>).find(
+    (c) => typeof c === 'object' && c !== null && typeof c.id === 'string' && c.status === 'succeeded',
+  );
+  return found ? { status: 'succeeded', chargeId: String(found.id), amount: Number(found.amount), currency: String(found.currency) } : undefined;
 }
 
 function reasonFrom(text: string, fallback: string): string {

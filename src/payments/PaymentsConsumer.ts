@@ -15,6 +15,7 @@ import { ParkReason, type ParkingStore } from '../messaging/ParkingStore';
 import { Outcome, reportDownstreamKeyReuse } from '../messaging/reportOutcome';
 import type { Telemetry } from '../telemetry/Telemetry';
 import { chargeEntityKey, chargeInstanceId, type ChargeWorkflow } from './ChargeWorkflow';
+import type { ProviderLookupMode } from './providerLookup';
 import type { RetryBudget } from './chargeOrchestration';
 import { finishedPaymentRow, paymentRow } from './paymentRow';
 import { PaymentRequestedSchema, type ChargeResult, type PaymentRequested } from './schema';
@@ -47,6 +48,8 @@ export interface PaymentsConsumerDeps {
   readonly design?: PaymentsDesign;
   /** Handoff: the run's retry budget for transient provider failures (from `PAYMENT_RETRY_*`). */
   readonly retry?: RetryBudget;
+  /** `PAYMENT_PROVIDER_LOOKUP`, passed to each run in its input (default `uncertain`; src/payments/providerLookup.ts). */
+  readonly providerLookup?: ProviderLookupMode;
 }
 
 /** `PAYMENTS_DESIGN`: hand the charge off to its orchestration, or hold the message until it finishes. */
@@ -203,6 +206,7 @@ export class PaymentsConsumer {
       payment,
       correlationId,
       handoff: { claim, retry: this.deps.retry ?? DEFAULT_RETRY_BUDGET },
+      providerLookup: this.deps.providerLookup ?? 'uncertain',
     });
     return started === 'started' ? { outcome: Outcome.HandedOff, instanceId, attempt: claim.attempt } : undefined;
   }
@@ -223,7 +227,15 @@ export class PaymentsConsumer {
     const workflow = this.workflow();
     const entityKey = chargeEntityKey(claim.recordId, claim.createdAtMs, claim.digest);
     const instanceId = chargeInstanceId(entityKey);
-    const input = { idempotencyKey: claim.key.key, entityKey, digest: claim.digest, attempt: claim.attempt, payment, correlationId };
+    const input = {
+      idempotencyKey: claim.key.key,
+      entityKey,
+      digest: claim.digest,
+      attempt: claim.attempt,
+      payment,
+      correlationId,
+      providerLookup: this.deps.providerLookup ?? 'uncertain',
+    };
     let status = await workflow.status(instanceId);
     if (status.state === 'none' || status.state === 'failed') {
       await workflow.start(instanceId, input);

@@ -25,7 +25,8 @@ export type ChargeEntityOperation =
 
 /** What an operation answers to its caller (the orchestration). */
 export type ChargeEntityReply =
-  | { readonly decision: 'proceed' }
+  /** `uncertain`: an earlier attempt began (in progress or failed) and may have reached the provider: look before charging. */
+  | { readonly decision: 'proceed'; readonly uncertain?: boolean }
   | { readonly decision: 'alreadyCompleted'; readonly result: ChargeResult }
   | { readonly decision: 'stale'; readonly currentAttempt: number }
   | { readonly decision: 'recorded' }
@@ -50,7 +51,11 @@ export function applyChargeOperation(
   }
   switch (operation.name) {
     case 'begin':
-      return { state: { status: 'inProgress', attempt: operation.attempt, startedAtMs: nowMs }, reply: { decision: 'proceed' } };
+      return {
+        state: { status: 'inProgress', attempt: operation.attempt, startedAtMs: nowMs },
+        // From inProgress or failed an earlier run (a crashed one, a takeover's predecessor) may have charged.
+        reply: current.status === 'idle' ? { decision: 'proceed' } : { decision: 'proceed', uncertain: true },
+      };
     case 'complete':
       return {
         state: { status: 'completed', attempt: operation.attempt, result: operation.result, completedAtMs: nowMs },

@@ -20,7 +20,7 @@ export const DURABLE_MAX_QUEUE_POLLING_MS = 10_000;
  */
 export const CHARGE_QUEUE_HOPS = 9;
 
-/** Provider activity retry policy (`df.RetryOptions`): first retry after 2 s, doubling, 5 attempts. */
+/** The holding run's provider retries (its own durable timers, `chargeWithRetries`): first retry after 2 s, doubling, 5 calls. */
 export const PROVIDER_RETRY = { firstRetryIntervalMs: 2_000, maxNumberOfAttempts: 5, backoffCoefficient: 2 } as const;
 
 /**

@@ -15,6 +15,7 @@ import { payloadDigest } from '../../src/core/digest';
 import { keyFromMessageId } from '../../src/core/keys';
 import { chargeEntityKey, chargeInstanceId } from '../../src/payments/ChargeWorkflow';
 import type { RetryBudget } from '../../src/payments/chargeOrchestration';
+import type { ProviderLookupMode } from '../../src/payments/providerLookup';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
 import { startRealEnginePayments } from '../../tools/local/durable/realEnginePayments';
 import { durableHttpStart } from '../../tools/operator/paymentsRetry';
@@ -50,10 +51,17 @@ async function countingProxy(target: string) {
 }
 
 async function withHandOffEngine(
-  options: { leaseMs?: number; retry?: RetryBudget; killAfterCharge?: (paymentId: string) => boolean },
+  options: {
+    leaseMs?: number;
+    retry?: RetryBudget;
+    killAfterCharge?: (paymentId: string) => boolean;
+    /** The provider's key memory (default forever) and `PAYMENT_PROVIDER_LOOKUP` (default the settings'). */
+    keyMemoryMs?: number;
+    providerLookup?: ProviderLookupMode;
+  },
   run: (real: Real, provider: FakePaymentProvider, counts: { starts: number; statusReads: number }) => Promise<void>,
 ): Promise<void> {
-  const provider = await FakePaymentProvider.start();
+  const provider = await FakePaymentProvider.start({ keyMemoryMs: options.keyMemoryMs });
   const proxy = await countingProxy('http://127.0.0.1:17071');
   const prefix = `h${Date.now().toString(36)}`;
   const settings = loadSettings({
@@ -61,6 +69,7 @@ async function withHandOffEngine(
     IDEMPOTENCY_CACHE_SIZE: '0',
     PAYMENT_PROVIDER_URL: provider.url,
     PAYMENT_PROVIDER_TIMEOUT_MS: '5000',
+    PAYMENT_PROVIDER_LOOKUP: options.providerLookup,
   });
   const table = (name: string) => TableClient.fromConnectionString(azuriteOf().connectionString, `${prefix}${name}`, { allowInsecureConnection: true });
   const real = await startRealEnginePayments({
@@ -216,6 +225,28 @@ realEngineTest(
       const entityKey = chargeEntityKey(record!.recordId, record!.createdAtMs, record!.digest);
       expect(await real.workflow.entityState(entityKey)).toMatchObject({ status: 'failed', reason });
       expect(provider.chargesFor('pay-r6')).toBe(0);
+      expect(await real.backend.store.failedInstances()).toEqual([]);
+    }),
+  REAL_ENGINE_TIMEOUT_MS,
+);
+
+realEngineTest(
+  'real engine, handoff, a provider that keeps no keys (PAYMENT_PROVIDER_LOOKUP always): a charge-then-drop, then the run retries (a new activity call that looks up), and a host kill after the charge (the engine re-runs the activity with its first input, which looks up too): one charge each',
+  () =>
+    withHandOffEngine({ keyMemoryMs: 0, providerLookup: 'always', killAfterCharge: onceFor('pay-r8') }, async (real, provider) => {
+      provider.injectNext('chargeThenDrop');
+      expect(await real.deliver(body('pay-r7'), { messageId: 'pay-r7', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff' });
+      await real.workflow.drain(300_000);
+      expect(await real.deliver(body('pay-r8'), { messageId: 'pay-r8', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff' });
+      await real.workflow.drain(300_000);
+      expect(real.backend.counters.crashes).toBe(1);
+      for (const id of ['pay-r7', 'pay-r8']) {
+        expect(provider.chargesFor(id)).toBe(1);
+        const record = await real.parts.store.get(keyFromMessageId('payments', id));
+        expect(record).toMatchObject({ status: 'COMPLETED', result: { status: 'succeeded' } });
+        expect((record!.result as { chargeId: string }).chargeId).toBe(provider.charges.find((c) => c.paymentId === id)!.chargeId);
+      }
+      expect(provider.lookups).toBeGreaterThanOrEqual(4); // every call looked first: 2 for pay-r7, at least 2 for pay-r8
       expect(await real.backend.store.failedInstances()).toEqual([]);
     }),
   REAL_ENGINE_TIMEOUT_MS,

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { paymentsFromSettings, providerFromSettings } from '../../src/app/payments';
 import { makePaymentsHandler } from '../../src/app/paymentsHandler';
 import { paymentStatusFromSettings } from '../../src/app/http';
+import { chargeOnce } from '../../src/app/durableCharge';
 import { loadSettings } from '../../src/config/settings';
 import { CosmosIdempotencyStore, TableIdempotencyStore, keyFromMessageId } from '../../src/core';
 import { Telemetry } from '../../src/telemetry/Telemetry';
@@ -58,7 +59,7 @@ test('IDEMPOTENCY_STORE=cosmos: the same message delivered 4 times charges once;
   const durableTable = table('durable');
   const workflow = new LocalChargeWorkflow({
     table: durableTable,
-    chargeProvider: (input) => providerClient.charge(input.payment, input.idempotencyKey, input.correlationId),
+    chargeProvider: (input) => chargeOnce(providerClient, input),
     retry: { maxAttempts: 3, firstRetryIntervalMs: 50 },
   });
   const { store, parking, consumer } = paymentsFromSettings(settings, {

@@ -45,19 +45,22 @@ describe('paymentCharge entity: every operation in every state', () => {
     }
   });
 
-  test.each(['inProgress2', 'failed2'])('state %s: the same or a newer attempt may begin again, complete or fail', (name) => {
-    for (const attempt of [2, 3]) {
-      expect(applyChargeOperation(states[name], { name: 'begin', attempt }, NOW)).toEqual({
-        state: { status: 'inProgress', attempt, startedAtMs: NOW },
-        reply: { decision: 'proceed' },
-      });
-      expect(applyChargeOperation(states[name], { name: 'complete', attempt, result: charged }, NOW).state).toMatchObject({
-        status: 'completed',
-        result: charged,
-      });
-      expect(applyChargeOperation(states[name], { name: 'fail', attempt, reason: 'r' }, NOW).state).toMatchObject({ status: 'failed', attempt });
-    }
-  });
+  test.each(['inProgress2', 'failed2'])(
+    'state %s: the same or a newer attempt may begin again (uncertain: an earlier run may have charged), complete or fail',
+    (name) => {
+      for (const attempt of [2, 3]) {
+        expect(applyChargeOperation(states[name], { name: 'begin', attempt }, NOW)).toEqual({
+          state: { status: 'inProgress', attempt, startedAtMs: NOW },
+          reply: { decision: 'proceed', uncertain: true },
+        });
+        expect(applyChargeOperation(states[name], { name: 'complete', attempt, result: charged }, NOW).state).toMatchObject({
+          status: 'completed',
+          result: charged,
+        });
+        expect(applyChargeOperation(states[name], { name: 'fail', attempt, reason: 'r' }, NOW).state).toMatchObject({ status: 'failed', attempt });
+      }
+    },
+  );
 
   test('state completed: final; every operation of any attempt gets the first result and changes nothing', () => {
     for (const attempt of [1, 2, 3]) {

@@ -2,9 +2,13 @@ import { chargeOrchestration, StaleAttemptError, type ChargeOrchestrationInput, 
 import type { ChargeResult } from '../../src/payments/schema';
 
 type Task = { call: string; arg: unknown };
+let now = 1_000_000;
 const steps: ChargeSteps<Task> = {
   callEntity: (entityKey, operation) => ({ call: `entity:${entityKey}:${operation.name}`, arg: operation }),
   chargeProvider: (input) => ({ call: 'activity:chargeProvider', arg: input }),
+  timer: (atMs) => ({ call: 'timer', arg: atMs }),
+  nowMs: () => now,
+  completeRecord: (recordInput) => ({ call: 'activity:completeRecord', arg: recordInput }),
 };
 const input: ChargeOrchestrationInput = {
   idempotencyKey: 'pay-1',
@@ -35,10 +39,16 @@ describe('charge orchestration, driven step by step', () => {
     expect(() => run.next({ decision: 'stale', currentAttempt: 4 })).toThrow(StaleAttemptError);
   });
 
-  test('a failed provider call records fail on the entity, then fails the run', () => {
+  test('a failed provider call is retried by the run (PROVIDER_RETRY: timers 2, 4, 8, 16 s, 5 calls); then fail on the entity, and the run fails', () => {
+    now = 1_000_000;
     const run = chargeOrchestration(input, steps);
     run.next();
     run.next({ decision: 'proceed' });
+    for (const delayMs of [2_000, 4_000, 8_000, 16_000]) {
+      expect(run.throw(new Error('payment provider answered 503')).value).toEqual({ call: 'timer', arg: now + delayMs });
+      now += delayMs;
+      expect(run.next().value).toMatchObject({ call: 'activity:chargeProvider', arg: { idempotencyKey: 'pay-1', lookUpFirst: true } });
+    }
     expect(run.throw(new Error('payment provider answered 503')).value).toEqual({
       call: 'entity:abc:fail',
       arg: { name: 'fail', attempt: 3, reason: 'payment provider answered 503' },
@@ -61,5 +71,63 @@ describe('charge orchestration, driven step by step', () => {
     run.next({ decision: 'proceed' });
     run.next({ ...charged, chargeId: 'ch_mine' });
     expect(run.next({ decision: 'alreadyCompleted', result: charged })).toEqual({ done: true, value: charged });
+  });
+});
+
+/** Look before you charge again (docs/DESIGN.md): which provider calls carry `lookUpFirst`, in both designs. */
+describe('charge orchestration: lookUpFirst on the provider calls', () => {
+  const claim = {
+    key: { consumer: 'payments', key: 'pay-1' },
+    recordId: 'r1',
+    digest: 'd1',
+    attempt: 3,
+    ownerId: 'o1',
+    leaseExpiresAtMs: 0,
+    createdAtMs: 5,
+    localRows: ['payment'],
+    etag: 'e1',
+  };
+  const designs: Record<string, ChargeOrchestrationInput> = {
+    hold: input,
+    handoff: { ...input, handoff: { claim, retry: { budgetMs: 3_600_000, firstDelayMs: 5_000, maxDelayMs: 60_000 } } },
+  };
+  const lookUpFirstOf = (task: unknown) => ((task as Task).arg as { lookUpFirst?: boolean }).lookUpFirst === true;
+
+  /** The first call after `begin` answered `reply`, then the call after one transient failure (and its timer). */
+  function firstAndRetry(runInput: ChargeOrchestrationInput, reply: unknown): [boolean, boolean] {
+    const run = chargeOrchestration(runInput, steps);
+    run.next();
+    const first = run.next(reply).value;
+    expect(first).toMatchObject({ call: 'activity:chargeProvider' });
+    expect(run.throw(new Error('payment provider: no answer within 2000 ms')).value).toMatchObject({ call: 'timer' });
+    const retry = run.next().value;
+    expect(retry).toMatchObject({ call: 'activity:chargeProvider' });
+    return [lookUpFirstOf(first), lookUpFirstOf(retry)];
+  }
+
+  test.each(Object.keys(designs))('%s: default (uncertain): a clean first call charges blind; the retry after a transient error looks up first', (design) => {
+    expect(firstAndRetry(designs[design], { decision: 'proceed' })).toEqual([false, true]);
+    expect(firstAndRetry({ ...designs[design], providerLookup: 'uncertain' }, { decision: 'proceed' })).toEqual([false, true]);
+  });
+
+  test.each(Object.keys(designs))('%s: uncertain: after a begin that says an earlier attempt may have charged, the first call looks up too', (design) => {
+    expect(firstAndRetry(designs[design], { decision: 'proceed', uncertain: true })).toEqual([true, true]);
+  });
+
+  test.each(Object.keys(designs))('%s: always: every call looks up first', (design) => {
+    expect(firstAndRetry({ ...designs[design], providerLookup: 'always' }, { decision: 'proceed' })).toEqual([true, true]);
+  });
+
+  test.each(Object.keys(designs))('%s: off: no call looks up, not even a retry or after an uncertain begin', (design) => {
+    expect(firstAndRetry({ ...designs[design], providerLookup: 'off' }, { decision: 'proceed', uncertain: true })).toEqual([false, false]);
+  });
+
+  test('the call keeps the payment key, payment and correlation id', () => {
+    const run = chargeOrchestration({ ...input, correlationId: 'corr-1', providerLookup: 'always' }, steps);
+    run.next();
+    expect(run.next({ decision: 'proceed' }).value).toEqual({
+      call: 'activity:chargeProvider',
+      arg: { idempotencyKey: 'pay-1', payment: input.payment, correlationId: 'corr-1', lookUpFirst: true },
+    });
   });
 });

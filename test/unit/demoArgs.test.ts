@@ -1,5 +1,6 @@
 import { UsageError } from '../../tools/cli/commandLine';
 import { parseDemoArgs } from '../../tools/demo/args';
+import { defaultProviderLookup } from '../../tools/demo/chaos';
 import { buildPaymentsWorkload } from '../../tools/demo/paymentsWorkload';
 import { JumpClock } from '../../tools/local/JumpClock';
 
@@ -19,6 +20,18 @@ describe('demo command line: the time phase', () => {
     expect(parseDemoArgs(['--provider-key-memory', 'forever'], {}).chaos).toEqual({});
     expect(() => parseDemoArgs(['--provider-key-memory', '-1'], {})).toThrow(UsageError);
     expect(() => parseDemoArgs(['--sweep-hold', 'maybe'], {})).toThrow(UsageError);
+  });
+});
+
+describe('demo command line: the provider look-up', () => {
+  test('--provider-lookup uncertain|always|off; default always for a key memory under 1 hour, else uncertain', () => {
+    for (const mode of ['uncertain', 'always', 'off'] as const) expect(parseDemoArgs(['--provider-lookup', mode], {}).chaos).toEqual({ providerLookup: mode });
+    expect(() => parseDemoArgs(['--provider-lookup', 'sometimes'], {})).toThrow(UsageError);
+    expect(defaultProviderLookup(0)).toBe('always');
+    expect(defaultProviderLookup(3_599_999)).toBe('always');
+    expect(defaultProviderLookup(3_600_000)).toBe('uncertain');
+    expect(defaultProviderLookup(86_400_000)).toBe('uncertain');
+    expect(defaultProviderLookup(undefined)).toBe('uncertain');
   });
 });
 

@@ -31,6 +31,8 @@ export const DEMO_USAGE = `usage: npm run demo -- [options]
   --provider-key-memory H hours the demo's fake provider remembers an Idempotency-Key, on the demo's clock (default
                           forever; 24 = Stripe's; 0 = it charges on every finished key's call): with the time phase, a
                           memory shorter than the jump leaves the app's records as the only guard against a second charge
+  --provider-lookup M     uncertain|always|off: PAYMENT_PROVIDER_LOOKUP, when a provider call first looks up the charge
+                          made under its key (default always when --provider-key-memory is under 1 hour, else uncertain)
   --host-kills N          real engine: Durable host kills after a charge, at most (default ${DEFAULT_CHAOS_OPTIONS.maxHostKills})
   --rewards-events N      rewards part (Event Hubs): distinct PaymentSucceeded events, 20 % sent twice, hosts crashing before
                           checkpoints (default ${DEFAULT_CHAOS_OPTIONS.rewardsEvents}; 0 = off)
@@ -65,6 +67,7 @@ const SPECS: OptionSpecs = {
   'sweep-hold': { type: 'string' },
   durable: { type: 'string' },
   'provider-key-memory': { type: 'string' },
+  'provider-lookup': { type: 'string' },
   'broker-dedup': { type: 'boolean' },
   json: { type: 'boolean' },
   report: { type: 'string' },
@@ -90,6 +93,7 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv = 
   if (read.flag('broker-dedup')) chaos.brokerDuplicateDetection = true;
   if (values['provider-key-memory'] !== undefined && values['provider-key-memory'] !== 'forever')
     chaos.providerKeyMemoryMs = read.number('provider-key-memory', { min: 0, max: 24 * 365 * 10, default: Number.NaN }) * 3_600_000;
+  if (values['provider-lookup'] !== undefined) chaos.providerLookup = read.choice('provider-lookup', ['uncertain', 'always', 'off'] as const, 'uncertain');
   if (env.PAYMENT_PROVIDER_URL) {
     try {
       checkProviderUrlShape(env.PAYMENT_PROVIDER_URL);

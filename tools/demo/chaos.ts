@@ -1,4 +1,5 @@
 import { AzuriteTable } from '../azurite/AzuriteTable';
+import type { ProviderLookupMode } from '../../src/payments/providerLookup';
 import { CosmosEmulator } from '../cosmos/CosmosEmulator';
 import { JumpClock } from '../local/JumpClock';
 import { LocalServiceBus } from '../local/LocalServiceBus';
@@ -48,6 +49,11 @@ export interface ChaosOptions {
    */
   readonly providerKeyMemoryMs?: number;
   /**
+   * `PAYMENT_PROVIDER_LOOKUP` of the payments consumer (docs/DESIGN.md "Payments: look before you charge again"): default
+   * {@link defaultProviderLookup} of the key memory (`always` under 1 hour, else `uncertain`).
+   */
+  readonly providerLookup?: ProviderLookupMode;
+  /**
    * The time phase (default on): at `timePhaseAt` of the run the consumers' clock jumps past
    * retention, the expiry sweep runs, the dead-letter queue is resubmitted and reused keys after
    * expiry are sent (docs/demo.md, "The time phase"). Payments only.
@@ -79,7 +85,18 @@ export interface ChaosOptions {
   readonly progressEveryMs?: number;
 }
 
-export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, 'providerUrl' | 'providerKeyMemoryMs' | 'onProgress' | 'progressEveryMs'>> = {
+/**
+ * The look-up mode for a provider that keeps keys `keyMemoryMs` (undefined: forever): `always` under 1 hour (a provider
+ * that keeps no keys: even a crash the run cannot see must not charge twice), else `uncertain`.
+ */
+export function defaultProviderLookup(keyMemoryMs: number | undefined): ProviderLookupMode {
+  return keyMemoryMs !== undefined && keyMemoryMs < 3_600_000 ? 'always' : 'uncertain';
+}
+
+/** The options without a fixed default (the look-up's depends on the key memory: {@link defaultProviderLookup}). */
+type OptionsWithoutDefault = 'providerUrl' | 'providerKeyMemoryMs' | 'providerLookup' | 'onProgress' | 'progressEveryMs';
+
+export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, OptionsWithoutDefault>> = {
   messages: 2_000,
   ordersShare: 0.3,
   duplicateRate: 0.3,
@@ -200,6 +217,8 @@ export interface ChaosReport {
   /** Handlers stalled past their lock (then completing with a lock-lost error). */
   readonly slowHandlers: number;
   readonly providerFaults: Record<string, number>;
+  /** `PAYMENT_PROVIDER_LOOKUP` of the run and the provider's look-ups (`GET /v1/charges?idempotency_key=`; null: an external provider's are not counted). */
+  readonly providerLookup: { readonly mode: string; readonly lookups: number | null };
   readonly storageOutages: number;
   readonly connectionsReset: number;
   readonly abandoned: number;
@@ -267,6 +286,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
           timePhase: o.timePhase,
           durable: o.durable,
           maxHostKills: o.maxHostKills,
+          providerLookup: o.providerLookup ?? defaultProviderLookup(o.providerKeyMemoryMs),
         }),
       );
     }
@@ -401,7 +421,20 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
     const reports: PartReport[] = [];
     for (const part of parts) reports.push(await part.verify(ledger));
     const timePhase = phased.length === 0 ? null : phaseReport(phase, reports);
-    const report = buildReport(o, reports, ledger, bus, faults, provider.fake?.faultsInjected ?? {}, outages, proxy.resets, Date.now() - started, timePhase);
+    const lookup = { mode: o.providerLookup ?? defaultProviderLookup(o.providerKeyMemoryMs), lookups: provider.fake ? provider.fake.lookups : null };
+    const report = buildReport(
+      o,
+      reports,
+      ledger,
+      bus,
+      faults,
+      provider.fake?.faultsInjected ?? {},
+      outages,
+      proxy.resets,
+      Date.now() - started,
+      timePhase,
+      lookup,
+    );
     return withRewards(report, await rewards?.verify());
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
@@ -419,6 +452,7 @@ function buildReport(
   connectionsReset: number,
   elapsedMs: number,
   timePhase: TimePhaseReport | null,
+  providerLookup: ChaosReport['providerLookup'],
 ): ChaosReport {
   const payments = parts.find((p) => p.name === 'payments');
   const orders = parts.find((p) => p.name === 'orders');
@@ -473,6 +507,7 @@ function buildReport(
     crashesByPoint: Object.fromEntries(CRASH_POINTS.map((p) => [p, faults.injected[p]])) as Record<CrashPoint, number>,
     slowHandlers: faults.injected.slowHandler,
     providerFaults,
+    providerLookup,
     storageOutages,
     connectionsReset,
     abandoned: sum((q) => q.stats.abandoned),

@@ -1,4 +1,5 @@
 import { payloadDigest } from '../../src/core/digest';
+import type { ProviderLookupMode } from '../../src/payments/providerLookup';
 import { StoreUnavailableError } from '../../src/core/errors';
 import { keyFromMessageId } from '../../src/core/keys';
 import { RecordStatus } from '../../src/core/record';
@@ -38,6 +39,8 @@ export interface PaymentsPartOptions {
   readonly maxHostKills?: number;
   /** `PAYMENTS_DESIGN` (default: the environment's `PAYMENTS_DESIGN`, else `handoff`). */
   readonly design?: PaymentsDesign;
+  /** `PAYMENT_PROVIDER_LOOKUP` (default the settings': `uncertain`). */
+  readonly providerLookup?: ProviderLookupMode;
 }
 
 /** The demo's handoff retry budget: 10 min of durable-timer retries (1 s doubling to 10 s) before a payment ends `failed`. */
@@ -97,6 +100,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     retentionMs,
     clock: env.clock,
     design,
+    providerLookup: options.providerLookup,
     retry: DEMO_RETRY,
     restartDelayMs: 100,
     // The functions as registered, invoked as the host does. Real engine (default): the charge run by the

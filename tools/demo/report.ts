@@ -65,6 +65,11 @@ export function reportSections(r: ChaosReport): Section[] {
     ['crashes injected', r.crashesInjected, by(r.crashesByPoint)],
     ['slow handlers (lock lost)', r.slowHandlers, 'stalled past the lock: another receiver got the message meanwhile'],
     ['provider faults', Object.values(r.providerFaults).reduce((s, n) => s + n, 0), by(r.providerFaults)],
+    [
+      'provider look-ups',
+      r.providerLookup.lookups ?? 'n/a',
+      `PAYMENT_PROVIDER_LOOKUP ${r.providerLookup.mode}: charges looked up by key before a call that may repeat one`,
+    ],
     ['storage outages', r.storageOutages, `${r.connectionsReset} connections reset`],
     ['abandoned', r.abandoned, 'handler threw: redelivered at once'],
     ['lock expired', r.lockExpired, 'crashed or lost ack: redelivered when the lock lapsed'],

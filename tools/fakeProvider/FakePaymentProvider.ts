@@ -11,6 +11,9 @@ export type ProviderFault =
   /** Charge, then drop the connection before answering. */
   | 'chargeThenDrop';
 
+/** The faults a look-up can suffer (it charges nothing, so there is nothing to drop after). */
+export type LookupFault = Exclude<ProviderFault, 'chargeThenDrop'>;
+
 export interface FakeProviderOptions {
   /** Probability per request of each fault (0..1), drawn from a seeded generator. */
   readonly faultRates?: Partial<Record<ProviderFault, number>>;
@@ -47,11 +50,15 @@ export interface ChargeRecord {
  * A payment provider for tests and the demo, implementing the contract the app relies on like a
  * real one: `POST /v1/charges` with `Idempotency-Key`; 201 charged, 200 replay of a finished key,
  * 409 while the key is in flight, 422 when the key comes with another body, 402 declined
- * (customerId starting with `decline`), 400 malformed. It counts raw calls and effective charges
- * and injects faults. `GET /__stats` serves the counters as JSON. Loopback only.
+ * (customerId starting with `decline`), 400 malformed. `GET /v1/charges?idempotency_key=K` lists the
+ * charges made under K, from the ledger (like a search by metadata: whatever the key memory), 200
+ * `{ data: [...] }`, empty when none. It counts raw calls, look-ups and effective charges and injects
+ * faults (a look-up: 5xx and timeouts only). `GET /__stats` serves the counters as JSON. Loopback only.
  */
 export class FakePaymentProvider {
   rawCalls = 0;
+  /** `GET /v1/charges?idempotency_key=` requests (faulted ones included). */
+  lookups = 0;
   readonly charges: ChargeRecord[] = [];
   /** Every Idempotency-Key seen per paymentId. */
   readonly keysByPayment = new Map<string, Set<string>>();
@@ -62,6 +69,7 @@ export class FakePaymentProvider {
   forgottenKeysReused = 0;
   private readonly keys = new Map<string, KeyEntry>();
   private readonly queued: ProviderFault[] = [];
+  private readonly queuedLookups: LookupFault[] = [];
   private readonly hanging = new Set<ServerResponse>();
   private random: () => number;
   private server: Server | undefined;
@@ -105,6 +113,11 @@ export class FakePaymentProvider {
     this.queued.push(...faults);
   }
 
+  /** Makes the next look-up(s) suffer these faults, in order (POST faults queued by `injectNext` are not used by look-ups). */
+  injectNextLookup(...faults: LookupFault[]): void {
+    this.queuedLookups.push(...faults);
+  }
+
   setFaultRates(rates: Partial<Record<ProviderFault, number>>): void {
     this.options = { ...this.options, faultRates: rates };
   }
@@ -116,6 +129,7 @@ export class FakePaymentProvider {
   stats() {
     return {
       rawCalls: this.rawCalls,
+      lookups: this.lookups,
       forgottenKeysReused: this.forgottenKeysReused,
       effectiveCharges: this.effectiveCharges,
       faultsInjected: { ...this.faultsInjected },
@@ -150,6 +164,7 @@ export class FakePaymentProvider {
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method === 'GET' && req.url === '/__stats') return json(res, 200, this.stats());
+    if (req.method === 'GET' && req.url?.startsWith('/v1/charges?')) return this.lookUp(req, res);
     if (req.method !== 'POST' || req.url !== '/v1/charges') return json(res, 404, { error: { message: 'not found' } });
     this.rawCalls++;
     const text = await readBody(req);
@@ -228,14 +243,36 @@ export class FakePaymentProvider {
     return json(res, 201, entry.response);
   }
 
+  /** `GET /v1/charges?idempotency_key=K`: the ledger's charges under K (key memory plays no part), faults as a POST's but no charge. */
+  private async lookUp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.lookups++;
+    const key = new URL(req.url ?? '', 'http://provider').searchParams.get('idempotency_key');
+    if (!key) return json(res, 400, { error: { message: 'idempotency_key is required' } });
+    const fault = this.queuedLookups.shift() ?? this.drawFault(['error5xx', 'timeout']);
+    if (fault) this.faultsInjected[fault]++;
+    if (this.options.latencyMs) await delay(this.options.latencyMs);
+    if (fault === 'error5xx') return json(res, 503, { error: { message: 'injected outage' } });
+    if (fault === 'timeout') {
+      this.hanging.add(res);
+      res.on('close', () => this.hanging.delete(res));
+      return;
+    }
+    const data = this.charges
+      .filter((c) => c.idempotencyKey === key)
+      .map((c) => ({ id: c.chargeId, paymentId: c.paymentId, amount: c.amount, currency: c.currency, status: 'succeeded', idempotencyKey: key }));
+    return json(res, 200, { object: 'list', data });
+  }
+
+  private drawFault<F extends ProviderFault>(kinds: readonly F[]): F | undefined {
+    return kinds.find((kind) => {
+      const rate = this.options.faultRates?.[kind] ?? 0;
+      return rate > 0 && this.random() < rate;
+    });
+  }
+
   private nextFault(): ProviderFault | undefined {
     const queued = this.queued.shift();
-    const fault =
-      queued ??
-      (['error5xx', 'timeout', 'chargeThenDrop'] as const).find((kind) => {
-        const rate = this.options.faultRates?.[kind] ?? 0;
-        return rate > 0 && this.random() < rate;
-      });
+    const fault = queued ?? this.drawFault(['error5xx', 'timeout', 'chargeThenDrop'] as const);
     if (fault) this.faultsInjected[fault]++;
     return fault;
   }

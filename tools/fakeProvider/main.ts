@@ -47,7 +47,7 @@ async function main(): Promise<number> {
   }
   const { port, seed, keyMemoryMs } = options;
   const provider = await FakePaymentProvider.start({ port, seed, keyMemoryMs });
-  console.log(`fake payment provider listening on ${provider.url} (POST /v1/charges, GET /__stats); Ctrl+C stops it`);
+  console.log(`fake payment provider listening on ${provider.url} (POST /v1/charges, GET /v1/charges?idempotency_key=, GET /__stats); Ctrl+C stops it`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);

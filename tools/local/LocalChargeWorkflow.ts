@@ -19,9 +19,12 @@ export type RunStep = 'entity:begin' | 'activity:charge' | 'after-activity:charg
 export interface LocalChargeWorkflowOptions {
   /** Table holding entity states and instance statuses (Durable keeps both in storage too). */
   readonly table: TableClient;
-  /** The `chargeProvider` activity. */
+  /** The `chargeProvider` activity (one call: the run retries it). */
   readonly chargeProvider: (input: ChargeActivityInput) => Promise<ChargeResult>;
-  /** Activity retry, as `df.RetryOptions`: attempts in all, first interval, doubling. */
+  /**
+   * Holding design: the run's provider retries (attempts in all, first interval, doubling), set on each run's input
+   * as `providerRetry` (short ones for tests; the app's runs use `PROVIDER_RETRY`). Default 3 attempts, 50 ms.
+   */
   readonly retry?: { readonly maxAttempts: number; readonly firstRetryIntervalMs: number };
   /** Called before each step; return true to crash the run there. */
   readonly crashBefore?: (step: RunStep, instanceId: string) => boolean;
@@ -40,7 +43,8 @@ class InjectedCrash extends Error {}
  * - entity operations on one key run one at a time; entity state persists (in the table);
  * - one run per instance id at a time; `start` on a running instance does nothing;
  * - activities are at-least-once: a crashed run is replayed from its start after a restart
- *   delay, calling the provider again (with the same `Idempotency-Key`).
+ *   delay, calling the provider again (with the same `Idempotency-Key`);
+ * - an activity is one call: the run retries failed provider calls itself (timers, `lookUpFirst`).
  */
 export class LocalChargeWorkflow implements ChargeWorkflow {
   private readonly entityQueues = new Map<string, Promise<unknown>>();
@@ -96,7 +100,9 @@ export class LocalChargeWorkflow implements ChargeWorkflow {
       timer: (atMs) => ({ kind: 'timer', atMs }),
       nowMs: () => this.clock.nowMs(),
     };
-    const generator = chargeOrchestration(input, steps);
+    const retry = this.options.retry ?? { maxAttempts: 3, firstRetryIntervalMs: 50 };
+    const providerRetry = { maxNumberOfAttempts: retry.maxAttempts, firstRetryIntervalMs: retry.firstRetryIntervalMs, backoffCoefficient: 2 };
+    const generator = chargeOrchestration({ ...input, providerRetry }, steps);
     try {
       let next = generator.next();
       while (!next.done) {
@@ -150,19 +156,11 @@ export class LocalChargeWorkflow implements ChargeWorkflow {
       if (!this.options.completeRecord) throw new Error('LocalChargeWorkflow: a handoff run needs the completeRecord option');
       return this.options.completeRecord(task.input);
     }
-    const retry = this.options.retry ?? { maxAttempts: 3, firstRetryIntervalMs: 50 };
-    for (let attempt = 1; ; attempt++) {
-      this.maybeCrash('activity:charge', instanceId);
-      try {
-        this.counters.activityCalls++;
-        const result = await this.options.chargeProvider(task.input);
-        this.maybeCrash('after-activity:charge', instanceId);
-        return result;
-      } catch (error) {
-        if (error instanceof InjectedCrash || attempt >= retry.maxAttempts) throw error;
-        await new Promise((resolve) => setTimeout(resolve, retry.firstRetryIntervalMs * 2 ** (attempt - 1)));
-      }
-    }
+    this.maybeCrash('activity:charge', instanceId);
+    this.counters.activityCalls++;
+    const result = await this.options.chargeProvider(task.input);
+    this.maybeCrash('after-activity:charge', instanceId);
+    return result;
   }
 
   private maybeCrash(step: RunStep, instanceId: string): void {

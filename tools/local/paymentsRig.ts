@@ -13,6 +13,8 @@ import { startRealEnginePayments } from './durable/realEnginePayments';
 import type { PaymentsDesign } from '../../src/payments/PaymentsConsumer';
 import type { RetryBudget } from '../../src/payments/chargeOrchestration';
 import { completeRecord } from '../../src/payments/completeRecord';
+import { chargeOnce } from '../../src/app/durableCharge';
+import type { ProviderLookupMode } from '../../src/payments/providerLookup';
 import type { TableIdempotencyStore } from '../../src/core/TableIdempotencyStore';
 
 export interface PaymentsRigOptions {
@@ -56,6 +58,8 @@ export interface PaymentsRigOptions {
   readonly design?: PaymentsDesign;
   /** Handoff: the run's retry budget (default the settings': 60 min, 5 s doubling to 5 min). */
   readonly retry?: RetryBudget;
+  /** `PAYMENT_PROVIDER_LOOKUP` (default the settings': `uncertain`). */
+  readonly providerLookup?: ProviderLookupMode;
 }
 
 /** Trigger metadata of one delivery, as the Service Bus trigger passes it. */
@@ -82,6 +86,7 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
     IDEMPOTENCY_CACHE_SIZE: String(options.cacheSize ?? 0),
     PAYMENT_PROVIDER_URL: options.providerUrl,
     PAYMENT_PROVIDER_TIMEOUT_MS: String(options.providerTimeoutMs ?? 2_000),
+    PAYMENT_PROVIDER_LOOKUP: options.providerLookup,
   });
   const telemetry = options.telemetry ?? new Telemetry();
   const provider = providerFromSettings(settings, telemetry);
@@ -129,7 +134,7 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
   }
   const workflow = new LocalChargeWorkflow({
     table: durableTable,
-    chargeProvider: (input) => provider.charge(input.payment, input.idempotencyKey, input.correlationId),
+    chargeProvider: (input) => chargeOnce(provider, input),
     retry: options.activityRetry ?? { maxAttempts: 3, firstRetryIntervalMs: 50 },
     crashBefore: options.crashBefore,
     restartDelayMs: options.restartDelayMs,

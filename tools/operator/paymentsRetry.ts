@@ -52,7 +52,12 @@ export async function runPaymentsRetry(argv: readonly string[], env: Readonly<Re
   const durableKey = typeof values['durable-key'] === 'string' ? values['durable-key'] : undefined;
   try {
     const report = await retryFailedPayment(
-      { store: storeFromSettings(settings), start: durableHttpStart(durableUrl, durableKey), retry: retryBudgetOf(settings) },
+      {
+        store: storeFromSettings(settings),
+        start: durableHttpStart(durableUrl, durableKey),
+        retry: retryBudgetOf(settings),
+        providerLookup: settings.PAYMENT_PROVIDER_LOOKUP,
+      },
       paymentId,
     );
     print(`payment ${report.paymentId}: retry ${report.started} (instance ${report.instanceId}, attempt ${report.attempt}); it had ${report.previous}`);

@@ -175,5 +175,7 @@ function recordStoreSettings(options: RealEnginePaymentsOptions): Record<string,
     IDEMPOTENCY_TABLE_NAME: tableName,
     IDEMPOTENCY_PARTITION_COUNT: String(settings.IDEMPOTENCY_PARTITION_COUNT),
     PAYMENTS_DESIGN: overrides.design ?? settings.PAYMENTS_DESIGN,
+    // The runs get the mode in their input (from the trigger's settings); the worker gets it too, as in Azure.
+    PAYMENT_PROVIDER_LOOKUP: settings.PAYMENT_PROVIDER_LOOKUP,
   };
 }
