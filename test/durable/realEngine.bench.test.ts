@@ -64,7 +64,16 @@ describe('bench:durable on the real engine: both payments designs counted on the
     'the hand-off counted the same way: 0 status polls, 1 start a payment; the claim still 2 table transactions (the activity completes the record); the trigger acknowledges before the charge finishes',
     async () => {
       const payments = 4;
-      const run = await runDesign({ design: 'handoff', payments, concurrency: 4, providerMs: 1_000, idleSeconds: 1, sparsePayments: 1, splitPayments: 3, log: () => undefined });
+      const run = await runDesign({
+        design: 'handoff',
+        payments,
+        concurrency: 4,
+        providerMs: 1_000,
+        idleSeconds: 1,
+        sparsePayments: 1,
+        splitPayments: 3,
+        log: () => undefined,
+      });
       expect(run.providerCharges).toBe(payments);
       expect(run.unfinishedInstances).toBe(0);
       expect(run.failedInstances).toBe(0);

@@ -53,7 +53,12 @@ describe('bench:durable summary: figures per payment and the ratios handoff/hold
       payments: 200,
       paced: { ratePerSecond: 16, executionMsP50: 30, executionMsP99: 150 },
       burst: { executionMsP50: 120, executionMsP99: 400, acksPerSecond: 80, cpuMsPerMessage: { benchProcess: 6, durableHost: 5, machine: 20 } },
-      triggerStoragePerMessage: { 'app.table.idempotency.batch': 1, 'durable.queue.control.put': 1, 'durable.table.Instances.insert': 1.02, 'durable.table.Instances.query': 1 },
+      triggerStoragePerMessage: {
+        'app.table.idempotency.batch': 1,
+        'durable.queue.control.put': 1,
+        'durable.table.Instances.insert': 1.02,
+        'durable.table.Instances.query': 1,
+      },
       drain: { paymentsPerSecond: 4 },
       charged: 200,
     };

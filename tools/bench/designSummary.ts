@@ -122,7 +122,9 @@ export function splitLines(hold: DesignCounts | undefined, handoff: DesignCounts
     `split (handoff, the Durable host as a client: the trigger alone): paced at ${split.paced.ratePerSecond}/s` +
       `${split.paced.warmupMs ? ` after ${split.paced.warmupMs.length} warm-up messages (max ${Math.max(...split.paced.warmupMs)} ms)` : ''}: p50 ${split.paced.executionMsP50} ms, p99 ${split.paced.executionMsP99} ms; ` +
       `at once: p50 ${split.burst.executionMsP50} ms, p99 ${split.burst.executionMsP99} ms, ${split.burst.acksPerSecond} acknowledged/s`,
-    `split: trigger storage requests per message ${round2(Object.values(split.triggerStoragePerMessage).reduce((a, b) => a + b, 0))} (${Object.entries(split.triggerStoragePerMessage)
+    `split: trigger storage requests per message ${round2(Object.values(split.triggerStoragePerMessage).reduce((a, b) => a + b, 0))} (${Object.entries(
+      split.triggerStoragePerMessage,
+    )
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')})`,
@@ -135,7 +137,10 @@ export function splitLines(hold: DesignCounts | undefined, handoff: DesignCounts
     `split: one Durable worker then drained at ${split.drain.paymentsPerSecond} payments/s; charged ${split.charged} of ${split.payments}`,
     `split: trigger alone vs the holding design's ceiling (${round2(ceiling)}/s = ${concurrency} calls / ${providerMs / 1000} s): ${round2(split.burst.acksPerSecond / ceiling)}x`,
   ];
-  if (hold) lines.push(`split: trigger alone vs hold measured in this run (${hold.paymentsPerSecond} payments/s): ${round2(split.burst.acksPerSecond / hold.paymentsPerSecond)}x`);
+  if (hold)
+    lines.push(
+      `split: trigger alone vs hold measured in this run (${hold.paymentsPerSecond} payments/s): ${round2(split.burst.acksPerSecond / hold.paymentsPerSecond)}x`,
+    );
   return lines;
 }
 

@@ -229,7 +229,13 @@ export async function runDesign(options: DesignRunOptions) {
       const charged = provider.charges.filter((c) => c.paymentId.startsWith('bench-split-')).length;
       return {
         payments: 2 * n + warmup,
-        paced: { ratePerSecond, warmupMs, executionMsP50: round(percentile(paced, 50), 0), executionMsP99: round(percentile(paced, 99), 0), durationsMs: paced },
+        paced: {
+          ratePerSecond,
+          warmupMs,
+          executionMsP50: round(percentile(paced, 50), 0),
+          executionMsP99: round(percentile(paced, 99), 0),
+          durationsMs: paced,
+        },
         burst: {
           executionMsP50: round(percentile(burst, 50), 0),
           executionMsP99: round(percentile(burst, 99), 0),
@@ -319,7 +325,13 @@ export interface SplitPhase {
   /** Messages of the phase (warm-up + paced + burst). */
   readonly payments: number;
   /** `warmupMs`: the first second of paced messages (a new host process), not in the percentiles. */
-  readonly paced: { readonly ratePerSecond: number; readonly warmupMs: number[]; readonly executionMsP50: number; readonly executionMsP99: number; readonly durationsMs: number[] };
+  readonly paced: {
+    readonly ratePerSecond: number;
+    readonly warmupMs: number[];
+    readonly executionMsP50: number;
+    readonly executionMsP99: number;
+    readonly durationsMs: number[];
+  };
   readonly burst: {
     readonly executionMsP50: number;
     readonly executionMsP99: number;
