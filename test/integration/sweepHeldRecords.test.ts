@@ -150,7 +150,11 @@ describe('the expiry sweep keeps the records of dead-lettered messages (Azurite)
     dlq.keys = [keyOf(1)];
     clock.advance(RETENTION_MS + 2 * 60_000);
     const logs: string[] = [];
-    const context = new InvocationContext({ invocationId: 'i3', functionName: 'expiryTimer', logHandler: (level, ...args) => logs.push(`${level} ${args.join(' ')}`) });
+    const context = new InvocationContext({
+      invocationId: 'i3',
+      functionName: 'expiryTimer',
+      logHandler: (level, ...args) => logs.push(`${level} ${args.join(' ')}`),
+    });
     const settings = loadSettings({
       IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
       IDEMPOTENCY_TABLE_NAME: client.tableName,

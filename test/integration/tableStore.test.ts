@@ -197,7 +197,7 @@ describe('TableIdempotencyStore on Azurite', () => {
     expect(calls).toBe(0);
   });
 
-  test("cache: a completed record the `cacheable` option rejects is never cached, so a duplicate after another process reopened it is not answered with its old result", async () => {
+  test('cache: a completed record the `cacheable` option rejects is never cached, so a duplicate after another process reopened it is not answered with its old result', async () => {
     const reopenable = (record: { result: unknown }) => (record.result as { status?: string } | undefined)?.status !== 'failed';
     const { store, client } = await newStore({ cacheSize: 10, cacheable: reopenable });
     const failed = await store.complete(claimOf(await store.claim(key, digest)), { status: 'failed' });
