@@ -24,10 +24,10 @@ export class CompletedKeyCache {
   constructor(
     readonly maxEntries: number,
     private readonly clock: Clock,
-    private readonly cacheable: CacheablePredicate = () => true,
+    private readonly cacheable?: CacheablePredicate,
   ) {
     if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new ConfigurationError(`cache size must be a positive integer, got ${maxEntries}`);
-    if (typeof cacheable !== 'function') throw new ConfigurationError('cacheable must be a function');
+    if (cacheable !== undefined && typeof cacheable !== 'function') throw new ConfigurationError('cacheable must be a function');
   }
 
   /** The completed record for `scopedKey`, or undefined (absent or past its retention). */
@@ -60,6 +60,8 @@ export class CompletedKeyCache {
   }
 
   private accepts(record: IdempotencyRecord): boolean {
+    if (!this.cacheable) return true;
+    // The predicate sees a copy: it cannot change what the cache keeps.
     try {
       return this.cacheable(copyRecord(record)) === true;
     } catch {
