@@ -31,11 +31,12 @@ export interface ExpiryTimerOverrides extends Pick<WiringOverrides, 'tableClient
  * there) without holds; the metrics' held counts are the Cosmos hold's.
  * @throws ConfigurationError at once when the retention does not cover the redelivery window, or the schedule
  *   (`EXPIRY_TIMER_SCHEDULE`) leaves runs further apart than the DLQ resubmit margin (`assertScheduleRenewsHolds`).
+ *   A margin of 0 (resubmissions not covered) accepts any schedule and warns on every run.
  * The handler throws StoreUnavailableError or StoreRequestError (the run fails; the next tick resumes).
  */
 export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTimerOverrides = {}): (timer: Timer, context: InvocationContext) => Promise<void> {
   const window = assertRetentionCoversRedelivery(settings);
-  assertScheduleRenewsHolds(settings);
+  const schedule = assertScheduleRenewsHolds(settings);
   const deadLetters = overrides.holds ? undefined : paymentsDeadLetterSource(settings);
   const holds = overrides.holds ?? (deadLetters ? [deadLetters] : []);
   const table = tableClientsOf(settings, overrides)(settings.IDEMPOTENCY_TABLE_NAME);
@@ -51,6 +52,7 @@ export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTim
       holdMs: window.totalMs,
     });
     if (holds.length === 0) context.warn('expiry sweep: no dead-letter queue to hold records for (Service Bus is not configured)');
+    if (schedule.warning) context.warn(`expiry sweep: ${schedule.warning}`);
     const clock = overrides.clock ?? systemClock;
     const startedMs = clock.nowMs();
     try {

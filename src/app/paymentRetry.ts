@@ -1,6 +1,6 @@
 import { IdempotencyError } from '../core/errors';
 import { keyFromMessageId } from '../core/keys';
-import { RecordStatus } from '../core/record';
+import { RecordStatus, type IdempotencyRecord } from '../core/record';
 import type { TableIdempotencyStore } from '../core/TableIdempotencyStore';
 import { chargeEntityKey, chargeInstanceId } from '../payments/ChargeWorkflow';
 import type { ChargeOrchestrationInput, RetryBudget } from '../payments/chargeOrchestration';
@@ -15,6 +15,15 @@ export class PaymentRetryRefusedError extends IdempotencyError {
   constructor(message: string) {
     super(message, { retryable: false });
   }
+}
+
+/**
+ * True for a record this retry may reopen: the payments consumer's, completed with a `failed` charge. Every
+ * store the app builds keeps such records out of its completed-key cache (`cacheable` in `stores.ts`): a reopened
+ * record's cached copy would answer a duplicate with the old failure.
+ */
+export function reopenableByRetry(record: Pick<IdempotencyRecord, 'consumer' | 'status' | 'result'>): boolean {
+  return record.consumer === PAYMENTS_CONSUMER && record.status === RecordStatus.Completed && (record.result as ChargeResult | undefined)?.status === 'failed';
 }
 
 export interface PaymentRetryDeps {
@@ -52,7 +61,7 @@ export async function retryFailedPayment(deps: PaymentRetryDeps, paymentId: stri
   const record = await store.get(key);
   if (!record) throw new PaymentRetryRefusedError(`payment ${paymentId} has no record (never received, or swept after its retention): nothing to retry`);
   const result = record.result as ChargeResult | undefined;
-  if (record.status === RecordStatus.Completed && result?.status !== 'failed') {
+  if (record.status === RecordStatus.Completed && !reopenableByRetry(record)) {
     throw new PaymentRetryRefusedError(`payment ${paymentId} did not fail (${result?.status ?? 'no result'}): only a failed payment is retried`);
   }
   const address = store.addressOf(key);

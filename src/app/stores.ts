@@ -4,11 +4,13 @@ import type { Settings } from '../config/settings';
 import type { Clock } from '../core/clock';
 import { CosmosIdempotencyStore } from '../core/CosmosIdempotencyStore';
 import type { IdempotencyStore } from '../core/IdempotencyStore';
+import type { IdempotencyRecord } from '../core/record';
 import { TableIdempotencyStore } from '../core/TableIdempotencyStore';
 import { retentionMsOf } from '../lifecycle/retention';
 import { ParkingStore } from '../messaging/ParkingStore';
 import type { Telemetry } from '../telemetry/Telemetry';
 import { cosmosIdempotencyContainer } from './cosmosClient';
+import { reopenableByRetry } from './paymentRetry';
 import { createTableClient } from './tableClient';
 
 /**
@@ -38,6 +40,9 @@ export function leaseMsOf(settings: Settings, overrides: WiringOverrides = {}): 
   return overrides.leaseMs ?? settings.IDEMPOTENCY_LEASE_SECONDS * 1000;
 }
 
+/** What the completed-key cache of every store built here may hold: not a record the operator's retry may reopen. */
+export const cacheableRecord = (record: IdempotencyRecord): boolean => !reopenableByRetry(record);
+
 /** The dedup store as the settings describe it (table `IDEMPOTENCY_TABLE_NAME`). */
 export function storeFromSettings(settings: Settings, overrides: WiringOverrides = {}): TableIdempotencyStore {
   return new TableIdempotencyStore(tableClientsOf(settings, overrides)(settings.IDEMPOTENCY_TABLE_NAME), {
@@ -45,6 +50,7 @@ export function storeFromSettings(settings: Settings, overrides: WiringOverrides
     leaseMs: leaseMsOf(settings, overrides),
     retentionMs: overrides.retentionMs ?? retentionMsOf(settings),
     cacheSize: settings.IDEMPOTENCY_CACHE_SIZE,
+    cacheable: cacheableRecord,
     callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS,
     clock: overrides.clock,
   });
@@ -62,6 +68,7 @@ export function consumerStoreFromSettings(settings: Settings, overrides: WiringO
     leaseMs: leaseMsOf(settings, overrides),
     retentionMs: overrides.retentionMs ?? retentionMsOf(settings),
     cacheSize: settings.IDEMPOTENCY_CACHE_SIZE,
+    cacheable: cacheableRecord,
     callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS,
     clock: overrides.clock,
   });

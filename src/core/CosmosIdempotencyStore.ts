@@ -54,7 +54,7 @@ export class CosmosIdempotencyStore implements IdempotencyStore {
     this.maxResultBytes = resolved.maxResultBytes;
     this.callTimeoutMs = resolved.callTimeoutMs;
     this.clock = resolved.clock;
-    this.cache = resolved.cacheSize > 0 ? new CompletedKeyCache(resolved.cacheSize, this.clock) : undefined;
+    this.cache = resolved.cacheSize > 0 ? new CompletedKeyCache(resolved.cacheSize, this.clock, resolved.cacheable) : undefined;
     this.markers = new CosmosMarkers(container, this.callTimeoutMs, options.onRequestCharge);
     this.claims = new CosmosClaimWorkflow(this.markers, this.clock, this.cache, (...args) => this.fields(...args));
   }

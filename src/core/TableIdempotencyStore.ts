@@ -50,7 +50,7 @@ export class TableIdempotencyStore implements IdempotencyStore {
     this.maxResultBytes = resolved.maxResultBytes;
     this.callTimeoutMs = resolved.callTimeoutMs;
     this.clock = resolved.clock;
-    this.cache = resolved.cacheSize > 0 ? new CompletedKeyCache(resolved.cacheSize, this.clock) : undefined;
+    this.cache = resolved.cacheSize > 0 ? new CompletedKeyCache(resolved.cacheSize, this.clock, resolved.cacheable) : undefined;
     this.table = new MarkerTable(client, this.callTimeoutMs);
     this.claims = new TableClaimWorkflow(this.table, this.clock, this.cache, (...args) => this.fields(...args));
   }

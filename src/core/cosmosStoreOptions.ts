@@ -1,6 +1,7 @@
 import type { Clock } from './clock';
 import type { CosmosRequestCharge } from './CosmosMarkers';
 import { ConfigurationError } from './errors';
+import type { IdempotencyRecord } from './record';
 import { requireOptionsObject } from './options';
 import { resolveTableStoreOptions, type ResolvedTableStoreOptions } from './tableStoreOptions';
 
@@ -13,6 +14,8 @@ export interface CosmosIdempotencyStoreOptions {
   readonly maxResultBytes?: number;
   /** Entries of the in-process cache of completed keys; 0 (default) turns it off. */
   readonly cacheSize?: number;
+  /** Which completed records the cache may hold (the Table store's option: false for a result the consumer may reopen). */
+  readonly cacheable?: (record: IdempotencyRecord) => boolean;
   /** Deadline of each store call (SDK retries included), then `StoreUnavailableError`. Default 5 s. */
   readonly callTimeoutMs?: number;
   readonly clock?: Clock;

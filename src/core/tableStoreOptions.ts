@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from './clock';
 import { DEFAULT_STORE_TIMEOUT_MS } from './deadline';
 import { ConfigurationError } from './errors';
+import type { IdempotencyRecord } from './record';
 import { integerOption, leaseMsOption, MAX_CACHE_SIZE, MAX_RETENTION_MS, MAX_STORE_TIMEOUT_MS, requireOptionsObject } from './options';
 import { DEFAULT_PARTITION_COUNT, validatePartitionCount } from './tableEncoding';
 
@@ -18,6 +19,12 @@ export interface TableIdempotencyStoreOptions {
   readonly maxResultBytes?: number;
   /** Entries of the in-process cache of completed keys; 0 (default) turns it off. */
   readonly cacheSize?: number;
+  /**
+   * Which completed records the cache may hold: false for a result the consumer may reopen later (the
+   * payments operator's retry of a `failed` charge), so a duplicate always reads it from the table. Must not
+   * throw (a throw counts as false). Default: every completed record.
+   */
+  readonly cacheable?: (record: IdempotencyRecord) => boolean;
   /** Deadline of each store call (SDK retries included), then `StoreUnavailableError`. Default 5 s. */
   readonly callTimeoutMs?: number;
   readonly clock?: Clock;
@@ -30,6 +37,7 @@ export interface ResolvedTableStoreOptions {
   readonly retentionMs: number;
   readonly maxResultBytes: number;
   readonly cacheSize: number;
+  readonly cacheable: ((record: IdempotencyRecord) => boolean) | undefined;
   readonly callTimeoutMs: number;
   readonly clock: Clock;
 }
@@ -51,7 +59,9 @@ export function resolveTableStoreOptions(options: TableIdempotencyStoreOptions):
   const clock = options.clock ?? systemClock;
   if (typeof clock?.nowMs !== 'function') throw new ConfigurationError('clock must have a nowMs() method');
   const cacheSize = integerOption(options.cacheSize ?? 0, 'cacheSize', 0, MAX_CACHE_SIZE);
-  return { partitionCount, leaseMs, retentionMs, maxResultBytes, cacheSize, callTimeoutMs, clock };
+  const cacheable = options.cacheable;
+  if (cacheable !== undefined && typeof cacheable !== 'function') throw new ConfigurationError('cacheable must be a function');
+  return { partitionCount, leaseMs, retentionMs, maxResultBytes, cacheSize, cacheable, callTimeoutMs, clock };
 }
 
 /** Longest release reason kept. */

@@ -129,13 +129,19 @@ export function longestGapMs(schedule: NcrontabSchedule, expression = ''): numbe
  * operator resubmits just after a run leaves the dead-letter queue, so only that run's hold covers it: its copy is
  * delivered within queue TTL + deliveries, leaving the margin for the next run to come. Runs further apart than
  * the margin can let a hold lapse, and a late resubmission be charged again.
- * @returns the longest gap, for logging.
+ * A margin of 0 says the deployment does not cover resubmissions of dead-lettered messages (no gap between runs
+ * could be 0): any schedule that runs is accepted, and the result carries a `warning` to log on every run.
+ * @returns the longest gap, for logging; `warning` when the margin is 0.
  * @throws ConfigurationError for a malformed schedule, one that never runs, or one with too long a gap.
  */
-export function assertScheduleRenewsHolds(settings: Pick<Settings, 'EXPIRY_TIMER_SCHEDULE' | 'DLQ_RESUBMIT_MARGIN_DAYS'>): { longestGapMs: number } {
+export function assertScheduleRenewsHolds(settings: Pick<Settings, 'EXPIRY_TIMER_SCHEDULE' | 'DLQ_RESUBMIT_MARGIN_DAYS'>): {
+  longestGapMs: number;
+  warning?: string;
+} {
   const expression = settings.EXPIRY_TIMER_SCHEDULE;
   const gapMs = longestGapMs(parseNcrontab(expression), expression);
   const marginMs = settings.DLQ_RESUBMIT_MARGIN_DAYS * DAY_MS;
+  if (marginMs === 0) return { longestGapMs: gapMs, warning: UNCOVERED_RESUBMISSIONS };
   if (gapMs > marginMs)
     throw new ConfigurationError(
       `EXPIRY_TIMER_SCHEDULE "${expression}" leaves up to ${(gapMs / DAY_MS).toFixed(2)} days between runs, more than ` +
@@ -145,3 +151,9 @@ export function assertScheduleRenewsHolds(settings: Pick<Settings, 'EXPIRY_TIMER
     );
   return { longestGapMs: gapMs };
 }
+
+/** What the timer logs on every run when `DLQ_RESUBMIT_MARGIN_DAYS` is 0. */
+export const UNCOVERED_RESUBMISSIONS =
+  'DLQ_RESUBMIT_MARGIN_DAYS is 0: resubmissions of dead-lettered messages are not covered (a held record may be swept ' +
+  "before a resubmitted copy's last delivery, which would then run its work again); set a margin of at least the " +
+  'longest gap between expiry timer runs to cover them';

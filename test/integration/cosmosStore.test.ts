@@ -96,6 +96,39 @@ describe('CosmosIdempotencyStore: partition key and layout', () => {
   });
 });
 
+describe('CosmosIdempotencyStore: the completed-key cache and its `cacheable` option', () => {
+  test('a completed record `cacheable` rejects is never cached: a duplicate after another process reopened it reads the container, not the old result', async () => {
+    const container = await cosmos.freshIdempotencyContainer();
+    const clock = new FakeClock();
+    let requests = 0;
+    const store = new CosmosIdempotencyStore(container, {
+      leaseMs: LEASE_MS,
+      retentionMs: RETENTION_MS,
+      clock,
+      cacheSize: 10,
+      cacheable: (record) => (record.result as { status?: string } | undefined)?.status !== 'failed',
+      onRequestCharge: () => void requests++,
+    });
+    const key = freshKey();
+    await store.complete(claimOf(await store.claim(key, digest)), { status: 'failed' });
+    requests = 0;
+    expect(await store.claim(key, digest)).toMatchObject({ kind: 'duplicate', cached: false, record: { result: { status: 'failed' } } });
+    expect(await store.claim(key, digest)).toMatchObject({ kind: 'duplicate', cached: false });
+    expect(requests).toBeGreaterThanOrEqual(2);
+    // Another process reopens it (COMPLETED -> RELEASED), as the payments operator's retry does on the table.
+    const recordId = store.recordIdOf(key);
+    const marker = (await container.item(recordId, recordId).read<Record<string, unknown>>()).resource!;
+    await container.item(recordId, recordId).replace({ ...marker, status: 'RELEASED', leaseExpiresAtMs: 0 });
+    const retried = claimOf(await store.claim(key, digest));
+    expect(retried.attempt).toBe(2);
+    await store.complete(retried, { status: 'succeeded' });
+    // An accepted result is cached as usual: no request.
+    requests = 0;
+    expect(await store.claim(key, digest)).toMatchObject({ kind: 'duplicate', cached: true, record: { result: { status: 'succeeded' } } });
+    expect(requests).toBe(0);
+  });
+});
+
 describe('CosmosIdempotencyStore: TTL instead of a sweep (values written; the emulator does not enforce TTL)', () => {
   test('a completed record and its rows expire retention + margin after the last write', async () => {
     const { container, store } = await rig();

@@ -36,7 +36,7 @@ const body = (id: string) => JSON.stringify(payment(id));
 
 type Rig = PaymentsRig & { workflow: { clientCalls: { starts: number; statusReads: number }; rpcBaseUrl: string; drain: () => Promise<void> } };
 
-async function handOffRig(options: { leaseMs?: number; budgetMs?: number } = {}) {
+async function handOffRig(options: { leaseMs?: number; budgetMs?: number; cacheSize?: number } = {}) {
   const recorded = inMemoryTelemetry();
   const r = await startPaymentsRig({
     tableConnectionString: azuriteOf().connectionString,
@@ -48,6 +48,7 @@ async function handOffRig(options: { leaseMs?: number; budgetMs?: number } = {})
     leaseMs: options.leaseMs ?? 5_000,
     timerScale: 1 / 100,
     retry: { budgetMs: options.budgetMs ?? 60_000, firstDelayMs: 200, maxDelayMs: 1_000 },
+    cacheSize: options.cacheSize,
   });
   rig = r;
   return { rig: r as Rig, recorded };
@@ -188,6 +189,35 @@ describe('payments handoff on the registered functions and the local Durable bac
     // A payment that did not fail is never retried.
     expect(await runPaymentsRetry(['--payment-id', 'pay-h6', '--durable-url', r.workflow.rpcBaseUrl], env, (l) => lines.push(l))).toBe(1);
     expect(lines.at(-1)).toMatch(/refused: payment pay-h6 did not fail \(succeeded\)/);
+  });
+
+  test("the completed-key cache never answers with a failed result the operator's retry reopened: a duplicate during the new run is in progress, after it succeeded", async () => {
+    const { rig: r } = await handOffRig({ budgetMs: 1_500, cacheSize: 100 });
+    const key = keyFromMessageId('payments', 'pay-h8');
+    provider.setFaultRates({ error5xx: 1 });
+    expect(await r.deliver(body('pay-h8'), { messageId: 'pay-h8', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff' });
+    await r.workflow.drain();
+    const failed = await r.store.get(key);
+    expect(failed).toMatchObject({ status: 'COMPLETED', attempt: 1, result: { status: 'failed' } });
+    // Duplicates of the failed payment, on this instance (its cache on): answered with the failure, from the table.
+    expect(await r.deliver(body('pay-h8'), { messageId: 'pay-h8', deliveryCount: 2 })).toEqual({ outcome: 'duplicate', result: failed!.result });
+    const again = await r.store.claim(key, failed!.digest);
+    expect(again).toMatchObject({ kind: 'duplicate', cached: false, record: { result: { status: 'failed' } } });
+
+    // The operator retries (its own process: the consumer's cache is not told); the provider answers slowly now.
+    provider.setFaultRates({ error5xx: 0 });
+    provider.setLatency(1_500);
+    const env = { IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString, IDEMPOTENCY_TABLE_NAME: r.store.client.tableName };
+    expect(await runPaymentsRetry(['--payment-id', 'pay-h8', '--durable-url', r.workflow.rpcBaseUrl], env, () => undefined)).toBe(0);
+    // A duplicate while the new run charges: in progress (attempt 2), never the old failure.
+    expect(await r.deliver(body('pay-h8'), { messageId: 'pay-h8', deliveryCount: 3 })).toMatchObject({ outcome: 'inProgress', attempt: 2 });
+    await r.workflow.drain();
+    const charged = await r.store.get(key);
+    expect(charged).toMatchObject({ status: 'COMPLETED', attempt: 2, result: { status: 'succeeded' } });
+    // A succeeded result is final: cached as before (the second duplicate costs no round trip).
+    expect(await r.deliver(body('pay-h8'), { messageId: 'pay-h8', deliveryCount: 4 })).toEqual({ outcome: 'duplicate', result: charged!.result });
+    expect(await r.store.claim(key, charged!.digest)).toMatchObject({ kind: 'duplicate', cached: true });
+    expect(provider.chargesFor('pay-h8')).toBe(1);
   });
 
   test("the in-process executor (the consumer tests' rig) runs the same handoff: handed off, the run completes the record, one charge", async () => {

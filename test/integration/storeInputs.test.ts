@@ -162,6 +162,7 @@ describe('store options', () => {
     ['cacheSize', Number.NaN],
     ['cacheSize', 10_000_001],
     ['cacheSize', '10'],
+    ['cacheable', 'yes'],
     ['leaseMs', 1e300],
     ['leaseMs', 86_400_001],
     ['leaseMs', 0],

@@ -145,6 +145,31 @@ describe('the expiry sweep keeps the records of dead-lettered messages (Azurite)
     expect(logs.join('\n')).toMatch(/warning expiry sweep: no dead-letter queue to hold records for/);
   });
 
+  test('DLQ_RESUBMIT_MARGIN_DAYS = 0: the timer still holds, and warns on every run that resubmissions are not covered', async () => {
+    const { client, clock, store, dlq } = await setUp();
+    dlq.keys = [keyOf(1)];
+    clock.advance(RETENTION_MS + 2 * 60_000);
+    const logs: string[] = [];
+    const context = new InvocationContext({
+      invocationId: 'i3',
+      functionName: 'expiryTimer',
+      logHandler: (level, ...args) => logs.push(`${level} ${args.join(' ')}`),
+    });
+    const settings = loadSettings({
+      IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
+      IDEMPOTENCY_TABLE_NAME: client.tableName,
+      DLQ_RESUBMIT_MARGIN_DAYS: '0',
+      EXPIRY_TIMER_SCHEDULE: '0 0 0 1 * *',
+    });
+    await expiryTimerFromSettings(settings, { clock, holds: [dlq] })(
+      { isPastDue: false, schedule: { adjustForDST: false }, scheduleStatus: { last: '', next: '', lastUpdated: '' } },
+      context,
+    );
+    expect(logs.join('\n')).toMatch(/warning expiry sweep: DLQ_RESUBMIT_MARGIN_DAYS is 0: resubmissions of dead-lettered messages are not covered/);
+    // The hold: the redelivery window without a margin (TTL 14 d + 10 x (60 s + 300 s) = 14 d 1 h), twice from now.
+    expect((await store.get(keyOf(1)))?.retentionExpiresAtMs).toBe(clock.now + 2 * (14 * DAY_MS + 3_600_000));
+  });
+
   test('holds need a hold window', () => {
     const client = { tableName: 'x' } as never;
     expect(() => new ExpirySweeper(client, { budgetMs: 1_000, holds: [new DeadLetterList()] })).toThrow(/holdMs/);

@@ -197,6 +197,54 @@ describe('TableIdempotencyStore on Azurite', () => {
     expect(calls).toBe(0);
   });
 
+  test('cache: a completed record the `cacheable` option rejects is never cached, so a duplicate after another process reopened it is not answered with its old result', async () => {
+    const reopenable = (record: { result: unknown }) => (record.result as { status?: string } | undefined)?.status !== 'failed';
+    const { store, client } = await newStore({ cacheSize: 10, cacheable: reopenable });
+    const failed = await store.complete(claimOf(await store.claim(key, digest)), { status: 'failed' });
+    // Neither the completion nor a duplicate's read put it in the cache.
+    expect(await store.claim(key, digest)).toMatchObject({ kind: 'duplicate', cached: false, record: { result: { status: 'failed' } } });
+    expect(await store.claim(key, digest)).toMatchObject({ kind: 'duplicate', cached: false });
+    // Another process reopens it, as the payments operator's retry does (COMPLETED -> RELEASED, If-Match).
+    const address = store.addressOf(key);
+    await client.updateEntity({ partitionKey: address.partitionKey, rowKey: address.rowKey, status: RecordStatus.Released }, 'Merge', { etag: failed.etag });
+    const retried = claimOf(await store.claim(key, digest));
+    expect(retried.attempt).toBe(2);
+    await store.complete(retried, { status: 'succeeded' });
+    // An accepted result is cached as usual.
+    expect(await store.claim(key, digest)).toMatchObject({ kind: 'duplicate', cached: true, record: { result: { status: 'succeeded' } } });
+  });
+
+  test('cache: without the `cacheable` option a reopened record is answered from the cache with its old result (why the option exists)', async () => {
+    const { store, client } = await newStore({ cacheSize: 10 });
+    const failed = await store.complete(claimOf(await store.claim(key, digest)), { status: 'failed' });
+    const address = store.addressOf(key);
+    await client.updateEntity({ partitionKey: address.partitionKey, rowKey: address.rowKey, status: RecordStatus.Released }, 'Merge', { etag: failed.etag });
+    expect(await store.claim(key, digest)).toMatchObject({ kind: 'duplicate', cached: true, record: { result: { status: 'failed' } } });
+    expect(await store.get(key)).toMatchObject({ status: RecordStatus.Released });
+  });
+
+  test('cache: claimMany fills the cache only with records `cacheable` accepts', async () => {
+    const keep = keyFromMessageId('payments', 'pay-keep');
+    const skip = keyFromMessageId('payments', 'pay-skip');
+    const { store, client, clock } = await newStore({ cacheSize: 10, cacheable: (record) => record.key !== 'pay-skip' });
+    // Completed by another process: this store's cache starts empty.
+    const writer = new TableIdempotencyStore(client, { retentionMs: 7 * DAY_MS, clock });
+    await writer.commit(keep, digest, 'k');
+    await writer.commit(skip, digest, 's');
+    const requests = [
+      { key: keep, digest },
+      { key: skip, digest },
+    ];
+    expect(await store.claimMany(requests)).toMatchObject([
+      { kind: 'duplicate', cached: false },
+      { kind: 'duplicate', cached: false },
+    ]);
+    expect(await store.claimMany(requests)).toMatchObject([
+      { kind: 'duplicate', cached: true, record: { result: 'k' } },
+      { kind: 'duplicate', cached: false, record: { result: 's' } },
+    ]);
+  });
+
   test('cache: in-progress keys are never cached', async () => {
     const { store, clock } = await newStore({ cacheSize: 10 });
     claimOf(await store.claim(key, digest));

@@ -85,6 +85,18 @@ describe('app start (the Functions registrations)', () => {
     }
   });
 
+  test('DLQ_RESUBMIT_MARGIN_DAYS = 0 (resubmissions not covered): the timer registers with any schedule that runs, no error line; a schedule that never runs is still refused', () => {
+    expect(load({ ...VALID, DLQ_RESUBMIT_MARGIN_DAYS: '0' }, 'expiryTimer')).toEqual({ error: undefined, registered: ['expiryTimer'], errors: [] });
+    expect(load({ ...VALID, DLQ_RESUBMIT_MARGIN_DAYS: '0', EXPIRY_TIMER_SCHEDULE: '0 0 0 1,15 * *' }, 'expiryTimer')).toEqual({
+      error: undefined,
+      registered: ['expiryTimer'],
+      errors: [],
+    });
+    const never = load({ ...VALID, DLQ_RESUBMIT_MARGIN_DAYS: '0', EXPIRY_TIMER_SCHEDULE: '0 0 0 31 2 *' }, 'expiryTimer');
+    expect(never.registered).toEqual([]);
+    expect(never.errors[0]).toMatch(/EXPIRY_TIMER_SCHEDULE "0 0 0 31 2 \*" never runs/);
+  });
+
   test("a cold charge the deliveries cannot outlast stops the payments functions only (the rule is the charge's), naming the settings", () => {
     const env = { ...VALID, SERVICEBUS_MAX_DELIVERY_COUNT: '1' };
     const payments = load(env, 'payments');

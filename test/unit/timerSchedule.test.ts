@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../../src/core';
 import { loadSettings } from '../../src/config/settings';
-import { assertScheduleRenewsHolds, longestGapMs, parseNcrontab } from '../../src/lifecycle/timerSchedule';
+import { assertScheduleRenewsHolds, longestGapMs, parseNcrontab, UNCOVERED_RESUBMISSIONS } from '../../src/lifecycle/timerSchedule';
 
 const SECOND_MS = 1_000;
 const MINUTE_MS = 60_000;
@@ -98,5 +98,23 @@ describe('assertScheduleRenewsHolds: runs at most the DLQ resubmit margin apart'
   test('a gap equal to the margin passes; one a little longer is refused', () => {
     expect(check('0 0 0 * * 0', 7)).toEqual({ longestGapMs: 7 * DAY_MS });
     expect(() => check('0 0 0 * * 0', 6.99)).toThrow(/more than DLQ_RESUBMIT_MARGIN_DAYS \(6.99 days\)/);
+  });
+
+  test('a margin of 0 covers no resubmission: any schedule that runs is accepted, with a warning; any margin above 0 is held to the rule', () => {
+    expect(check('0 */15 * * * *', 0)).toEqual({ longestGapMs: 15 * MINUTE_MS, warning: UNCOVERED_RESUBMISSIONS });
+    expect(check('0 0 0 1 1 *', 0)).toEqual({ longestGapMs: 366 * DAY_MS, warning: UNCOVERED_RESUBMISSIONS });
+    expect(UNCOVERED_RESUBMISSIONS).toMatch(/^DLQ_RESUBMIT_MARGIN_DAYS is 0: resubmissions of dead-lettered messages are not covered/);
+    // The schedule is still checked: malformed or never running is refused whatever the margin.
+    expect(() => check('0 */15 * * *', 0)).toThrow(/has 5 field\(s\)/);
+    expect(() => check('0 0 0 31 2 *', 0)).toThrow(/never runs/);
+    // The smallest margin above 0 is no opt-out: 0.001 days (86.4 s) against runs 15 minutes apart is refused.
+    expect(() => check('0 */15 * * * *', 0.001)).toThrow(/more than DLQ_RESUBMIT_MARGIN_DAYS \(0.001 days\)/);
+    expect(check('0 */15 * * * *').warning).toBeUndefined();
+  });
+
+  test('the settings accept a margin of 0 (as the Bicep template does) and the default schedule then passes with the warning', () => {
+    const settings = loadSettings({ IDEMPOTENCY_TABLE_CONNECTION_STRING: 'UseDevelopmentStorage=true', DLQ_RESUBMIT_MARGIN_DAYS: '0' });
+    expect(settings.DLQ_RESUBMIT_MARGIN_DAYS).toBe(0);
+    expect(assertScheduleRenewsHolds(settings)).toEqual({ longestGapMs: 15 * MINUTE_MS, warning: UNCOVERED_RESUBMISSIONS });
   });
 });
