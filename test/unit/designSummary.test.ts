@@ -51,7 +51,7 @@ describe('bench:durable summary: figures per payment and the ratios handoff/hold
   test('split phase: the trigger alone, paced and in a burst, its storage per message, and its ratios to the hold', () => {
     const split = {
       payments: 200,
-      paced: { ratePerSecond: 16, executionMsP50: 30, executionMsP99: 150 },
+      paced: { ratePerSecond: 16, executionMsP50: 30, executionMsP99: 150, eventLoopDelayMaxMs: 12 },
       burst: { executionMsP50: 120, executionMsP99: 400, acksPerSecond: 80, cpuMsPerMessage: { benchProcess: 6, durableHost: 5, machine: 20 } },
       triggerStoragePerMessage: {
         'app.table.idempotency.batch': 1,
@@ -74,6 +74,7 @@ describe('bench:durable summary: figures per payment and the ratios handoff/hold
     expect(lines.find((l) => l.includes("holding design's ceiling"))).toMatch(/: 5x$/);
     expect(lines.find((l) => l.includes('measured in this run'))).toMatch(/\(4 payments\/s\): 20x$/);
     expect(lines.find((l) => l.includes('drained'))).toContain('charged 200 of 200');
+    expect(lines[0]).toContain('longest event-loop delay 12 ms');
     expect(splitLines(hold, run({ design: 'handoff' }), 16, 1_000)).toEqual([]);
   });
 });

@@ -20,7 +20,13 @@ export interface DesignCounts {
   /** Handoff's split phase (`--split-payments`): the trigger alone, then one worker's drain. */
   readonly split?: {
     readonly payments: number;
-    readonly paced: { readonly ratePerSecond: number; readonly executionMsP50: number; readonly executionMsP99: number; readonly warmupMs?: readonly number[] };
+    readonly paced: {
+      readonly ratePerSecond: number;
+      readonly executionMsP50: number;
+      readonly executionMsP99: number;
+      readonly warmupMs?: readonly number[];
+      readonly eventLoopDelayMaxMs?: number;
+    };
     readonly burst: {
       readonly executionMsP50: number;
       readonly executionMsP99: number;
@@ -120,7 +126,8 @@ export function splitLines(hold: DesignCounts | undefined, handoff: DesignCounts
   const ceiling = concurrency / Math.max(0.001, providerMs / 1000);
   const lines = [
     `split (handoff, the Durable host as a client: the trigger alone): paced at ${split.paced.ratePerSecond}/s` +
-      `${split.paced.warmupMs ? ` after ${split.paced.warmupMs.length} warm-up messages (max ${Math.max(...split.paced.warmupMs)} ms)` : ''}: p50 ${split.paced.executionMsP50} ms, p99 ${split.paced.executionMsP99} ms; ` +
+      `${split.paced.warmupMs ? ` after ${split.paced.warmupMs.length} warm-up messages (max ${Math.max(...split.paced.warmupMs)} ms)` : ''}: p50 ${split.paced.executionMsP50} ms, p99 ${split.paced.executionMsP99} ms` +
+      `${split.paced.eventLoopDelayMaxMs !== undefined ? ` (this process's longest event-loop delay ${split.paced.eventLoopDelayMaxMs} ms)` : ''}; ` +
       `at once: p50 ${split.burst.executionMsP50} ms, p99 ${split.burst.executionMsP99} ms, ${split.burst.acksPerSecond} acknowledged/s`,
     `split: trigger storage requests per message ${round2(Object.values(split.triggerStoragePerMessage).reduce((a, b) => a + b, 0))} (${Object.entries(
       split.triggerStoragePerMessage,

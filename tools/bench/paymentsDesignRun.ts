@@ -1,6 +1,6 @@
 import { TableClient } from '@azure/data-tables';
 import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { loadSettings } from '../../src/config/settings';
 import { Telemetry } from '../../src/telemetry/Telemetry';
 import { AzuriteTable } from '../azurite/AzuriteTable';
@@ -198,6 +198,9 @@ export async function runDesign(options: DesignRunOptions) {
       // The first second of paced messages warms the new host process (JIT, connections): reported apart.
       const warmup = Math.max(1, Math.ceil(ratePerSecond));
       const pacedFrom = consumerExecutions.length;
+      // This process's event-loop delay while paced: a slow delivery with a short delay here was slow elsewhere.
+      const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+      loopDelay.enable();
       const pacedStarted = performance.now();
       for (let i = 0; i < n + warmup; i++) {
         const due = pacedStarted + (i * 1000) / ratePerSecond;
@@ -206,6 +209,7 @@ export async function runDesign(options: DesignRunOptions) {
         send('paced', i);
       }
       while (!bus.idle) await new Promise((r) => setTimeout(r, 20));
+      loopDelay.disable();
       const pacedAll = consumerExecutions.slice(pacedFrom).map((e) => e.durationMs);
       const warmupMs = pacedAll.slice(0, warmup);
       const paced = pacedAll.slice(warmup);
@@ -235,6 +239,7 @@ export async function runDesign(options: DesignRunOptions) {
           executionMsP50: round(percentile(paced, 50), 0),
           executionMsP99: round(percentile(paced, 99), 0),
           durationsMs: paced,
+          eventLoopDelayMaxMs: round(loopDelay.max / 1e6, 0),
         },
         burst: {
           executionMsP50: round(percentile(burst, 50), 0),
@@ -331,6 +336,8 @@ export interface SplitPhase {
     readonly executionMsP50: number;
     readonly executionMsP99: number;
     readonly durationsMs: number[];
+    /** The longest event-loop delay of this process (the trigger's) while paced, warm-up included. */
+    readonly eventLoopDelayMaxMs: number;
   };
   readonly burst: {
     readonly executionMsP50: number;
