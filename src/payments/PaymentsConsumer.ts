@@ -16,7 +16,7 @@ import { Outcome, reportDownstreamKeyReuse } from '../messaging/reportOutcome';
 import type { Telemetry } from '../telemetry/Telemetry';
 import { chargeEntityKey, chargeInstanceId, type ChargeWorkflow } from './ChargeWorkflow';
 import type { ProviderLookupMode } from './providerLookup';
-import type { RetryBudget } from './chargeOrchestration';
+import type { ChargeOrchestrationInput, RetryBudget } from './chargeOrchestration';
 import { finishedPaymentRow, paymentRow } from './paymentRow';
 import { PaymentRequestedSchema, type ChargeResult, type PaymentRequested } from './schema';
 
@@ -196,19 +196,26 @@ export class PaymentsConsumer {
    * start message are in the task hub. Returns undefined when a run of the instance was already in flight.
    */
   private async handOff(claim: Claim, payment: PaymentRequested, correlationId: string | undefined): Promise<PaymentDeliveryResult | undefined> {
-    const entityKey = chargeEntityKey(claim.recordId, claim.createdAtMs, claim.digest);
-    const instanceId = chargeInstanceId(entityKey);
-    const started = await this.workflow().start(instanceId, {
-      idempotencyKey: claim.key.key,
-      entityKey,
-      digest: claim.digest,
-      attempt: claim.attempt,
-      payment,
-      correlationId,
-      handoff: { claim, retry: this.deps.retry ?? DEFAULT_RETRY_BUDGET },
-      providerLookup: this.deps.providerLookup ?? 'uncertain',
-    });
+    const { instanceId, input } = this.runOf(claim, payment, correlationId);
+    const started = await this.workflow().start(instanceId, { ...input, handoff: { claim, retry: this.deps.retry ?? DEFAULT_RETRY_BUDGET } });
     return started === 'started' ? { outcome: Outcome.HandedOff, instanceId, attempt: claim.attempt } : undefined;
+  }
+
+  /** The claim's run: its instance id (one per record lifetime and payload) and the input both designs start it with. */
+  private runOf(claim: Claim, payment: PaymentRequested, correlationId: string | undefined): { instanceId: string; input: ChargeOrchestrationInput } {
+    const entityKey = chargeEntityKey(claim.recordId, claim.createdAtMs, claim.digest);
+    return {
+      instanceId: chargeInstanceId(entityKey),
+      input: {
+        idempotencyKey: claim.key.key,
+        entityKey,
+        digest: claim.digest,
+        attempt: claim.attempt,
+        payment,
+        correlationId,
+        providerLookup: this.deps.providerLookup ?? 'uncertain',
+      },
+    };
   }
 
   private workflow(): ChargeWorkflow {
@@ -225,17 +232,7 @@ export class PaymentsConsumer {
    */
   private async charge(claim: Claim, payment: PaymentRequested, deadline: number, correlationId: string | undefined): Promise<ChargeResult> {
     const workflow = this.workflow();
-    const entityKey = chargeEntityKey(claim.recordId, claim.createdAtMs, claim.digest);
-    const instanceId = chargeInstanceId(entityKey);
-    const input = {
-      idempotencyKey: claim.key.key,
-      entityKey,
-      digest: claim.digest,
-      attempt: claim.attempt,
-      payment,
-      correlationId,
-      providerLookup: this.deps.providerLookup ?? 'uncertain',
-    };
+    const { instanceId, input } = this.runOf(claim, payment, correlationId);
     let status = await workflow.status(instanceId);
     if (status.state === 'none' || status.state === 'failed') {
       await workflow.start(instanceId, input);

@@ -198,12 +198,7 @@ export class FakePaymentProvider {
 
     const fault = this.nextFault();
     if (this.options.latencyMs) await delay(this.options.latencyMs);
-    if (fault === 'error5xx') return json(res, 503, { error: { message: 'injected outage' } });
-    if (fault === 'timeout') {
-      this.hanging.add(res);
-      res.on('close', () => this.hanging.delete(res));
-      return;
-    }
+    if (this.answeredWithFault(res, fault)) return;
 
     const bodyHash = createHash('sha256')
       .update(JSON.stringify([paymentId, customerId, amount, currency]))
@@ -251,16 +246,25 @@ export class FakePaymentProvider {
     const fault = this.queuedLookups.shift() ?? this.drawFault(['error5xx', 'timeout']);
     if (fault) this.faultsInjected[fault]++;
     if (this.options.latencyMs) await delay(this.options.latencyMs);
-    if (fault === 'error5xx') return json(res, 503, { error: { message: 'injected outage' } });
-    if (fault === 'timeout') {
-      this.hanging.add(res);
-      res.on('close', () => this.hanging.delete(res));
-      return;
-    }
+    if (this.answeredWithFault(res, fault)) return;
     const data = this.charges
       .filter((c) => c.idempotencyKey === key)
       .map((c) => ({ id: c.chargeId, paymentId: c.paymentId, amount: c.amount, currency: c.currency, status: 'succeeded', idempotencyKey: key }));
     return json(res, 200, { object: 'list', data });
+  }
+
+  /** Answers an injected 5xx (503) or timeout (the request is left hanging until it closes); false for no such fault. */
+  private answeredWithFault(res: ServerResponse, fault: ProviderFault | undefined): boolean {
+    if (fault === 'error5xx') {
+      json(res, 503, { error: { message: 'injected outage' } });
+      return true;
+    }
+    if (fault === 'timeout') {
+      this.hanging.add(res);
+      res.on('close', () => this.hanging.delete(res));
+      return true;
+    }
+    return false;
   }
 
   private drawFault<F extends ProviderFault>(kinds: readonly F[]): F | undefined {
