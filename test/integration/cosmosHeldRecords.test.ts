@@ -70,7 +70,11 @@ function hooked(container: Container, hook: (request: { method: string; send: ()
   return client.database(container.database.id).container(container.id);
 }
 
-async function setUp() {
+/**
+ * The records of pay-1 to pay-3 on a fresh container, and the hold on it. With `deadLettered`: that payment's key is in
+ * the dead-letter queue and the clock is one day before the records' end (within the hold window).
+ */
+async function setUp(deadLettered?: number) {
   const container = await cosmos.freshIdempotencyContainer();
   const clock = new FakeClock();
   const store = new CosmosIdempotencyStore(container, { retentionMs: RETENTION_MS, leaseMs: 60_000, clock });
@@ -83,6 +87,10 @@ async function setUp() {
   }
   if ((await store.claim(keyOf(3), digestOf(3))).kind !== 'claimed') throw new Error('setup: pay-3 not claimed');
   const dlq = new DeadLetterList();
+  if (deadLettered !== undefined) {
+    dlq.keys = [keyOf(deadLettered)];
+    clock.advance(RETENTION_MS - DAY_MS);
+  }
   const requests: string[] = [];
   const hold = (on: Container = container, callTimeoutMs = 2_000) =>
     holdCosmosRecords(on, [dlq], { holdMs: HOLD_MS, clock, callTimeoutMs, onRequestCharge: (c) => requests.push(`${c.request} ${c.statusCode}`) });
@@ -127,9 +135,7 @@ describe('the expiry timer holds the Cosmos records of dead-lettered payments (e
   });
 
   test('a held record is written once per hold window: the next run reads it and writes nothing', async () => {
-    const { clock, dlq, requests, hold, doc } = await setUp();
-    dlq.keys = [keyOf(1)];
-    clock.advance(RETENTION_MS - DAY_MS);
+    const { clock, requests, hold, doc } = await setUp(1);
     expect((await hold()).extended).toBe(1);
     const extended = await doc(1);
     clock.advance(DAY_MS);
@@ -143,9 +149,7 @@ describe('the expiry timer holds the Cosmos records of dead-lettered payments (e
   });
 
   test('a write between the read and the replace (412): the hold reads again and retries; the other write is kept', async () => {
-    const { container, clock, dlq, requests, hold, doc } = await setUp();
-    dlq.keys = [keyOf(2)];
-    clock.advance(RETENTION_MS - DAY_MS);
+    const { container, clock, requests, hold, doc } = await setUp(2);
     let interfered = false;
     const racing = hooked(container, async ({ method, send }) => {
       if (method === 'PUT' && !interfered) {
@@ -161,9 +165,7 @@ describe('the expiry timer holds the Cosmos records of dead-lettered payments (e
   });
 
   test('a resubmission that takes the record over between the read and the replace: read again, its new retention is enough, nothing written', async () => {
-    const { container, clock, store, dlq, requests, hold, doc } = await setUp();
-    dlq.keys = [keyOf(3)];
-    clock.advance(RETENTION_MS - DAY_MS);
+    const { container, clock, store, requests, hold, doc } = await setUp(3);
     let interfered = false;
     const racing = hooked(container, async ({ method, send }) => {
       if (method === 'PUT' && !interfered) {
@@ -178,9 +180,7 @@ describe('the expiry timer holds the Cosmos records of dead-lettered payments (e
   });
 
   test('a replace whose answer is lost but which landed is re-read and counted once, not written again', async () => {
-    const { container, clock, dlq, requests, hold, doc } = await setUp();
-    dlq.keys = [keyOf(2)];
-    clock.advance(RETENTION_MS - DAY_MS);
+    const { container, clock, requests, hold, doc } = await setUp(2);
     let lost = false;
     const lossy = hooked(container, async ({ method, send }) => {
       if (method !== 'PUT' || lost) return send();
@@ -194,9 +194,7 @@ describe('the expiry timer holds the Cosmos records of dead-lettered payments (e
   });
 
   test('a replace left unanswered (deadline) that did not land is re-read and written again; when it lands late it changes nothing (412)', async () => {
-    const { container, clock, dlq, requests, hold, doc } = await setUp();
-    dlq.keys = [keyOf(2)];
-    clock.advance(RETENTION_MS - DAY_MS);
+    const { container, clock, requests, hold, doc } = await setUp(2);
     const { client, faults } = cosmosClientWithFaults(cosmos.endpoint);
     clients.push(client);
     faults.mode = 'hang';
@@ -210,9 +208,7 @@ describe('the expiry timer holds the Cosmos records of dead-lettered payments (e
   });
 
   test('a record that keeps changing fails the run after 5 tries (StoreRequestError)', async () => {
-    const { container, clock, dlq, hold, doc } = await setUp();
-    dlq.keys = [keyOf(2)];
-    clock.advance(RETENTION_MS - DAY_MS);
+    const { container, hold, doc } = await setUp(2);
     let writes = 0;
     const busy = hooked(container, async ({ method, send }) => {
       if (method === 'PUT') {
@@ -249,27 +245,39 @@ describe('the expiry timer with IDEMPOTENCY_STORE=cosmos (emulator + Azurite)', 
   }
   const tick = { isPastDue: false, schedule: { adjustForDST: false }, scheduleStatus: { last: '', next: '', lastUpdated: '' } };
 
-  test("each tick holds the dead-lettered payments' records on Cosmos, then sweeps the table (the HTTP API's records) without holds", async () => {
-    const { container, clock, dlq, doc } = await setUp();
-    let dlqReads = 0;
-    const counted: HeldKeysSource = { name: dlq.name, heldKeys: () => (dlqReads++, dlq.heldKeys()) };
-    dlq.keys = [keyOf(1), keyOf(4)];
-    // An HTTP API record (`http-payments`) in the idempotency table: it stays on Table Storage with IDEMPOTENCY_STORE=cosmos.
+  /**
+   * A tick's setup: {@link setUp}'s records on Cosmos, an HTTP API record (`http-payments`) in a fresh idempotency table
+   * (it stays on Table Storage with IDEMPOTENCY_STORE=cosmos), the settings of that store, and an invocation context that
+   * keeps each log line as `<level> <message>`; the clock one day before the records' end (within the hold window).
+   */
+  async function setUpTick(invocationId: string) {
+    const records = await setUp();
     const table = await freshTable(azuriteOf());
-    const httpStore = new TableIdempotencyStore(table, { retentionMs: DAY_MS, leaseMs: 60_000, clock });
+    const httpStore = new TableIdempotencyStore(table, { retentionMs: DAY_MS, leaseMs: 60_000, clock: records.clock });
     await httpStore.commit({ consumer: 'http-payments', key: 'idem-1' }, digestOf(9), { accepted: true });
-    clock.advance(RETENTION_MS - DAY_MS);
-
+    records.clock.advance(RETENTION_MS - DAY_MS);
     const settings = loadSettings({
       IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
       IDEMPOTENCY_TABLE_NAME: table.tableName,
       IDEMPOTENCY_STORE: 'cosmos',
       COSMOS_ENDPOINT: cosmos.endpoint,
     });
+    const logs: string[] = [];
+    const context = new InvocationContext({
+      invocationId,
+      functionName: 'expiryTimer',
+      logHandler: (level, ...args) => logs.push(`${level} ${args.join(' ')}`),
+    });
+    return { ...records, httpStore, settings, logs, context };
+  }
+
+  test("each tick holds the dead-lettered payments' records on Cosmos, then sweeps the table (the HTTP API's records) without holds", async () => {
+    const { container, clock, dlq, doc, httpStore, settings, logs, context } = await setUpTick('c1');
+    let dlqReads = 0;
+    const counted: HeldKeysSource = { name: dlq.name, heldKeys: () => (dlqReads++, dlq.heldKeys()) };
+    dlq.keys = [keyOf(1), keyOf(4)];
     const reader = new CollectingReader();
     const provider = new MeterProvider({ readers: [reader] });
-    const logs: string[] = [];
-    const context = new InvocationContext({ invocationId: 'c1', functionName: 'expiryTimer', logHandler: (_level, ...args) => logs.push(args.join(' ')) });
     const handler = expiryTimerFromSettings(settings, {
       clock,
       holds: [counted],
@@ -294,26 +302,10 @@ describe('the expiry timer with IDEMPOTENCY_STORE=cosmos (emulator + Azurite)', 
   });
 
   test('a dead-letter queue that cannot be read fails the run: nothing held, nothing swept', async () => {
-    const { container, clock, dlq, doc } = await setUp();
+    const { container, clock, dlq, doc, httpStore, settings, logs, context } = await setUpTick('c2');
     dlq.keys = [keyOf(1)];
     dlq.failWith = new Error('dead-letter queue unreachable');
-    const table = await freshTable(azuriteOf());
-    const httpStore = new TableIdempotencyStore(table, { retentionMs: DAY_MS, leaseMs: 60_000, clock });
-    await httpStore.commit({ consumer: 'http-payments', key: 'idem-1' }, digestOf(9), { accepted: true });
     const before = await doc(1);
-    clock.advance(RETENTION_MS - DAY_MS);
-    const settings = loadSettings({
-      IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
-      IDEMPOTENCY_TABLE_NAME: table.tableName,
-      IDEMPOTENCY_STORE: 'cosmos',
-      COSMOS_ENDPOINT: cosmos.endpoint,
-    });
-    const logs: string[] = [];
-    const context = new InvocationContext({
-      invocationId: 'c2',
-      functionName: 'expiryTimer',
-      logHandler: (level, ...args) => logs.push(`${level} ${args.join(' ')}`),
-    });
     await expect(expiryTimerFromSettings(settings, { clock, holds: [dlq], idempotencyContainer: container })(tick, context)).rejects.toThrow(
       'dead-letter queue unreachable',
     );

@@ -1,22 +1,8 @@
-import { chargeOrchestration, StaleAttemptError, type ChargeOrchestrationInput, type ChargeSteps } from '../../src/payments/chargeOrchestration';
+import { chargeOrchestration, StaleAttemptError, type ChargeOrchestrationInput } from '../../src/payments/chargeOrchestration';
 import type { ChargeResult } from '../../src/payments/schema';
+import { chargeStepsSetup, type Task } from '../support/chargeSteps';
 
-type Task = { call: string; arg: unknown };
-let now = 1_000_000;
-const steps: ChargeSteps<Task> = {
-  callEntity: (entityKey, operation) => ({ call: `entity:${entityKey}:${operation.name}`, arg: operation }),
-  chargeProvider: (input) => ({ call: 'activity:chargeProvider', arg: input }),
-  timer: (atMs) => ({ call: 'timer', arg: atMs }),
-  nowMs: () => now,
-  completeRecord: (recordInput) => ({ call: 'activity:completeRecord', arg: recordInput }),
-};
-const input: ChargeOrchestrationInput = {
-  idempotencyKey: 'pay-1',
-  entityKey: 'abc',
-  attempt: 3,
-  payment: { paymentId: 'pay-1', customerId: 'c1', amount: 500, currency: 'EUR' },
-};
-const charged: ChargeResult = { status: 'succeeded', chargeId: 'ch_9', amount: 500, currency: 'EUR' };
+const { clock, steps, input, handoffInput, charged } = chargeStepsSetup({ entityKeyInCall: true });
 
 describe('charge orchestration, driven step by step', () => {
   test('begin -> provider call with the payment key -> complete -> returns the charge', () => {
@@ -40,13 +26,13 @@ describe('charge orchestration, driven step by step', () => {
   });
 
   test('a failed provider call is retried by the run (PROVIDER_RETRY: timers 2, 4, 8, 16 s, 5 calls); then fail on the entity, and the run fails', () => {
-    now = 1_000_000;
+    clock.now = 1_000_000;
     const run = chargeOrchestration(input, steps);
     run.next();
     run.next({ decision: 'proceed' });
     for (const delayMs of [2_000, 4_000, 8_000, 16_000]) {
-      expect(run.throw(new Error('payment provider answered 503')).value).toEqual({ call: 'timer', arg: now + delayMs });
-      now += delayMs;
+      expect(run.throw(new Error('payment provider answered 503')).value).toEqual({ call: 'timer', arg: clock.now + delayMs });
+      clock.advance(delayMs);
       expect(run.next().value).toMatchObject({ call: 'activity:chargeProvider', arg: { idempotencyKey: 'pay-1', lookUpFirst: true } });
     }
     expect(run.throw(new Error('payment provider answered 503')).value).toEqual({
@@ -76,20 +62,9 @@ describe('charge orchestration, driven step by step', () => {
 
 /** Look before you charge again (docs/DESIGN.md): which provider calls carry `lookUpFirst`, in both designs. */
 describe('charge orchestration: lookUpFirst on the provider calls', () => {
-  const claim = {
-    key: { consumer: 'payments', key: 'pay-1' },
-    recordId: 'r1',
-    digest: 'd1',
-    attempt: 3,
-    ownerId: 'o1',
-    leaseExpiresAtMs: 0,
-    createdAtMs: 5,
-    localRows: ['payment'],
-    etag: 'e1',
-  };
   const designs: Record<string, ChargeOrchestrationInput> = {
     hold: input,
-    handoff: { ...input, handoff: { claim, retry: { budgetMs: 3_600_000, firstDelayMs: 5_000, maxDelayMs: 60_000 } } },
+    handoff: handoffInput({ budgetMs: 3_600_000, firstDelayMs: 5_000, maxDelayMs: 60_000 }),
   };
   const lookUpFirstOf = (task: unknown) => ((task as Task).arg as { lookUpFirst?: boolean }).lookUpFirst === true;
 

@@ -1,39 +1,11 @@
-import { chargeOrchestration, retryDelayMs, StaleAttemptError, type ChargeOrchestrationInput, type ChargeSteps } from '../../src/payments/chargeOrchestration';
-import type { Claim } from '../../src/core/public';
-import type { ChargeResult } from '../../src/payments/schema';
+import { chargeOrchestration, retryDelayMs, StaleAttemptError } from '../../src/payments/chargeOrchestration';
+import { chargeStepsSetup, START_MS, type Task } from '../support/chargeSteps';
 
-type Task = { call: string; arg: unknown };
-let now = 1_000_000;
-const steps: ChargeSteps<Task> = {
-  callEntity: (_entityKey, operation) => ({ call: `entity:${operation.name}`, arg: operation }),
-  chargeProvider: (input) => ({ call: 'activity:chargeProvider', arg: input }),
-  completeRecord: (input) => ({ call: 'activity:completeRecord', arg: input }),
-  timer: (atMs) => ({ call: 'timer', arg: atMs }),
-  nowMs: () => now,
-};
-const claim: Claim = {
-  key: { consumer: 'payments', key: 'pay-1' },
-  recordId: 'r1',
-  digest: 'd1',
-  attempt: 3,
-  ownerId: 'o1',
-  leaseExpiresAtMs: 0,
-  createdAtMs: 5,
-  localRows: ['payment'],
-  etag: 'e1',
-};
-const payment = { paymentId: 'pay-1', customerId: 'c1', amount: 500, currency: 'EUR' };
-const input: ChargeOrchestrationInput = {
-  idempotencyKey: 'pay-1',
-  entityKey: 'abc',
-  attempt: 3,
-  payment,
-  handoff: { claim, retry: { budgetMs: 60_000, firstDelayMs: 10_000, maxDelayMs: 25_000 } },
-};
-const charged: ChargeResult = { status: 'succeeded', chargeId: 'ch_9', amount: 500, currency: 'EUR' };
+const { clock, steps, claim, payment, handoffInput, charged } = chargeStepsSetup();
+const input = handoffInput({ budgetMs: 60_000, firstDelayMs: 10_000, maxDelayMs: 25_000 });
 
 describe('handoff charge orchestration, driven step by step', () => {
-  beforeEach(() => (now = 1_000_000));
+  beforeEach(() => (clock.now = START_MS));
 
   test('begin -> provider -> entity complete -> completeRecord with the claim that started the run -> the charge', () => {
     const run = chargeOrchestration(input, steps);
@@ -65,10 +37,10 @@ describe('handoff charge orchestration, driven step by step', () => {
     run.next();
     run.next({ decision: 'proceed' });
     expect(run.throw(new Error('provider 503')).value).toEqual({ call: 'timer', arg: 1_010_000 });
-    now = 1_010_000;
+    clock.now = 1_010_000;
     expect(run.next().value).toMatchObject({ call: 'activity:chargeProvider' });
     expect(run.throw(new Error('provider 503')).value).toEqual({ call: 'timer', arg: 1_030_000 });
-    now = 1_030_000;
+    clock.now = 1_030_000;
     run.next();
     expect(run.next(charged).value).toMatchObject({ call: 'entity:complete' });
     expect(run.next({ decision: 'recorded' }).value).toMatchObject({ call: 'activity:completeRecord', arg: { result: charged } });
@@ -79,13 +51,13 @@ describe('handoff charge orchestration, driven step by step', () => {
     run.next();
     run.next({ decision: 'proceed' });
     run.throw(new Error('provider 503')); // timer at +10 s
-    now += 10_000;
+    clock.advance(10_000);
     run.next();
     run.throw(new Error('provider 503')); // timer at +30 s
-    now += 20_000;
+    clock.advance(20_000);
     run.next();
-    expect(run.throw(new Error('provider 503')).value).toEqual({ call: 'timer', arg: now + 25_000 }); // +55 s: still inside 60 s
-    now += 25_000;
+    expect(run.throw(new Error('provider 503')).value).toEqual({ call: 'timer', arg: clock.now + 25_000 }); // +55 s: still inside 60 s
+    clock.advance(25_000);
     run.next();
     const fail = run.throw(new Error('provider timed out')).value as Task; // the next would start at +80 s: past the budget
     expect(fail).toMatchObject({ call: 'entity:fail', arg: { attempt: 3 } });
