@@ -1,4 +1,5 @@
-import { groupOf, sideBySide, splitLines, summarize, type DesignCounts } from '../../tools/bench/designSummary';
+import { aliasOf } from '../../tools/bench/counterAliases';
+import { groupOf, sideBySide, splitLines, summarize, triggerPerCore, type DesignCounts } from '../../tools/bench/designSummary';
 
 const run = (over: Partial<DesignCounts> & { design: string }): DesignCounts => ({
   payments: 10,
@@ -76,5 +77,43 @@ describe('bench:durable summary: figures per payment and the ratios handoff/hold
     expect(lines.find((l) => l.includes('drained'))).toContain('charged 200 of 200');
     expect(lines[0]).toContain('longest event-loop delay 12 ms');
     expect(splitLines(hold, run({ design: 'handoff' }), 16, 1_000)).toEqual([]);
+  });
+
+  test('split with the counting proxies apart: CPU by process, one core for the trigger and the start API, peak memory', () => {
+    const cpuMsPerMessage = { benchProcess: 4, durableHost: 1, counters: 3, appAzurite: 2, engineAzurite: 4, machine: 16 };
+    const split = {
+      payments: 100,
+      paced: { ratePerSecond: 16, executionMsP50: 30, executionMsP99: 150 },
+      burst: { executionMsP50: 120, executionMsP99: 400, acksPerSecond: 80, cpuMsPerMessage },
+      triggerStoragePerMessage: { 'app.table.idempotency.batch': 1 },
+      drain: { paymentsPerSecond: 4 },
+      memoryPeakMb: { durableHost: 300, benchProcess: 150 },
+      charged: 100,
+    };
+    const figures = summarize(run({ design: 'handoff', split }));
+    expect(figures['split: CPU ms / message, bench process (trigger + bus)']).toBe(4);
+    expect(figures['split: CPU ms / message, bench process (trigger + bus + counting proxies)']).toBeUndefined();
+    expect(figures['split: CPU ms / message, Azurite (app + task hub)']).toBe(6);
+    expect(figures['split: messages / s one core serves (1000 / (trigger + start API) CPU ms)']).toBe(200);
+    expect(figures['split: peak memory MB, Durable worker host (dotnet + Node worker)']).toBe(300);
+    const lines = splitLines(undefined, run({ design: 'handoff', split }), 16, 1_000);
+    expect(lines.find((l) => l.includes('CPU ms per burst message'))).toMatch(
+      /counting proxies 3, Azurite 6, .*: 200 messages\/s \(derived from CPU\), 12\.5x the hold's ceiling$/,
+    );
+    expect(lines.find((l) => l.includes('peak memory'))).toContain('Durable worker host 300 MB');
+    // Without the proxies apart the bench process's figure includes them: no per-core figure is derived.
+    expect(triggerPerCore({ benchProcess: 8, durableHost: 3 })).toBeUndefined();
+  });
+});
+
+describe('bench counters: resource aliases, as data for the counters process', () => {
+  test('a table prefix is stripped; so are a task hub name and its partition suffix', () => {
+    expect(aliasOf({ prefix: 'bench' })('table', 'benchIdempotency')).toBe('Idempotency');
+    expect(aliasOf({ prefix: 'bench' })('table', 'Other')).toBe('Other');
+    const hub = aliasOf({ hub: 'benchhandoffab12c' });
+    expect(hub('queue', 'benchhandoffab12c-control-03')).toBe('control');
+    expect(hub('queue', 'benchhandoffab12c-workitems')).toBe('workitems');
+    expect(hub('table', 'BenchHandoffAb12cHistory')).toBe('History');
+    expect(hub('blob', 'benchhandoffab12c-leases')).toBe('leases');
   });
 });

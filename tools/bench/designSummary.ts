@@ -31,10 +31,19 @@ export interface DesignCounts {
       readonly executionMsP50: number;
       readonly executionMsP99: number;
       readonly acksPerSecond: number;
-      readonly cpuMsPerMessage?: { readonly benchProcess: number; readonly durableHost?: number; readonly machine?: number };
+      /** `counters`, `appAzurite`, `engineAzurite`: runs whose counting proxies ran in a process of their own. */
+      readonly cpuMsPerMessage?: {
+        readonly benchProcess: number;
+        readonly durableHost?: number;
+        readonly counters?: number;
+        readonly appAzurite?: number;
+        readonly engineAzurite?: number;
+        readonly machine?: number;
+      };
     };
     readonly triggerStoragePerMessage: Readonly<Record<string, number>>;
     readonly drain: { readonly paymentsPerSecond: number };
+    readonly memoryPeakMb?: { readonly durableHost?: number; readonly benchProcess?: number };
     readonly charged: number;
   };
 }
@@ -93,11 +102,21 @@ export function summarize(run: DesignCounts): Record<string, number> {
     figures['split: trigger storage requests / message (claim + start)'] = total(split.triggerStoragePerMessage);
     const cpu = split.burst.cpuMsPerMessage;
     if (cpu) {
-      figures['split: CPU ms / message, bench process (trigger + bus + counting proxies)'] = cpu.benchProcess;
+      const apart = cpu.counters !== undefined;
+      figures[`split: CPU ms / message, bench process (trigger + bus${apart ? '' : ' + counting proxies'})`] = cpu.benchProcess;
       if (cpu.durableHost !== undefined) figures['split: CPU ms / message, Durable host (start API)'] = cpu.durableHost;
+      if (cpu.counters !== undefined) figures['split: CPU ms / message, counting proxies'] = cpu.counters;
+      if (cpu.appAzurite !== undefined && cpu.engineAzurite !== undefined)
+        figures['split: CPU ms / message, Azurite (app + task hub)'] = cpu.appAzurite + cpu.engineAzurite;
       if (cpu.machine !== undefined) figures['split: CPU ms / message, whole machine'] = cpu.machine;
+      const perCore = triggerPerCore(cpu);
+      if (perCore !== undefined) figures['split: messages / s one core serves (1000 / (trigger + start API) CPU ms)'] = perCore;
     }
     figures['split: payments / s one Durable worker drains'] = split.drain.paymentsPerSecond;
+    if (split.memoryPeakMb?.durableHost !== undefined)
+      figures['split: peak memory MB, Durable worker host (dotnet + Node worker)'] = split.memoryPeakMb.durableHost;
+    if (split.memoryPeakMb?.benchProcess !== undefined)
+      figures['split: peak memory MB, bench process (trigger, bus, provider)'] = split.memoryPeakMb.benchProcess;
   }
   return figures;
 }
@@ -135,10 +154,11 @@ export function splitLines(hold: DesignCounts | undefined, handoff: DesignCounts
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')})`,
-    ...(split.burst.cpuMsPerMessage
+    ...(split.burst.cpuMsPerMessage ? [cpuLine(split.burst.cpuMsPerMessage, ceiling)] : []),
+    ...(split.memoryPeakMb
       ? [
-          `split: CPU ms per burst message: bench process ${split.burst.cpuMsPerMessage.benchProcess} (an upper bound of the trigger's: it also runs the bus and the counting proxies), ` +
-            `Durable host ${split.burst.cpuMsPerMessage.durableHost ?? '-'}, whole machine ${split.burst.cpuMsPerMessage.machine ?? '-'}`,
+          `split: peak memory (VmHWM): Durable worker host ${split.memoryPeakMb.durableHost ?? '-'} MB (dotnet + its Node worker), ` +
+            `bench process ${split.memoryPeakMb.benchProcess ?? '-'} MB (trigger, bus, fake provider)`,
         ]
       : []),
     `split: one Durable worker then drained at ${split.drain.paymentsPerSecond} payments/s; charged ${split.charged} of ${split.payments}`,
@@ -149,6 +169,35 @@ export function splitLines(hold: DesignCounts | undefined, handoff: DesignCounts
       `split: trigger alone vs hold measured in this run (${hold.paymentsPerSecond} payments/s): ${round2(split.burst.acksPerSecond / hold.paymentsPerSecond)}x`,
     );
   return lines;
+}
+
+type CpuPerMessage = NonNullable<NonNullable<DesignCounts['split']>['burst']['cpuMsPerMessage']>;
+
+/**
+ * Messages a second one core would acknowledge if only the trigger (bench process: trigger + bus) and the Durable
+ * start API used it: derived from CPU time, not a throughput measured (the machine's other processes share its
+ * cores). Only when the counting proxies ran apart (else the bench process's figure includes them).
+ */
+export function triggerPerCore(cpu: CpuPerMessage | undefined): number | undefined {
+  if (!cpu || cpu.counters === undefined || cpu.durableHost === undefined) return undefined;
+  const ms = cpu.benchProcess + cpu.durableHost;
+  return ms > 0 ? round2(1000 / ms) : undefined;
+}
+
+function cpuLine(cpu: CpuPerMessage, ceiling: number): string {
+  if (cpu.counters === undefined)
+    return (
+      `split: CPU ms per burst message: bench process ${cpu.benchProcess} (an upper bound of the trigger's: it also runs the bus and the counting proxies), ` +
+      `Durable host ${cpu.durableHost ?? '-'}, whole machine ${cpu.machine ?? '-'}`
+    );
+  const perCore = triggerPerCore(cpu);
+  return (
+    `split: CPU ms per burst message: trigger + bus ${cpu.benchProcess}, Durable host (start API) ${cpu.durableHost ?? '-'}, counting proxies ${cpu.counters}, ` +
+    `Azurite ${round2((cpu.appAzurite ?? 0) + (cpu.engineAzurite ?? 0))}, whole machine ${cpu.machine ?? '-'}` +
+    (perCore !== undefined
+      ? `; one core for the trigger and the start API alone: ${perCore} messages/s (derived from CPU), ${round2(perCore / ceiling)}x the hold's ceiling`
+      : '')
+  );
 }
 
 function round2(x: number): number {

@@ -8,10 +8,10 @@ import { activeInstanceMs, type Execution } from '../cost/billableTime';
 import { FakePaymentProvider } from '../fakeProvider/FakePaymentProvider';
 import { LocalServiceBus } from '../local/LocalServiceBus';
 import { startRealEnginePayments } from '../local/durable/realEnginePayments';
-import { countingRpcProxy } from './countingRpcProxy';
-import { cpuBetween, sampleCpu } from './cpuMeter';
+import { CountersProcess, type RemoteStorageCounter } from './CountersProcess';
+import { groupPeakRssMb, processesBetween, sampleProcesses, selfPeakRssMb } from './cpuMeter';
 import { percentile, round } from './stats';
-import { diffCounts, StorageTrafficCounter, type StorageCounts } from './StorageTrafficCounter';
+import { diffCounts, type StorageCounts } from './StorageTrafficCounter';
 
 /** The two payments designs of issue 23 (`PAYMENTS_DESIGN`). */
 export type PaymentsDesign = 'hold' | 'handoff';
@@ -59,8 +59,10 @@ export async function runDesign(options: DesignRunOptions) {
   const azurite = await AzuriteTable.start();
   const cleanup: Array<() => Promise<unknown>> = [() => azurite.stop()];
   try {
-    const appCounter = await StorageTrafficCounter.start(azurite.connectionString, (_, name) => name.replace(/^bench/, ''));
-    cleanup.unshift(() => appCounter.stop());
+    // The counting proxies run in a process of their own: this one's CPU is then the trigger's and the bus's.
+    const counters = await CountersProcess.start();
+    cleanup.unshift(() => counters.stop());
+    const appCounter = await counters.storage(azurite.connectionString, { prefix: 'bench' });
     const provider = await FakePaymentProvider.start({ latencyMs: providerMs });
     cleanup.unshift(() => provider.stop());
     const settings = loadSettings({
@@ -84,15 +86,9 @@ export async function runDesign(options: DesignRunOptions) {
     const logExporter = new InMemoryLogRecordExporter();
     const loggerProvider = new LoggerProvider({ processors: [new SimpleLogRecordProcessor({ exporter: logExporter })] });
     const telemetry = new Telemetry(undefined, loggerProvider.getLogger('bench'));
-    const rpc = await countingRpcProxy('http://127.0.0.1:17071');
-    cleanup.unshift(() => rpc.close());
+    const rpc = await counters.rpc('http://127.0.0.1:17071');
     const hubName = `bench${design}${Math.random().toString(36).slice(2, 7)}`;
-    const hubAlias = (_: string, name: string) =>
-      name
-        .replace(new RegExp(`^${hubName}`, 'i'), '')
-        .replace(/^-/, '')
-        .replace(/-\d+$/, '') || name;
-    let engineCounter: StorageTrafficCounter | undefined;
+    let engineCounter: RemoteStorageCounter | undefined;
     const durableExecutions: Array<Execution & { name: string; ok: boolean }> = [];
     log(`bench:durable: ${design}: starting the real Durable engine...`);
     const real = await startRealEnginePayments({
@@ -104,7 +100,7 @@ export async function runDesign(options: DesignRunOptions) {
       },
       clientBinding: (client) => JSON.stringify({ ...(JSON.parse(client) as object), rpcBaseUrl: `${rpc.url}/durabletask/` }),
       engineStorage: async (connectionString) => {
-        engineCounter = await StorageTrafficCounter.start(connectionString, hubAlias);
+        engineCounter = await counters.storage(connectionString, { hub: hubName });
         return engineCounter.connectionString;
       },
       log: (line) => {
@@ -112,27 +108,24 @@ export async function runDesign(options: DesignRunOptions) {
         if (trace) durableExecutions.push(JSON.parse(trace[1]) as Execution & { name: string; ok: boolean });
       },
     });
-    cleanup.unshift(async () => {
-      await real.close();
-      await engineCounter?.stop();
-    });
+    cleanup.unshift(() => real.close());
     const engine = engineCounter!;
     await Promise.all([real.parts.store.ensureTable(), real.parts.parking.ensureTable()]);
 
     // Idle: the hub with nothing to do, after its pollers backed off (2 s settle).
     await new Promise((r) => setTimeout(r, 2_000));
-    const idleBefore = engine.snapshot();
+    const idleBefore = await engine.snapshot();
     await new Promise((r) => setTimeout(r, options.idleSeconds * 1000));
-    const idle = diffCounts(engine.snapshot(), idleBefore);
+    const idle = diffCounts(await engine.snapshot(), idleBefore);
 
     log(`bench:durable: ${design}: ${payments} payments, ${concurrency} receivers, provider ${providerMs} ms...`);
     const before = {
-      app: appCounter.snapshot(),
-      engine: engine.snapshot(),
+      app: await appCounter.snapshot(),
+      engine: await engine.snapshot(),
       executions: durableExecutions.length,
       logs: logExporter.getFinishedLogRecords().length,
     };
-    const rpcBefore = { ...rpc.counts };
+    const rpcBefore = await rpc.counts();
     const consumerExecutions: Execution[] = [];
     const bus = new LocalServiceBus({ lockDurationMs: LOCK_MS, maxDeliveryCount: 10 }, { autoRenewLock: RENEWAL });
     const started = performance.now();
@@ -160,12 +153,12 @@ export async function runDesign(options: DesignRunOptions) {
     await real.workflow.drain(600_000);
     const finishedSeconds = (performance.now() - started) / 1000;
     const after = {
-      app: appCounter.snapshot(),
-      engine: engine.snapshot(),
+      app: await appCounter.snapshot(),
+      engine: await engine.snapshot(),
       executions: durableExecutions.length,
       logs: logExporter.getFinishedLogRecords().length,
     };
-    const rpcAfter = { ...rpc.counts };
+    const rpcAfter = await rpc.counts();
     const busStats = { ...bus.queue('payments').stats };
     const unfinished = await real.backend.store.unfinishedInstances();
     const failed = await real.backend.store.failedInstances();
@@ -215,20 +208,32 @@ export async function runDesign(options: DesignRunOptions) {
       const paced = pacedAll.slice(warmup);
       log(`bench:durable: split: ${n} paced done; ${n} at once...`);
       const burstFrom = consumerExecutions.length;
-      const storageBefore = { app: appCounter.snapshot(), engine: engine.snapshot() };
-      const cpuBefore = sampleCpu(engineHost.pid);
+      const storageBefore = { app: await appCounter.snapshot(), engine: await engine.snapshot() };
+      const pids = {
+        benchProcess: 'self',
+        durableHost: engineHost.pid,
+        counters: counters.pid,
+        appAzurite: azurite.pid,
+        engineAzurite: real.storagePid(),
+      } as const;
+      const cpuBefore = sampleProcesses(pids);
       const burstStarted = performance.now();
       for (let i = 0; i < n; i++) send('burst', i);
       while (!bus.idle) await new Promise((r) => setTimeout(r, 20));
       const burstSeconds = (performance.now() - burstStarted) / 1000;
-      const cpu = cpuBetween(cpuBefore, sampleCpu(engineHost.pid));
-      const triggerStorage = merge({ app: diffCounts(appCounter.snapshot(), storageBefore.app), durable: diffCounts(engine.snapshot(), storageBefore.engine) });
+      const cpu = processesBetween(cpuBefore, sampleProcesses(pids));
+      const triggerStorage = merge({
+        app: diffCounts(await appCounter.snapshot(), storageBefore.app),
+        durable: diffCounts(await engine.snapshot(), storageBefore.engine),
+      });
       const burst = consumerExecutions.slice(burstFrom).map((e) => e.durationMs);
       log(`bench:durable: split: the Durable host as a worker again; draining ${2 * n + warmup} charges...`);
       const drainStarted = performance.now();
       await engineHost.switchRole('worker');
       await real.workflow.drain(900_000);
       const drainSeconds = (performance.now() - drainStarted) / 1000;
+      // Peak resident memory: the worker host's process group (dotnet and its Node worker) after the drain, and this process.
+      const memoryPeakMb = { durableHost: groupPeakRssMb(engineHost.pid), benchProcess: selfPeakRssMb() };
       const drained = 2 * n + warmup;
       const charged = provider.charges.filter((c) => c.paymentId.startsWith('bench-split-')).length;
       return {
@@ -247,13 +252,13 @@ export async function runDesign(options: DesignRunOptions) {
           acksPerSecond: round(n / burstSeconds, 2),
           durationsMs: burst,
           cpuMsPerMessage: {
-            benchProcess: round(cpu.clientMs / n, 2),
-            durableHost: cpu.serverMs === undefined ? undefined : round(cpu.serverMs / n, 2),
+            ...Object.fromEntries(Object.entries(cpu.processes).map(([name, ms]) => [name, ms === undefined ? undefined : round(ms / n, 2)])),
             machine: cpu.machineMs === undefined ? undefined : round(cpu.machineMs / n, 2),
-          },
+          } as SplitPhase['burst']['cpuMsPerMessage'],
         },
         triggerStoragePerMessage: Object.fromEntries(Object.entries(triggerStorage.requests).map(([k, v]) => [k, round(v / n, 2)])),
         drain: { seconds: round(drainSeconds, 1), paymentsPerSecond: round(drained / drainSeconds, 2) },
+        memoryPeakMb,
         charged,
       };
     }
@@ -345,15 +350,25 @@ export interface SplitPhase {
     readonly acksPerSecond: number;
     readonly durationsMs: number[];
     /**
-     * CPU ms per burst message (/proc): this process (the trigger, the local bus and the counting proxies: an upper
-     * bound of the trigger's), the client-role Durable host (the start API), and the whole machine (all processes).
+     * CPU ms per burst message (/proc): this process (the trigger and the local bus; before 2026-12-02 b also the
+     * counting proxies), the client-role Durable host (the start API), the counting proxies' process, the two
+     * Azurites (the app's tables, the task hub's storage), and the whole machine (all processes).
      */
-    readonly cpuMsPerMessage: { readonly benchProcess: number; readonly durableHost?: number; readonly machine?: number };
+    readonly cpuMsPerMessage: {
+      readonly benchProcess: number;
+      readonly durableHost?: number;
+      readonly counters?: number;
+      readonly appAzurite?: number;
+      readonly engineAzurite?: number;
+      readonly machine?: number;
+    };
   };
   /** Storage requests per message while only the trigger ran (the burst): the claim and the orchestration's start. */
   readonly triggerStoragePerMessage: Record<string, number>;
   /** One worker host running the queued charges to the end. */
   readonly drain: { readonly seconds: number; readonly paymentsPerSecond: number };
+  /** Peak resident memory (MB) after the drain: the worker host's process group (dotnet + its Node worker), this process. */
+  readonly memoryPeakMb?: { readonly durableHost?: number; readonly benchProcess?: number };
   /** Provider charges of the phase's payment ids (each exactly once: equal to `payments`). */
   readonly charged: number;
 }

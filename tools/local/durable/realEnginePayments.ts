@@ -158,7 +158,9 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
     hubName,
     hubTable,
   };
-  return { worker, functions, parts: functions.parts(), deliver, workflow, backend, close };
+  /** The pid of the engine's Azurite (the bench reads its CPU time). */
+  const storagePid = () => storage.pid;
+  return { worker, functions, parts: functions.parts(), deliver, workflow, backend, close, storagePid };
 }
 
 /**

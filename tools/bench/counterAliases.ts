@@ -1,0 +1,14 @@
+import type { ResourceAlias } from './StorageTrafficCounter';
+
+/**
+ * How a counter names resources, as data (it crosses to the counters' process): `prefix` strips a table prefix
+ * (`benchIdempotency` -> `Idempotency`); `hub` strips a task hub's name and partition suffix
+ * (`benchhandoffab12c-control-03` -> `control`).
+ */
+export type AliasSpec = { readonly prefix: string } | { readonly hub: string };
+
+export function aliasOf(spec: AliasSpec): ResourceAlias {
+  if ('prefix' in spec) return (_, name) => (name.startsWith(spec.prefix) ? name.slice(spec.prefix.length) : name);
+  const hub = new RegExp(`^${spec.hub.replace(/[^A-Za-z0-9]/g, '')}`, 'i');
+  return (_, name) => name.replace(hub, '').replace(/^-/, '').replace(/-\d+$/, '') || name;
+}

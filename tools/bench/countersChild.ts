@@ -1,0 +1,45 @@
+import { countingRpcProxy } from './countingRpcProxy';
+import { aliasOf, type AliasSpec } from './counterAliases';
+import { StorageTrafficCounter } from './StorageTrafficCounter';
+
+/**
+ * The counting proxies in a process of their own (started by {@link CountersProcess}): the bench process then
+ * runs the trigger and the bus alone, so its CPU time per message is the trigger's, not the proxies'. Answers IPC
+ * requests `{ id, op, args }` with `{ id, ok, value | error }`.
+ */
+type Request =
+  | { id: number; op: 'storage'; args: { connectionString: string; alias: AliasSpec } }
+  | { id: number; op: 'rpc'; args: { target: string } }
+  | { id: number; op: 'snapshot'; args: { counter: number } }
+  | { id: number; op: 'rpcCounts'; args: { proxy: number } };
+
+const counters: StorageTrafficCounter[] = [];
+const proxies: Array<Awaited<ReturnType<typeof countingRpcProxy>>> = [];
+
+async function answer(request: Request): Promise<unknown> {
+  switch (request.op) {
+    case 'storage': {
+      const counter = await StorageTrafficCounter.start(request.args.connectionString, aliasOf(request.args.alias));
+      counters.push(counter);
+      return { counter: counters.length - 1, connectionString: counter.connectionString };
+    }
+    case 'rpc': {
+      const proxy = await countingRpcProxy(request.args.target);
+      proxies.push(proxy);
+      return { proxy: proxies.length - 1, url: proxy.url };
+    }
+    case 'snapshot':
+      return counters[request.args.counter].snapshot();
+    case 'rpcCounts':
+      return { ...proxies[request.args.proxy].counts };
+  }
+}
+
+process.on('message', (request: Request) => {
+  answer(request).then(
+    (value) => process.send!({ id: request.id, ok: true, value }),
+    (error: unknown) => process.send!({ id: request.id, ok: false, error: String((error as Error)?.stack ?? error) }),
+  );
+});
+// The parent's end of the IPC channel closing (it stopped or died) ends this process.
+process.on('disconnect', () => process.exit(0));
