@@ -198,3 +198,27 @@ export function costPerMillion(run: RunCounts, options: CostOptions): CostEstima
     totals: { variableBusy: sum(busy), variableSparse: sparse ? sum(sparse) : undefined, fixedPerMonth: sum(fixed) },
   };
 }
+
+/** The bill's terms: its lines summed by what they pay for. */
+export interface CostTerms {
+  readonly compute: number;
+  readonly storage: number;
+  readonly serviceBus: number;
+  readonly executions: number;
+  readonly applicationInsights: number;
+}
+
+/** Sums lines into terms (compute = the GB-s lines; storage = every `storage:` line) and names the largest. */
+export function termsOf(lines: readonly CostLine[]): { terms: CostTerms; largest: keyof CostTerms } {
+  const terms = { compute: 0, storage: 0, serviceBus: 0, executions: 0, applicationInsights: 0 };
+  for (const l of lines) {
+    if (l.unit === 'GB-s') terms.compute += l.usdPerMillion;
+    else if (l.name.startsWith('storage:')) terms.storage += l.usdPerMillion;
+    else if (l.unit === 'operation') terms.serviceBus += l.usdPerMillion;
+    else if (l.unit === 'execution') terms.executions += l.usdPerMillion;
+    else if (l.unit === 'GB') terms.applicationInsights += l.usdPerMillion;
+    else throw new Error(`cost line '${l.name}' (${l.unit}) belongs to no term`);
+  }
+  const largest = (Object.keys(terms) as Array<keyof CostTerms>).reduce((a, b) => (terms[b] > terms[a] ? b : a));
+  return { terms, largest };
+}

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { optionReader, parseCommandLine, USAGE_EXIT_CODE, UsageError, usageErrorLine } from '../cli/commandLine';
-import { costPerMillion, type CostEstimate, type RunCounts } from './costModel';
+import { costPerMillion, termsOf, type CostEstimate, type CostLine, type CostOptions, type RunCounts } from './costModel';
 import { DEFAULT_PRICES, PRICE_SOURCES, PRICES_AS_OF, pricesWith, type Prices } from './prices';
 
 const USAGE = `usage: npm run cost -- --from <bench json> [options]
@@ -69,9 +69,51 @@ function main(): void {
   process.stdout.write(`LIST PRICES (USD, East US, pay-as-you-go) as recorded on ${PRICES_AS_OF}, not live: override with --prices.\n`);
   for (const source of PRICE_SOURCES) process.stdout.write(`  source: ${source}\n`);
   print(estimates);
+  printBySize(Object.values(bench.runs), options);
+}
+
+/** Flex's instance sizes (learn.microsoft.com/azure/azure-functions/flex-consumption-plan, "Instance memory"). */
+const FLEX_SIZES = [
+  { gb: 0.5, cores: 0.25 },
+  { gb: 2, cores: 1 },
+  { gb: 4, cores: 2 },
+];
+
+/**
+ * The totals and the largest term at each Flex instance size (`instanceMemoryMB`), from the same counts. The
+ * execution times are this run's: on a smaller instance (fewer cores) they are longer, which the 1 s minimum per
+ * execution absorbs while they stay under it.
+ */
+function printBySize(runs: readonly RunCounts[], options: Omit<CostOptions, 'memoryGb'>): void {
+  const money = (n: number) => `$${n >= 100 ? n.toFixed(0) : n.toFixed(2)}`;
+  process.stdout.write('\nBy instance size (infra instanceMemoryMB): total per million, compute (GB-s) of it, the largest term:\n');
+  for (const size of FLEX_SIZES)
+    for (const run of runs) {
+      const e = costPerMillion(run, { ...options, memoryGb: size.gb });
+      const view = (name: string, lines: readonly CostLine[] | undefined, total: number | undefined) => {
+        if (!lines || total === undefined) return `${name} -`;
+        const { terms, largest } = termsOf(lines);
+        return `${name} ${money(total)} (compute ${money(terms.compute)}, largest: ${largest} ${money(terms[largest])})`;
+      };
+      process.stdout.write(
+        `  ${`${size.gb * 1024} MB (${size.cores} core)`.padEnd(20)} ${run.design.padEnd(8)} ${view('busy', e.variable.busy, e.totals.variableBusy)}; ` +
+          `${view('alone', e.variable.sparse, e.totals.variableSparse)}; fixed ${money(e.totals.fixedPerMonth)}/month\n`,
+      );
+    }
 }
 
 function print(estimates: readonly CostEstimate[]): void {
+  /** The largest term of each design's view (compute, storage, Service Bus, executions, Application Insights). */
+  const termLine = (views: ReadonlyArray<readonly CostLine[] | undefined>) =>
+    process.stdout.write(
+      `${'  largest term'.padEnd(96)}${views
+        .map((lines) => {
+          if (!lines) return `${''.padStart(18)}${'-'.padStart(14)}`;
+          const { terms, largest } = termsOf(lines);
+          return `${largest.padStart(18)}${money(terms[largest]).padStart(14)}`;
+        })
+        .join('')}\n`,
+    );
   const money = (n: number) => `$${n >= 100 ? n.toFixed(0) : n >= 1 ? n.toFixed(2) : n.toFixed(4)}`;
   const count = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 0.01 || n === 0 ? n.toFixed(2) : n.toExponential(2));
   const designs = estimates.map((e) => e.design);
@@ -90,11 +132,13 @@ function print(estimates: readonly CostEstimate[]): void {
   head('Per million payments, compute as run (executions overlapping on one busy instance):');
   rows((e) => e.variable.busy);
   process.stdout.write(`${'TOTAL (busy)'.padEnd(96)}${estimates.map((e) => `${''.padStart(18)}${money(e.totals.variableBusy).padStart(14)}`).join('')}\n`);
+  termLine(estimates.map((e) => e.variable.busy));
   head('Per million payments, compute as measured for payments one at a time (thin traffic: each billed alone):');
   rows((e) => e.variable.sparse ?? []);
   process.stdout.write(
     `${'TOTAL (sparse)'.padEnd(96)}${estimates.map((e) => `${''.padStart(18)}${(e.totals.variableSparse === undefined ? '-' : money(e.totals.variableSparse)).padStart(14)}`).join('')}\n`,
   );
+  termLine(estimates.map((e) => e.variable.sparse));
   process.stdout.write('\nPer month whatever the traffic (count per month, $ per month):\n');
   for (const e of estimates)
     for (const l of e.fixedPerMonth) process.stdout.write(`  ${e.design}: ${l.name}: ${count(l.perMillion)} ${l.unit} -> ${money(l.usdPerMillion)}\n`);
