@@ -47,6 +47,8 @@ const SUCCEEDED: ChargeResult = { status: 'succeeded', chargeId: 'ch_1', amount:
 interface StoreUnderTest {
   /** A store client on the test's records (several may be made: another operator's process). */
   readonly open: () => ReopenableStore;
+  /** A store client with a completed-key cache on the same records. */
+  readonly cached: () => ReopenableStore;
   /** The settings that point `npm run payments:retry` at the same records. */
   readonly settings: Record<string, string>;
   /**
@@ -66,6 +68,7 @@ const stores: ReadonlyArray<[string, () => Promise<StoreUnderTest>]> = [
       await new TableIdempotencyStore(client(), { retentionMs: RETENTION_MS }).ensureTable();
       return {
         open: () => new TableIdempotencyStore(client(), { retentionMs: RETENTION_MS, leaseMs: LEASE_MS }),
+        cached: () => new TableIdempotencyStore(client(), { retentionMs: RETENTION_MS, leaseMs: LEASE_MS, cacheSize: 10 }),
         settings: { IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString, IDEMPOTENCY_TABLE_NAME: tableName },
         wiring: {},
       };
@@ -77,6 +80,7 @@ const stores: ReadonlyArray<[string, () => Promise<StoreUnderTest>]> = [
       const container = await cosmos.freshIdempotencyContainer();
       return {
         open: () => new CosmosIdempotencyStore(container, { retentionMs: RETENTION_MS, leaseMs: LEASE_MS }),
+        cached: () => new CosmosIdempotencyStore(container, { retentionMs: RETENTION_MS, leaseMs: LEASE_MS, cacheSize: 10 }),
         settings: {
           // The table settings are still read (the app's other tables); the payments records are in Cosmos.
           IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
@@ -176,6 +180,15 @@ describe.each(stores)("the operator's payment retry on the %s", (_name, setUp) =
     expect(completedAgain).toMatchObject({ status: 'COMPLETED', attempt: 2 });
     expect(await store.reopen(failed.record, 'a late operator')).toEqual({ kind: 'changed' });
     expect(await store.get(failed.key)).toEqual(completedAgain);
+  });
+
+  test("reopen drops the store's cached copy of the record: the next claim on the same store takes it over, never the cached failure", async () => {
+    const cached = under.cached();
+    const failed = await finishedPayment(cached, 'pay-r7', FAILED);
+    // The completion cached the record (every completed record is, without a `cacheable` option): a claim answers from it.
+    expect(await cached.claim(failed.key, failed.record.digest)).toMatchObject({ kind: 'duplicate', cached: true });
+    expect((await cached.reopen(failed.record, 'operator retry')).kind).toBe('reopened');
+    expect(await cached.claim(failed.key, failed.record.digest)).toMatchObject({ kind: 'reclaimed', previousStatus: 'RELEASED', claim: { attempt: 2 } });
   });
 
   test('a succeeded payment is refused and left as it is; no run is started', async () => {
