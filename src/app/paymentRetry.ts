@@ -1,12 +1,12 @@
 import { IdempotencyError } from '../core/errors';
 import { keyFromMessageId } from '../core/keys';
 import { RecordStatus, type IdempotencyRecord } from '../core/record';
-import type { TableIdempotencyStore } from '../core/TableIdempotencyStore';
+import type { ReopenableStore } from '../core/IdempotencyStore';
 import { chargeEntityKey, chargeInstanceId } from '../payments/ChargeWorkflow';
 import type { ChargeOrchestrationInput, RetryBudget } from '../payments/chargeOrchestration';
 import type { ProviderLookupMode } from '../payments/providerLookup';
 import { payloadDigest } from '../core/digest';
-import { paymentRow } from '../payments/paymentRow';
+import { PAYMENT_ROW, paymentRow } from '../payments/paymentRow';
 import { PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
 import { PaymentRequestedSchema, type ChargeResult } from '../payments/schema';
 
@@ -27,7 +27,8 @@ export function reopenableByRetry(record: Pick<IdempotencyRecord, 'consumer' | '
 }
 
 export interface PaymentRetryDeps {
-  readonly store: TableIdempotencyStore;
+  /** The payments consumer's store (`IDEMPOTENCY_STORE`: Table or Cosmos; `consumerStoreFromSettings`). */
+  readonly store: ReopenableStore;
   /** Starts the charge orchestration (Durable's HTTP API, or a local backend's). */
   readonly start: (instanceId: string, input: ChargeOrchestrationInput) => Promise<'started' | 'running'>;
   readonly retry: RetryBudget;
@@ -47,13 +48,14 @@ export interface PaymentRetryReport {
 
 /**
  * The operator's retry of a payment that ended `failed` (handoff design: the provider's transient failures
- * outlasted the retry budget). The record is reopened (`COMPLETED` -> `RELEASED`, `If-Match`), claimed again
- * (attempt + 1, Payment row back to `pending`, one transaction) and the lifetime's orchestration started with that
- * claim: a new run of the same instance id, the same `Idempotency-Key`, so a charge the provider made on a call
- * whose answer was lost is replayed, never made twice. Run again after a crash: a record left `RELEASED`, or
+ * outlasted the retry budget), on either store (Table or Cosmos: `ReopenableStore`). The record is reopened
+ * (`COMPLETED` -> `RELEASED`, `If-Match` on the ETag read), claimed again (attempt + 1, Payment row back to
+ * `pending`, one transaction) and the lifetime's orchestration started with that claim: a new run of the same
+ * instance id, the same `Idempotency-Key`, so a charge the provider made on a call whose answer was lost is
+ * replayed, never made twice. Run again after a crash: a record left `RELEASED`, or
  * `IN_PROGRESS` past its lease without a running orchestration, is taken over the same way.
  * @throws PaymentRetryRefusedError when there is no such record, or it did not fail (succeeded, declined,
- *   rejected: never retried), or it changed meanwhile; StoreUnavailableError when the table does not answer.
+ *   rejected: never retried), or it changed meanwhile; StoreUnavailableError when the store does not answer.
  */
 export async function retryFailedPayment(deps: PaymentRetryDeps, paymentId: string): Promise<PaymentRetryReport> {
   const { store } = deps;
@@ -64,31 +66,15 @@ export async function retryFailedPayment(deps: PaymentRetryDeps, paymentId: stri
   if (record.status === RecordStatus.Completed && !reopenableByRetry(record)) {
     throw new PaymentRetryRefusedError(`payment ${paymentId} did not fail (${result?.status ?? 'no result'}): only a failed payment is retried`);
   }
-  const address = store.addressOf(key);
-  const row = await store.client.getEntity<Record<string, unknown>>(address.partitionKey, `${address.rowKey}~payment`).catch(() => undefined);
+  const row = await store.readLocalRow(key, PAYMENT_ROW);
   const parsed = PaymentRequestedSchema.safeParse({ paymentId, customerId: row?.customerId, amount: row?.amount, currency: row?.currency });
   if (!parsed.success || payloadDigest(parsed.data) !== record.digest) {
     throw new PaymentRetryRefusedError(`payment ${paymentId}: its Payment row is missing or does not match the record's digest; resubmit its message instead`);
   }
   const previous = result?.status === 'failed' ? `failed: ${result.reason}` : `${record.status} (attempt ${record.attempt})`;
   if (record.status === RecordStatus.Completed) {
-    try {
-      await store.client.updateEntity(
-        {
-          partitionKey: address.partitionKey,
-          rowKey: address.rowKey,
-          status: RecordStatus.Released,
-          leaseExpiresAtMs: { value: '0', type: 'Int64' },
-          lastError: `operator retry; it had ${previous}`.slice(0, 1000),
-        },
-        'Merge',
-        { etag: record.etag },
-      );
-    } catch (error) {
-      if ((error as { statusCode?: number }).statusCode === 412)
-        throw new PaymentRetryRefusedError(`payment ${paymentId} changed meanwhile; run the command again`);
-      throw error;
-    }
+    const reopened = await store.reopen(record, `operator retry; it had ${previous}`);
+    if (reopened.kind === 'changed') throw new PaymentRetryRefusedError(`payment ${paymentId} changed meanwhile; run the command again`);
   }
   const outcome = await store.claim(key, record.digest, { effects: [paymentRow(parsed.data, 'pending')] });
   if (outcome.kind !== 'claimed' && outcome.kind !== 'reclaimed') {

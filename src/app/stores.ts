@@ -3,7 +3,7 @@ import type { TableClient } from '@azure/data-tables';
 import type { Settings } from '../config/settings';
 import type { Clock } from '../core/clock';
 import { CosmosIdempotencyStore } from '../core/CosmosIdempotencyStore';
-import type { IdempotencyStore } from '../core/IdempotencyStore';
+import type { IdempotencyStore, ReopenableStore } from '../core/IdempotencyStore';
 import type { IdempotencyRecord } from '../core/record';
 import { TableIdempotencyStore } from '../core/TableIdempotencyStore';
 import { retentionMsOf } from '../lifecycle/retention';
@@ -59,10 +59,11 @@ export function storeFromSettings(settings: Settings, overrides: WiringOverrides
 /**
  * The payments consumer's dedup store as `IDEMPOTENCY_STORE` says: `table` -> `tableStore` (the one
  * {@link storeFromSettings} built), `cosmos` -> a {@link CosmosIdempotencyStore} on container
- * `COSMOS_IDEMPOTENCY_CONTAINER` with the same lease, retention, cache and deadline. Sends nothing.
+ * `COSMOS_IDEMPOTENCY_CONTAINER` with the same lease, retention, cache and deadline. Sends nothing. Either
+ * store is a {@link ReopenableStore}: the operator's payments retry works on both.
  * @throws ConfigurationError when `IDEMPOTENCY_STORE=cosmos` and `COSMOS_ENDPOINT` is not set.
  */
-export function consumerStoreFromSettings(settings: Settings, overrides: WiringOverrides, tableStore: TableIdempotencyStore): IdempotencyStore {
+export function consumerStoreFromSettings(settings: Settings, overrides: WiringOverrides, tableStore: TableIdempotencyStore): ReopenableStore {
   if (settings.IDEMPOTENCY_STORE !== 'cosmos') return tableStore;
   return new CosmosIdempotencyStore(overrides.idempotencyContainer ?? cosmosIdempotencyContainer(settings), {
     leaseMs: leaseMsOf(settings, overrides),

@@ -55,6 +55,11 @@ export class CompletedKeyCache {
     }
   }
 
+  /** Drops the entry of `scopedKey`, if any: its record was changed (an operator reopened it). */
+  forget(scopedKey: string): void {
+    this.entries.delete(scopedKey);
+  }
+
   get size(): number {
     return this.entries.size;
   }

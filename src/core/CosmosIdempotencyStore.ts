@@ -6,12 +6,12 @@ import { markerDocument, markerToRecord, rowDocument, type CosmosMarkerFields, t
 import { CosmosMarkers } from './CosmosMarkers';
 import { resolveCosmosStoreOptions, type CosmosIdempotencyStoreOptions } from './cosmosStoreOptions';
 import { LeaseLostError, StoreUnavailableError } from './errors';
-import type { Claim, ClaimOptions, ClaimOutcome, ClaimRequest, CommitOutcome, IdempotencyStore, LocalEffect } from './IdempotencyStore';
+import type { Claim, ClaimOptions, ClaimOutcome, ClaimRequest, CommitOutcome, LocalEffect, ReopenableStore, ReopenOutcome } from './IdempotencyStore';
 import { assertValidKey, scopedKeyString, type IdempotencyKey } from './keys';
 import { assertDistinctKeys, validateEffects } from './localEffects';
 import { leaseMsOption } from './options';
 import { RecordStatus, type IdempotencyRecord } from './record';
-import { cachedDecision, isOwnWrite, isStillHeldBy, sameRowProperties } from './recordRules';
+import { cachedDecision, isOwnWrite, isStillHeldBy, reopening, sameRowProperties } from './recordRules';
 import { resultJsonWithin } from './resultJson';
 import { tableAddress } from './tableEncoding';
 import { MAX_REASON_LENGTH } from './tableStoreOptions';
@@ -23,8 +23,8 @@ import { localRowsAfter } from './tableRows';
  * TTL: `cosmosDocuments.ts`; SDK calls: `CosmosMarkers.ts`; the claim workflow: `cosmosAcquire.ts`.
  *
  * Races are settled by the service: a claim is a create (409 for all but one), a takeover, completion,
- * release or renewal a replace with If-Match on the marker's `_etag` (412 for all but one). Local effects
- * commit with the marker in one transactional batch of the record's logical partition.
+ * release, renewal or an operator's {@link reopen} a replace with If-Match on the marker's `_etag` (412 for
+ * all but one). Local effects commit with the marker in one transactional batch of the record's logical partition.
  *
  * No sweep: every document carries a `ttl` past the record's retention and lease end, so the service
  * deletes a record and its rows by itself (the container needs `defaultTtl: -1`).
@@ -33,7 +33,7 @@ import { localRowsAfter } from './tableRows';
  * `readFirst`, 0 from the cache; {@link commit} 1 (a batch with its rows). A completion, release or renewal
  * that does not write a listed row again also reads it (1 point read per row) to carry its TTL forward.
  */
-export class CosmosIdempotencyStore implements IdempotencyStore {
+export class CosmosIdempotencyStore implements ReopenableStore {
   readonly leaseMs: number;
   readonly retentionMs: number;
   readonly maxResultBytes: number;
@@ -161,6 +161,30 @@ export class CosmosIdempotencyStore implements IdempotencyStore {
     const leaseExpiresAtMs = this.clock.nowMs() + leaseMsOption(leaseMs);
     const record = await this.rewrite(claim, 'renewLease', [], { status: RecordStatus.InProgress, leaseExpiresAtMs });
     return { ...claim, leaseExpiresAtMs: record.leaseExpiresAtMs, etag: record.etag };
+  }
+
+  /**
+   * Reopens a completed record for a new claim (see {@link ReopenableStore.reopen}): the rewrite a release makes,
+   * on the record's own claim, so a record whose ETag moved since it was read is `changed`. A write whose answer
+   * was lost and that landed is recognised as this one (same owner, attempt, status, result).
+   */
+  async reopen(record: IdempotencyRecord, reason: string): Promise<ReopenOutcome> {
+    const { claim, change } = reopening(record, reason, MAX_REASON_LENGTH);
+    assertValidKey(claim.key);
+    try {
+      const reopened = await this.rewrite(claim, 'reopen', [], change);
+      this.cache?.forget(scopedKeyString(claim.key));
+      return { kind: 'reopened', record: reopened };
+    } catch (error) {
+      if (error instanceof LeaseLostError) return { kind: 'changed' };
+      throw error;
+    }
+  }
+
+  async readLocalRow(key: IdempotencyKey, name: string): Promise<Readonly<Record<string, unknown>> | undefined> {
+    assertValidKey(key);
+    const rows = await this.markers.readRows(this.recordIdOf(key), [name], 'readLocalRow');
+    return rows.get(name);
   }
 
   async get(key: IdempotencyKey): Promise<IdempotencyRecord | undefined> {

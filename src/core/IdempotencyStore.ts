@@ -114,3 +114,28 @@ export interface IdempotencyStore {
   /** Reads the record of `key`, if any (expired records included). */
   get(key: IdempotencyKey): Promise<IdempotencyRecord | undefined>;
 }
+
+/** Outcome of {@link ReopenableStore.reopen}. */
+export type ReopenOutcome =
+  /** The record is `RELEASED` now (its result and generation kept): the next claim takes it over, attempt + 1. */
+  | { readonly kind: 'reopened'; readonly record: IdempotencyRecord }
+  /** The record is no longer the one read (its ETag moved: taken over, rewritten, removed): nothing was written. */
+  | { readonly kind: 'changed' };
+
+/**
+ * A store an operator's tool can work on beyond the consumer's calls (the payments retry, `src/app/paymentRetry.ts`):
+ * both the Table and the Cosmos store are one.
+ */
+export interface ReopenableStore extends IdempotencyStore {
+  /**
+   * Reopens a completed record for a new claim: `COMPLETED` -> `RELEASED`, lease 0, `reason` as its `lastError`,
+   * its result, rows and generation kept, conditional on `record.etag` (`If-Match`; a 412 is `changed`). The
+   * next {@link claim} takes it over (attempt + 1, the same generation). A record already reopened from the same
+   * completion (this write landed and its answer was lost, or another operator's reopen) answers `reopened` as it
+   * is, with nothing written: the claim that follows decides between the operators. Never done by a consumer: a completed
+   * record is final to it. @throws ConfigurationError when `record` is not completed; StoreUnavailableError, StoreRequestError
+   */
+  reopen(record: IdempotencyRecord, reason: string): Promise<ReopenOutcome>;
+  /** The own properties of local row `name` of `key`'s record, or undefined when absent. @throws StoreUnavailableError, StoreRequestError */
+  readLocalRow(key: IdempotencyKey, name: string): Promise<Readonly<Record<string, unknown>> | undefined>;
+}

@@ -2,7 +2,7 @@ import type { TableClient } from '@azure/data-tables';
 import type { Clock } from './clock';
 import { CompletedKeyCache } from './CompletedKeyCache';
 import { LeaseLostError } from './errors';
-import type { Claim, ClaimOptions, ClaimOutcome, ClaimRequest, CommitOutcome, IdempotencyStore, LocalEffect } from './IdempotencyStore';
+import type { Claim, ClaimOptions, ClaimOutcome, ClaimRequest, CommitOutcome, LocalEffect, ReopenableStore, ReopenOutcome } from './IdempotencyStore';
 import { assertDistinctKeys } from './localEffects';
 import { claimMany } from './tableClaimMany';
 import { assertValidKey, scopedKeyString, type IdempotencyKey } from './keys';
@@ -10,7 +10,7 @@ import { validateEffects } from './localEffects';
 import { MarkerTable } from './MarkerTable';
 import { leaseMsOption } from './options';
 import { RecordStatus, type IdempotencyRecord } from './record';
-import { cachedDecision, isOwnWrite, isStillHeldBy, sameRowProperties } from './recordRules';
+import { cachedDecision, isOwnWrite, isStillHeldBy, reopening, sameRowProperties } from './recordRules';
 import { resultJsonWithin } from './resultJson';
 import { tableAddress, type TableAddress } from './tableEncoding';
 import { MAX_REASON_LENGTH, resolveTableStoreOptions, type TableIdempotencyStoreOptions } from './tableStoreOptions';
@@ -26,9 +26,10 @@ import { localRowsAfter, markerEntity, markerPatch, toRecord, type MarkerFields,
  * or 0 from the cache; {@link commit} with local effects 1 (one entity-group transaction).
  *
  * Races are settled by the service: insert-if-absent for claims (409 for all but one), and
- * `If-Match: <etag>` for takeovers, completion and release (412 for all but one).
+ * `If-Match: <etag>` for takeovers, completion and release (412 for all but one), and for an operator's
+ * {@link reopen} of a completed record.
  */
-export class TableIdempotencyStore implements IdempotencyStore {
+export class TableIdempotencyStore implements ReopenableStore {
   readonly partitionCount: number;
   readonly leaseMs: number;
   readonly retentionMs: number;
@@ -166,6 +167,30 @@ export class TableIdempotencyStore implements IdempotencyStore {
     const leaseExpiresAtMs = this.clock.nowMs() + leaseMsOption(leaseMs);
     const record = await this.rewrite(claim, 'renewLease', [], { status: RecordStatus.InProgress, leaseExpiresAtMs });
     return { ...claim, leaseExpiresAtMs: record.leaseExpiresAtMs, etag: record.etag };
+  }
+
+  /**
+   * Reopens a completed record for a new claim (see {@link ReopenableStore.reopen}): the rewrite a release makes,
+   * on the record's own claim, so a record whose ETag moved since it was read is `changed`. A write whose answer
+   * was lost and that landed is recognised as this one (same owner, attempt, status, result).
+   */
+  async reopen(record: IdempotencyRecord, reason: string): Promise<ReopenOutcome> {
+    const { claim, change } = reopening(record, reason, MAX_REASON_LENGTH);
+    assertValidKey(claim.key);
+    try {
+      const reopened = await this.rewrite(claim, 'reopen', [], change);
+      this.cache?.forget(scopedKeyString(claim.key));
+      return { kind: 'reopened', record: reopened };
+    } catch (error) {
+      if (error instanceof LeaseLostError) return { kind: 'changed' };
+      throw error;
+    }
+  }
+
+  async readLocalRow(key: IdempotencyKey, name: string): Promise<Readonly<Record<string, unknown>> | undefined> {
+    assertValidKey(key);
+    const rows = await this.table.readRows(this.addressOf(key), [name]);
+    return rows.get(name);
   }
 
   async get(key: IdempotencyKey): Promise<IdempotencyRecord | undefined> {

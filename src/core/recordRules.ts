@@ -1,4 +1,5 @@
-import { UnknownRecordStatusError } from './errors';
+import { ConfigurationError, UnknownRecordStatusError } from './errors';
+import type { Claim } from './IdempotencyStore';
 import { isKnownStatus, RecordStatus, type IdempotencyRecord } from './record';
 
 /**
@@ -118,4 +119,32 @@ export function sameRowProperties(
  */
 export function isStillHeldBy(current: IdempotencyRecord, held: { readonly ownerId: string; readonly attempt: number }): boolean {
   return current.status === RecordStatus.InProgress && current.ownerId === held.ownerId && current.attempt === held.attempt;
+}
+
+/**
+ * How a store reopens a completed record (`ReopenableStore.reopen`): as a conditional rewrite of the record's own
+ * claim (its owner, attempt, generation, rows and ETag, so a record changed since it was read is refused as a
+ * lost lease is) to `RELEASED`, lease 0, its result kept, `reason` (cut to `maxReasonLength`) as its `lastError`.
+ * @throws ConfigurationError when the record is not completed
+ */
+export function reopening(record: IdempotencyRecord, reason: string, maxReasonLength: number) {
+  if (record.status !== RecordStatus.Completed) throw new ConfigurationError(`only a completed record is reopened; this one is ${record.status}`);
+  const claim: Claim = {
+    key: { consumer: record.consumer, key: record.key },
+    recordId: record.recordId,
+    digest: record.digest,
+    attempt: record.attempt,
+    ownerId: record.ownerId,
+    leaseExpiresAtMs: record.leaseExpiresAtMs,
+    createdAtMs: record.createdAtMs,
+    localRows: record.localRows,
+    etag: record.etag,
+  };
+  const change = {
+    status: RecordStatus.Released,
+    leaseExpiresAtMs: 0,
+    resultJson: record.result === undefined ? undefined : JSON.stringify(record.result),
+    lastError: String(reason).slice(0, maxReasonLength),
+  };
+  return { claim, change };
 }

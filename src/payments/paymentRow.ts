@@ -1,13 +1,16 @@
 import type { LocalEffect } from '../core/public';
 import type { ChargeResult, PaymentRequested } from './schema';
 
+/** The local row name of the Payment row. */
+export const PAYMENT_ROW = 'payment';
+
 /**
  * The Payment row (`<marker RowKey>~payment`): written `pending` by the claim, updated with the outcome by the
  * completion (the chargeId of a charge, the reason of a decline, rejection or failure), in the marker's transaction.
  */
 export function paymentRow(payment: PaymentRequested, state: string, result?: ChargeResult): LocalEffect {
   return {
-    name: 'payment',
+    name: PAYMENT_ROW,
     properties: {
       paymentId: payment.paymentId,
       customerId: payment.customerId,

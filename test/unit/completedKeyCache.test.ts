@@ -76,6 +76,19 @@ describe('CompletedKeyCache: the cacheable option', () => {
   });
 });
 
+describe('CompletedKeyCache.forget: a record changed by an operator (reopened) is read from the store again', () => {
+  test("drops the key's entry, keeps the others; a key never cached is fine", () => {
+    const cache = new CompletedKeyCache(10, new FakeClock());
+    cache.put('a', record());
+    cache.put('b', record({ key: 'pay-2' }));
+    cache.forget('a');
+    cache.forget('absent');
+    expect(cache.get('a')).toBeUndefined();
+    expect(cache.get('b')).toMatchObject({ key: 'pay-2' });
+    expect(cache.size).toBe(1);
+  });
+});
+
 describe("the app's predicate: a payment the operator's retry may reopen is never cached", () => {
   test.each([
     ['payments', { status: 'failed', reason: 'budget spent' }, true],

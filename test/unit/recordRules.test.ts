@@ -5,10 +5,12 @@ import {
   hasValidLease,
   isExpired,
   isOwnWrite,
+  reopening,
   sameRowProperties,
   storedRowProperties,
   RecordStatus,
   UnknownRecordStatusError,
+  ConfigurationError,
   type IdempotencyRecord,
 } from '../../src/core';
 
@@ -162,5 +164,53 @@ describe('record rules: generations, cache, own writes', () => {
     expect(sameRowProperties({ v: 1, extra: true }, { v: 1 })).toBe(false);
     expect(sameRowProperties(undefined, { v: 1 })).toBe(false);
     expect(storedRowProperties({ a: null, b: false, c: 0 })).toEqual({ b: false, c: 0 });
+  });
+});
+
+describe("reopening: an operator's reopen of a completed record, as the stores write it", () => {
+  const completed = record({
+    status: RecordStatus.Completed,
+    leaseExpiresAtMs: 0,
+    result: { status: 'failed', reason: 'budget spent' },
+    attempt: 3,
+    localRows: ['payment'],
+    etag: 'W/"7"',
+  });
+
+  test("the record's own claim (owner, attempt, generation, rows, ETag: a record changed since is refused) to RELEASED, lease 0, result kept", () => {
+    const { claim, change } = reopening(completed, 'operator retry', 1024);
+    expect(claim).toEqual({
+      key: { consumer: 'payments', key: 'pay-1' },
+      recordId: 'record-1',
+      digest: DIGEST,
+      attempt: 3,
+      ownerId: 'owner-1',
+      leaseExpiresAtMs: 0,
+      createdAtMs: 100,
+      localRows: ['payment'],
+      etag: 'W/"7"',
+    });
+    expect(change).toEqual({
+      status: RecordStatus.Released,
+      leaseExpiresAtMs: 0,
+      resultJson: '{"status":"failed","reason":"budget spent"}',
+      lastError: 'operator retry',
+    });
+    // What it leaves is recognised as its own write (an answer lost after it landed): same owner, attempt, status, result, rows.
+    const reopened = { ...completed, status: RecordStatus.Released, lastError: 'operator retry', etag: 'W/"8"' };
+    expect(isOwnWrite(reopened, { ...claim, ...change })).toBe(true);
+    expect(isOwnWrite({ ...reopened, attempt: 4, status: RecordStatus.InProgress }, { ...claim, ...change })).toBe(false);
+  });
+
+  test('the reason is cut to the bound; a record without a result keeps none', () => {
+    expect(reopening(completed, 'x'.repeat(50), 10).change.lastError).toBe('x'.repeat(10));
+    expect(reopening({ ...completed, result: undefined }, 'r', 10).change.resultJson).toBeUndefined();
+  });
+
+  test('only a completed record is reopened: in progress or released is a ConfigurationError', () => {
+    for (const status of [RecordStatus.InProgress, RecordStatus.Released]) {
+      expect(() => reopening({ ...completed, status }, 'r', 10)).toThrow(ConfigurationError);
+    }
+    expect(() => reopening({ ...completed, status: RecordStatus.Released }, 'r', 10)).toThrow('only a completed record is reopened; this one is RELEASED');
   });
 });

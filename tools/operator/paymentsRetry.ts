@@ -1,4 +1,4 @@
-import { storeFromSettings } from '../../src/app/stores';
+import { consumerStoreFromSettings, storeFromSettings, type WiringOverrides } from '../../src/app/stores';
 import { retryBudgetOf } from '../../src/app/payments';
 import { PaymentRetryRefusedError, retryFailedPayment } from '../../src/app/paymentRetry';
 import { CHARGE_ORCHESTRATION } from '../../src/app/durableCharge';
@@ -15,8 +15,10 @@ export const USAGE = `Retries one payment that ended failed (its provider's tran
                  engine), in Azure https://<app>.azurewebsites.net/runtime/webhooks/durabletask/
   --durable-key  Azure: the app's durabletask_extension system key (az functionapp keys list), sent as ?code=
 
-The idempotency table is the app's: IDEMPOTENCY_TABLE_CONNECTION_STRING (local) or IDEMPOTENCY_TABLE_ENDPOINT with
-your Azure identity (Storage Table Data Contributor), IDEMPOTENCY_TABLE_NAME. Only a failed payment is retried:
+The payments records are in the app's store, IDEMPOTENCY_STORE: table (default) -> IDEMPOTENCY_TABLE_CONNECTION_STRING
+(local) or IDEMPOTENCY_TABLE_ENDPOINT with your Azure identity (Storage Table Data Contributor), IDEMPOTENCY_TABLE_NAME;
+cosmos -> COSMOS_ENDPOINT with your Azure identity (Cosmos DB Built-in Data Contributor; COSMOS_KEY for the local
+emulator only), COSMOS_DATABASE_NAME, COSMOS_IDEMPOTENCY_CONTAINER. Only a failed payment is retried:
 its record is reopened and claimed again (attempt + 1) and its charge orchestration started with the same
 Idempotency-Key, so a charge the provider made is replayed, never made twice. Exit 0 started, 1 refused/failed, 2 usage.`;
 
@@ -38,8 +40,16 @@ export function durableHttpStart(baseUrl: string, key?: string) {
   };
 }
 
-/** The command: parses `argv`, reads the settings from `env`, retries the payment. Returns the exit code. */
-export async function runPaymentsRetry(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, print = console.log): Promise<number> {
+/**
+ * The command: parses `argv`, reads the settings from `env`, retries the payment. Returns the exit code. `wiring`:
+ * what a test puts in place of the settings' clients (the Cosmos container of a local emulator); none from the CLI.
+ */
+export async function runPaymentsRetry(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  print = console.log,
+  wiring: WiringOverrides = {},
+): Promise<number> {
   const values = parseCommandLine(argv, { 'payment-id': { type: 'string' }, 'durable-url': { type: 'string' }, 'durable-key': { type: 'string' } });
   if (values === 'help') {
     print(USAGE);
@@ -53,7 +63,8 @@ export async function runPaymentsRetry(argv: readonly string[], env: Readonly<Re
   try {
     const report = await retryFailedPayment(
       {
-        store: storeFromSettings(settings),
+        // The payments consumer's store, as the app builds it (IDEMPOTENCY_STORE: the Table or the Cosmos store).
+        store: consumerStoreFromSettings(settings, wiring, storeFromSettings(settings, wiring)),
         start: durableHttpStart(durableUrl, durableKey),
         retry: retryBudgetOf(settings),
         providerLookup: settings.PAYMENT_PROVIDER_LOOKUP,
