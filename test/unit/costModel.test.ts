@@ -1,4 +1,4 @@
-import { costPerMillion, type CostLine, type CostOptions, type RunCounts } from '../../tools/cost/costModel';
+import { costPerMillion, termsOf, type CostLine, type CostOptions, type RunCounts } from '../../tools/cost/costModel';
 import { DEFAULT_PRICES, pricesWith, type Prices } from '../../tools/cost/prices';
 
 /** Prices that make the arithmetic readable: every unit a distinct power of ten. */
@@ -122,6 +122,20 @@ describe('costPerMillion: dollars per million payments from the counts of one ru
     const noSparse = costPerMillion({ ...run, sparse: { payments: 0, consumerActiveMsPerPayment: 0, durableActiveMsPerPayment: 0 } }, options);
     expect(noSparse.variable.sparse).toBeUndefined();
     expect(noSparse.totals.variableSparse).toBeUndefined();
+  });
+
+  test('terms: the lines summed by what they pay for, and the largest named; a quarter of the memory, a quarter of the compute, the same storage', () => {
+    const { terms, largest } = termsOf(busy);
+    const sum = (pick: (l: CostLine) => boolean) => busy.filter(pick).reduce((a, l) => a + l.usdPerMillion, 0);
+    expect(terms.compute).toBeCloseTo(byName(busy, 'on-demand GB-s').usdPerMillion + byName(busy, 'always-ready execution GB-s').usdPerMillion);
+    expect(terms.storage).toBeCloseTo(sum((l) => l.name.startsWith('storage:')));
+    expect(terms.serviceBus).toBeCloseTo(byName(busy, 'Service Bus').usdPerMillion);
+    expect(terms.compute + terms.storage + terms.serviceBus + terms.executions + terms.applicationInsights).toBeCloseTo(estimate.totals.variableBusy);
+    expect(largest).toBe('compute');
+    const small = termsOf(costPerMillion(run, { ...options, memoryGb: 0.5 }).variable.busy);
+    expect(small.terms.compute).toBeCloseTo(terms.compute / 4);
+    expect(small.terms.storage).toBeCloseTo(terms.storage);
+    expect(() => termsOf([{ name: 'x', perPayment: 1, perMillion: 1e6, unit: 'hour', unitPrice: 1, usdPerMillion: 1e6 }])).toThrow(/belongs to no term/);
   });
 
   test('a run without payments or with an unknown billing class is refused', () => {
