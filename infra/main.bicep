@@ -32,6 +32,15 @@ param principalType string = 'User'
 @description('Resource group name (empty: rg-<environmentName>).')
 param resourceGroupName string = ''
 
+// ---- Flex Consumption instance size. ----
+@allowed([
+  512
+  2048
+  4096
+])
+@description('Memory of each Function App instance in MB (INSTANCE_MEMORY_MB): 512 (0.25 core), 2048 (1 core) or 4096 (2 cores). Flex bills GB-s = this memory x active time (at least 1 s per execution), so a smaller size costs less per execution but gives each instance fewer cores; choose 512 only after checking the instance\'s memory working set in Azure.')
+param instanceMemoryMB int = 2048
+
 // ---- Service Bus delivery settings: the same values go to the queues and to the app settings. ----
 @minValue(5)
 @maxValue(300)
@@ -389,6 +398,7 @@ module api 'app/api.bicep' = {
     serviceBusFullyQualifiedNamespace: serviceBus.outputs.fullyQualifiedNamespace
     cosmosEndpoint: cosmos.outputs.endpoint
     runtimeVersion: '22'
+    instanceMemoryMB: instanceMemoryMB
     durableTaskHubName: durableTaskHubName
     idempotency: {
       tableName: idempotencyTableName

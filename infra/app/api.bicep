@@ -39,7 +39,12 @@ param cosmosEndpoint string
 
 @description('Node.js version of the Flex Consumption runtime.')
 param runtimeVersion string = '22'
-@description('Memory of each instance in MB.')
+@allowed([
+  512
+  2048
+  4096
+])
+@description('Memory of each instance in MB: 512 (0.25 core), 2048 (1 core) or 4096 (2 cores), the sizes Flex Consumption offers.')
 param instanceMemoryMB int = 2048
 @description('Largest number of instances the app scales out to.')
 param maximumInstanceCount int = 100

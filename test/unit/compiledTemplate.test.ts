@@ -94,6 +94,25 @@ describeCompiled('compiled infra/main.bicep: the Function App', () => {
     expect(config.runtime).toEqual({ name: 'node', version: '22' });
     expect(config.scaleAndConcurrency.alwaysReady).toEqual([{ name: 'durable', instanceCount: 1 }]);
   });
+
+  test('instance memory: 2048 MB by default, 512 with INSTANCE_MEMORY_MB=512; only the sizes Flex offers are allowed', () => {
+    const memoryOf = (env: Record<string, string>) =>
+      (
+        new Deployment(compiledMainTemplate()!, azdParameters(env))
+          .moduleWith('Microsoft.Web/sites')
+          .resources()
+          .find((r) => r.type === 'Microsoft.Web/sites')!.properties.functionAppConfig as { scaleAndConcurrency: { instanceMemoryMB: unknown } }
+      ).scaleAndConcurrency.instanceMemoryMB;
+    expect(memoryOf(AZD_ENV)).toBe(2048);
+    expect(memoryOf({ ...AZD_ENV, INSTANCE_MEMORY_MB: '512' })).toBe(512);
+    expect(memoryOf({ ...AZD_ENV, INSTANCE_MEMORY_MB: '4096' })).toBe(4096);
+    // ARM refuses a value outside allowedValues before deploying anything: the main template and the api module both list them.
+    const main = compiledMainTemplate()!.parameters!.instanceMemoryMB;
+    expect(main).toMatchObject({ type: 'int', defaultValue: 2048, allowedValues: [512, 2048, 4096] });
+    const apiModule = new Deployment(compiledMainTemplate()!, azdParameters(AZD_ENV)).moduleWith('Microsoft.Web/sites');
+    expect(apiModule.template.parameters!.instanceMemoryMB.allowedValues).toEqual([512, 2048, 4096]);
+    for (const refused of [1024, 256, 8192]) expect(main.allowedValues).not.toContain(refused);
+  });
 });
 
 describeCompiled('compiled infra/main.bicep: queues, roles, local auth, outputs', () => {

@@ -367,6 +367,7 @@ describe('infra cross-check: operations and azd', () => {
       paymentProviderUrl: { value: '${PAYMENT_PROVIDER_URL}' },
       keyVaultPurgeProtection: { value: '${KEY_VAULT_PURGE_PROTECTION=false}' },
       keyVaultCreateMode: { value: '${KEY_VAULT_CREATE_MODE=default}' },
+      instanceMemoryMB: { value: '${INSTANCE_MEMORY_MB=2048}' },
     });
   });
 });
