@@ -1,4 +1,5 @@
 import { aliasOf } from '../../tools/bench/counterAliases';
+import { SlowRequests } from '../../tools/bench/slowRequests';
 import { groupOf, sideBySide, splitLines, summarize, triggerPerCore, type DesignCounts } from '../../tools/bench/designSummary';
 
 const run = (over: Partial<DesignCounts> & { design: string }): DesignCounts => ({
@@ -115,5 +116,46 @@ describe('bench counters: resource aliases, as data for the counters process', (
     expect(hub('queue', 'benchhandoffab12c-workitems')).toBe('workitems');
     expect(hub('table', 'BenchHandoffAb12cHistory')).toBe('History');
     expect(hub('blob', 'benchhandoffab12c-leases')).toBe('leases');
+  });
+});
+
+describe('bench proxies: slow requests kept to tell which dependency stalled', () => {
+  test('only answers at or over the threshold are kept, the last `limit`, and read from a time on', () => {
+    const slow = new SlowRequests(200, 2);
+    slow.record('app.table.idempotency.batch', 1_000, 1_199); // 199 ms: not slow
+    slow.record('rpc.starts', 2_000, 2_200); // 200 ms
+    slow.record('durable.queue.control.put', 3_000, 4_500);
+    slow.record('durable.table.Instances.query', 5_000, 8_000); // pushes out the oldest (limit 2)
+    expect(slow.since(0)).toEqual([
+      { what: 'durable.queue.control.put', atMs: 3_000, ms: 1_500 },
+      { what: 'durable.table.Instances.query', atMs: 5_000, ms: 3_000 },
+    ]);
+    expect(slow.since(4_000).map((r) => r.what)).toEqual(['durable.table.Instances.query']);
+  });
+
+  test('the split lines name the slowest answers while paced', () => {
+    const split = {
+      payments: 10,
+      paced: {
+        ratePerSecond: 16,
+        executionMsP50: 30,
+        executionMsP99: 3_000,
+        slowRequests: {
+          count: 2,
+          slowest: [
+            { what: 'rpc.starts', atS: 12.5, ms: 2_900 },
+            { what: 'durable.table.Instances.insert', atS: 12.5, ms: 2_800 },
+          ],
+        },
+      },
+      burst: { executionMsP50: 120, executionMsP99: 400, acksPerSecond: 80 },
+      triggerStoragePerMessage: {},
+      drain: { paymentsPerSecond: 4 },
+      charged: 10,
+    };
+    const line = splitLines(undefined, run({ design: 'handoff', split }), 16, 1_000).find((l) => l.includes('200 ms or more'));
+    expect(line).toBe(
+      "split: dependencies' answers of 200 ms or more while paced: 2; slowest rpc.starts 2900 ms at 12.5 s, durable.table.Instances.insert 2800 ms at 12.5 s",
+    );
   });
 });

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { builtApp } from '../local/durable/DurableEngineHost';
 import type { AliasSpec } from './counterAliases';
 import type { RpcCounts } from './countingRpcProxy';
+import type { SlowRequest } from './slowRequests';
 import type { StorageCounts } from './StorageTrafficCounter';
 
 /** A storage counter running in the counters' process. */
@@ -25,6 +26,8 @@ export interface RemoteRpcProxy {
  */
 export class CountersProcess {
   private nextId = 0;
+  /** Each storage counter's account name, by its index in the child: `app` (a table prefix) or `durable` (a task hub). */
+  private readonly accounts: string[] = [];
   private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
 
   private constructor(private readonly child: ChildProcess) {
@@ -59,6 +62,7 @@ export class CountersProcess {
   /** Starts a {@link StorageTrafficCounter} in front of `connectionString`'s loopback endpoints. */
   async storage(connectionString: string, alias: AliasSpec): Promise<RemoteStorageCounter> {
     const { counter, connectionString: proxied } = (await this.call('storage', { connectionString, alias })) as { counter: number; connectionString: string };
+    this.accounts[counter] = 'prefix' in alias ? 'app' : 'durable';
     return { connectionString: proxied, snapshot: () => this.call('snapshot', { counter }) as Promise<StorageCounts> };
   }
 
@@ -66,6 +70,17 @@ export class CountersProcess {
   async rpc(target: string): Promise<RemoteRpcProxy> {
     const { proxy, url } = (await this.call('rpc', { target })) as { proxy: number; url: string };
     return { url, counts: () => this.call('rpcCounts', { proxy }) as Promise<RpcCounts> };
+  }
+
+  /**
+   * Requests sent since `sinceMs` (epoch) whose answer took 200 ms or more, slowest first: storage as
+   * `app.table.idempotency.batch` or `durable.queue.control.put`, the Durable client's calls as `rpc.starts`.
+   */
+  async slow(sinceMs: number): Promise<SlowRequest[]> {
+    const groups = (await this.call('slow', { sinceMs })) as Array<{ index: number; list: SlowRequest[] }>;
+    return groups
+      .flatMap(({ index, list }) => list.map((r) => (index < 0 ? r : { ...r, what: `${this.accounts[index] ?? 'storage'}.${r.what}` })))
+      .sort((a, b) => b.ms - a.ms);
   }
 
   /** Ends the child (its proxies close with it). */

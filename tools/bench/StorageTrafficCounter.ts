@@ -1,5 +1,6 @@
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SlowRequests } from './slowRequests';
 import { classifyStorageRequest, type StorageRequestKind, type StorageService } from './storageRequestKind';
 
 /** Counts by kind: `service.resource.operation` -> requests, with each kind's billing class. */
@@ -28,6 +29,8 @@ export class StorageTrafficCounter {
   private readonly billing = new Map<string, StorageRequestKind['billing']>();
   private readonly dequeued = new Map<string, number>();
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  /** Requests whose answer took 200 ms or more (Azurite's, as seen through the proxy). */
+  readonly slow = new SlowRequests();
 
   private constructor(
     private readonly servers: Map<StorageService, Server>,
@@ -98,6 +101,7 @@ export class StorageTrafficCounter {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
+      const sentAtMs = Date.now();
       const body = Buffer.concat(chunks);
       const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v]));
       const kind = classifyStorageRequest({
@@ -120,6 +124,7 @@ export class StorageTrafficCounter {
               const queue = this.alias('queue', kind.resource);
               if (messages > 0) this.dequeued.set(queue, (this.dequeued.get(queue) ?? 0) + messages);
             } else this.count(kind);
+            this.slow.record(`${kind.service}.${this.alias(kind.service, kind.resource)}.${kind.operation}`, sentAtMs);
             res.writeHead(answer.statusCode ?? 502, answer.headers).end(payload);
           });
           answer.on('error', () => res.destroy());

@@ -11,7 +11,8 @@ type Request =
   | { id: number; op: 'storage'; args: { connectionString: string; alias: AliasSpec } }
   | { id: number; op: 'rpc'; args: { target: string } }
   | { id: number; op: 'snapshot'; args: { counter: number } }
-  | { id: number; op: 'rpcCounts'; args: { proxy: number } };
+  | { id: number; op: 'rpcCounts'; args: { proxy: number } }
+  | { id: number; op: 'slow'; args: { sinceMs: number } };
 
 const counters: StorageTrafficCounter[] = [];
 const proxies: Array<Awaited<ReturnType<typeof countingRpcProxy>>> = [];
@@ -32,6 +33,11 @@ async function answer(request: Request): Promise<unknown> {
       return counters[request.args.counter].snapshot();
     case 'rpcCounts':
       return { ...proxies[request.args.proxy].counts };
+    case 'slow':
+      return [
+        ...counters.map((c, i) => ({ index: i, list: c.slow.since(request.args.sinceMs) })),
+        { index: -1, list: proxies.flatMap((p) => p.slow.since(request.args.sinceMs)) },
+      ];
   }
 }
 

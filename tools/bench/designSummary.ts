@@ -26,6 +26,7 @@ export interface DesignCounts {
       readonly executionMsP99: number;
       readonly warmupMs?: readonly number[];
       readonly eventLoopDelayMaxMs?: number;
+      readonly slowRequests?: { readonly count: number; readonly slowest: ReadonlyArray<{ what: string; atS: number; ms: number }> };
     };
     readonly burst: {
       readonly executionMsP50: number;
@@ -154,6 +155,17 @@ export function splitLines(hold: DesignCounts | undefined, handoff: DesignCounts
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')})`,
+    ...(split.paced.slowRequests
+      ? [
+          `split: dependencies' answers of 200 ms or more while paced: ${split.paced.slowRequests.count}` +
+            (split.paced.slowRequests.slowest.length > 0
+              ? `; slowest ${split.paced.slowRequests.slowest
+                  .slice(0, 5)
+                  .map((r) => `${r.what} ${r.ms} ms at ${r.atS} s`)
+                  .join(', ')}`
+              : ''),
+        ]
+      : []),
     ...(split.burst.cpuMsPerMessage ? [cpuLine(split.burst.cpuMsPerMessage, ceiling)] : []),
     ...(split.memoryPeakMb
       ? [

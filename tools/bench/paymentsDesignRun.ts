@@ -194,6 +194,7 @@ export async function runDesign(options: DesignRunOptions) {
       // This process's event-loop delay while paced: a slow delivery with a short delay here was slow elsewhere.
       const loopDelay = monitorEventLoopDelay({ resolution: 10 });
       loopDelay.enable();
+      const pacedStartedAtMs = Date.now();
       const pacedStarted = performance.now();
       for (let i = 0; i < n + warmup; i++) {
         const due = pacedStarted + (i * 1000) / ratePerSecond;
@@ -203,6 +204,13 @@ export async function runDesign(options: DesignRunOptions) {
       }
       while (!bus.idle) await new Promise((r) => setTimeout(r, 20));
       loopDelay.disable();
+      // Which dependency answered slowly while paced (a stall of every delivery at once is one of them, or this process).
+      const slow = await counters.slow(pacedStartedAtMs);
+      const slowRequests = {
+        count: slow.length,
+        byWhat: countBy(slow.map((r) => r.what)),
+        slowest: slow.slice(0, 10).map((r) => ({ what: r.what, atS: round((r.atMs - pacedStartedAtMs) / 1000, 1), ms: r.ms })),
+      };
       const pacedAll = consumerExecutions.slice(pacedFrom).map((e) => e.durationMs);
       const warmupMs = pacedAll.slice(0, warmup);
       const paced = pacedAll.slice(warmup);
@@ -245,6 +253,7 @@ export async function runDesign(options: DesignRunOptions) {
           executionMsP99: round(percentile(paced, 99), 0),
           durationsMs: paced,
           eventLoopDelayMaxMs: round(loopDelay.max / 1e6, 0),
+          slowRequests,
         },
         burst: {
           executionMsP50: round(percentile(burst, 50), 0),
@@ -343,6 +352,12 @@ export interface SplitPhase {
     readonly durationsMs: number[];
     /** The longest event-loop delay of this process (the trigger's) while paced, warm-up included. */
     readonly eventLoopDelayMaxMs: number;
+    /** Requests of the trigger's dependencies answered in 200 ms or more while paced (warm-up included): by kind, the 10 slowest. */
+    readonly slowRequests: {
+      readonly count: number;
+      readonly byWhat: Record<string, number>;
+      readonly slowest: ReadonlyArray<{ what: string; atS: number; ms: number }>;
+    };
   };
   readonly burst: {
     readonly executionMsP50: number;
