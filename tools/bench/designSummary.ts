@@ -26,7 +26,11 @@ export interface DesignCounts {
       readonly executionMsP99: number;
       readonly warmupMs?: readonly number[];
       readonly eventLoopDelayMaxMs?: number;
-      readonly slowRequests?: { readonly count: number; readonly slowest: ReadonlyArray<{ what: string; atS: number; ms: number }> };
+      readonly slowRequests?: {
+        readonly count: number;
+        readonly slowest: ReadonlyArray<{ what: string; atS: number; ms: number }>;
+        readonly duringWarmup?: number;
+      };
     };
     readonly burst: {
       readonly executionMsP50: number;
@@ -163,7 +167,8 @@ export function splitLines(hold: DesignCounts | undefined, handoff: DesignCounts
                   .slice(0, 5)
                   .map((r) => `${r.what} ${r.ms} ms at ${r.atS} s`)
                   .join(', ')}`
-              : ''),
+              : '') +
+            (split.paced.slowRequests.duringWarmup !== undefined ? ` (${split.paced.slowRequests.duringWarmup} during the warm-up)` : ''),
         ]
       : []),
     ...(split.burst.cpuMsPerMessage ? [cpuLine(split.burst.cpuMsPerMessage, ceiling)] : []),
