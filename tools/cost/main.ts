@@ -96,7 +96,7 @@ function printBySize(runs: readonly RunCounts[], options: Omit<CostOptions, 'mem
         return `${name} ${money(total)} (compute ${money(terms.compute)}, largest: ${largest} ${money(terms[largest])})`;
       };
       process.stdout.write(
-        `  ${`${size.gb * 1024} MB (${size.cores} core)`.padEnd(20)} ${run.design.padEnd(8)} ${view('busy', e.variable.busy, e.totals.variableBusy)}; ` +
+        `  ${`${size.gb * 1024} MB (${size.cores} core${size.cores > 1 ? 's' : ''})`.padEnd(20)} ${run.design.padEnd(8)} ${view('busy', e.variable.busy, e.totals.variableBusy)}; ` +
           `${view('alone', e.variable.sparse, e.totals.variableSparse)}; fixed ${money(e.totals.fixedPerMonth)}/month\n`,
       );
     }
