@@ -11,7 +11,7 @@ import { assertValidKey, scopedKeyString, type IdempotencyKey } from './keys';
 import { assertDistinctKeys, validateEffects } from './localEffects';
 import { leaseMsOption } from './options';
 import { RecordStatus, type IdempotencyRecord } from './record';
-import { cachedDecision, isOwnWrite, isStillHeldBy, reopening, sameRowProperties } from './recordRules';
+import { cachedDecision, claimOf, isOwnWrite, isStillHeldBy, reopenBy, sameRowProperties } from './recordRules';
 import { resultJsonWithin } from './resultJson';
 import { tableAddress } from './tableEncoding';
 import { MAX_REASON_LENGTH } from './tableStoreOptions';
@@ -88,17 +88,7 @@ export class CosmosIdempotencyStore implements ReopenableStore {
     }));
     if (outcome.kind !== 'acquired') return outcome;
     const { record, previous } = outcome;
-    const claim: Claim = {
-      key,
-      recordId: record.recordId,
-      digest,
-      attempt: record.attempt,
-      ownerId: record.ownerId,
-      leaseExpiresAtMs: record.leaseExpiresAtMs,
-      createdAtMs: record.createdAtMs,
-      localRows: record.localRows,
-      etag: record.etag,
-    };
+    const claim = claimOf(key, digest, record);
     return previous ? { kind: 'reclaimed', claim, previousStatus: previous.status, previousAttempt: previous.attempt } : { kind: 'claimed', claim };
   }
 
@@ -169,16 +159,9 @@ export class CosmosIdempotencyStore implements ReopenableStore {
    * was lost and that landed is recognised as this one (same owner, attempt, status, result).
    */
   async reopen(record: IdempotencyRecord, reason: string): Promise<ReopenOutcome> {
-    const { claim, change } = reopening(record, reason, MAX_REASON_LENGTH);
-    assertValidKey(claim.key);
-    try {
-      const reopened = await this.rewrite(claim, 'reopen', [], change);
-      this.cache?.forget(scopedKeyString(claim.key));
-      return { kind: 'reopened', record: reopened };
-    } catch (error) {
-      if (error instanceof LeaseLostError) return { kind: 'changed' };
-      throw error;
-    }
+    const outcome = await reopenBy(record, reason, MAX_REASON_LENGTH, (claim, change) => this.rewrite(claim, 'reopen', [], change));
+    if (outcome.kind === 'reopened') this.cache?.forget(scopedKeyString({ consumer: record.consumer, key: record.key }));
+    return outcome;
   }
 
   async readLocalRow(key: IdempotencyKey, name: string): Promise<Readonly<Record<string, unknown>> | undefined> {

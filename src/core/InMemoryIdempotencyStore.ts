@@ -7,6 +7,7 @@ import { assertDistinctKeys, validateEffects } from './localEffects';
 import { integerOption, leaseMsOption, MAX_RETENTION_MS, requireOptionsObject } from './options';
 import { copyRecord, RecordStatus, type IdempotencyRecord } from './record';
 import {
+  claimOf,
   decideClaim,
   generationAfterTakeover,
   isExpired,
@@ -82,17 +83,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     );
     if (found.kind !== 'acquired') return found;
     const { record, previous } = found;
-    const claim: Claim = {
-      key,
-      recordId: record.recordId,
-      digest,
-      attempt: record.attempt,
-      ownerId: record.ownerId,
-      leaseExpiresAtMs: record.leaseExpiresAtMs,
-      createdAtMs: record.createdAtMs,
-      localRows: [...record.localRows],
-      etag: record.etag,
-    };
+    const claim: Claim = { ...claimOf(key, digest, record), localRows: [...record.localRows] };
     return previous ? { kind: 'reclaimed', claim, previousStatus: previous.status, previousAttempt: previous.attempt } : { kind: 'claimed', claim };
   }
 

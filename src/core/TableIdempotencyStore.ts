@@ -10,7 +10,7 @@ import { validateEffects } from './localEffects';
 import { MarkerTable } from './MarkerTable';
 import { leaseMsOption } from './options';
 import { RecordStatus, type IdempotencyRecord } from './record';
-import { cachedDecision, isOwnWrite, isStillHeldBy, reopening, sameRowProperties } from './recordRules';
+import { cachedDecision, isOwnWrite, isStillHeldBy, reopenBy, sameRowProperties } from './recordRules';
 import { resultJsonWithin } from './resultJson';
 import { tableAddress, type TableAddress } from './tableEncoding';
 import { MAX_REASON_LENGTH, resolveTableStoreOptions, type TableIdempotencyStoreOptions } from './tableStoreOptions';
@@ -175,16 +175,9 @@ export class TableIdempotencyStore implements ReopenableStore {
    * was lost and that landed is recognised as this one (same owner, attempt, status, result).
    */
   async reopen(record: IdempotencyRecord, reason: string): Promise<ReopenOutcome> {
-    const { claim, change } = reopening(record, reason, MAX_REASON_LENGTH);
-    assertValidKey(claim.key);
-    try {
-      const reopened = await this.rewrite(claim, 'reopen', [], change);
-      this.cache?.forget(scopedKeyString(claim.key));
-      return { kind: 'reopened', record: reopened };
-    } catch (error) {
-      if (error instanceof LeaseLostError) return { kind: 'changed' };
-      throw error;
-    }
+    const outcome = await reopenBy(record, reason, MAX_REASON_LENGTH, (claim, change) => this.rewrite(claim, 'reopen', [], change));
+    if (outcome.kind === 'reopened') this.cache?.forget(scopedKeyString({ consumer: record.consumer, key: record.key }));
+    return outcome;
   }
 
   async readLocalRow(key: IdempotencyKey, name: string): Promise<Readonly<Record<string, unknown>> | undefined> {

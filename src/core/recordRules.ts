@@ -1,5 +1,6 @@
-import { ConfigurationError, UnknownRecordStatusError } from './errors';
-import type { Claim } from './IdempotencyStore';
+import { ConfigurationError, LeaseLostError, UnknownRecordStatusError } from './errors';
+import type { Claim, ReopenOutcome } from './IdempotencyStore';
+import { assertValidKey, type IdempotencyKey } from './keys';
 import { isKnownStatus, RecordStatus, type IdempotencyRecord } from './record';
 
 /**
@@ -129,17 +130,7 @@ export function isStillHeldBy(current: IdempotencyRecord, held: { readonly owner
  */
 export function reopening(record: IdempotencyRecord, reason: string, maxReasonLength: number) {
   if (record.status !== RecordStatus.Completed) throw new ConfigurationError(`only a completed record is reopened; this one is ${record.status}`);
-  const claim: Claim = {
-    key: { consumer: record.consumer, key: record.key },
-    recordId: record.recordId,
-    digest: record.digest,
-    attempt: record.attempt,
-    ownerId: record.ownerId,
-    leaseExpiresAtMs: record.leaseExpiresAtMs,
-    createdAtMs: record.createdAtMs,
-    localRows: record.localRows,
-    etag: record.etag,
-  };
+  const claim = claimOf({ consumer: record.consumer, key: record.key }, record.digest, record);
   const change = {
     status: RecordStatus.Released,
     leaseExpiresAtMs: 0,
@@ -147,4 +138,39 @@ export function reopening(record: IdempotencyRecord, reason: string, maxReasonLe
     lastError: String(reason).slice(0, maxReasonLength),
   };
   return { claim, change };
+}
+
+/**
+ * A store's reopen ({@link reopening}) through its conditional `rewrite` of a claim: `changed` when the record moved
+ * since it was read (the rewrite's lease was lost), else the reopened record.
+ */
+export async function reopenBy(
+  record: IdempotencyRecord,
+  reason: string,
+  maxReasonLength: number,
+  rewrite: (claim: Claim, change: ReturnType<typeof reopening>['change']) => Promise<IdempotencyRecord>,
+): Promise<ReopenOutcome> {
+  const { claim, change } = reopening(record, reason, maxReasonLength);
+  assertValidKey(claim.key);
+  try {
+    return { kind: 'reopened', record: await rewrite(claim, change) };
+  } catch (error) {
+    if (error instanceof LeaseLostError) return { kind: 'changed' };
+    throw error;
+  }
+}
+
+/** The claim a written marker stands for. */
+export function claimOf(key: IdempotencyKey, digest: string, record: IdempotencyRecord): Claim {
+  return {
+    key,
+    recordId: record.recordId,
+    digest,
+    attempt: record.attempt,
+    ownerId: record.ownerId,
+    leaseExpiresAtMs: record.leaseExpiresAtMs,
+    createdAtMs: record.createdAtMs,
+    localRows: record.localRows,
+    etag: record.etag,
+  };
 }

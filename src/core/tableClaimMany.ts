@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock';
 import type { CompletedKeyCache } from './CompletedKeyCache';
 import { StoreUnavailableError } from './errors';
-import type { Claim, ClaimOutcome, ClaimRequest } from './IdempotencyStore';
+import type { ClaimOutcome, ClaimRequest } from './IdempotencyStore';
 import { scopedKeyString, type IdempotencyKey } from './keys';
 import type { MarkerTable } from './MarkerTable';
-import { RecordStatus, type IdempotencyRecord } from './record';
-import { decideClaim } from './recordRules';
+import { RecordStatus } from './record';
+import { claimOf, decideClaim } from './recordRules';
 import type { TableAddress } from './tableEncoding';
 import { markerEntity, toRecord, type MarkerFields } from './tableRows';
 
@@ -131,21 +131,6 @@ async function insertAll(deps: ClaimManyDeps, items: readonly Item[], leaseMs: n
 async function writeOne(deps: ClaimManyDeps, marker: Parameters<MarkerTable['write']>[0]): ReturnType<MarkerTable['createMany']> {
   const written = await deps.table.write(marker, [], [], 'create', undefined, 'claimMany');
   return 'etag' in written ? { etags: [written.etag] } : written;
-}
-
-/** The claim a written marker stands for. */
-export function claimOf(key: IdempotencyKey, digest: string, record: IdempotencyRecord): Claim {
-  return {
-    key,
-    recordId: record.recordId,
-    digest,
-    attempt: record.attempt,
-    ownerId: record.ownerId,
-    leaseExpiresAtMs: record.leaseExpiresAtMs,
-    createdAtMs: record.createdAtMs,
-    localRows: record.localRows,
-    etag: record.etag,
-  };
 }
 
 function chunks<T>(items: readonly T[], size: number): T[][] {
