@@ -124,27 +124,10 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
   }
 
   /** Waits (bounded) until every orchestration of the hub is final. */
-  /**
-   * Waits until every orchestration of the hub has finished, for as long as their number keeps falling: it gives up
-   * only after `stalledMs` without one finishing (a run waiting on a retry timer or a host restart makes no progress
-   * for a while), or after `capMs` in all. A slower machine drains more slowly, not wrongly (the demo's 2,000
-   * messages took the engine over 240 s on a machine a third slower than the one its first bound was set on).
-   */
-  async function drain(stalledMs = 120_000, capMs = 30 * 60_000): Promise<void> {
-    const cap = Date.now() + capMs;
-    let fewest = Number.POSITIVE_INFINITY;
-    let progressAt = Date.now();
-    for (;;) {
-      while (restarting) await restarting;
-      const left = (await unfinishedInstances()).length;
-      if (left === 0) return;
-      if (left < fewest) {
-        fewest = left;
-        progressAt = Date.now();
-      }
-      if (Date.now() - progressAt >= stalledMs || Date.now() >= cap) return;
-      await new Promise((r) => setTimeout(r, 250));
-    }
+  async function drain(timeoutMs = 120_000): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while (restarting) await restarting;
+    while (Date.now() < until && (await unfinishedInstances()).length > 0) await new Promise((r) => setTimeout(r, 250));
   }
 
   const workflow = {
