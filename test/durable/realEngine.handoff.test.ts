@@ -121,6 +121,8 @@ realEngineTest(
       provider.setLatency(1_500); // the runs are still charging while the duplicates come
       expect(await real.deliver(body('pay-r1'), { messageId: 'pay-r1', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff', attempt: 1 });
       expect(counts).toEqual({ starts: 1, statusReads: 0 });
+      // The run waits on the provider's 1.5 s answer: the drain's query sees it unfinished (and no entity).
+      expect(await real.backend.store.unfinishedInstances()).toHaveLength(1);
       // The ack was lost: the redelivery finds the record in progress and the orchestration started.
       expect(await real.deliver(body('pay-r1'), { messageId: 'pay-r1', deliveryCount: 2 })).toMatchObject({ outcome: 'inProgress', attempt: 1 });
       const concurrent = await Promise.all(Array.from({ length: 5 }, () => deliverUntilAcked(real, 'pay-r2')));
@@ -139,6 +141,7 @@ realEngineTest(
         result: { status: 'succeeded' },
       });
       expect(await real.backend.store.failedInstances()).toEqual([]);
+      expect(await real.backend.store.unfinishedInstances()).toEqual([]);
     }),
   REAL_ENGINE_TIMEOUT_MS,
 );
