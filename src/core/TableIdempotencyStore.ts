@@ -175,9 +175,13 @@ export class TableIdempotencyStore implements ReopenableStore {
    * was lost and that landed is recognised as this one (same owner, attempt, status, result).
    */
   async reopen(record: IdempotencyRecord, reason: string): Promise<ReopenOutcome> {
-    const outcome = await reopenBy(record, reason, MAX_REASON_LENGTH, (claim, change) => this.rewrite(claim, 'reopen', [], change));
-    if (outcome.kind === 'reopened') this.cache?.forget(scopedKeyString({ consumer: record.consumer, key: record.key }));
-    return outcome;
+    return reopenBy(
+      record,
+      reason,
+      MAX_REASON_LENGTH,
+      (claim, change) => this.rewrite(claim, 'reopen', [], change),
+      (scopedKey) => this.cache?.forget(scopedKey),
+    );
   }
 
   async readLocalRow(key: IdempotencyKey, name: string): Promise<Readonly<Record<string, unknown>> | undefined> {

@@ -1,6 +1,6 @@
 import { ConfigurationError, LeaseLostError, UnknownRecordStatusError } from './errors';
 import type { Claim, ReopenOutcome } from './IdempotencyStore';
-import { assertValidKey, type IdempotencyKey } from './keys';
+import { assertValidKey, scopedKeyString, type IdempotencyKey } from './keys';
 import { isKnownStatus, RecordStatus, type IdempotencyRecord } from './record';
 
 /**
@@ -142,22 +142,27 @@ export function reopening(record: IdempotencyRecord, reason: string, maxReasonLe
 
 /**
  * A store's reopen ({@link reopening}) through its conditional `rewrite` of a claim: `changed` when the record moved
- * since it was read (the rewrite's lease was lost), else the reopened record.
+ * since it was read (the rewrite's lease was lost), else the reopened record, after `forget` dropped the key's
+ * cached completion (its scoped key string), so a later delivery reads the reopened record.
  */
 export async function reopenBy(
   record: IdempotencyRecord,
   reason: string,
   maxReasonLength: number,
   rewrite: (claim: Claim, change: ReturnType<typeof reopening>['change']) => Promise<IdempotencyRecord>,
+  forget: (scopedKey: string) => void,
 ): Promise<ReopenOutcome> {
   const { claim, change } = reopening(record, reason, maxReasonLength);
   assertValidKey(claim.key);
+  let reopened: IdempotencyRecord;
   try {
-    return { kind: 'reopened', record: await rewrite(claim, change) };
+    reopened = await rewrite(claim, change);
   } catch (error) {
     if (error instanceof LeaseLostError) return { kind: 'changed' };
     throw error;
   }
+  forget(scopedKeyString(claim.key));
+  return { kind: 'reopened', record: reopened };
 }
 
 /** The claim a written marker stands for. */

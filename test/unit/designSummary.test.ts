@@ -75,6 +75,10 @@ describe('bench:durable summary: figures per payment and the ratios handoff/hold
     const lines = splitLines(hold, handoff, 16, 1_000);
     expect(lines.find((l) => l.includes("holding design's ceiling"))).toMatch(/: 5x$/);
     expect(lines.find((l) => l.includes('measured in this run'))).toMatch(/\(4 payments\/s\): 20x$/);
+    // The hold's own ceiling: 16 held messages / its 1.6 s per payment alone (p50) = 10/s.
+    const held = splitLines(run({ design: 'hold', paymentsPerSecond: 4, sparse: { consumerExecutionMs: [1_500, 1_600, 2_000] } }), handoff, 16, 1_000);
+    expect(held.find((l) => l.includes('its own time per payment'))).toMatch(/\(10\/s = 16 calls \/ 1\.6 s, .*\): 8x measured$/);
+    expect(lines.find((l) => l.includes('its own time per payment'))).toMatch(/\(320\/s = 16 calls \/ 0\.05 s.*: 0\.25x measured$/);
     expect(lines.find((l) => l.includes('drained'))).toContain('charged 200 of 200');
     expect(lines[0]).toContain('longest event-loop delay 12 ms');
     expect(splitLines(hold, run({ design: 'handoff' }), 16, 1_000)).toEqual([]);
@@ -102,6 +106,10 @@ describe('bench:durable summary: figures per payment and the ratios handoff/hold
       /counting proxies 3, Azurite 6, .*: 200 messages\/s \(derived from CPU\), 12\.5x the hold's ceiling$/,
     );
     expect(lines.find((l) => l.includes('peak memory'))).toContain('Durable worker host 300 MB');
+    const held = run({ design: 'hold', sparse: { consumerExecutionMs: [2_000] } }); // 16 / 2 s = 8/s
+    expect(splitLines(held, run({ design: 'handoff', split }), 16, 1_000).find((l) => l.includes('its own time per payment'))).toMatch(
+      /: 10x measured, 25x for one core \(derived from CPU\)$/,
+    );
     // Without the proxies apart the bench process's figure includes them: no per-core figure is derived.
     expect(triggerPerCore({ benchProcess: 8, durableHost: 3 })).toBeUndefined();
   });

@@ -1,5 +1,20 @@
 import { percentile } from './stats';
 
+/**
+ * CPU ms per burst message of the split phase (/proc): the bench process (the trigger and the local bus; before
+ * 2026-12-02 b also the counting proxies), the client-role Durable host (the start API), the counting proxies'
+ * process, the two Azurites (the app's tables, the task hub's storage), and the whole machine (all processes).
+ * `counters`, `appAzurite`, `engineAzurite`: runs whose counting proxies ran in a process of their own.
+ */
+export interface CpuMsPerMessage {
+  readonly benchProcess: number;
+  readonly durableHost?: number;
+  readonly counters?: number;
+  readonly appAzurite?: number;
+  readonly engineAzurite?: number;
+  readonly machine?: number;
+}
+
 /** The counts of one design's run that the summary and the cost script read (a subset of the bench's JSON). */
 export interface DesignCounts {
   readonly design: string;
@@ -36,15 +51,7 @@ export interface DesignCounts {
       readonly executionMsP50: number;
       readonly executionMsP99: number;
       readonly acksPerSecond: number;
-      /** `counters`, `appAzurite`, `engineAzurite`: runs whose counting proxies ran in a process of their own. */
-      readonly cpuMsPerMessage?: {
-        readonly benchProcess: number;
-        readonly durableHost?: number;
-        readonly counters?: number;
-        readonly appAzurite?: number;
-        readonly engineAzurite?: number;
-        readonly machine?: number;
-      };
+      readonly cpuMsPerMessage?: CpuMsPerMessage;
     };
     readonly triggerStoragePerMessage: Readonly<Record<string, number>>;
     readonly drain: { readonly paymentsPerSecond: number };
@@ -185,23 +192,32 @@ export function splitLines(hold: DesignCounts | undefined, handoff: DesignCounts
     lines.push(
       `split: trigger alone vs hold measured in this run (${hold.paymentsPerSecond} payments/s): ${round2(split.burst.acksPerSecond / hold.paymentsPerSecond)}x`,
     );
+  // The hold cannot reach concurrency / provider time: each message is held for a whole payment, measured alone.
+  const holdAloneMs = hold?.sparse?.consumerExecutionMs.length ? percentile([...hold.sparse.consumerExecutionMs], 50) : undefined;
+  if (holdAloneMs !== undefined && holdAloneMs > 0) {
+    const heldCeiling = concurrency / (holdAloneMs / 1000);
+    const perCore = split.burst.cpuMsPerMessage ? triggerPerCore(split.burst.cpuMsPerMessage) : undefined;
+    lines.push(
+      `split: trigger alone vs the hold's ceiling at its own time per payment (${round2(heldCeiling)}/s = ${concurrency} calls / ${round2(holdAloneMs / 1000)} s, ` +
+        `the p50 of a payment alone in this run): ${round2(split.burst.acksPerSecond / heldCeiling)}x measured` +
+        (perCore !== undefined ? `, ${round2(perCore / heldCeiling)}x for one core (derived from CPU)` : ''),
+    );
+  }
   return lines;
 }
-
-type CpuPerMessage = NonNullable<NonNullable<DesignCounts['split']>['burst']['cpuMsPerMessage']>;
 
 /**
  * Messages a second one core would acknowledge if only the trigger (bench process: trigger + bus) and the Durable
  * start API used it: derived from CPU time, not a throughput measured (the machine's other processes share its
  * cores). Only when the counting proxies ran apart (else the bench process's figure includes them).
  */
-export function triggerPerCore(cpu: CpuPerMessage | undefined): number | undefined {
+export function triggerPerCore(cpu: CpuMsPerMessage | undefined): number | undefined {
   if (!cpu || cpu.counters === undefined || cpu.durableHost === undefined) return undefined;
   const ms = cpu.benchProcess + cpu.durableHost;
   return ms > 0 ? round2(1000 / ms) : undefined;
 }
 
-function cpuLine(cpu: CpuPerMessage, ceiling: number): string {
+function cpuLine(cpu: CpuMsPerMessage, ceiling: number): string {
   if (cpu.counters === undefined)
     return (
       `split: CPU ms per burst message: bench process ${cpu.benchProcess} (an upper bound of the trigger's: it also runs the bus and the counting proxies), ` +

@@ -9,6 +9,7 @@ import { FakePaymentProvider } from '../fakeProvider/FakePaymentProvider';
 import { LocalServiceBus } from '../local/LocalServiceBus';
 import { startRealEnginePayments } from '../local/durable/realEnginePayments';
 import { CountersProcess, type RemoteStorageCounter } from './CountersProcess';
+import type { CpuMsPerMessage } from './designSummary';
 import { groupPeakRssMb, processesBetween, sampleProcesses, selfPeakRssMb } from './cpuMeter';
 import { percentile, round } from './stats';
 import { diffCounts, type StorageCounts } from './StorageTrafficCounter';
@@ -272,7 +273,7 @@ export async function runDesign(options: DesignRunOptions) {
           cpuMsPerMessage: {
             ...Object.fromEntries(Object.entries(cpu.processes).map(([name, ms]) => [name, ms === undefined ? undefined : round(ms / n, 2)])),
             machine: cpu.machineMs === undefined ? undefined : round(cpu.machineMs / n, 2),
-          } as SplitPhase['burst']['cpuMsPerMessage'],
+          } as CpuMsPerMessage,
         },
         triggerStoragePerMessage: Object.fromEntries(Object.entries(triggerStorage.requests).map(([k, v]) => [k, round(v / n, 2)])),
         drain: { seconds: round(drainSeconds, 1), paymentsPerSecond: round(drained / drainSeconds, 2) },
@@ -377,19 +378,7 @@ export interface SplitPhase {
     readonly executionMsP99: number;
     readonly acksPerSecond: number;
     readonly durationsMs: number[];
-    /**
-     * CPU ms per burst message (/proc): this process (the trigger and the local bus; before 2026-12-02 b also the
-     * counting proxies), the client-role Durable host (the start API), the counting proxies' process, the two
-     * Azurites (the app's tables, the task hub's storage), and the whole machine (all processes).
-     */
-    readonly cpuMsPerMessage: {
-      readonly benchProcess: number;
-      readonly durableHost?: number;
-      readonly counters?: number;
-      readonly appAzurite?: number;
-      readonly engineAzurite?: number;
-      readonly machine?: number;
-    };
+    readonly cpuMsPerMessage: CpuMsPerMessage;
   };
   /** Storage requests per message while only the trigger ran (the burst): the claim and the orchestration's start. */
   readonly triggerStoragePerMessage: Record<string, number>;
