@@ -161,9 +161,19 @@ describe('bench proxies: slow requests kept to tell which dependency stalled', (
       drain: { paymentsPerSecond: 4 },
       charged: 10,
     };
-    const line = splitLines(undefined, run({ design: 'handoff', split }), 16, 1_000).find((l) => l.includes('200 ms or more'));
+    const line = splitLines(undefined, run({ design: 'handoff', split }), 16, 1_000).find((l) => l.includes("answers of 200 ms"));
     expect(line).toBe(
       "split: dependencies' answers of 200 ms or more while paced: 2; slowest rpc.starts 2900 ms at 12.5 s, durable.table.Instances.insert 2800 ms at 12.5 s",
     );
+    // The processes' own pauses: the one that paused when the answers were slow is named.
+    const paused = { ...split, paced: { ...split.paced, stalls: { benchProcess: [], engineAzurite: [{ atS: 12.4, ms: 2_850 }], counters: [] } } };
+    expect(splitLines(undefined, run({ design: 'handoff', split: paused }), 16, 1_000).find((l) => l.includes('event-loop pauses'))).toBe(
+      'split: event-loop pauses of 200 ms or more while paced: engineAzurite 2850 ms at 12.4 s (watched: benchProcess, engineAzurite, counters)',
+    );
+    const calm = { ...split, paced: { ...split.paced, stalls: { benchProcess: [], engineAzurite: [] } } };
+    expect(splitLines(undefined, run({ design: 'handoff', split: calm }), 16, 1_000).find((l) => l.includes('event-loop pauses'))).toBe(
+      'split: event-loop pauses of 200 ms or more while paced: none (watched: benchProcess, engineAzurite)',
+    );
+    expect(splitLines(undefined, run({ design: 'handoff', split }), 16, 1_000).some((l) => l.includes('event-loop pauses'))).toBe(false);
   });
 });

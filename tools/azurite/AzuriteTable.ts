@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { whenStopped } from '../cli/stopSignals';
+import { STALL_WATCH_SOURCE, StallLog, type Stall } from './stallWatch';
 
 /** Account name and key Azurite accepts (public, documented development credentials). */
 const DEV_ACCOUNT = 'devstoreaccount1';
@@ -35,6 +36,7 @@ const EXIT_WITH_PARENT =
 export class AzuriteTable {
   private child: ChildProcess | undefined;
   private unregister: (() => void) | undefined;
+  private readonly stallLog = new StallLog();
 
   private constructor(readonly port: number) {}
 
@@ -54,6 +56,11 @@ export class AzuriteTable {
     return this.child !== undefined;
   }
 
+  /** Pauses of 200 ms or more of this Azurite's event loop that began at or after `sinceMs` (epoch). */
+  stalls(sinceMs: number): Stall[] {
+    return this.stallLog.since(sinceMs);
+  }
+
   /** Process id of the running Azurite (e.g. to read its CPU time), or undefined when stopped. */
   get pid(): number | undefined {
     return this.child?.pid;
@@ -67,7 +74,7 @@ export class AzuriteTable {
       process.execPath,
       [
         '-e',
-        EXIT_WITH_PARENT,
+        EXIT_WITH_PARENT + STALL_WATCH_SOURCE,
         main,
         '--tableHost',
         '127.0.0.1',
@@ -84,7 +91,7 @@ export class AzuriteTable {
     // A signal to the tool (SIGINT, SIGTERM) stops this process too (tools/cli/stopSignals.ts).
     this.unregister = whenStopped(() => this.stop());
     let stderr = '';
-    child.stderr?.on('data', (d) => (stderr += String(d)));
+    child.stderr?.on('data', (d) => (stderr += this.stallLog.take(String(d))));
     const deadline = Date.now() + 20_000;
     while (Date.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`azurite exited with ${child.exitCode}: ${stderr}`);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { builtApp } from '../local/durable/DurableEngineHost';
 import type { AliasSpec } from './counterAliases';
 import type { RpcCounts } from './countingRpcProxy';
+import type { Stall } from '../azurite/stallWatch';
 import type { SlowRequest } from './slowRequests';
 import type { StorageCounts } from './StorageTrafficCounter';
 
@@ -81,6 +82,11 @@ export class CountersProcess {
     return groups
       .flatMap(({ index, list }) => list.map((r) => (index < 0 ? r : { ...r, what: `${this.accounts[index] ?? 'storage'}.${r.what}` })))
       .sort((a, b) => b.ms - a.ms);
+  }
+
+  /** Pauses of 200 ms or more of the proxies' own event loop since `sinceMs` (epoch). */
+  async stalls(sinceMs: number): Promise<Stall[]> {
+    return (await this.call('stalls', { sinceMs })) as Stall[];
   }
 
   /** Ends the child (its proxies close with it). */

@@ -1,3 +1,4 @@
+import { StallLog, watchStalls } from '../azurite/stallWatch';
 import { countingRpcProxy } from './countingRpcProxy';
 import { aliasOf, type AliasSpec } from './counterAliases';
 import { StorageTrafficCounter } from './StorageTrafficCounter';
@@ -12,10 +13,14 @@ type Request =
   | { id: number; op: 'rpc'; args: { target: string } }
   | { id: number; op: 'snapshot'; args: { counter: number } }
   | { id: number; op: 'rpcCounts'; args: { proxy: number } }
-  | { id: number; op: 'slow'; args: { sinceMs: number } };
+  | { id: number; op: 'slow'; args: { sinceMs: number } }
+  | { id: number; op: 'stalls'; args: { sinceMs: number } };
 
 const counters: StorageTrafficCounter[] = [];
 const proxies: Array<Awaited<ReturnType<typeof countingRpcProxy>>> = [];
+/** This process's own event-loop pauses: a proxy that stalled would show as slow answers of everything it forwards. */
+const stalls = new StallLog();
+watchStalls(stalls);
 
 async function answer(request: Request): Promise<unknown> {
   switch (request.op) {
@@ -38,6 +43,8 @@ async function answer(request: Request): Promise<unknown> {
         ...counters.map((c, i) => ({ index: i, list: c.slow.since(request.args.sinceMs) })),
         { index: -1, list: proxies.flatMap((p) => p.slow.since(request.args.sinceMs)) },
       ];
+    case 'stalls':
+      return stalls.since(request.args.sinceMs);
   }
 }
 

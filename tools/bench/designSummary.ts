@@ -15,6 +15,13 @@ export interface CpuMsPerMessage {
   readonly machine?: number;
 }
 
+/**
+ * Pauses of 200 ms or more of each Node process's event loop in the split phase's paced part (s since it began,
+ * ms): the bench process (the trigger), the counting proxies, the app's Azurite and the task hub's Azurite. The
+ * Durable host (dotnet) is not watched.
+ */
+export type ProcessStalls = Readonly<Record<string, ReadonlyArray<{ readonly atS: number; readonly ms: number }>>>;
+
 /** The counts of one design's run that the summary and the cost script read (a subset of the bench's JSON). */
 export interface DesignCounts {
   readonly design: string;
@@ -46,6 +53,7 @@ export interface DesignCounts {
         readonly slowest: ReadonlyArray<{ what: string; atS: number; ms: number }>;
         readonly duringWarmup?: number;
       };
+      readonly stalls?: ProcessStalls;
     };
     readonly burst: {
       readonly executionMsP50: number;
@@ -178,6 +186,7 @@ export function splitLines(hold: DesignCounts | undefined, handoff: DesignCounts
             (split.paced.slowRequests.duringWarmup !== undefined ? ` (${split.paced.slowRequests.duringWarmup} during the warm-up)` : ''),
         ]
       : []),
+    ...(split.paced.stalls ? [stallsLine(split.paced.stalls)] : []),
     ...(split.burst.cpuMsPerMessage ? [cpuLine(split.burst.cpuMsPerMessage, ceiling)] : []),
     ...(split.memoryPeakMb
       ? [
@@ -231,6 +240,15 @@ function cpuLine(cpu: CpuMsPerMessage, ceiling: number): string {
       ? `; one core for the trigger and the start API alone: ${perCore} messages/s (derived from CPU), ${round2(perCore / ceiling)}x the hold's ceiling`
       : '')
   );
+}
+
+/** Which processes' event loops paused while paced, and when: a slow answer during a pause is that pause. */
+function stallsLine(stalls: ProcessStalls): string {
+  const paused = Object.entries(stalls).filter(([, list]) => list.length > 0);
+  const watched = Object.keys(stalls).join(', ');
+  if (paused.length === 0) return `split: event-loop pauses of 200 ms or more while paced: none (watched: ${watched})`;
+  const shown = paused.map(([name, list]) => `${name} ${list.map((x) => `${x.ms} ms at ${x.atS} s`).slice(0, 5).join(', ')}${list.length > 5 ? ` (+${list.length - 5})` : ''}`);
+  return `split: event-loop pauses of 200 ms or more while paced: ${shown.join('; ')} (watched: ${watched})`;
 }
 
 function round2(x: number): number {

@@ -4,12 +4,13 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { loadSettings } from '../../src/config/settings';
 import { Telemetry } from '../../src/telemetry/Telemetry';
 import { AzuriteTable } from '../azurite/AzuriteTable';
+import { StallLog, watchStalls, type Stall } from '../azurite/stallWatch';
 import { activeInstanceMs, type Execution } from '../cost/billableTime';
 import { FakePaymentProvider } from '../fakeProvider/FakePaymentProvider';
 import { LocalServiceBus } from '../local/LocalServiceBus';
 import { startRealEnginePayments } from '../local/durable/realEnginePayments';
 import { CountersProcess, type RemoteStorageCounter } from './CountersProcess';
-import type { CpuMsPerMessage } from './designSummary';
+import type { CpuMsPerMessage, ProcessStalls } from './designSummary';
 import { groupPeakRssMb, processesBetween, sampleProcesses, selfPeakRssMb } from './cpuMeter';
 import { percentile, round } from './stats';
 import { diffCounts, type StorageCounts } from './StorageTrafficCounter';
@@ -211,9 +212,12 @@ export async function runDesign(options: DesignRunOptions) {
       // This process's event-loop delay while paced: a slow delivery with a short delay here was slow elsewhere.
       const loopDelay = monitorEventLoopDelay({ resolution: 10 });
       loopDelay.enable();
+      const benchStalls = new StallLog();
+      const stopWatching = watchStalls(benchStalls);
       const pacedStartedAtMs = Date.now();
       await pace('paced', n);
       loopDelay.disable();
+      stopWatching();
       // Which dependency answered slowly (a stall of every delivery at once is one of them, or this process).
       const slowAll = await counters.slow(warmupStartedAtMs);
       const slow = slowAll.filter((r) => r.atMs >= pacedStartedAtMs);
@@ -222,6 +226,14 @@ export async function runDesign(options: DesignRunOptions) {
         byWhat: countBy(slow.map((r) => r.what)),
         slowest: slow.slice(0, 10).map((r) => ({ what: r.what, atS: round((r.atMs - pacedStartedAtMs) / 1000, 1), ms: r.ms })),
         duringWarmup: slowAll.length - slow.length,
+      };
+      // Whose event loop paused while paced (a slow answer from a process that paused is that process's pause).
+      const pausedAt = (list: readonly Stall[]) => list.map((x) => ({ atS: round((x.atMs - pacedStartedAtMs) / 1000, 1), ms: x.ms }));
+      const stalls = {
+        benchProcess: pausedAt(benchStalls.since(pacedStartedAtMs)),
+        counters: pausedAt(await counters.stalls(pacedStartedAtMs)),
+        appAzurite: pausedAt(azurite.stalls(pacedStartedAtMs)),
+        engineAzurite: pausedAt(real.backend.storage.stalls(pacedStartedAtMs)),
       };
       const paced = consumerExecutions.slice(pacedFrom).map((e) => e.durationMs);
       log(`bench:durable: split: ${n} paced done; ${n} at once...`);
@@ -264,6 +276,7 @@ export async function runDesign(options: DesignRunOptions) {
           durationsMs: paced,
           eventLoopDelayMaxMs: round(loopDelay.max / 1e6, 0),
           slowRequests,
+          stalls,
         },
         burst: {
           executionMsP50: round(percentile(burst, 50), 0),
@@ -372,6 +385,8 @@ export interface SplitPhase {
       readonly slowest: ReadonlyArray<{ what: string; atS: number; ms: number }>;
       readonly duringWarmup: number;
     };
+    /** Pauses of 200 ms or more of each process's event loop while paced (s since the paced phase began, ms). */
+    readonly stalls: ProcessStalls;
   };
   readonly burst: {
     readonly executionMsP50: number;

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from '../../azurite/AzuriteTable';
+import { STALL_WATCH_SOURCE, StallLog, type Stall } from '../../azurite/stallWatch';
 import { whenStopped } from '../../cli/stopSignals';
 
 const DEV_ACCOUNT = 'devstoreaccount1';
@@ -16,6 +17,7 @@ const EXIT_WITH_PARENT =
 export class AzuriteStorage {
   private child: ChildProcess | undefined;
   private unregister: (() => void) | undefined;
+  private readonly stallLog = new StallLog();
 
   private constructor(private readonly ports: { blob: number; queue: number; table: number }) {}
 
@@ -38,6 +40,11 @@ export class AzuriteStorage {
     return this.child?.pid;
   }
 
+  /** Pauses of 200 ms or more of this Azurite's event loop that began at or after `sinceMs` (epoch). */
+  stalls(sinceMs: number): Stall[] {
+    return this.stallLog.since(sinceMs);
+  }
+
   private async launch(): Promise<void> {
     const main = path.join(require.resolve('azurite/package.json'), '..', 'dist', 'src', 'azurite.js');
     const { blob, queue, table } = this.ports;
@@ -45,11 +52,11 @@ export class AzuriteStorage {
     const args = ['--inMemoryPersistence', '--disableTelemetry', '--silent', '--skipApiVersionCheck', '--loose',
       '--blobHost', '127.0.0.1', '--blobPort', String(blob), '--queueHost', '127.0.0.1', '--queuePort', String(queue),
       '--tableHost', '127.0.0.1', '--tablePort', String(table)];
-    const child = spawn(process.execPath, ['-e', EXIT_WITH_PARENT, main, ...args], { stdio: ['pipe', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, ['-e', EXIT_WITH_PARENT + STALL_WATCH_SOURCE, main, ...args], { stdio: ['pipe', 'ignore', 'pipe'] });
     this.child = child;
     this.unregister = whenStopped(() => this.stop());
     let stderr = '';
-    child.stderr?.on('data', (d) => (stderr += String(d)));
+    child.stderr?.on('data', (d) => (stderr += this.stallLog.take(String(d))));
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`azurite exited with ${child.exitCode}: ${stderr}`);
