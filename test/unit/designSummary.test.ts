@@ -161,7 +161,7 @@ describe('bench proxies: slow requests kept to tell which dependency stalled', (
       drain: { paymentsPerSecond: 4 },
       charged: 10,
     };
-    const line = splitLines(undefined, run({ design: 'handoff', split }), 16, 1_000).find((l) => l.includes("answers of 200 ms"));
+    const line = splitLines(undefined, run({ design: 'handoff', split }), 16, 1_000).find((l) => l.includes('answers of 200 ms'));
     expect(line).toBe(
       "split: dependencies' answers of 200 ms or more while paced: 2; slowest rpc.starts 2900 ms at 12.5 s, durable.table.Instances.insert 2800 ms at 12.5 s",
     );

@@ -247,7 +247,13 @@ function stallsLine(stalls: ProcessStalls): string {
   const paused = Object.entries(stalls).filter(([, list]) => list.length > 0);
   const watched = Object.keys(stalls).join(', ');
   if (paused.length === 0) return `split: event-loop pauses of 200 ms or more while paced: none (watched: ${watched})`;
-  const shown = paused.map(([name, list]) => `${name} ${list.map((x) => `${x.ms} ms at ${x.atS} s`).slice(0, 5).join(', ')}${list.length > 5 ? ` (+${list.length - 5})` : ''}`);
+  const shown = paused.map(
+    ([name, list]) =>
+      `${name} ${list
+        .map((x) => `${x.ms} ms at ${x.atS} s`)
+        .slice(0, 5)
+        .join(', ')}${list.length > 5 ? ` (+${list.length - 5})` : ''}`,
+  );
   return `split: event-loop pauses of 200 ms or more while paced: ${shown.join('; ')} (watched: ${watched})`;
 }
 
