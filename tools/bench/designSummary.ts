@@ -205,7 +205,7 @@ export function splitLines(hold: DesignCounts | undefined, handoff: DesignCounts
   const holdAloneMs = hold?.sparse?.consumerExecutionMs.length ? percentile([...hold.sparse.consumerExecutionMs], 50) : undefined;
   if (holdAloneMs !== undefined && holdAloneMs > 0) {
     const heldCeiling = concurrency / (holdAloneMs / 1000);
-    const perCore = split.burst.cpuMsPerMessage ? triggerPerCore(split.burst.cpuMsPerMessage) : undefined;
+    const perCore = triggerPerCore(split.burst.cpuMsPerMessage);
     lines.push(
       `split: trigger alone vs the hold's ceiling at its own time per payment (${round2(heldCeiling)}/s = ${concurrency} calls / ${round2(holdAloneMs / 1000)} s, ` +
         `the p50 of a payment alone in this run): ${round2(split.burst.acksPerSecond / heldCeiling)}x measured` +
@@ -250,8 +250,8 @@ function stallsLine(stalls: ProcessStalls): string {
   const shown = paused.map(
     ([name, list]) =>
       `${name} ${list
-        .map((x) => `${x.ms} ms at ${x.atS} s`)
         .slice(0, 5)
+        .map((x) => `${x.ms} ms at ${x.atS} s`)
         .join(', ')}${list.length > 5 ? ` (+${list.length - 5})` : ''}`,
   );
   return `split: event-loop pauses of 200 ms or more while paced: ${shown.join('; ')} (watched: ${watched})`;

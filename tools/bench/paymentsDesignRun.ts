@@ -215,6 +215,8 @@ export async function runDesign(options: DesignRunOptions) {
       const benchStalls = new StallLog();
       const stopWatching = watchStalls(benchStalls);
       const pacedStartedAtMs = Date.now();
+      /** Seconds from the paced phase's start to `atMs` (epoch), as the slow answers and the pauses report them. */
+      const pacedS = (atMs: number) => round((atMs - pacedStartedAtMs) / 1000, 1);
       await pace('paced', n);
       loopDelay.disable();
       stopWatching();
@@ -224,11 +226,11 @@ export async function runDesign(options: DesignRunOptions) {
       const slowRequests = {
         count: slow.length,
         byWhat: countBy(slow.map((r) => r.what)),
-        slowest: slow.slice(0, 10).map((r) => ({ what: r.what, atS: round((r.atMs - pacedStartedAtMs) / 1000, 1), ms: r.ms })),
+        slowest: slow.slice(0, 10).map((r) => ({ what: r.what, atS: pacedS(r.atMs), ms: r.ms })),
         duringWarmup: slowAll.length - slow.length,
       };
       // Whose event loop paused while paced (a slow answer from a process that paused is that process's pause).
-      const pausedAt = (list: readonly Stall[]) => list.map((x) => ({ atS: round((x.atMs - pacedStartedAtMs) / 1000, 1), ms: x.ms }));
+      const pausedAt = (list: readonly Stall[]) => list.map((x) => ({ atS: pacedS(x.atMs), ms: x.ms }));
       const stalls = {
         benchProcess: pausedAt(benchStalls.since(pacedStartedAtMs)),
         counters: pausedAt(await counters.stalls(pacedStartedAtMs)),
