@@ -19,6 +19,8 @@ export const ParkReason = {
   OrderNotFound: 'order-not-found',
   /** A stream event without a stable identity (not a CloudEvent, or one without `source` / `id`). */
   MissingEventId: 'missing-event-id',
+  /** A stream event whose batch failed the same way again and again (not a store outage): set aside, never applied. */
+  RepeatedFailure: 'repeated-failure',
 } as const;
 export type ParkReason = (typeof ParkReason)[keyof typeof ParkReason];
 
