@@ -11,6 +11,7 @@ import { systemClock } from '../core/clock';
 import { cosmosIdempotencyContainer } from './cosmosClient';
 import { paymentsDeadLetterSource } from './deadLetterSource';
 import { durableClientOf, purgeDurableRecords } from './durablePurge';
+import { rewardMarkerSweepFromSettings } from './rewardMarkerSweep';
 import { tableClientsOf, type WiringOverrides } from './stores';
 
 /** What the expiry timer may take from elsewhere than the settings; tests pass their own. */
@@ -41,6 +42,7 @@ export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTim
   const holds = overrides.holds ?? (deadLetters ? [deadLetters] : []);
   const table = tableClientsOf(settings, overrides)(settings.IDEMPOTENCY_TABLE_NAME);
   const cosmos = settings.IDEMPOTENCY_STORE === 'cosmos' ? (overrides.idempotencyContainer ?? cosmosIdempotencyContainer(settings)) : undefined;
+  const rewardMarkers = rewardMarkerSweepFromSettings(settings, overrides);
   return async (timer, context) => {
     if (timer.isPastDue) context.warn('expiry timer is past due');
     const sweeper = new ExpirySweeper(table, {
@@ -65,6 +67,7 @@ export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTim
       const swept = await sweeper.sweep();
       const report = held ? { ...swept, held: held.held, heldWithRecord: held.heldWithRecord, heldExtended: held.extended } : swept;
       recordSweepMetrics(overrides.meter ?? metrics.getMeter('idempotent-consumer'), report);
+      await rewardMarkers(context, Math.max(0, settings.EXPIRY_SWEEP_BUDGET_SECONDS * 1000 - (clock.nowMs() - startedMs)));
       const client = durableClientOf(context);
       if (client) {
         const budgetMs = Math.max(0, settings.EXPIRY_SWEEP_BUDGET_SECONDS * 1000 - (clock.nowMs() - startedMs));

@@ -1,5 +1,6 @@
 import type { InvocationContext } from '@azure/functions';
 import type { Settings } from '../config/settings';
+import { assertMarkersOutliveReplay } from '../lifecycle/rewardMarkers';
 import { FailureStrikes } from '../messaging/failureStrikes';
 import { RewardsConsumer, type RewardsBatchReport } from '../rewards/RewardsConsumer';
 import { RewardsLedger } from '../rewards/RewardsLedger';
@@ -12,6 +13,7 @@ import { parkingFromSettings, tableClientsOf, type WiringOverrides } from './sto
  * every call bounded by `IDEMPOTENCY_STORE_TIMEOUT_MS`. Sends nothing until the first batch.
  */
 export function rewardsFromSettings(settings: Settings, overrides: WiringOverrides = {}): RewardsConsumer {
+  assertMarkersOutliveReplay(settings); // a marker swept before a replay finds it would apply its event twice
   const parking = parkingFromSettings(settings, overrides);
   return new RewardsConsumer({
     ledger: new RewardsLedger(tableClientsOf(settings, overrides)(settings.REWARDS_TABLE_NAME), overrides.clock, settings.IDEMPOTENCY_STORE_TIMEOUT_MS),
