@@ -87,5 +87,42 @@ describe.each<BatchDataType>(['string', 'binary'])(
       expect(checked).toEqual(expect.arrayContaining([rewards.tableName, parked.tableName])); // the app's own clients, checked
       expect(tableLimitViolations).toEqual([]);
     });
+
+    test('other hostile events (not JSON, blank, an id past 8,192 characters, the longest id) and two hosts racing on overlapping batches with one identity under two customers', async () => {
+      const { worker, rewards, parked } = await rig();
+      const settings = loadSettings({
+        IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
+        REWARDS_TABLE_NAME: rewards.tableName,
+        PARKED_TABLE_NAME: parked.tableName,
+      });
+      const tableClient = (name: string) => withTableLimits(createTableClient(settings, {}, name));
+      const other = WorkerHost.load(() => registerRewardsFunction(rewardsHandler(rewardsFromSettings(settings, { tableClient }))));
+      const binding = worker.bindingName(REWARDS_FUNCTION, 'eventHubTrigger');
+      const longest = { ...good(50, 'ann'), id: 'i'.repeat(8000) };
+      const tooLong = { ...good(51, 'ann'), id: 'i'.repeat(9000) };
+      const hostile: unknown[] = [good(10, 'ann'), '\u0000not json{', ' ', longest, tooLong, good(11, 'bo')];
+      const first = (await worker.invoke(REWARDS_FUNCTION, rpcBatchRequest(binding, hostile, metadataOf(6, 0), dataType))) as Record<string, number>;
+      expect(first).toMatchObject({ applied: 3, parked: 3 });
+      // Two hosts at once (a partition handover): overlapping batches, and identity shared-<round> under two customers.
+      for (let round = 0; round < 6; round++) {
+        const shared = (customerId: string, amount: number) => ({
+          ...good(200 + round, customerId),
+          id: `shared-${round}`,
+          data: { ...good(200 + round, customerId).data, amount },
+        });
+        const a = [good(100 + round, 'cy'), shared('dee', 1000), good(300 + round, 'cy')];
+        const b = [good(300 + round, 'cy'), shared('eve', 2000), good(400 + round, 'cy')];
+        await Promise.all([
+          worker.invoke(REWARDS_FUNCTION, rpcBatchRequest(binding, a, metadataOf(3, 10 + 3 * round), dataType)),
+          other.invoke(REWARDS_FUNCTION, rpcBatchRequest(binding, b, metadataOf(3, 8 + 3 * round), dataType)),
+        ]);
+      }
+      const ledger = new RewardsLedger(rewards);
+      expect(await ledger.balanceOf('cy')).toBe(3 * 6 * 10); // 18 distinct events of 10 points, none twice
+      expect((await ledger.balanceOf('dee')) / 10 + (await ledger.balanceOf('eve')) / 20).toBe(6); // one payload per shared identity
+      const reasons = (await new ParkingStore(parked).list('rewards')).map((row) => row.reason).sort();
+      expect(reasons).toEqual([...Array(6).fill('key-reused'), 'missing-event-id', 'missing-event-id', 'missing-event-id']);
+      expect(tableLimitViolations).toEqual([]);
+    });
   },
 );
