@@ -26,7 +26,7 @@ export interface ExpiryTimerOverrides extends Pick<WiringOverrides, 'tableClient
  * The expiry timer's handler, built once from validated settings: each tick runs one budgeted sweep
  * of the idempotency table (keeping the records of dead-lettered payments, `deadLetterSource.ts`), logs and counts what it did; then, when the function has a Durable client input,
  * purges the charge orchestrations and entities older than the retention (`purgeDurableRecords`) in what is
- * left of the budget.
+ * left of the budget; last, the rewards markers past their retention (`rewardMarkerSweep.ts`).
  * With `IDEMPOTENCY_STORE=cosmos` the payments consumer's records are in Cosmos, which expires them by TTL: each tick
  * first holds the dead-lettered ones there (`holdCosmosRecords`), then sweeps the table (the HTTP API's records stay
  * there) without holds; the metrics' held counts are the Cosmos hold's.
@@ -67,7 +67,6 @@ export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTim
       const swept = await sweeper.sweep();
       const report = held ? { ...swept, held: held.held, heldWithRecord: held.heldWithRecord, heldExtended: held.extended } : swept;
       recordSweepMetrics(overrides.meter ?? metrics.getMeter('idempotent-consumer'), report);
-      await rewardMarkers(context, Math.max(0, settings.EXPIRY_SWEEP_BUDGET_SECONDS * 1000 - (clock.nowMs() - startedMs)));
       const client = durableClientOf(context);
       if (client) {
         const budgetMs = Math.max(0, settings.EXPIRY_SWEEP_BUDGET_SECONDS * 1000 - (clock.nowMs() - startedMs));
@@ -76,6 +75,8 @@ export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTim
           `durable purge: ${purged.orchestrations} orchestration(s) and ${purged.entities} entit(ies) of ${purged.found} found${purged.stoppedByBudget ? ' (budget spent)' : ''}`,
         );
       }
+      // The rewards markers past retention (src/lifecycle/rewardMarkers.ts), in what is left of the budget.
+      await rewardMarkers(context, Math.max(0, settings.EXPIRY_SWEEP_BUDGET_SECONDS * 1000 - (clock.nowMs() - startedMs)));
     } catch (error) {
       context.error(`expiry sweep failed: ${error instanceof Error ? `${error.name}: ${error.message}` : typeof error}`);
       throw error;
