@@ -158,7 +158,7 @@ param rewardsTableName string = 'rewards'
 param eventHubPartitionCount int = 4
 @minValue(1)
 @maxValue(7)
-@description('Days the rewards hub keeps an event (Standard: at most 7); markers are kept longer (no sweep of the rewards table).')
+@description('Days the rewards hub keeps an event (Standard: at most 7); the rewards markers are kept one day more, then swept by the expiry timer.')
 param eventHubRetentionDays int = 7
 
 @description('Key Vault purge protection (KEY_VAULT_PURGE_PROTECTION): on for production. Off, `azd down --purge` frees the vault name for the next `azd up`; on, the deleted vault keeps its name 90 days and a redeploy recovers it (keyVaultCreateMode).')
@@ -444,6 +444,7 @@ module api 'app/api.bicep' = {
       hubName: rewardsEventHubName
       consumerGroup: rewardsConsumerGroup
       tableName: rewardsTableName
+      eventHubRetentionDays: eventHubRetentionDays
     }
   }
   // The host starts as soon as the site exists: give it its data-plane roles first.

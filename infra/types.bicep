@@ -128,4 +128,7 @@ type rewardsSettingsType = {
 
   @description('Balances and event markers table (REWARDS_TABLE_NAME).')
   tableName: string
+
+  @description('Days the hub keeps an event (REWARDS_EVENT_HUB_RETENTION_DAYS); markers are kept one day more (REWARDS_MARKER_RETENTION_DAYS).')
+  eventHubRetentionDays: int
 }

@@ -156,6 +156,9 @@ var appSettings = {
   REWARDS_EVENT_HUB_NAME: rewards.hubName
   REWARDS_CONSUMER_GROUP: rewards.consumerGroup
   REWARDS_TABLE_NAME: rewards.tableName
+  // Markers outlive what can replay them: the hub's retention plus one day (src/lifecycle/rewardMarkers.ts).
+  REWARDS_EVENT_HUB_RETENTION_DAYS: string(rewards.eventHubRetentionDays)
+  REWARDS_MARKER_RETENTION_DAYS: string(rewards.eventHubRetentionDays + 1)
 }
 
 // Microsoft.Web/sites@2025-03-01 with functionAppConfig (Flex Consumption)

@@ -1,5 +1,5 @@
 metadata description = '''
-Operations for the idempotent consumers: a workbook and two log alert rules on Application Insights.
+Operations for the idempotent consumers: a workbook and log alert rules on Application Insights.
 The KQL lives in infra/monitoring/queries/*.kql and is loaded here with loadTextContent, so the files an
 operator runs by hand and the queries deployed are the same text.
 '''
@@ -53,6 +53,7 @@ var queries = {
   paymentsFailedDetails: loadTextContent('../monitoring/queries/payments-failed-details.kql')
   streamReplays: loadTextContent('../monitoring/queries/stream-replays.kql')
   streamParkedEvents: loadTextContent('../monitoring/queries/stream-parked-events.kql')
+  alertStreamStalled: loadTextContent('../monitoring/queries/alert-stream-stalled.kql')
 }
 
 // One workbook tile: a KQL query against this Application Insights component.
@@ -279,6 +280,58 @@ resource paymentsFailedAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01'
           ]
           operator: 'GreaterThan'
           threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: actions
+  }
+}
+
+// Event Hubs: a partition whose batches keep throwing (retried forever) does not move: visible within half an hour.
+resource streamStalledAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
+  name: '${alertNamePrefix}-stream-stalled'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Event Hubs partition not moving (batches failing)'
+    description: 'A stream consumer keeps throwing the batch of one partition: the trigger retries it forever and the partition does not move. A store outage (kind unavailable) heals by itself; any other failure parks its event after 3 strikes (reason repeated-failure). See the workbook "Event Hubs: events parked in a batch" and the Functions logs of the partition.'
+    severity: 2
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT15M'
+    windowSize: 'PT30M'
+    criteria: {
+      allOf: [
+        {
+          query: queries.alertStreamStalled
+          timeAggregation: 'Total'
+          metricMeasureColumn: 'failures'
+          dimensions: [
+            {
+              name: 'consumer'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+            {
+              name: 'partitionId'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 3
           failingPeriods: {
             numberOfEvaluationPeriods: 1
             minFailingPeriodsToAlert: 1

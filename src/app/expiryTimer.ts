@@ -11,6 +11,7 @@ import { systemClock } from '../core/clock';
 import { cosmosIdempotencyContainer } from './cosmosClient';
 import { paymentsDeadLetterSource } from './deadLetterSource';
 import { durableClientOf, purgeDurableRecords } from './durablePurge';
+import { rewardMarkerSweepFromSettings } from './rewardMarkerSweep';
 import { tableClientsOf, type WiringOverrides } from './stores';
 
 /** What the expiry timer may take from elsewhere than the settings; tests pass their own. */
@@ -25,7 +26,7 @@ export interface ExpiryTimerOverrides extends Pick<WiringOverrides, 'tableClient
  * The expiry timer's handler, built once from validated settings: each tick runs one budgeted sweep
  * of the idempotency table (keeping the records of dead-lettered payments, `deadLetterSource.ts`), logs and counts what it did; then, when the function has a Durable client input,
  * purges the charge orchestrations and entities older than the retention (`purgeDurableRecords`) in what is
- * left of the budget.
+ * left of the budget; last, the rewards markers past their retention (`rewardMarkerSweep.ts`).
  * With `IDEMPOTENCY_STORE=cosmos` the payments consumer's records are in Cosmos, which expires them by TTL: each tick
  * first holds the dead-lettered ones there (`holdCosmosRecords`), then sweeps the table (the HTTP API's records stay
  * there) without holds; the metrics' held counts are the Cosmos hold's.
@@ -41,6 +42,7 @@ export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTim
   const holds = overrides.holds ?? (deadLetters ? [deadLetters] : []);
   const table = tableClientsOf(settings, overrides)(settings.IDEMPOTENCY_TABLE_NAME);
   const cosmos = settings.IDEMPOTENCY_STORE === 'cosmos' ? (overrides.idempotencyContainer ?? cosmosIdempotencyContainer(settings)) : undefined;
+  const rewardMarkers = rewardMarkerSweepFromSettings(settings, overrides);
   return async (timer, context) => {
     if (timer.isPastDue) context.warn('expiry timer is past due');
     const sweeper = new ExpirySweeper(table, {
@@ -73,6 +75,8 @@ export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTim
           `durable purge: ${purged.orchestrations} orchestration(s) and ${purged.entities} entit(ies) of ${purged.found} found${purged.stoppedByBudget ? ' (budget spent)' : ''}`,
         );
       }
+      // The rewards markers past retention (src/lifecycle/rewardMarkers.ts), in what is left of the budget.
+      await rewardMarkers(context, Math.max(0, settings.EXPIRY_SWEEP_BUDGET_SECONDS * 1000 - (clock.nowMs() - startedMs)));
     } catch (error) {
       context.error(`expiry sweep failed: ${error instanceof Error ? `${error.name}: ${error.message}` : typeof error}`);
       throw error;

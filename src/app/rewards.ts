@@ -1,5 +1,7 @@
 import type { InvocationContext } from '@azure/functions';
 import type { Settings } from '../config/settings';
+import { assertMarkersOutliveReplay } from '../lifecycle/rewardMarkers';
+import { FailureStrikes } from '../messaging/failureStrikes';
 import { RewardsConsumer, type RewardsBatchReport } from '../rewards/RewardsConsumer';
 import { RewardsLedger } from '../rewards/RewardsLedger';
 import { Telemetry } from '../telemetry/Telemetry';
@@ -11,9 +13,13 @@ import { parkingFromSettings, tableClientsOf, type WiringOverrides } from './sto
  * every call bounded by `IDEMPOTENCY_STORE_TIMEOUT_MS`. Sends nothing until the first batch.
  */
 export function rewardsFromSettings(settings: Settings, overrides: WiringOverrides = {}): RewardsConsumer {
+  assertMarkersOutliveReplay(settings); // a marker swept before a replay finds it would apply its event twice
+  const parking = parkingFromSettings(settings, overrides);
   return new RewardsConsumer({
     ledger: new RewardsLedger(tableClientsOf(settings, overrides)(settings.REWARDS_TABLE_NAME), overrides.clock, settings.IDEMPOTENCY_STORE_TIMEOUT_MS),
-    parking: parkingFromSettings(settings, overrides),
+    parking,
+    // A batch's failures are counted beside the parked events (partition `strikes-rewards`).
+    strikes: new FailureStrikes(parking.client, overrides.clock, settings.IDEMPOTENCY_STORE_TIMEOUT_MS),
     telemetry: overrides.telemetry ?? new Telemetry(),
   });
 }

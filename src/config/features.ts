@@ -43,7 +43,7 @@ export const FEATURE_SETTINGS = {
     'HTTP_IDEMPOTENCY_LEASE_SECONDS',
   ],
   /** The rewards consumer (Event Hubs, `cardinality: 'many'`). */
-  rewards: ['REWARDS_EVENT_HUB_NAME', 'REWARDS_CONSUMER_GROUP', 'REWARDS_TABLE_NAME'],
+  rewards: ['REWARDS_EVENT_HUB_NAME', 'REWARDS_CONSUMER_GROUP', 'REWARDS_TABLE_NAME', 'REWARDS_EVENT_HUB_RETENTION_DAYS', 'REWARDS_MARKER_RETENTION_DAYS'],
 } as const satisfies Record<string, readonly SettingName[]>;
 export type Feature = keyof typeof FEATURE_SETTINGS;
 

@@ -45,6 +45,8 @@ export const SETTING_NAMES = [
   'REWARDS_EVENT_HUB_NAME',
   'REWARDS_CONSUMER_GROUP',
   'REWARDS_TABLE_NAME',
+  'REWARDS_EVENT_HUB_RETENTION_DAYS',
+  'REWARDS_MARKER_RETENTION_DAYS',
   'PAYMENTS_DESIGN',
   'PAYMENT_RETRY_BUDGET_MINUTES',
   'PAYMENT_RETRY_FIRST_DELAY_SECONDS',
@@ -125,6 +127,10 @@ const schema = z
       .string()
       .regex(/^[A-Za-z][A-Za-z0-9]{2,62}$/, 'a Table name: 3-63 letters and digits, starting with a letter')
       .default('rewards'),
+    // How long the hub keeps an event (the Bicep's eventHubRetentionDays): what can still replay it; the rewards
+    // markers must outlive it (REWARDS_MARKER_RETENTION_DAYS >= it + 1 day, checked at start; src/lifecycle/rewardMarkers.ts).
+    REWARDS_EVENT_HUB_RETENTION_DAYS: z.coerce.number().positive().max(90).default(7),
+    REWARDS_MARKER_RETENTION_DAYS: z.coerce.number().positive().max(3650).default(8),
     /** `handoff`: the trigger acknowledges once the charge orchestration is durably started; `hold`: it waits for the charge (docs/DESIGN.md). */
     PAYMENTS_DESIGN: z.enum(['handoff', 'hold']).default('handoff'),
     /** Handoff: how long the orchestration retries transient provider failures (durable timers) before the payment ends `failed`. */

@@ -1,5 +1,5 @@
 import { systemClock, type Clock } from './clock';
-import { ConfigurationError, IdempotencyError, InvalidKeyError, LeaseLostError } from './errors';
+import { ConfigurationError, IdempotencyError, InvalidKeyError, InvalidPayloadError, LeaseLostError } from './errors';
 import type { Claim, ClaimOutcome, IdempotencyStore } from './IdempotencyStore';
 import { payloadDigest } from './digest';
 import { assertValidKey, scopedKeyString, type IdempotencyKey } from './keys';
@@ -19,6 +19,8 @@ export const BatchParkReason = {
   RetriesExhausted: 'retries-exhausted',
   /** The handler's result cannot be stored (too large, or JSON would change it). */
   ResultNotStorable: 'result-not-storable',
+  /** Its payload has no digest (e.g. nested deeper than `MAX_PAYLOAD_DEPTH`): parked, never run, never thrown. */
+  InvalidPayload: 'invalid-payload',
 } as const;
 export type BatchParkReason = (typeof BatchParkReason)[keyof typeof BatchParkReason];
 
@@ -117,7 +119,7 @@ export function makeIdempotentBatch<E, R, C = unknown>(
   const clock = options.clock ?? systemClock;
 
   return async function idempotentBatch(events: readonly E[], context?: C): Promise<Array<BatchEventOutcome<R>>> {
-    const keys = events.map((event, index): IdempotencyKey | InvalidKeyError => {
+    const keys = events.map((event, index): IdempotencyKey | InvalidKeyError | InvalidPayloadError => {
       try {
         return keyOf(event, index, context);
       } catch (error) {
@@ -125,10 +127,18 @@ export function makeIdempotentBatch<E, R, C = unknown>(
         throw error;
       }
     });
-    const digests = events.map((event) => payloadDigest(payloadOf(event)));
+    const digests = events.map((event, index) => {
+      try {
+        return payloadDigest(payloadOf(event));
+      } catch (error) {
+        if (!(error instanceof InvalidPayloadError)) throw error;
+        keys[index] = error; // parked below with its reason, like a key that cannot be derived
+        return '';
+      }
+    });
     const first = new Map<string, number>();
     keys.forEach((key, index) => {
-      if (!(key instanceof InvalidKeyError) && !first.has(scopedKeyString(key))) first.set(scopedKeyString(key), index);
+      if (!(key instanceof IdempotencyError) && !first.has(scopedKeyString(key))) first.set(scopedKeyString(key), index);
     });
     const unique = [...first.values()];
     const requests = unique.map((index) => ({ key: keys[index] as IdempotencyKey, digest: digests[index] }));
@@ -144,8 +154,8 @@ export function makeIdempotentBatch<E, R, C = unknown>(
           await park(event, reason, detail, index);
           return { kind: 'parked' as const, index, key: parkedKey, reason, detail };
         };
-        if (key instanceof InvalidKeyError) {
-          outcomes.push(await parked(BatchParkReason.InvalidKey, key.message));
+        if (key instanceof InvalidKeyError || key instanceof InvalidPayloadError) {
+          outcomes.push(await parked(key instanceof InvalidKeyError ? BatchParkReason.InvalidKey : BatchParkReason.InvalidPayload, key.message));
           continue;
         }
         const firstIndex = first.get(scopedKeyString(key))!;

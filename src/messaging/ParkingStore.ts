@@ -19,13 +19,27 @@ export const ParkReason = {
   OrderNotFound: 'order-not-found',
   /** A stream event without a stable identity (not a CloudEvent, or one without `source` / `id`). */
   MissingEventId: 'missing-event-id',
+  /** A stream event whose batch failed the same way again and again (not a store outage): set aside, never applied. */
+  RepeatedFailure: 'repeated-failure',
 } as const;
 export type ParkReason = (typeof ParkReason)[keyof typeof ParkReason];
 
-/** Table string properties hold 32K UTF-16 characters; the body is stored base64 in chunks of this size. */
-const CHUNK_CHARS = 32_000;
-/** At most this many body bytes are kept (an entity holds 1 MiB); longer bodies are kept truncated and say so. */
-export const MAX_PARKED_BODY_BYTES = 600 * 1024;
+/** Bytes of one binary (`Edm.Binary`) body property: under the 64 KiB a Table property holds. */
+export const PARKED_PART_BYTES = 60 * 1024;
+/**
+ * Body properties on the head row (`body0`...): 600 KiB, leaving room under its 1 MiB for the metadata. Rows are
+ * sized so that their JSON (binary is base64 on the wire) is under 1 MiB too: Azurite measures that, not the formula.
+ */
+export const HEAD_PARTS = 10;
+/** Body properties on each further row (`p0`...): 11 x 60 KiB = 660 KiB (880 KiB as base64), under an entity's 1 MiB. */
+export const ROW_PARTS = 11;
+/** Further rows per transaction: 4 x 880 KiB of base64 on the wire = 3.4 MiB, under a batch's 4 MiB. */
+const ROWS_PER_TRANSACTION = 4;
+/**
+ * At most this many body bytes are kept: Service Bus Premium's largest message (100 MB; Event Hubs' is 1 MB). A
+ * longer body cannot come from a trigger; it would be kept truncated and say so (`bodyTruncated`).
+ */
+export const MAX_PARKED_BODY_BYTES = 100 * 1024 * 1024;
 
 /** A message set aside for an operator, with everything needed to inspect and resubmit it. */
 export interface ParkedMessage {
@@ -40,11 +54,18 @@ export interface ParkedMessage {
 
 /**
  * Parks messages that no retry can fix (malformed, reused keys) in a Table, so the consumer can
- * complete them and keep going while nothing is lost: the body is kept (base64, chunked), with
- * the reason, message id, correlation id and delivery count. Parking is idempotent: a redelivered
- * message parked before overwrites its own row (RowKey = hash of consumer, message id and body).
+ * complete them and keep going while nothing is lost: the body is kept whole (up to
+ * {@link MAX_PARKED_BODY_BYTES}) with the reason, message id, correlation id and delivery count. Parking is
+ * idempotent: a redelivered message parked before overwrites its own rows (RowKey = hash of consumer, message id
+ * and body).
  *
- * Rows: PartitionKey = consumer; RowKey = SHA-256 hex. Operators list a consumer's partition.
+ * Within the Table service's limits whatever the body (docs/streams.md, "Parking"): the body is binary
+ * (`Edm.Binary`, counted at its length, where a string counts 2 bytes a character) in parts of 60 KiB (a property
+ * holds 64 KiB); the head row holds the first 10 parts (600 KiB) and the metadata, each further row 11 parts
+ * (660 KiB; an entity holds 1 MiB), written 4 rows a transaction (a batch holds 4 MiB), the head row last.
+ *
+ * Rows: PartitionKey = consumer; RowKey = SHA-256 hex (head), `<head>-0000`... (further rows, `kind`
+ * `parked-body`). Operators list a consumer's partition.
  */
 export class ParkingStore {
   /** Deadline of each call (SDK retries included), then `StoreUnavailableError`. */
@@ -66,6 +87,14 @@ export class ParkingStore {
     }
   }
 
+  private async write(operation: string, call: (abortSignal: AbortSignal) => Promise<unknown>): Promise<void> {
+    try {
+      await withDeadline(this.callTimeoutMs, operation, 'write', call);
+    } catch (error) {
+      throw toDomainError(error, operation, 'write');
+    }
+  }
+
   /**
    * Stores the message; returns its row key.
    * @throws StoreUnavailableError (retryable: the message must then be redelivered, not completed).
@@ -77,57 +106,123 @@ export class ParkingStore {
     const rowKey = createHash('sha256')
       .update(JSON.stringify([message.consumer, messageId ?? null, bodyDigest]))
       .digest('hex');
-    const kept = bytes.subarray(0, MAX_PARKED_BODY_BYTES).toString('base64');
+    const kept = bytes.subarray(0, MAX_PARKED_BODY_BYTES);
+    const parts = splitParts(kept);
+    const headParts = parts.slice(0, HEAD_PARTS);
+    const rows = chunksOf(parts.slice(HEAD_PARTS), ROW_PARTS).map((rowParts, i): TableEntity => ({
+      partitionKey: message.consumer,
+      rowKey: bodyRowKey(rowKey, i),
+      kind: 'parked-body',
+      parkedRowKey: rowKey,
+      ...Object.fromEntries(rowParts.map((part, j) => [`p${j}`, part])),
+    }));
     const entity: TableEntity = {
       partitionKey: message.consumer,
       rowKey,
+      kind: 'parked',
       reason: message.reason,
       detail: message.detail.slice(0, 4000),
-      messageId: messageId ?? '',
-      correlationId: message.info.correlationId ?? '',
+      messageId: (messageId ?? '').slice(0, 4000),
+      correlationId: (message.info.correlationId ?? '').slice(0, 4000),
       deliveryCount: message.info.deliveryCount ?? 0,
       enqueuedTimeUtc: message.info.enqueuedTimeUtc ?? '',
-      contentType: message.info.contentType ?? '',
+      contentType: (message.info.contentType ?? '').slice(0, 1000),
       bodyDigest,
       bodyBytes: bytes.length,
       bodyTruncated: bytes.length > MAX_PARKED_BODY_BYTES,
-      bodyChunks: Math.ceil(kept.length / CHUNK_CHARS),
+      bodyParts: headParts.length,
+      bodyRows: rows.length,
       parkedAtMs: { value: String(this.clock.nowMs()), type: 'Int64' },
+      ...Object.fromEntries(headParts.map((part, j) => [`body${j}`, part])),
     };
-    for (let i = 0; i * CHUNK_CHARS < kept.length; i++) entity[`body${i}`] = kept.slice(i * CHUNK_CHARS, (i + 1) * CHUNK_CHARS);
-    try {
-      // An upsert of the same row: a retry after "may have landed" writes it again, harmlessly.
-      await withDeadline(this.callTimeoutMs, 'park', 'write', (abortSignal) => this.client.upsertEntity(entity, 'Replace', { abortSignal }));
-    } catch (error) {
-      throw toDomainError(error, 'park', 'write');
+    // The further rows first, the head row last: a head row names only rows that are all written. Every write is
+    // an upsert of a row named by the body's digest: a retry after "may have landed" writes the same rows again.
+    for (const group of chunksOf(rows, ROWS_PER_TRANSACTION)) {
+      await this.write('parkBody', (abortSignal) =>
+        this.client.submitTransaction(
+          group.map((row) => ['upsert', row, 'Replace']),
+          { abortSignal },
+        ),
+      );
     }
+    await this.write('park', (abortSignal) => this.client.upsertEntity(entity, 'Replace', { abortSignal }));
     return rowKey;
   }
 
-  /** The parked messages of one consumer, body decoded (for operators and tests). */
-  async list(consumer: string): Promise<Array<{ rowKey: string; reason: string; detail: string; messageId: string; body: Buffer; bodyTruncated: boolean }>> {
-    const out = [];
+  /** The parked messages of one consumer, body put back together (for operators and tests). */
+  async list(consumer: string): Promise<ParkedRow[]> {
+    const heads: Array<Record<string, unknown>> = [];
+    const further = new Map<string, Buffer[]>();
     try {
       const filter = `PartitionKey eq '${consumer.replace(/'/g, "''")}'`;
       for await (const entity of this.client.listEntities<Record<string, unknown>>({ queryOptions: { filter } })) {
-        const chunks = Number(entity.bodyChunks ?? 0);
-        let base64 = '';
-        for (let i = 0; i < chunks; i++) {
-          const chunk = entity[`body${i}`];
-          base64 += typeof chunk === 'string' ? chunk : '';
-        }
-        out.push({
-          rowKey: String(entity.rowKey),
-          reason: String(entity.reason),
-          detail: String(entity.detail),
-          messageId: String(entity.messageId),
-          body: Buffer.from(base64, 'base64'),
-          bodyTruncated: Boolean(entity.bodyTruncated),
-        });
+        if (entity.kind !== 'parked-body') heads.push(entity);
+        else further.set(String(entity.rowKey), partsOf(entity, 'p', ROW_PARTS));
       }
     } catch (error) {
       throw toDomainError(error, 'listParked');
     }
-    return out;
+    return heads.map((entity) => {
+      const rowKey = String(entity.rowKey);
+      const rows = Array.from({ length: Number(entity.bodyRows ?? 0) }, (_, i) => further.get(bodyRowKey(rowKey, i)) ?? []);
+      const legacy = Number(entity.bodyChunks ?? 0); // rows parked before the body was binary: base64 text chunks
+      const body =
+        legacy > 0
+          ? Buffer.from(
+              Array.from({ length: legacy }, (_, i) => (typeof entity[`body${i}`] === 'string' ? entity[`body${i}`] : '') as string).join(''),
+              'base64',
+            )
+          : Buffer.concat([...partsOf(entity, 'body', HEAD_PARTS), ...rows.flat()]);
+      return {
+        rowKey,
+        reason: String(entity.reason),
+        detail: String(entity.detail),
+        messageId: String(entity.messageId),
+        body,
+        bodyBytes: Number(entity.bodyBytes ?? body.length),
+        bodyTruncated: Boolean(entity.bodyTruncated),
+      };
+    });
   }
+}
+
+/** A parked message as `list` reads it back. */
+export interface ParkedRow {
+  readonly rowKey: string;
+  readonly reason: string;
+  readonly detail: string;
+  readonly messageId: string;
+  /** The body kept (all of it unless `bodyTruncated`). */
+  readonly body: Buffer;
+  /** The delivered body's length. */
+  readonly bodyBytes: number;
+  readonly bodyTruncated: boolean;
+}
+
+/** RowKey of the `i`-th further row of a parked message (after its head row in the partition's order). */
+function bodyRowKey(rowKey: string, i: number): string {
+  return `${rowKey}-${String(i).padStart(4, '0')}`;
+}
+
+function splitParts(bytes: Buffer): Uint8Array[] {
+  const parts: Uint8Array[] = [];
+  for (let at = 0; at < bytes.length; at += PARKED_PART_BYTES) parts.push(new Uint8Array(bytes.subarray(at, at + PARKED_PART_BYTES)));
+  return parts;
+}
+
+function chunksOf<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** The binary properties `<prefix>0`, `<prefix>1`... of a row, in order, until the first absent one. */
+function partsOf(entity: Record<string, unknown>, prefix: string, max: number): Buffer[] {
+  const parts: Buffer[] = [];
+  for (let i = 0; i < max; i++) {
+    const part = entity[`${prefix}${i}`];
+    if (!(part instanceof Uint8Array)) break;
+    parts.push(Buffer.from(part));
+  }
+  return parts;
 }

@@ -5,3 +5,5 @@ export * from './delivery';
 export * from './keyedMessage';
 export * from './ParkingStore';
 export * from './reportOutcome';
+export * from './failureStrikes';
+export * from './jsonText';

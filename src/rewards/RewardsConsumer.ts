@@ -1,6 +1,10 @@
+import { StoreUnavailableError } from '../core/errors';
 import type { InvocationContextLike } from '../core/invocationKey';
+import { bodyBytes } from '../messaging/bodyBytes';
+import { DEFAULT_MAX_STRIKES, failureSignature, type FailureStrikes } from '../messaging/failureStrikes';
 import { ParkReason, type ParkingStore } from '../messaging/ParkingStore';
 import { MetricNames, type Telemetry } from '../telemetry/Telemetry';
+import { createHash } from 'node:crypto';
 import { decodeRewardEvent, type RewardEvent } from './rewardEvent';
 import type { RewardsLedger } from './RewardsLedger';
 
@@ -24,24 +28,34 @@ export interface RewardsConsumerDeps {
   /**
    * Counts per batch: `idempotency.claims` (events decoded), `idempotency.duplicates` (reason `replay`: read
    * again at the same partition and sequence number after a checkpoint; `resend`: a producer's second copy),
-   * `messages.parked` (by reason); dimensions `consumer`, `partitionId`. Default: none.
+   * `messages.parked` (by reason), `idempotency.key_reuse` (an identity under another payload: alerted),
+   * `messages.batch_failures` (a thrown batch, kind `unavailable` or `error`: alerted when a partition stops
+   * moving); dimensions `consumer`, `partitionId`. Default: none.
    */
   readonly telemetry?: Telemetry;
+  /** Where a batch's failures are counted across retries; without it a failing batch is only thrown (retried). */
+  readonly strikes?: FailureStrikes;
+  /** Failures of one batch, the same way, before its events are taken one by one and the failing ones parked. Default 3. */
+  readonly maxStrikes?: number;
 }
+
+type Counts = { applied: RewardEvent[]; duplicates: number; replays: number; parked: number; ignored: number; decoded: number };
 
 /**
  * The rewards consumer: an Event Hubs batch (`cardinality: 'many'`, one partition, in order) of
  * `PaymentSucceeded` CloudEvents adds loyalty points to customers' balances, each event exactly once.
  *
- * - Key: the CloudEvent `source` + `id`. Never the partition, offset or sequence number: a producer's
- *   retry appends the same event again with a new offset and sequence number, and they name a position in
- *   one hub (a replay from a checkpoint repeats them, a republished event does not).
- * - The marker and the balance change commit in one transaction per customer (`RewardsLedger`); a replay
- *   from the checkpoint, a producer retry or two instances during a partition handover never add twice.
- * - Failure rule: an event no retry can fix (no identity, bad data, an id reused for other data) is
- *   parked with its reason, never dropped; other event types are ignored (not this consumer's). A store
- *   failure, or a failure to park, throws the batch: the trigger's retry policy (retry forever) runs it
- *   again, the customers already applied are duplicates then, and the host never checkpoints past it.
+ * - Key: the CloudEvent `source` + `id`, the consumer's (not the customer's): one identity is applied at most
+ *   once whatever its payload; another payload under it is parked `key-reused` and counted (alerted). Never the
+ *   partition, offset or sequence number (a producer's retry appends the same event with new ones).
+ * - The marker and the balance change commit in one transaction per customer (`RewardsLedger`), after the
+ *   identity is reserved for the payload; a replay, a producer retry or two instances never add twice.
+ * - Failure rule: an event no retry can fix (no identity, bad data, too deep or too large, an id reused) is parked
+ *   with its reason, never dropped; other event types are ignored. A store that is unavailable throws the batch:
+ *   the trigger's retry policy (retry forever) runs it again and the host never checkpoints past it. Any other
+ *   failure throws too, and is counted (`FailureStrikes`): the `maxStrikes`-th time the same batch fails the same
+ *   way, its events are taken one by one and those that still fail are parked `repeated-failure`: no single event
+ *   can stop a partition.
  */
 export class RewardsConsumer {
   readonly consumer: string;
@@ -51,50 +65,73 @@ export class RewardsConsumer {
   }
 
   async handleBatch(events: readonly unknown[], context?: InvocationContextLike): Promise<RewardsBatchReport> {
-    const byCustomer = new Map<string, RewardEvent[]>();
-    let parked = 0;
-    let ignored = 0;
-    for (const [index, body] of events.entries()) {
-      const decoded = decodeRewardEvent(this.consumer, body, index, context);
-      if (decoded.ok) {
-        const list = byCustomer.get(decoded.event.customerId) ?? [];
-        list.push(decoded.event);
-        byCustomer.set(decoded.event.customerId, list);
-      } else if (decoded.ignored) ignored++;
-      else {
-        await this.park(body, index, context, decoded.reason, decoded.detail);
-        parked++;
-      }
+    try {
+      return await this.runBatch(events, context);
+    } catch (error) {
+      const unavailable = error instanceof StoreUnavailableError;
+      const partitionId = partitionOf(context);
+      this.deps.telemetry?.count(MetricNames.batchFailures, { consumer: this.consumer, partitionId, kind: unavailable ? 'unavailable' : 'error' });
+      if (unavailable || !this.deps.strikes || events.length === 0) throw error;
+      const signature = failureSignature(error);
+      const strikes = await this.deps.strikes.record(this.consumer, placeOf(events, context), signature).catch(() => 0);
+      if (strikes < (this.deps.maxStrikes ?? DEFAULT_MAX_STRIKES)) throw error;
+      this.deps.telemetry?.log('warn', `batch failed ${strikes} times the same way: its events taken one by one`, {
+        consumer: this.consumer,
+        partitionId,
+        reason: ParkReason.RepeatedFailure,
+      });
+      return this.runBatch(events, context, signature);
     }
-    const results = await Promise.all([...byCustomer].map(async ([customerId, list]) => [customerId, await this.deps.ledger.apply(customerId, list)] as const));
-    let applied = 0;
-    let duplicates = 0;
-    let replays = 0;
-    const pointsByCustomer = new Map<string, number>();
-    for (const [customerId, result] of results) {
-      applied += result.applied.length;
-      duplicates += result.duplicates.length;
-      replays += result.replays.length;
-      pointsByCustomer.set(
-        customerId,
-        result.applied.reduce((sum, event) => sum + event.points, 0),
-      );
-      for (const event of result.keyReused) {
-        await this.park(
-          events[event.index],
-          event.index,
-          context,
-          ParkReason.KeyReused,
-          `event ${JSON.stringify(event.key.key)} was applied before with other data`,
-        );
-        parked++;
-      }
-    }
-    this.countBatch(context, { decoded: applied + duplicates + results.reduce((n, [, r]) => n + r.keyReused.length, 0), duplicates, replays });
-    return { applied, duplicates, replays, parked, ignored, pointsByCustomer };
   }
 
-  private countBatch(context: InvocationContextLike | undefined, counts: { decoded: number; duplicates: number; replays: number }): void {
+  /** The batch at once; or, with `isolating` (a signature), event by event, parking those that fail. */
+  private async runBatch(events: readonly unknown[], context: InvocationContextLike | undefined, isolating?: string): Promise<RewardsBatchReport> {
+    const counts: Counts = { applied: [], duplicates: 0, replays: 0, parked: 0, ignored: 0, decoded: 0 };
+    const decoded: RewardEvent[] = [];
+    for (const [index, body] of events.entries()) {
+      let event: ReturnType<typeof decodeRewardEvent>;
+      try {
+        event = decodeRewardEvent(this.consumer, body, index, context);
+      } catch (error) {
+        if (isolating === undefined) throw error;
+        await this.park(body, index, context, ParkReason.RepeatedFailure, `decoding failed: ${failureSignature(error)}`, counts, true);
+        continue;
+      }
+      if (event.ok) decoded.push(event.event);
+      else if (event.ignored) counts.ignored++;
+      else await this.park(body, index, context, event.reason, event.detail, counts, isolating !== undefined);
+    }
+    const groups = isolating === undefined ? [decoded] : decoded.map((event) => [event]);
+    for (const group of groups) {
+      try {
+        await this.apply(events, group, context, counts);
+      } catch (error) {
+        if (isolating === undefined || error instanceof StoreUnavailableError) throw error;
+        const detail = `failed the same way ${this.deps.maxStrikes ?? DEFAULT_MAX_STRIKES} times: ${failureSignature(error)}`;
+        await this.park(events[group[0].index], group[0].index, context, ParkReason.RepeatedFailure, detail, counts, true);
+      }
+    }
+    this.countBatch(context, counts);
+    const pointsByCustomer = new Map<string, number>();
+    for (const event of counts.applied) pointsByCustomer.set(event.customerId, (pointsByCustomer.get(event.customerId) ?? 0) + event.points);
+    const { duplicates, replays, parked, ignored } = counts;
+    return { applied: counts.applied.length, duplicates, replays, parked, ignored, pointsByCustomer };
+  }
+
+  private async apply(events: readonly unknown[], group: readonly RewardEvent[], context: InvocationContextLike | undefined, counts: Counts): Promise<void> {
+    const result = await this.deps.ledger.applyBatch(group);
+    counts.applied.push(...result.applied);
+    counts.duplicates += result.duplicates.length;
+    counts.replays += result.replays.length;
+    counts.decoded += group.length;
+    for (const event of result.keyReused) {
+      const detail = `event ${JSON.stringify(event.key.key)} is held by another payload (digest ${event.digest.slice(0, 16)} differs)`;
+      await this.park(events[event.index], event.index, context, ParkReason.KeyReused, detail, counts);
+      this.deps.telemetry?.count(MetricNames.keyReuse, { consumer: this.consumer, partitionId: partitionOf(context) });
+    }
+  }
+
+  private countBatch(context: InvocationContextLike | undefined, counts: Counts): void {
     const telemetry = this.deps.telemetry;
     if (!telemetry) return;
     const partitionId = partitionOf(context);
@@ -104,19 +141,30 @@ export class RewardsConsumer {
     if (resends > 0) telemetry.count(MetricNames.duplicates, { consumer: this.consumer, reason: 'resend', partitionId }, resends);
   }
 
-  private async park(body: unknown, index: number, context: InvocationContextLike | undefined, reason: ParkReason, detail: string): Promise<void> {
+  /** Parks one event; `lastResort`: if its body cannot be parked (not an outage), parks its place and reason without it. */
+  private async park(
+    body: unknown,
+    index: number,
+    context: InvocationContextLike | undefined,
+    reason: ParkReason,
+    detail: string,
+    counts: Counts,
+    lastResort = false,
+  ) {
     const meta = context?.triggerMetadata ?? {};
     const at = (name: string): unknown => (Array.isArray(meta[name]) ? (meta[name] as unknown[])[index] : undefined);
     const partition = partitionOf(context);
     // Operators find a parked event by its position; parking twice (a replay) overwrites the same row.
     const messageId = `partition ${JSON.stringify(partition)} sequence ${JSON.stringify(at('sequenceNumberArray') ?? index)}`;
-    await this.deps.parking.park({
-      consumer: this.consumer,
-      reason,
-      detail,
-      info: { messageId, enqueuedTimeUtc: at('enqueuedTimeUtcArray') as string | undefined },
-      body,
-    });
+    const info = { messageId, enqueuedTimeUtc: at('enqueuedTimeUtcArray') as string | undefined };
+    try {
+      await this.deps.parking.park({ consumer: this.consumer, reason, detail, info, body });
+    } catch (error) {
+      if (!lastResort || error instanceof StoreUnavailableError) throw error;
+      const without = `${detail}; body not kept (${failureSignature(error)}), digest ${createHash('sha256').update(bodyBytes(body)).digest('hex')}`;
+      await this.deps.parking.park({ consumer: this.consumer, reason, detail: without, info, body: undefined });
+    }
+    counts.parked++;
     this.deps.telemetry?.count(MetricNames.parked, { consumer: this.consumer, reason, partitionId: partition });
     // The same fields as a queue consumer's parked line (infra/monitoring "Parked messages (details)"); never the payload.
     this.deps.telemetry?.log('warn', `event parked: ${reason}`, { consumer: this.consumer, outcome: 'parked', reason, messageId, partitionId: partition });
@@ -127,4 +175,12 @@ export class RewardsConsumer {
 function partitionOf(context: InvocationContextLike | undefined): string {
   const partitionId = (context?.triggerMetadata?.partitionContext as { partitionId?: unknown } | undefined)?.partitionId;
   return typeof partitionId === 'string' ? partitionId : 'unknown';
+}
+
+/** Where a batch starts: its partition and first sequence number (a retry starts there again), else its first body's digest. */
+function placeOf(events: readonly unknown[], context: InvocationContextLike | undefined): string {
+  const sequences = context?.triggerMetadata?.sequenceNumberArray;
+  const first: unknown = Array.isArray(sequences) ? (sequences as unknown[])[0] : undefined;
+  if (typeof first === 'number' || typeof first === 'string') return `partition ${partitionOf(context)} sequence ${first}`;
+  return `body ${createHash('sha256').update(bodyBytes(events[0])).digest('hex')}`;
 }

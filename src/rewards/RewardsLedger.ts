@@ -6,6 +6,7 @@ import { StoreUnavailableError } from '../core/errors';
 import { scopedKeyString } from '../core/keys';
 import { classifyStoreError, toDomainError } from '../core/storeErrors';
 import { int64, toNumber } from '../core/tableRows';
+import { IdentityIndex } from './identityIndex';
 import type { RewardEvent } from './rewardEvent';
 
 /** RowKey of a customer's balance row, beside its event markers in the customer's partition. */
@@ -15,8 +16,8 @@ const CHUNK = 13;
 /** Rounds of one chunk lost to other writers (another instance during a partition handover) before giving up (retryable). */
 const MAX_ROUNDS = 20;
 
-/** What applying one customer's events did. */
-export interface CustomerApplied {
+/** What applying a batch's events did. */
+export interface BatchApplied {
   readonly applied: readonly RewardEvent[];
   readonly duplicates: readonly RewardEvent[];
   /**
@@ -24,38 +25,54 @@ export interface CustomerApplied {
    * from a checkpoint (host restart, partition move). The others are a producer's resends (another place).
    */
   readonly replays: readonly RewardEvent[];
-  /** Events whose key is on record with another digest (a producer reused an event id). */
+  /** Events whose identity is held by another payload (a producer reused an event id, for this customer or another). */
   readonly keyReused: readonly RewardEvent[];
-  readonly balance: number;
 }
+
+/** A customer partition as read: its balance and the markers asked for (marker -> digest and position). */
+interface PartitionRows {
+  balance: { points: number; etag: string } | undefined;
+  markers: Map<string, { digest: string; position?: string }>;
+}
+
+type Results = { applied: RewardEvent[]; duplicates: RewardEvent[]; replays: RewardEvent[]; keyReused: RewardEvent[] };
 
 /**
  * The rewards ledger on Table Storage: per customer, one partition (`c-<SHA-256 of the customer id>`)
- * holds the balance row and one marker row per applied event (`e-<SHA-256 of the event's scoped key>`).
- * Because marker and balance share the partition, **one entity-group transaction** inserts the markers
- * of the fresh events and moves the balance (`If-Match` on its ETag): an event is counted exactly when
- * its marker exists; a duplicate's insert fails the whole transaction (nothing counted twice), and a
- * concurrent writer's balance change fails it on the ETag. Either way the chunk is read again and retried.
+ * holds the balance row and one marker row per applied event (`e-<SHA-256 of the event's scoped key>`);
+ * the consumer's identity index (`IdentityIndex`, partitions `i-<bucket>`) holds one row per event identity.
  *
- * Round trips per customer and 13 events: fresh 2 (one query for the balance and the markers, one
- * transaction); replayed 1 (the query finds every marker). A hot customer's events all go through one
- * partition (2,000 entities/s) and one balance ETag: instances writing the same customer at once (a
- * partition handover) retry on each other's writes; the hub's partition key should be the customer id so
- * that one instance owns a customer's events at a time.
+ * - **Identity is the consumer's**: an event's identity (CloudEvent `source` + `id`) is reserved for its payload
+ *   in the index before its marker is written; another payload under that identity (any customer, any batch) is
+ *   key reuse, never applied.
+ * - **Marker and balance in one transaction**: the markers of the fresh events and the balance (`If-Match` on its
+ *   ETag) commit in one entity-group transaction: an event is counted exactly when its marker exists; a
+ *   duplicate's insert fails the whole transaction (nothing counted twice), and a concurrent writer's balance
+ *   change fails it on the ETag. Either way the chunk is read again and retried.
+ *
+ * Round trips for a batch: fresh, 2 per customer and 13 events (one query for the balance and the markers, one
+ * transaction) + 1 per identity bucket touched (100 identities a transaction); replayed, 1 per customer and 13
+ * events (the query finds every marker; nothing to reserve). A hot customer's events all go through one partition
+ * (2,000 entities/s) and one balance ETag: the hub's partition key should be the customer id.
  */
 export class RewardsLedger {
+  readonly identities: IdentityIndex;
+
   constructor(
     readonly client: TableClient,
     private readonly clock: Clock = systemClock,
     private readonly callTimeoutMs: number = DEFAULT_STORE_TIMEOUT_MS,
-  ) {}
+    options: { readonly identityBuckets?: number } = {},
+  ) {
+    this.identities = new IdentityIndex(client, options.identityBuckets ?? 1, callTimeoutMs);
+  }
 
   /** The partition of a customer's balance and markers. */
   static partitionOf(customerId: string): string {
     return `c-${sha256(customerId).slice(0, 48)}`;
   }
 
-  /** The marker RowKey of an event. */
+  /** The marker RowKey of an event (also its identity row's RowKey). */
   static markerOf(event: Pick<RewardEvent, 'key'>): string {
     return `e-${sha256(scopedKeyString(event.key))}`;
   }
@@ -75,74 +92,127 @@ export class RewardsLedger {
   }
 
   /**
-   * Applies one customer's events (in order; a key seen twice counts once). @throws StoreUnavailableError
-   * (retryable: nothing of the failed chunk was counted, a retry finds what was) or StoreRequestError.
+   * Applies a batch's events (in order; an identity seen twice counts once, with its first payload).
+   * @throws StoreUnavailableError (retryable: nothing of a failed chunk was counted, a retry finds what was) or
+   *   StoreRequestError.
    */
-  async apply(customerId: string, events: readonly RewardEvent[]): Promise<CustomerApplied> {
-    const partitionKey = RewardsLedger.partitionOf(customerId);
-    const result = { applied: [] as RewardEvent[], duplicates: [] as RewardEvent[], replays: [] as RewardEvent[], keyReused: [] as RewardEvent[], balance: 0 };
+  async applyBatch(events: readonly RewardEvent[]): Promise<BatchApplied> {
+    const result: Results = { applied: [], duplicates: [], replays: [], keyReused: [] };
     const seen = new Map<string, RewardEvent>();
-    const unique: RewardEvent[] = [];
+    const byCustomer = new Map<string, RewardEvent[]>();
     for (const event of events) {
       const marker = RewardsLedger.markerOf(event);
       const earlier = seen.get(marker);
       if (earlier) (earlier.digest === event.digest ? result.duplicates : result.keyReused).push(event);
       else {
         seen.set(marker, event);
-        unique.push(event);
+        byCustomer.set(event.customerId, [...(byCustomer.get(event.customerId) ?? []), event]);
       }
     }
-    if (unique.length === 0) result.balance = (await this.read(partitionKey, [])).balance?.points ?? 0;
-    for (let i = 0; i < unique.length; i += CHUNK) result.balance = await this.applyChunk(partitionKey, customerId, unique.slice(i, i + CHUNK), result);
+    const chunks = [...byCustomer].flatMap(([customerId, list]) =>
+      Array.from({ length: Math.ceil(list.length / CHUNK) }, (_, i) => ({ customerId, chunk: list.slice(i * CHUNK, (i + 1) * CHUNK) })),
+    );
+    // Every chunk read at once; then the identities of every event not on record, reserved at once.
+    const reads = await Promise.all(
+      chunks.map(({ customerId, chunk }) =>
+        this.read(
+          RewardsLedger.partitionOf(customerId),
+          chunk.map((event) => RewardsLedger.markerOf(event)),
+        ),
+      ),
+    );
+    const unseen = chunks.flatMap(({ chunk }, i) => chunk.filter((event) => !reads[i].markers.has(RewardsLedger.markerOf(event))));
+    const held = new Set<RewardEvent>();
+    const reused = new Set<RewardEvent>();
+    await this.reserve(unseen, held, reused);
+    // One customer's chunks in order (each moves its balance), customers at once.
+    const customers = [...byCustomer.keys()];
+    await Promise.all(
+      customers.map(async (customerId) => {
+        let balance: PartitionRows['balance'] | null = null; // null: as read
+        for (const [i, { chunk }] of chunks.entries()) {
+          if (chunks[i].customerId !== customerId) continue;
+          const first = reads[i];
+          if (balance !== null) first.balance = balance;
+          balance = await this.settleChunk(RewardsLedger.partitionOf(customerId), customerId, chunk, first, { held, reused }, result);
+        }
+      }),
+    );
     return result;
   }
 
-  private async applyChunk(
+  private async reserve(events: readonly RewardEvent[], held: Set<RewardEvent>, reused: Set<RewardEvent>): Promise<void> {
+    if (events.length === 0) return;
+    const found = await this.identities.reserve(
+      events.map((event) => ({ event, marker: RewardsLedger.markerOf(event) })),
+      this.clock.nowMs(),
+    );
+    for (const event of found.held) held.add(event);
+    for (const event of found.reused) reused.add(event);
+  }
+
+  /**
+   * One chunk of one customer: the fresh events whose identity this payload holds are applied with the balance in
+   * one transaction; read again and retried when another writer moved first.
+   * @returns the balance after it (undefined when unknown: the next chunk reads it again).
+   */
+  private async settleChunk(
     partitionKey: string,
     customerId: string,
     chunk: readonly RewardEvent[],
-    result: { applied: RewardEvent[]; duplicates: RewardEvent[]; replays: RewardEvent[]; keyReused: RewardEvent[] },
-  ): Promise<number> {
+    firstRead: PartitionRows,
+    identities: { held: Set<RewardEvent>; reused: Set<RewardEvent> },
+    result: Results,
+  ): Promise<PartitionRows['balance']> {
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const rows = await this.read(
-        partitionKey,
-        chunk.map((event) => RewardsLedger.markerOf(event)),
-      );
+      const rows =
+        round === 0
+          ? firstRead
+          : await this.read(
+              partitionKey,
+              chunk.map((event) => RewardsLedger.markerOf(event)),
+            );
       const fresh: RewardEvent[] = [];
-      const duplicates: RewardEvent[] = [];
-      const replays: RewardEvent[] = [];
-      const keyReused: RewardEvent[] = [];
+      const settled: Results = { applied: [], duplicates: [], replays: [], keyReused: [] };
       for (const event of chunk) {
         const marker = rows.markers.get(RewardsLedger.markerOf(event));
         if (marker === undefined) fresh.push(event);
-        else if (marker.digest !== event.digest) keyReused.push(event);
+        else if (marker.digest !== event.digest) settled.keyReused.push(event);
         else {
-          duplicates.push(event);
-          if (event.position && marker.position === positionText(event)) replays.push(event);
+          settled.duplicates.push(event);
+          if (event.position && marker.position === positionText(event)) settled.replays.push(event);
         }
       }
-      const settled = () => {
-        result.duplicates.push(...duplicates);
-        result.replays.push(...replays);
-        result.keyReused.push(...keyReused);
+      await this.reserve(
+        fresh.filter((event) => !identities.held.has(event) && !identities.reused.has(event)),
+        identities.held,
+        identities.reused,
+      );
+      const applying = fresh.filter((event) => identities.held.has(event));
+      settled.keyReused.push(...fresh.filter((event) => identities.reused.has(event)));
+      const settle = () => {
+        for (const name of ['duplicates', 'replays', 'keyReused'] as const) result[name].push(...settled[name]);
       };
       const before = rows.balance?.points ?? 0;
-      if (fresh.length === 0) {
-        settled();
-        return before;
+      if (applying.length === 0) {
+        settle();
+        return rows.balance;
       }
-      const after = before + fresh.reduce((sum, event) => sum + event.points, 0);
+      const after = before + applying.reduce((sum, event) => sum + event.points, 0);
       const now = this.clock.nowMs();
       const balance: TableEntity = { partitionKey, rowKey: BALANCE_ROW, kind: 'reward-balance', customerId, points: int64(after), updatedAtMs: int64(now) };
       const actions: TransactionAction[] = [
-        ...fresh.map((event): TransactionAction => ['create', this.markerEntity(partitionKey, event, now)]),
+        ...applying.map((event): TransactionAction => ['create', this.markerEntity(partitionKey, event, now)]),
         rows.balance ? ['update', balance, 'Merge', { etag: rows.balance.etag }] : ['create', balance],
       ];
       try {
-        await withDeadline(this.callTimeoutMs, 'applyRewards', 'write', (abortSignal) => this.client.submitTransaction(actions, { abortSignal }));
-        result.applied.push(...fresh);
-        settled();
-        return after;
+        const response = await withDeadline(this.callTimeoutMs, 'applyRewards', 'write', (abortSignal) =>
+          this.client.submitTransaction(actions, { abortSignal }),
+        );
+        result.applied.push(...applying);
+        settle();
+        const etag = response.subResponses.find((sub) => sub.rowKey === BALANCE_ROW)?.etag;
+        return etag ? { points: after, etag } : undefined;
       } catch (error) {
         if (error instanceof StoreUnavailableError) throw error;
         classifyStoreError(error, 'applyRewards', 'write'); // throws unless a conflict: another writer moved first
@@ -168,9 +238,9 @@ export class RewardsLedger {
   }
 
   /** The balance row and the markers among `markers` (marker -> digest and position), in one query. */
-  private async read(partitionKey: string, markers: readonly string[]) {
+  private async read(partitionKey: string, markers: readonly string[]): Promise<PartitionRows> {
     const filter = [BALANCE_ROW, ...markers].map((rowKey) => `RowKey eq '${rowKey}'`).join(' or ');
-    const found = { balance: undefined as { points: number; etag: string } | undefined, markers: new Map<string, { digest: string; position?: string }>() };
+    const found: PartitionRows = { balance: undefined, markers: new Map() };
     try {
       await withDeadline(this.callTimeoutMs, 'readRewards', 'read', async (abortSignal) => {
         const query = { filter: `PartitionKey eq '${partitionKey}' and (${filter})` };

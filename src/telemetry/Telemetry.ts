@@ -13,6 +13,8 @@ export const MetricNames = {
   purgeSkipped: 'idempotency.purge.skipped',
   purgeHeldExtended: 'idempotency.purge.held_extended',
   parked: 'messages.parked',
+  /** Stream batches that threw (the trigger retries them; the partition does not move): by consumer, partitionId, kind. */
+  batchFailures: 'messages.batch_failures',
   staleVersions: 'messages.stale_versions',
   providerLatency: 'payments.provider.latency',
   /** Payments whose transient provider failures outlasted the retry budget (handoff design): ended `failed`, alerted. */

@@ -9,6 +9,7 @@ import { BlobCheckpointStore } from '../../tools/local/eventHubs/BlobCheckpointS
 import { LocalEventHub } from '../../tools/local/eventHubs/LocalEventHub';
 import { LocalEventHubsHost } from '../../tools/local/eventHubs/LocalEventHubsHost';
 import { useAzurite } from '../support/azurite';
+import { withTableLimits } from '../support/tableLimits';
 import { freshTable } from '../support/tables';
 
 /**
@@ -39,7 +40,9 @@ test('crashing and moving hosts replay from checkpoints; every balance is the su
   const parking = await freshTable(azuriteOf(), 'ehp');
   const consumer = () =>
     new RewardsConsumer({
-      ledger: new RewardsLedger(TableClient.fromConnectionString(azuriteOf().connectionString, table.tableName, { allowInsecureConnection: true })),
+      ledger: new RewardsLedger(
+        withTableLimits(TableClient.fromConnectionString(azuriteOf().connectionString, table.tableName, { allowInsecureConnection: true })),
+      ),
       parking: new ParkingStore(parking),
     });
   let replayed = 0;

@@ -1,3 +1,4 @@
+import { RestError } from '@azure/core-rest-pipeline';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { providerFromSettings } from '../../src/app/payments';
@@ -141,6 +142,14 @@ async function driveRewards(telemetry: ReturnType<typeof inMemoryTelemetry>['tel
   expect(await consumer.handleBatch([event, { not: 'a cloud event' }], context(10))).toMatchObject({ applied: 1, parked: 1 });
   expect(await consumer.handleBatch([event, { not: 'a cloud event' }], context(10))).toMatchObject({ replays: 1, parked: 1 });
   expect(await consumer.handleBatch([event], context(20))).toMatchObject({ duplicates: 1, replays: 0 });
+  // A partition that stops moving: its batch throws (here the store is down), counted by consumer and partition.
+  const down = await freshTable(azuriteOf(), 'mqd');
+  down.pipeline.addPolicy(
+    { name: 'down', sendRequest: (request) => Promise.reject(new RestError('connect ECONNREFUSED', { code: 'ECONNREFUSED', request })) },
+    { afterPhase: 'Retry' },
+  );
+  const failing = new RewardsConsumer({ ledger: new RewardsLedger(down), parking: new ParkingStore(await freshTable(azuriteOf(), 'mqp')), telemetry });
+  await expect(failing.handleBatch([event], context(30))).rejects.toThrow(/unavailable/);
 }
 
 /** Every HTTP outcome the queries read: accepted, replayed, 409, 422 (payments API); processed, replayed, refused signatures (webhook). */

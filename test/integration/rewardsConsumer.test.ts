@@ -8,7 +8,10 @@ import { RewardsConsumer } from '../../src/rewards/RewardsConsumer';
 import { RewardsLedger } from '../../src/rewards/RewardsLedger';
 import { mulberry32 } from '../../tools/fakeProvider/FakePaymentProvider';
 import { RoundTripCounter } from '../../tools/bench/RoundTripCounter';
+import { FailureStrikes } from '../../src/messaging/failureStrikes';
+import { Telemetry, type CounterName } from '../../src/telemetry/Telemetry';
 import { useAzurite } from '../support/azurite';
+import { tableLimitViolations, withTableLimits } from '../support/tableLimits';
 import { freshTable } from '../support/tables';
 
 const azuriteOf = useAzurite();
@@ -44,12 +47,29 @@ function hubContext(count: number, firstSequence = 0): InvocationContext {
   });
 }
 
-async function rig(client?: TableClient) {
+async function rig(client?: TableClient, parking?: TableClient) {
   const table = client ?? (await freshTable(azuriteOf(), 'rw'));
-  const parkingTable = await freshTable(azuriteOf(), 'pk');
+  const parkingTable = parking ?? (await freshTable(azuriteOf(), 'pk'));
   const ledger = new RewardsLedger(table);
-  const consumer = new RewardsConsumer({ ledger, parking: new ParkingStore(parkingTable) });
-  return { table, parkingTable, ledger, consumer };
+  const telemetry = new RecordingTelemetry();
+  const strikes = new FailureStrikes(parkingTable);
+  const consumer = new RewardsConsumer({ ledger, parking: new ParkingStore(parkingTable), telemetry, strikes });
+  return { table, parkingTable, ledger, consumer, telemetry };
+}
+
+/** The same table through another client (another host), with the check of Azure's limits. */
+const sameTable = (table: TableClient) =>
+  withTableLimits(TableClient.fromConnectionString(azuriteOf().connectionString, table.tableName, { allowInsecureConnection: true }));
+
+/** Counts what the consumer counts (metric name and dimensions) and nothing else. */
+class RecordingTelemetry extends Telemetry {
+  readonly counted: Array<{ name: string; dimensions: Record<string, unknown>; value: number }> = [];
+  override count(name: CounterName, dimensions: Record<string, string | number | boolean> = {}, value = 1): void {
+    this.counted.push({ name, dimensions, value });
+  }
+  total(name: string, where: Record<string, unknown> = {}): number {
+    return this.counted.filter((c) => c.name === name && Object.entries(where).every(([k, v]) => c.dimensions[k] === v)).reduce((sum, c) => sum + c.value, 0);
+  }
 }
 
 async function parkedReasons(client: TableClient): Promise<string[]> {
@@ -75,20 +95,27 @@ describe('rewards consumer: marker and balance in one transaction per customer (
     expect(await ledger.balanceOf('bob')).toBe(9 + 1);
   });
 
-  test('round trips: a fresh batch costs 2 per customer (one query, one transaction); its replay 1 per customer', async () => {
+  test('round trips: a fresh batch costs 2 per customer and 13 events (one query, one transaction) + 1 per 100 new identities; its replay 1 per customer', async () => {
     const { table, consumer } = await rig();
     const counter = RoundTripCounter.attach(table);
     const batch = ['c1', 'c2', 'c3'].flatMap((customerId) =>
       Array.from({ length: 5 }, (_, i) => cloudEvent({ paymentId: `${customerId}-${i}`, customerId, amount: 100 * (i + 1) })),
     );
-    expect(await counter.measure(() => consumer.handleBatch(batch, hubContext(15)))).toBe(6);
+    expect(await counter.measure(() => consumer.handleBatch(batch, hubContext(15)))).toBe(7);
     expect(await counter.measure(() => consumer.handleBatch(batch, hubContext(15)))).toBe(3);
-    console.log('rewards, 15 events of 3 customers: fresh 6 round trips, replay 3 (one by one with a separate dedup store: 30 + 15 balance writes)');
+    // A full Event Hubs batch (maxEventBatchSize 100): 100 events of 8 customers (7 x 13 + 9), as a partition keyed by customer sends them.
+    const full = Array.from({ length: 100 }, (_, i) => cloudEvent({ paymentId: `f-${i}`, customerId: `fc-${Math.floor(i / 13)}`, amount: 100 + i }));
+    const fresh = await counter.measure(() => consumer.handleBatch(full, hubContext(100)));
+    const replay = await counter.measure(() => consumer.handleBatch(full, hubContext(100)));
+    expect([fresh, replay]).toEqual([2 * 8 + 1, 8]);
+    console.log(
+      `rewards round trips: 15 events of 3 customers fresh 7, replay 3; 100 events of 8 customers fresh ${fresh} (${fresh / 100} per event), replay ${replay} (${replay / 100} per event)`,
+    );
   });
 
   test('two instances applying overlapping batches at once (a partition handover) never add an event twice', async () => {
     const { table, ledger } = await rig();
-    const other = await rig(TableClient.fromConnectionString(azuriteOf().connectionString, table.tableName, { allowInsecureConnection: true }));
+    const other = await rig(sameTable(table));
     const random = mulberry32(24);
     const produced = new Map<string, { customerId: string; points: number }>();
     for (let round = 0; round < 8; round++) {
@@ -160,5 +187,78 @@ describe('rewards consumer: marker and balance in one transaction per customer (
     expect(report).toMatchObject({ applied: 0, parked: 4, ignored: 1 });
     expect(await parkedReasons(parkingTable)).toEqual(['invalid-schema', 'key-reused', 'missing-event-id', 'missing-event-id']);
     expect(await ledger.balanceOf('dave')).toBe(7);
+  });
+
+  test("identity is the consumer's: the same CloudEvent id for another customer, in the same batch or a later one, is parked key-reused and counted, never applied", async () => {
+    const { ledger, consumer, parkingTable, telemetry } = await rig();
+    const same = await consumer.handleBatch(
+      [
+        cloudEvent({ paymentId: 'r1', customerId: 'erin', amount: 1000 }, 'evt-shared'),
+        cloudEvent({ paymentId: 'r2', customerId: 'frank', amount: 5000 }, 'evt-shared'),
+      ],
+      hubContext(2),
+    );
+    expect(same).toMatchObject({ applied: 1, parked: 1 });
+    const later = await consumer.handleBatch([cloudEvent({ paymentId: 'r3', customerId: 'gina', amount: 7000 }, 'evt-shared')], hubContext(1, 2));
+    expect(later).toMatchObject({ applied: 0, parked: 1 });
+    const replay = await consumer.handleBatch([cloudEvent({ paymentId: 'r1', customerId: 'erin', amount: 1000 }, 'evt-shared')], hubContext(1, 3));
+    expect(replay).toMatchObject({ applied: 0, duplicates: 1, parked: 0 });
+    expect([await ledger.balanceOf('erin'), await ledger.balanceOf('frank'), await ledger.balanceOf('gina')]).toEqual([10, 0, 0]);
+    expect(await parkedReasons(parkingTable)).toEqual(['key-reused', 'key-reused']);
+    expect(telemetry.total('idempotency.key_reuse', { consumer: 'rewards' })).toBe(2); // what alert-key-reuse.kql sums
+  });
+
+  test('two hosts racing on real Azurite with one identity under two customers: exactly one payload applied, the other parked key-reused, each round', async () => {
+    const a = await rig();
+    const b = await rig(sameTable(a.table), sameTable(a.parkingTable));
+    const rounds = 12;
+    for (let round = 0; round < rounds; round++) {
+      const id = `evt-race-${round}`;
+      const good = (n: number) => cloudEvent({ paymentId: `g-${round}-${n}`, customerId: `cust-${n % 3}`, amount: 100 });
+      await Promise.all([
+        a.consumer.handleBatch([good(1), cloudEvent({ paymentId: `pa-${round}`, customerId: 'hank', amount: 100 }, id), good(2)], hubContext(3)),
+        b.consumer.handleBatch([good(2), cloudEvent({ paymentId: `pb-${round}`, customerId: 'ivy', amount: 200 }, id), good(1)], hubContext(3)),
+      ]);
+    }
+    const hank = await a.ledger.balanceOf('hank');
+    const ivy = await a.ledger.balanceOf('ivy');
+    expect(hank / 1 + ivy / 2).toBe(rounds); // each round, exactly one of the two payloads counted
+    expect((await parkedReasons(a.parkingTable)).filter((r) => r === 'key-reused')).toHaveLength(rounds);
+    for (const n of [0, 1, 2]) expect(await a.ledger.balanceOf(`cust-${n}`)).toBe([1, 2].filter((k) => k % 3 === n).length * rounds);
+    expect(tableLimitViolations).toEqual([]);
+  });
+
+  test('a batch that fails the same way on one event (not an outage) is thrown twice, then that event is parked repeated-failure and the others applied', async () => {
+    const { table, ledger, consumer, parkingTable, telemetry } = await rig();
+    const poison = RewardsLedger.partitionOf('poison');
+    table.pipeline.addPolicy({
+      name: 'refuseOneCustomer', // a request the service refuses for this customer's partition, every time
+      sendRequest: async (request, next) => {
+        if (request.url.includes('$batch') && String(request.body).includes(poison))
+          throw new RestError('The request is invalid', { statusCode: 400, request });
+        return next(request);
+      },
+    });
+    const batch = [
+      cloudEvent({ paymentId: 'p1', customerId: 'jo', amount: 100 }),
+      cloudEvent({ paymentId: 'p2', customerId: 'poison', amount: 100 }),
+      cloudEvent({ paymentId: 'p3', customerId: 'kim', amount: 100 }),
+    ];
+    await expect(consumer.handleBatch(batch, hubContext(3, 50))).rejects.toThrow(/rejected applyRewards/);
+    await expect(consumer.handleBatch(batch, hubContext(3, 50))).rejects.toThrow(/rejected applyRewards/);
+    const third = await consumer.handleBatch(batch, hubContext(3, 50));
+    expect(third).toMatchObject({ parked: 1 });
+    expect(await parkedReasons(parkingTable)).toEqual(['repeated-failure']);
+    expect([await ledger.balanceOf('jo'), await ledger.balanceOf('kim')]).toEqual([1, 1]);
+    expect(telemetry.total('messages.batch_failures', { kind: 'error', partitionId: '0' })).toBe(3);
+    // A store that is unavailable is never counted as a strike: retried without end, nothing parked.
+    const down = await rig();
+    down.table.pipeline.addPolicy(
+      { name: 'down', sendRequest: async (request) => Promise.reject(new RestError('connect ECONNREFUSED', { code: 'ECONNREFUSED', request })) },
+      { afterPhase: 'Retry' },
+    );
+    for (let i = 0; i < 4; i++) await expect(down.consumer.handleBatch(batch, hubContext(3, 50))).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(await parkedReasons(down.parkingTable)).toEqual([]);
+    expect(down.telemetry.total('messages.batch_failures', { kind: 'unavailable' })).toBe(4);
   });
 });

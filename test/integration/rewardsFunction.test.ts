@@ -1,6 +1,7 @@
 import type { TableClient } from '@azure/data-tables';
 import { rewardsFromSettings, rewardsHandler } from '../../src/app/rewards';
 import { registerRewardsFunction, REWARDS_FUNCTION } from '../../src/app/rewardsFunction';
+import { createTableClient } from '../../src/app/tableClient';
 import { loadSettings } from '../../src/config/settings';
 import { pointsFor } from '../../src/rewards/rewardEvent';
 import { RewardsLedger } from '../../src/rewards/RewardsLedger';
@@ -14,6 +15,7 @@ import { WorkerHost } from '../../tools/local/host/WorkerHost';
 import { localHubSink } from '../../tools/producer/eventSinks';
 import { sendRewards } from '../../tools/producer/sendRewards';
 import { useAzurite } from '../support/azurite';
+import { tableLimitViolations, withTableLimits } from '../support/tableLimits';
 import { freshTable } from '../support/tables';
 
 /**
@@ -49,7 +51,9 @@ async function appSettings() {
 
 /** A worker that loaded the app's rewards registration (as `functions/rewards.ts` registers it). */
 function loadWorker(settings: ReturnType<typeof loadSettings>): WorkerHost {
-  return WorkerHost.load(() => registerRewardsFunction(rewardsHandler(rewardsFromSettings(settings))));
+  // The app's own table clients, each write checked against Azure's Table limits.
+  const tableClient = (name: string) => withTableLimits(createTableClient(settings, {}, name));
+  return WorkerHost.load(() => registerRewardsFunction(rewardsHandler(rewardsFromSettings(settings, { tableClient }))));
 }
 
 async function balances(table: TableClient): Promise<Map<string, number>> {
@@ -224,3 +228,7 @@ test('the producer CLI (npm run send -- --kind rewards) to the local hub, binary
   expect(printed.size).toBe(4);
   expect(await balances(rewards)).toEqual(printed);
 }, 120_000);
+
+afterAll(() => {
+  expect(tableLimitViolations).toEqual([]);
+});

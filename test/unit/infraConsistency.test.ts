@@ -348,6 +348,7 @@ describe('infra cross-check: operations and azd', () => {
       'payments.provider.latency',
       'payments.failed',
       'messages.parked',
+      'messages.batch_failures',
     ];
     expect([...new Set(metrics)].filter((m) => !emitted.includes(m))).toEqual([]);
     expect(emitted.filter((m) => !metrics.includes(m))).toEqual([]);

@@ -95,6 +95,15 @@ describe('makeIdempotentBatch: a cardinality-many batch, each event on its own k
     expect(parked).toMatchObject([{ id: 'e2', reason: 'key-reused' }]);
   });
 
+  test('an event whose data nests 5,000 deep (no digest: deeper than MAX_PAYLOAD_DEPTH) is parked as invalid-payload; the good events run', async () => {
+    const { ran, parked, handler } = setup();
+    const deep = { ...event('deep'), data: JSON.parse('['.repeat(5000) + ']'.repeat(5000)) as unknown } as unknown as Event;
+    const outcomes = await handler([event('e1'), deep, event('e2')], hubContext(3));
+    expect(outcomes.map((o) => o.kind)).toEqual(['completed', 'parked', 'completed']);
+    expect(parked).toMatchObject([{ id: 'deep', reason: 'invalid-payload' }]);
+    expect(ran).toEqual(['e1', 'e2']);
+  });
+
   test('failure rule: a failing event is tried again in this invocation and later events wait for it (order kept)', async () => {
     const { ran, handler, failing, store } = setup();
     failing({ e2: 2 });

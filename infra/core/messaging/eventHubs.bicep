@@ -24,7 +24,7 @@ param partitionCount int = 4
 
 @minValue(1)
 @maxValue(7)
-@description('Days an event is kept (Standard: at most 7). Rewards markers must outlive this for a replay to find them.')
+@description('Days an event is kept (Standard: at most 7). Rewards markers must outlive this for a replay to find them (REWARDS_MARKER_RETENTION_DAYS).')
 param retentionDays int = 7
 
 @description('Consumer group of the consumer (its own checkpoints).')

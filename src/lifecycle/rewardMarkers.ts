@@ -1,0 +1,103 @@
+import type { TableClient, TransactionAction } from '@azure/data-tables';
+import type { Settings } from '../config/settings';
+import { systemClock, type Clock } from '../core/clock';
+import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from '../core/deadline';
+import { ConfigurationError } from '../core/errors';
+import { toDomainError } from '../core/storeErrors';
+
+const DAY_MS = 86_400_000;
+/** Kept beyond the hub's retention: clock skew, a sweep that runs late, a batch retried at the edge of retention. */
+export const REPLAY_MARGIN_DAYS = 1;
+/** Rows per query page and deletes per transaction (the service's limits: 1,000 and 100). */
+const PAGE_SIZE = 1000;
+const TRANSACTION_ROWS = 100;
+
+/**
+ * How long the rewards markers (a customer's applied-event rows and the consumer's identity rows) must live after
+ * they were written: what can still replay an event is the hub, for its retention (`REWARDS_EVENT_HUB_RETENTION_DAYS`,
+ * the Bicep's `eventHubRetentionDays`), counted from the event's enqueue, which is before the marker's write.
+ * Call once at start (the rewards registration and the expiry timer do).
+ * @throws ConfigurationError when `REWARDS_MARKER_RETENTION_DAYS` is shorter than the hub's retention + 1 day: a
+ *   replay would then find its marker gone and apply the event a second time.
+ * @returns the retention, in ms.
+ */
+export function assertMarkersOutliveReplay(settings: Pick<Settings, 'REWARDS_EVENT_HUB_RETENTION_DAYS' | 'REWARDS_MARKER_RETENTION_DAYS'>): number {
+  const needed = settings.REWARDS_EVENT_HUB_RETENTION_DAYS + REPLAY_MARGIN_DAYS;
+  if (settings.REWARDS_MARKER_RETENTION_DAYS < needed) {
+    throw new ConfigurationError(
+      `REWARDS_MARKER_RETENTION_DAYS (${settings.REWARDS_MARKER_RETENTION_DAYS} days) is shorter than what can replay an event: ` +
+        `REWARDS_EVENT_HUB_RETENTION_DAYS (${settings.REWARDS_EVENT_HUB_RETENTION_DAYS} days) + ${REPLAY_MARGIN_DAYS} day; raise it to at least ${needed}`,
+    );
+  }
+  return Math.round(settings.REWARDS_MARKER_RETENTION_DAYS * DAY_MS);
+}
+
+/** What one sweep of the rewards table did. */
+export interface RewardMarkerSweep {
+  /** Marker and identity rows past retention the queries returned. */
+  readonly scanned: number;
+  readonly deleted: number;
+  /** Storage requests sent (query pages, transactions). */
+  readonly requests: number;
+  readonly stoppedByBudget: boolean;
+}
+
+export interface RewardMarkerSweepOptions {
+  /** Rows written at or before this time (epoch ms) go. */
+  readonly cutoffMs: number;
+  /** Time the run may take; it stops after the page in hand. */
+  readonly budgetMs: number;
+  readonly clock?: Clock;
+  readonly callTimeoutMs?: number;
+}
+
+/**
+ * Deletes the rewards markers past retention: the rows `kind` `reward-event` (a customer's partition) and
+ * `reward-identity` (the identity index) whose `appliedAtMs` is at or before the cutoff; never a balance row. Rows
+ * are queried with a server-side filter (one scan of the table per run, pages of 1,000) and deleted in
+ * transactions of up to 100 per partition; a transaction that finds a row gone (an overlapping sweep) is retried
+ * without it by the next run. A table that does not exist (rewards not deployed) has nothing to sweep.
+ * @throws StoreUnavailableError or StoreRequestError (the run fails; the next tick starts again).
+ */
+export async function sweepRewardMarkers(client: TableClient, options: RewardMarkerSweepOptions): Promise<RewardMarkerSweep> {
+  const clock = options.clock ?? systemClock;
+  const timeoutMs = options.callTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
+  const startedMs = clock.nowMs();
+  const filter = `(kind eq 'reward-event' or kind eq 'reward-identity') and appliedAtMs le ${Math.floor(options.cutoffMs)}L`;
+  let scanned = 0;
+  let deleted = 0;
+  let requests = 0;
+  let continuationToken: string | undefined;
+  do {
+    if (clock.nowMs() - startedMs >= options.budgetMs) return { scanned, deleted, requests, stoppedByBudget: true };
+    let page: Array<{ partitionKey: string; rowKey: string }>;
+    try {
+      requests++;
+      const pages = client.listEntities({ queryOptions: { filter, select: ['PartitionKey', 'RowKey'] } }).byPage({ maxPageSize: PAGE_SIZE, continuationToken });
+      const next = await withDeadline(timeoutMs, 'queryRewardMarkers', 'read', () => pages.next());
+      if (next.done) break;
+      page = next.value.map((row) => ({ partitionKey: String(row.partitionKey), rowKey: String(row.rowKey) }));
+      continuationToken = next.value.continuationToken;
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode === 404) return { scanned, deleted, requests, stoppedByBudget: false };
+      throw toDomainError(error, 'queryRewardMarkers', 'read');
+    }
+    scanned += page.length;
+    const byPartition = new Map<string, string[]>();
+    for (const row of page) byPartition.set(row.partitionKey, [...(byPartition.get(row.partitionKey) ?? []), row.rowKey]);
+    for (const [partitionKey, rowKeys] of byPartition) {
+      for (let i = 0; i < rowKeys.length; i += TRANSACTION_ROWS) {
+        const actions = rowKeys.slice(i, i + TRANSACTION_ROWS).map((rowKey): TransactionAction => ['delete', { partitionKey, rowKey }]);
+        requests++;
+        try {
+          await withDeadline(timeoutMs, 'deleteRewardMarkers', 'write', (abortSignal) => client.submitTransaction(actions, { abortSignal }));
+          deleted += actions.length;
+        } catch (error) {
+          // A row already gone fails its transaction (404): another sweep got there first; the rest go next run.
+          if ((error as { statusCode?: number }).statusCode !== 404) throw toDomainError(error, 'deleteRewardMarkers', 'write');
+        }
+      }
+    }
+  } while (continuationToken);
+  return { scanned, deleted, requests, stoppedByBudget: false };
+}
