@@ -51,6 +51,8 @@ export function defaultBatchEventKey(
   if (structured) return cloudEventKey(consumer, structured);
   const misaligned = eventCount === undefined ? undefined : batchMisalignment(eventCount, meta);
   if (misaligned) throw new InvalidKeyError(`event ${index} is not a structured CloudEvent and its metadata cannot be trusted: ${misaligned}`);
+  // One event (cardinality 'one'): its text body's fields were copied over the metadata, `properties` among them.
+  if (!Array.isArray(meta.propertiesArray) && meta.properties !== undefined) assertMetadataNotFromBody(event, ['properties'], 'Event Hubs');
   const identity = binaryCloudEventOf(at(meta.propertiesArray, index)) ?? binaryCloudEventOf(meta.properties);
   if (identity) return cloudEventKey(consumer, identity);
   throw new InvalidKeyError(

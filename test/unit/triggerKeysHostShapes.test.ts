@@ -64,6 +64,12 @@ const host = WorkerHost.load(() => {
     handler: (events: unknown, c: InvocationContext) =>
       (events as unknown[]).map((event, index) => answer(() => defaultBatchEventKey('c', event, index, c, (events as unknown[]).length))),
   });
+  app.eventHub('oneEvent', {
+    connection: 'Eh',
+    eventHubName: 'h',
+    cardinality: 'one',
+    handler: (event: unknown, c: InvocationContext) => answer(() => defaultBatchEventKey('c', event, 0, c)),
+  });
   app.eventGrid('grid', { handler: (e: unknown) => answer(() => eventGridEventKey('c', e)) });
   app.cosmosDB('feed', {
     connection: 'Cx',
@@ -184,6 +190,19 @@ describe('Event Hubs batch: a CloudEvent identity, never a neighbour', () => {
     const bodies = ['{"amount":1}', '', '{"amount":3}'].map(utf8);
     const answers = await invoke('hub', 'eventHubTrigger', { bytesArray: bodies }, hubData(3, [ce('e-1'), ce('e-2'), ce('e-3')]));
     expect(answers).toEqual([key('e-1'), key('e-2'), key('e-3')]);
+  });
+
+  test("one event (cardinality 'one'): its text body's top-level properties field would replace the metadata's, so it is refused", async () => {
+    const oneData = (properties: unknown): Record<string, DotNet> => ({
+      PartitionContext: json({ PartitionId: '3' }),
+      Offset: text('100'),
+      SequenceNumber: json(1),
+      Properties: json(properties),
+      SystemProperties: json({ SequenceNumber: 1, Offset: 100 }),
+    });
+    expect(await invoke('oneEvent', 'eventHubTrigger', text('{"amount":1}'), oneData(ce('e-1')))).toEqual(key('e-1'));
+    const forged = text(JSON.stringify({ amount: 1, properties: ce('e-9') }));
+    expect(await invoke('oneEvent', 'eventHubTrigger', forged, oneData(ce('e-1')))).toEqual({ error: expect.stringMatching(/"properties".*keyOf/s) });
   });
 
   test('structured CloudEvents are keyed by their own body, as text or as bytes, even in a batch that does not line up', async () => {
