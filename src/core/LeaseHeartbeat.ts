@@ -35,6 +35,10 @@ const realTimers = (nowMs: () => number): HeartbeatTimers => ({
  *  |<------------ lease ------------>|  (each renewal pushes the end one lease ahead)
  * ```
  *
+ * A renewal that fails without an answer about the lease (its call deadline passed: it may have landed) is
+ * tried again within a third of the time left before the lease end, not an interval later, so a renewal that
+ * landed is confirmed before the local timer would judge the lease lost.
+ *
  * The lease is **lost** when a renewal is refused (`LeaseLostError`: another claimant took the record
  * over), or when no renewal was confirmed before the lease's end, after which anyone may take it over.
  * The second is judged by a local timer, armed from the lease end of the claim or of the last confirmed
@@ -144,14 +148,29 @@ export class LeaseHeartbeat {
     this.lapseTimer = this.timers.setTimeout(check, Math.min(MAX_TIMER_MS, Math.max(0, deadline - this.timers.nowMs())));
   }
 
-  private schedule(): void {
+  private schedule(delayMs = this.intervalMs): void {
     if (this.stopped || this.signal.aborted) return;
     this.timer = this.timers.setTimeout(() => {
       this.renew().then(
         () => this.schedule(),
-        () => this.schedule(), // a failure is judged in renewOnce; the next tick tries again unless lost
+        // A failure is judged in renewOnce; unless lost, the next try comes before the lease end (see retryDelayMs).
+        () => this.schedule(this.retryDelayMs()),
       );
-    }, this.intervalMs);
+    }, delayMs);
+  }
+
+  /**
+   * When to try again after a renewal failed without losing the lease (no answer by the call deadline, a 503):
+   * a third of the time left before the abort deadline (lease end less the margin), at most an interval. The failed
+   * call may have landed (its answer came late), so the lease is held at the store while this process has not
+   * seen it: a full interval later the local timer would abort first. The retry confirms it (the store sees its
+   * own claim's moved ETag and renews again) with two thirds of that time left for its answer, or fails again and
+   * is tried again sooner, each time a third of what is left (never sooner than a quarter of the margin).
+   */
+  private retryDelayMs(): number {
+    const left = this.current.leaseExpiresAtMs - this.marginMs - this.timers.nowMs();
+    const floorMs = Math.max(1, Math.floor(this.marginMs / 4)); // never a hot loop on a store that fails at once
+    return Math.max(floorMs, Math.min(this.intervalMs, Math.floor(left / 3)));
   }
 
   private async renewOnce(): Promise<Claim> {

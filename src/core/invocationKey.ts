@@ -1,4 +1,5 @@
 import { InvalidKeyError } from './errors';
+import { assertMetadataNotFromBody, fieldsCopiedFromBody, jsonObjectOf } from './hostMetadata';
 import { keyFromCloudEvent, keyFromMessageId, type IdempotencyKey } from './keys';
 
 /**
@@ -61,21 +62,34 @@ export function binaryCloudEventOf(props: unknown): CloudEventIdentity | undefin
 
 /**
  * The default key of one invocation, scoped by `consumer`, in this order:
- * 1. a CloudEvent: `source` + `id` of the message (structured mode: the message has `specversion`, or the
- *    content type is `application/cloudevents+json`) or of the Service Bus application properties
- *    `cloudEvents:source` / `cloudEvents:id` (binary mode: any `cloudEvents:*` property is there);
+ * 1. a CloudEvent: `source` + `id` of the message (structured mode: the message, also delivered as bytes or
+ *    text, has `specversion`, or the content type is `application/cloudevents+json`) or of the Service Bus
+ *    application properties `cloudEvents:source` / `cloudEvents:id` (binary mode: any `cloudEvents:*` property is there);
  * 2. `context.triggerMetadata.messageId` (Service Bus; set it to the business id when sending).
  * A message that is a CloudEvent but lacks its `source` or `id` is refused, never keyed by its messageId:
  * a broker may assign message ids, so the same event re-sent would run twice.
+ * Metadata a text body may have replaced (the host copies a JSON body's top-level fields over it, ignoring case:
+ * `hostMetadata.ts`) is never read: a body with a `messageId` or `applicationProperties` field is refused.
  * Never the lock token, delivery count, enqueue time or invocation id: they change per delivery.
- * @throws InvalidKeyError when neither is there (pass `keyOf`), when a CloudEvent lacks its identity, or when
- *   the key found is not a valid key.
+ * @throws InvalidKeyError when neither is there (pass `keyOf`), when a CloudEvent lacks its identity, when the
+ *   body may have replaced the metadata read, or when the key found is not a valid key.
  */
 export function defaultInvocationKey(consumer: string, message: unknown, context: InvocationContextLike | undefined): IdempotencyKey {
   const meta = context?.triggerMetadata ?? {};
-  const event = structuredCloudEvent(message, meta) ?? binaryCloudEvent(meta);
+  const copied = fieldsCopiedFromBody(message);
+  const contentTypeFromBody = !copied.known || copied.names.has('contenttype');
+  const structured = structuredCloudEvent(jsonObjectOf(message) ?? message, contentTypeFromBody ? {} : meta);
+  if (structured) return cloudEventKey(consumer, structured);
+  // A body field may have added cloudEvents:* properties, or hidden the real ones (then messageId would be read).
+  if (!copied.known || copied.names.has('applicationproperties') || copied.names.has('userproperties')) {
+    assertMetadataNotFromBody(message, ['applicationProperties', 'userProperties'], 'Service Bus');
+  }
+  const event = binaryCloudEvent(meta);
   if (event) return cloudEventKey(consumer, event);
-  if (meta.messageId !== undefined && meta.messageId !== null) return keyFromMessageId(consumer, meta.messageId);
+  if (meta.messageId !== undefined && meta.messageId !== null) {
+    assertMetadataNotFromBody(message, ['messageId'], 'Service Bus MessageId');
+    return keyFromMessageId(consumer, meta.messageId);
+  }
   throw new InvalidKeyError(
     context
       ? 'no idempotency key: the trigger metadata has no messageId and the message is not a CloudEvent; pass keyOf to makeIdempotent'

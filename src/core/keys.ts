@@ -59,11 +59,20 @@ export function assertValidKey(key: unknown): asserts key is IdempotencyKey {
 
 /**
  * Key from a Service Bus `MessageId`, which the producer sets to the business id.
- * Numbers are accepted as their decimal form; anything else (missing, empty, binary) throws.
+ * A number is accepted as its decimal form when it is a safe integer: `@azure/functions` parses metadata text
+ * that is JSON, so a MessageId "42" arrives as 42; a larger integer has lost digits on the way ("12345678901234567891"
+ * arrives as 12345678901234567000) and a fraction or exponent is not the text that was sent, so both are refused.
+ * Anything else (missing, empty, binary) throws.
  * @throws InvalidKeyError
  */
 export function keyFromMessageId(consumer: string, messageId: unknown): IdempotencyKey {
-  const id = typeof messageId === 'number' && Number.isFinite(messageId) ? String(messageId) : messageId;
+  if (typeof messageId === 'number' && !Number.isSafeInteger(messageId)) {
+    throw new InvalidKeyError(
+      `MessageId reached the handler as the number ${messageId}, not a safe integer: @azure/functions parses metadata text that is JSON, ` +
+        'so its digits or its form were lost on the way and two MessageIds may meet; use MessageIds that are not JSON numbers, or pass keyOf',
+    );
+  }
+  const id = typeof messageId === 'number' ? String(messageId) : messageId;
   return scoped(consumer, requireNonEmptyString(id, 'MessageId', MAX_KEY_LENGTH));
 }
 

@@ -44,7 +44,10 @@ export interface MakeIdempotentBatchOptions<E, C> {
   readonly store: IdempotencyStore;
   /** The consumer: the scope of its keys. Required unless `keyOf` is given. */
   readonly consumer?: string;
-  /** The key of one event. Default: its CloudEvent identity (`defaultBatchEventKey`), never an offset or sequence number. */
+  /**
+   * The key of one event. Default: its CloudEvent identity (`defaultBatchEventKey`: a structured event, also as
+   * bytes, or binary-mode properties of a batch whose metadata lines up with its events), never an offset or sequence number.
+   */
   readonly keyOf?: (event: E, index: number, context: C | undefined) => IdempotencyKey;
   /** The part of an event whose digest detects key reuse. Default: the event. */
   readonly payloadOf?: (event: E) => unknown;
@@ -108,7 +111,8 @@ export function makeIdempotentBatch<E, R, C = unknown>(
   if (consumer !== undefined) assertValidKey({ consumer, key: 'check' });
   const keyOf =
     options.keyOf ??
-    ((event: E, index: number, context: C | undefined) => defaultBatchEventKey(consumer as string, event, index, context as InvocationContextLike | undefined));
+    ((event: E, index: number, context: C | undefined, count?: number) =>
+      defaultBatchEventKey(consumer as string, event, index, context as InvocationContextLike | undefined, count));
   const payloadOf = options.payloadOf ?? ((event: E) => event);
   const leaseMs = leaseMsOption(options.leaseMs ?? store.leaseMs ?? 5 * 60_000);
   const maxAttempts = options.maxAttempts ?? 3;
@@ -121,7 +125,7 @@ export function makeIdempotentBatch<E, R, C = unknown>(
   return async function idempotentBatch(events: readonly E[], context?: C): Promise<Array<BatchEventOutcome<R>>> {
     const keys = events.map((event, index): IdempotencyKey | InvalidKeyError | InvalidPayloadError => {
       try {
-        return keyOf(event, index, context);
+        return options.keyOf ? options.keyOf(event, index, context) : keyOf(event, index, context, events.length);
       } catch (error) {
         if (error instanceof InvalidKeyError) return error;
         throw error;

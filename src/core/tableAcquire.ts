@@ -151,10 +151,10 @@ export class TableClaimWorkflow {
       if (!failure.writeMayHaveLanded) throw failure;
       this.remember(scoped, ownerId);
       throw new StoreUnavailableError(
-        `table store unavailable during claim of ${JSON.stringify(scoped)}: no answer, and this claim may have been written; ` +
+        `table store unavailable during claim of ${JSON.stringify(scoped)} (${failure.message}), and the read-back got no answer either: this claim may have been written; ` +
           'if so the key stays in progress until its lease lapses (this process takes it over on its next claim); retry later',
         'claim',
-        failure,
+        failure.cause,
         true,
       );
     }
@@ -167,7 +167,7 @@ export class TableClaimWorkflow {
           'which proves nothing about a request still in flight: this claim may still land, and then the key stays in progress until ' +
           'its lease lapses (this process takes it over on its next claim); retry later',
         'claim',
-        failure,
+        failure.cause,
         true,
       );
     }
@@ -176,7 +176,7 @@ export class TableClaimWorkflow {
       `table store unavailable during claim of ${JSON.stringify(scoped)} (${failure.message}); read back: this claim was not written ` +
         'and can no longer land, nothing was decided; retry later',
       'claim',
-      failure,
+      failure.cause,
     );
   }
 

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { InvalidKeyError } from '../core/errors';
+import { assertMetadataNotFromBody } from '../core/hostMetadata';
 import { keyFromMessageId, type IdempotencyKey } from '../core/keys';
 import { decodeBody } from './body';
 import { park, type Delivery } from './delivery';
@@ -26,7 +27,8 @@ export type KeyedMessage<T> =
 /**
  * The first steps of the pipeline: the key (consumer + MessageId), then the body (size, JSON,
  * schema), which must carry the MessageId as its business id. What fails is parked with its reason
- * (`missing-message-id`, `invalid-json`, `invalid-schema`, `oversized`, `message-id-mismatch`).
+ * (`missing-message-id`, also when the body has a `messageId` field the host copied over the metadata's,
+ * `invalid-json`, `invalid-schema`, `oversized`, `message-id-mismatch`).
  * @throws StoreUnavailableError when parking fails (the message is then redelivered).
  */
 export async function decodeKeyedMessage<T>(delivery: Delivery, message: KeyedMessageSchema<T>): Promise<KeyedMessage<T>> {
@@ -40,6 +42,8 @@ export async function decodeKeyedMessage<T>(delivery: Delivery, message: KeyedMe
   if (messageId === undefined) return refuse(ParkReason.MissingMessageId, `the message has no MessageId (the producer must set it to the ${message.idName})`);
   let key: IdempotencyKey;
   try {
+    // A JSON body's top-level messageId (any case) replaces the metadata's before the handler sees it (core/hostMetadata.ts).
+    assertMetadataNotFromBody(delivery.body, ['messageId'], 'Service Bus MessageId');
     key = keyFromMessageId(delivery.consumer, delivery.info.messageId);
   } catch (error) {
     if (!(error instanceof InvalidKeyError)) throw error;

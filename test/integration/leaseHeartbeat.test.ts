@@ -205,3 +205,56 @@ describe('lease end: the signal aborts no later than the lease end, whatever the
 function otherClient(client: TableClient): TableClient {
   return TableClient.fromConnectionString(azuriteOf().connectionString, client.tableName, { allowInsecureConnection: true });
 }
+
+describe('a renewal whose answer comes after its call deadline (it landed) is confirmed before the lease end (Azurite)', () => {
+  // The figures of issue 36: lease 1.2 s, call deadline 0.4 s, one renewal's answer delayed 0.9 s.
+  const LATE_LEASE_MS = 1_200;
+  const CALL_TIMEOUT_MS = 400;
+  const ANSWER_DELAY_MS = 900;
+
+  /** A Table store whose first renewal (a conditional merge) after `armed` reaches the table, acts, and is answered 0.9 s late. */
+  async function lateAnswerStore() {
+    const client = await freshTable(azuriteOf());
+    const state = { armed: false, delayed: [] as number[], renewals: 0 };
+    client.pipeline.addPolicy(
+      {
+        name: 'lateAnswer',
+        sendRequest: async (request, next) => {
+          if (!state.armed || request.method === 'GET' || request.method === 'POST') return next(request);
+          state.renewals++;
+          const delay = state.delayed.length === 0;
+          const response = await next(request); // the table has acted: the renewal landed
+          if (delay) {
+            state.delayed.push(response.status);
+            await sleep(ANSWER_DELAY_MS);
+          }
+          return response;
+        },
+      },
+      { afterPhase: 'Retry' },
+    );
+    const store = new TableIdempotencyStore(client, { retentionMs: 86_400_000, leaseMs: LATE_LEASE_MS, callTimeoutMs: CALL_TIMEOUT_MS });
+    return { store, state };
+  }
+
+  test('the work runs two lease lengths and completes; the late renewal landed, a retry confirmed it, the signal never aborted', async () => {
+    const { store, state } = await lateAnswerStore();
+    let aborted: unknown;
+    const handler = makeIdempotent(
+      async (_m: { id: string }, _c: InvocationContext) => {
+        const { signal } = getIdempotencyScope()!;
+        signal.addEventListener('abort', () => (aborted = signal.reason), { once: true });
+        state.armed = true;
+        await sleep(2 * LATE_LEASE_MS);
+        return 'ok';
+      },
+      { store, consumer: 'late' },
+    );
+    const answer = await handler({ id: 'm-late' }, context('m-late')).catch((e: unknown) => e);
+    expect(state.delayed).toEqual([204]); // the delayed renewal was taken by the table (it landed)
+    expect(aborted).toBeUndefined();
+    expect(answer).toBe('ok');
+    expect(await store.get({ consumer: 'late', key: 'm-late' })).toMatchObject({ status: 'COMPLETED', result: 'ok', attempt: 1 });
+    expect(state.renewals).toBeGreaterThanOrEqual(3); // the late one, its confirmation, and the heartbeat's next ones
+  });
+});

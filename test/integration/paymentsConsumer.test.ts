@@ -206,6 +206,14 @@ describe('payments consumer: the real handler on Azurite, the local Durable exec
       reason: 'message-id-mismatch',
     },
     { what: 'an oversized body', body: 'x'.repeat(300 * 1024), metadata: { messageId: 'p-big' }, reason: 'oversized' },
+    {
+      // The host copies a JSON body's top-level fields over the trigger metadata (Utility.ApplyBindingData, Azure/azure-functions-host,
+      // src/WebJobs.Script/Utility.cs), so the metadata messageId here may be the body's: it is never taken as the key.
+      what: 'a body field messageId (which the host copies over the real MessageId)',
+      body: { paymentId: 'p-s', customerId: 'c', amount: 1, currency: 'EUR', MessageId: 'p-s' },
+      metadata: { messageId: 'p-s' },
+      reason: 'missing-message-id',
+    },
   ])('a message with $what is parked with reason $reason and the consumer keeps going', async ({ body, metadata, reason }) => {
     const r = await rig();
     expect(await r.deliver(body, metadata)).toMatchObject({ outcome: 'parked', reason: expect.stringContaining(reason) });

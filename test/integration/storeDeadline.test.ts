@@ -94,7 +94,7 @@ describe('store deadline against a store that accepts connections and never answ
       // A claim (and a commit, which claims) reads back after its write's deadline; the read hangs too.
       expect(error.message).toMatch(
         name === 'claim' || name === 'commit'
-          ? /no answer, and this claim may have been written/
+          ? /the read-back got no answer either: this claim may have been written/
           : new RegExp(`did not answer .* within ${DEADLINE_MS} ms; it was a write: it may have landed`),
       );
     }

@@ -4,6 +4,7 @@ import {
   LeaseHeartbeat,
   LeaseLostError,
   payloadDigest,
+  StoreUnavailableError,
   type Claim,
   type IdempotencyStore,
 } from '../../src/core/public';
@@ -81,6 +82,50 @@ describe('lease heartbeat: the local lease-end timer', () => {
     const watching = new LeaseHeartbeat(memory, await claimed(memory, 'watch'), 3_000, manual.timers).start(false);
     await manual.run(2_700);
     expect(watching.signal.aborted).toBe(true);
+  });
+
+  test('a renewal that failed without an answer (it may have landed) is tried again within a third of the time left, not an interval later', async () => {
+    const clock = new FakeClock();
+    const memory = new InMemoryIdempotencyStore({ leaseMs: 3_000, clock });
+    const claim = await claimed(memory, 'late');
+    const calls: number[] = [];
+    let failures = 1;
+    // The first renewal lands at the store, but its answer is lost (the call deadline passed): the caller sees a failure.
+    const late: IdempotencyStore = Object.assign(Object.create(memory) as IdempotencyStore, {
+      renewLease: async (c: Claim, leaseMs?: number) => {
+        calls.push(clock.now - claim.createdAtMs);
+        const renewed = await memory.renewLease(c, leaseMs);
+        if (failures-- > 0) throw new StoreUnavailableError('no answer by the call deadline (test)', 'renewLease', undefined, true);
+        return renewed;
+      },
+    });
+    const manual = manualTimers(clock);
+    const heartbeat = new LeaseHeartbeat(late, claim, 3_000, manual.timers).start();
+    await manual.run(6_000);
+    // 1,000: lands, answer lost; the abort deadline is 2,700: next try at 1,000 + (2,700 - 1,000) / 3 = 1,566, confirmed.
+    expect(calls.slice(0, 3)).toEqual([1_000, 1_566, 2_566]);
+    expect(heartbeat.signal.aborted).toBe(false);
+    await heartbeat.stop();
+  });
+
+  test('a store that keeps failing is tried ever sooner until the lease end, then the signal aborts', async () => {
+    const clock = new FakeClock();
+    const memory = new InMemoryIdempotencyStore({ leaseMs: 3_000, clock });
+    const claim = await claimed(memory, 'down');
+    const calls: number[] = [];
+    const down: IdempotencyStore = Object.assign(Object.create(memory) as IdempotencyStore, {
+      renewLease: () => {
+        calls.push(clock.now - claim.createdAtMs);
+        return Promise.reject(new StoreUnavailableError('unavailable (test)', 'renewLease', undefined, false));
+      },
+    });
+    const manual = manualTimers(clock);
+    const heartbeat = new LeaseHeartbeat(down, claim, 3_000, manual.timers).start();
+    await manual.run(3_000);
+    expect(heartbeat.signal.reason).toBeInstanceOf(LeaseLostError);
+    expect(calls.slice(0, 4)).toEqual([1_000, 1_566, 1_944, 2_196]);
+    expect(calls.every((at) => at < 2_700)).toBe(true);
+    expect(calls.length).toBeLessThan(20); // bounded: each try waits a third of what is left
   });
 
   test('a lease end further away than a Node timer can wait is never armed past its limit', async () => {

@@ -58,8 +58,8 @@ describe('keys for every trigger: the stable identity of one operation, never a 
   test('Storage queue: the message id, the same on every dequeue (pop receipt and dequeue count change)', () => {
     const first = contextWith({ id: 'q-1', popReceipt: 'AAA', dequeueCount: 1, insertionTime: '2026-01-01T00:00:00Z' });
     const again = contextWith({ id: 'q-1', popReceipt: 'BBB', dequeueCount: 2, insertionTime: '2026-01-01T00:00:00Z' });
-    expect(storageQueueMessageKey('c', first)).toEqual(storageQueueMessageKey('c', again));
-    expect(() => storageQueueMessageKey('c', contextWith({ popReceipt: 'AAA' }))).toThrow(InvalidKeyError);
+    expect(storageQueueMessageKey('c', 'body', first)).toEqual(storageQueueMessageKey('c', 'body', again));
+    expect(() => storageQueueMessageKey('c', 'body', contextWith({ popReceipt: 'AAA' }))).toThrow(InvalidKeyError);
   });
 
   test('Timer: the function and the occurrence it runs for (scheduleStatus.next during the run), shared by an overlapping or past-due run', () => {
@@ -82,10 +82,17 @@ describe('keys for every trigger: the stable identity of one operation, never a 
     expect(() => cosmosChangeKey('c', { id: 'o-1' })).toThrow(InvalidKeyError);
   });
 
-  test('Blob: the path and the ETag of the content version', () => {
-    const meta = (etag: string) => contextWith({ blobTrigger: 'uploads/a.csv', uri: 'http://x/uploads/a.csv', properties: { eTag: etag, length: 10 } });
-    expect(blobVersionKey('c', meta('"0x1"'))).toEqual(blobVersionKey('c', meta('"0x1"')));
-    expect(blobVersionKey('c', meta('"0x2"'))).not.toEqual(blobVersionKey('c', meta('"0x1"')));
-    expect(() => blobVersionKey('c', contextWith({ blobTrigger: 'uploads/a.csv' }))).toThrow(/ETag/);
+  test('Blob: the path and the content version (versionId, else lastModified + contentLength + contentHash), never the ETag', () => {
+    const meta = (properties: Record<string, unknown>) =>
+      contextWith({ blobTrigger: 'uploads/a.csv', uri: 'http://x/uploads/a.csv', properties: { eTag: {}, ...properties } });
+    const v1 = { lastModified: '2026-12-01T10:00:00+00:00', contentLength: 10, contentHash: 'q1' };
+    expect(blobVersionKey('c', Buffer.from('x'), meta(v1))).toEqual(blobVersionKey('c', Buffer.from('x'), meta({ ...v1 })));
+    expect(blobVersionKey('c', Buffer.from('x'), meta({ ...v1, lastModified: '2026-12-01T10:00:01+00:00' }))).not.toEqual(
+      blobVersionKey('c', Buffer.from('x'), meta(v1)),
+    );
+    expect(blobVersionKey('c', Buffer.from('x'), meta({ ...v1, versionId: '2026-12-01T10:00:00.1234567Z' }))).not.toEqual(
+      blobVersionKey('c', Buffer.from('x'), meta(v1)),
+    );
+    expect(() => blobVersionKey('c', Buffer.from('x'), contextWith({ blobTrigger: 'uploads/a.csv', properties: { eTag: {} } }))).toThrow(/version/);
   });
 });
