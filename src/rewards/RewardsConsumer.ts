@@ -91,7 +91,7 @@ export class RewardsConsumer {
     for (const [index, body] of events.entries()) {
       let event: ReturnType<typeof decodeRewardEvent>;
       try {
-        event = decodeRewardEvent(this.consumer, body, index, context);
+        event = decodeRewardEvent(this.consumer, body, index, context, events.length);
       } catch (error) {
         if (isolating === undefined) throw error;
         await this.park(body, index, context, ParkReason.RepeatedFailure, `decoding failed: ${failureSignature(error)}`, counts, true);

@@ -50,13 +50,21 @@ export type DecodedReward =
 /**
  * Decodes event `index` of a batch: its key first (structured CloudEvent, or binary `cloudEvents:*`
  * properties; never the partition, offset or sequence number, which a producer's retry changes and which
- * name a position in one hub, not the payment), then its type, then its data by schema.
+ * name a position in one hub, not the payment), then its type, then its data by schema. With `eventCount` (the
+ * batch's length) a batch whose metadata arrays are longer than it (the host dropped an empty text event but kept
+ * its `propertiesArray` entry) parks its binary-mode events rather than read a neighbour's `cloudEvents:*` properties.
  */
-export function decodeRewardEvent(consumer: string, delivered: unknown, index: number, context: InvocationContextLike | undefined): DecodedReward {
+export function decodeRewardEvent(
+  consumer: string,
+  delivered: unknown,
+  index: number,
+  context: InvocationContextLike | undefined,
+  eventCount?: number,
+): DecodedReward {
   const body = parsedIfJson(delivered);
   let key: IdempotencyKey;
   try {
-    key = defaultBatchEventKey(consumer, body, index, context);
+    key = defaultBatchEventKey(consumer, body, index, context, eventCount);
   } catch (error) {
     if (!(error instanceof InvalidKeyError)) throw error;
     return { ok: false, ignored: false, reason: ParkReason.MissingEventId, detail: error.message };

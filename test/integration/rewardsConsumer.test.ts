@@ -261,4 +261,22 @@ describe('rewards consumer: marker and balance in one transaction per customer (
     expect(await parkedReasons(down.parkingTable)).toEqual([]);
     expect(down.telemetry.total('messages.batch_failures', { kind: 'unavailable' })).toBe(4);
   });
+  test('a binary-mode batch whose propertiesArray is longer than its events (the host dropped an empty text event) is parked missing-event-id, never keyed by a neighbour', async () => {
+    const { ledger, consumer, parkingTable } = await rig();
+    // Binary mode: the CloudEvent attributes travel in each event's properties, the body is the data alone.
+    const props = (id: string) => ({
+      'cloudEvents:specversion': '1.0',
+      'cloudEvents:type': 'PaymentSucceeded',
+      'cloudEvents:source': '/payments',
+      'cloudEvents:id': id,
+    });
+    const data = (n: number) => ({ paymentId: `b-${n}`, customerId: 'carol', amount: 500 + n, currency: 'EUR' });
+    const context = hubContext(2);
+    // Three events were sent; the first had an empty body and was dropped from the text batch, its properties kept (ToRpcStringArray).
+    context.triggerMetadata!.propertiesArray = [props('evt-empty'), props('evt-1'), props('evt-2')];
+    const report = await consumer.handleBatch([JSON.stringify(data(1)), JSON.stringify(data(2))], context);
+    expect(report).toMatchObject({ applied: 0, parked: 2 });
+    expect(await ledger.balanceOf('carol')).toBe(0);
+    expect(await parkedReasons(parkingTable)).toEqual(['missing-event-id', 'missing-event-id']);
+  });
 });
