@@ -127,7 +127,7 @@ export async function runDesign(options: DesignRunOptions) {
       engine: await engine.snapshot(),
       executions: durableExecutions.length,
       logs: logExporter.getFinishedLogRecords().length,
-      host: await real.backend.engine!.telemetryCounts(),
+      host: await real.backend.engine.telemetryCounts(),
     };
     const rpcBefore = await rpc.counts();
     const consumerExecutions: Execution[] = [];
@@ -161,7 +161,7 @@ export async function runDesign(options: DesignRunOptions) {
       engine: await engine.snapshot(),
       executions: durableExecutions.length,
       logs: logExporter.getFinishedLogRecords().length,
-      host: await real.backend.engine!.telemetryCounts(),
+      host: await real.backend.engine.telemetryCounts(),
     };
     const rpcAfter = await rpc.counts();
     const busStats = { ...bus.queue('payments').stats };
@@ -356,7 +356,7 @@ export async function runDesign(options: DesignRunOptions) {
       },
       telemetry: { logRecords: logs.length, logBytes },
       /** The Durable host's log records at host.json's `logging.logLevel` (`levels`) during the workload: what the Functions host would forward to Application Insights. */
-      hostTelemetry: { levels: hostJsonLogLevels(real.backend.engine!.hostJsonPath), records: diffHostCounts(after.host.records, before.host.records) },
+      hostTelemetry: { levels: hostJsonLogLevels(real.backend.engine.hostJsonPath), records: diffHostCounts(after.host.records, before.host.records) },
       providerCharges: provider.charges.filter((c) => !c.paymentId.includes('-sparse-') && !c.paymentId.startsWith('bench-split-')).length,
       ...(split ? { split } : {}),
       unfinishedInstances: unfinished.length,

@@ -62,6 +62,38 @@ export function hostTelemetryLines(design: string, payments: number, counts: rea
     `${design}: the Durable host's log records at host.json's logging.logLevel ${JSON.stringify(levels)}: ${per(total.records)} records, ${per(total.bytes)} bytes a payment`,
     ...[...counts]
       .sort((a, b) => b.bytes - a.bytes)
-      .map((c) => `  ${c.category} (${c.level}): ${per(c.records)} records, ${per(c.bytes)} bytes a payment${c.sample ? `; e.g. ${JSON.stringify(c.sample.slice(0, 160))}` : ''}`),
+      .map(
+        (c) =>
+          `  ${c.category} (${c.level}): ${per(c.records)} records, ${per(c.bytes)} bytes a payment${c.sample ? `; e.g. ${JSON.stringify(c.sample.slice(0, 160))}` : ''}`,
+      ),
   ];
+}
+
+/** Records that the Functions host writes for every execution of any function: `Function.<name>` (Executing/Executed) and `Host.Results` (the request row). */
+const PER_EXECUTION = /^(Function\.[^.]+|Host\.Results)$/;
+
+/**
+ * The host's records a run counted, priced at `levels` (default: the run's own): `durable` = the records the Durable
+ * host wrote (the orchestrator, entity and activity executions, the extension, its storage client); `trigger` = the
+ * records the Functions host writes for each execution of the trigger too (`Function.<name>`, `Host.Results`), at the
+ * per-execution figure measured on the Durable executions times the trigger's executions (in the bench the trigger runs
+ * in the bench's process, not in the host).
+ * @throws Error when `levels` set a category below the run's level: records below the run's levels were not counted.
+ */
+export function hostRecordsPriced(
+  counts: readonly HostLogCount[],
+  runLevels: LogLevels,
+  levels: LogLevels = runLevels,
+  durableExecutions: number,
+  triggerExecutions: number,
+): { durable: { records: number; bytes: number }; trigger: { records: number; bytes: number } } {
+  for (const category of new Set([...Object.keys(levels), ...Object.keys(runLevels), ...counts.map((c) => c.category)]))
+    if (rank(levelFor(category, levels)) < rank(levelFor(category, runLevels)))
+      throw new Error(
+        `host.json level ${levelFor(category, levels)} for '${category}' is below the run's (${levelFor(category, runLevels)}): those records were not counted`,
+      );
+  const kept = recordsAt(counts, levels);
+  const perExecution = totalOf(kept.filter((c) => PER_EXECUTION.test(c.category)));
+  const share = durableExecutions > 0 ? triggerExecutions / durableExecutions : 0;
+  return { durable: totalOf(kept), trigger: { records: perExecution.records * share, bytes: perExecution.bytes * share } };
 }

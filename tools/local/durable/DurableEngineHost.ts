@@ -154,6 +154,8 @@ export interface DurableEngineHostOptions {
    * waiting in the hub's queues until {@link DurableEngineHost.switchRole} makes the host a worker.
    */
   readonly role?: DurableHostRole;
+  /** The host.json the host applies (default: the repository's); a test gives one with other logging levels. */
+  readonly hostJson?: string;
 }
 
 /** Log records of one category at one level, as the host's `CountingLoggerProvider` counted them. */
@@ -251,7 +253,7 @@ export class DurableEngineHost {
 
   /** The host.json the host applies (its `extensions.durableTask` and `logging.logLevel`). */
   get hostJsonPath(): string {
-    return path.join(ROOT, 'host.json');
+    return this.options.hostJson ?? path.join(ROOT, 'host.json');
   }
 
   get hubName(): string {
