@@ -169,7 +169,7 @@ export function costPerMillion(run: RunCounts, options: CostOptions): CostEstima
     ...(host
       ? [
           line(
-            `Application Insights: the Durable host's records at host.json levels (measured: ${host.durable.records} records) + per-item overhead`,
+            "Application Insights: the Durable host's records at host.json levels (measured) + per-item overhead",
             (host.durable.bytes + host.durable.records * options.telemetryItemOverheadBytes) / per / 1e9,
             'GB',
             prices.appInsightsGb,

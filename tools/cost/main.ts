@@ -114,14 +114,32 @@ function main(): void {
     process.stdout.write(`\nThe same at ${hostJson}'s logging.logLevel ${JSON.stringify(levels)} (the Application Insights lines change):\n`);
     printApplicationInsights(priced);
   }
-  printGoal(runs, priced, targets, targetQueueOps);
+  printGoal(runs, priced, targets, targetQueueOps, pricedOptions);
   printCosmos(priced, options.prices);
   printMonth(priced, paymentsPerMonth);
   printBySize(runs, pricedOptions);
 }
 
+/**
+ * The Durable queue class-1 operations a payment at which the busy total meets the goal (the total is linear in them:
+ * puts, deletes and gets scale together), or undefined when even none would.
+ */
+export function queueOpsForGoal(run: RunCounts, options: CostOptions, goalUsd: number): number | undefined {
+  const at = (ops: number) => costPerMillion(run, { ...options, durableQueueOpsPerPayment: ops }).totals.variableBusy;
+  const base = at(0);
+  const perOp = (at(12) - base) / 12;
+  if (base > goalUsd || !(perOp > 0)) return undefined;
+  return (goalUsd - base) / perOp;
+}
+
 /** The goal: busy per million at most $60, at the queue operations counted and at the target; the largest term; what is unmeasured. */
-function printGoal(runs: readonly RunCounts[], counted: readonly CostEstimate[], target: readonly CostEstimate[], targetOps: number): void {
+function printGoal(
+  runs: readonly RunCounts[],
+  counted: readonly CostEstimate[],
+  target: readonly CostEstimate[],
+  targetOps: number,
+  optionsOf: (run: RunCounts) => CostOptions,
+): void {
   process.stdout.write(
     `\nGoal: busy cost per million payments at most $${GOAL_USD_PER_MILLION} (Durable queue class-1 ops a payment: as counted, then ${targetOps}):\n`,
   );
@@ -135,6 +153,11 @@ function printGoal(runs: readonly RunCounts[], counted: readonly CostEstimate[],
           `Application Insights $${terms.applicationInsights.toFixed(2)}); unmeasured: ${e.unmeasured.length ? e.unmeasured.join('; ') : 'none'}\n`,
       );
     }
+    const sizes = FLEX_SIZES.map((size) => {
+      const ops = queueOpsForGoal(run, { ...optionsOf(run), memoryGb: size.gb }, GOAL_USD_PER_MILLION);
+      return `${size.gb * 1024} MB: ${ops === undefined ? 'none suffices' : `at most ${ops.toFixed(1)}`}`;
+    });
+    process.stdout.write(`  ${run.design.padEnd(8)} queue class-1 ops a payment that meet the goal busy: ${sizes.join('; ')}\n`);
   });
 }
 
@@ -221,7 +244,7 @@ function print(estimates: readonly CostEstimate[], levelsNote: string): void {
         .map((lines) => {
           if (!lines) return `${''.padStart(18)}${'-'.padStart(14)}`;
           const { terms, largest } = termsOf(lines);
-          return `${largest.padStart(18)}${money(terms[largest]).padStart(14)}`;
+          return `${largest.padStart(20)}${money(terms[largest]).padStart(12)}`;
         })
         .join('')}\n`,
     );
