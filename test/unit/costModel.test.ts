@@ -3,6 +3,7 @@ import {
   cosmosStoreLines,
   costPerMillion,
   durableQueueOpsPerPayment,
+  queueOpsForGoal,
   termsOf,
   type CostLine,
   type CostOptions,
@@ -300,5 +301,15 @@ describe('price sources', () => {
       expect(['read', 'recorded']).toContain(source.status);
     }
     expect(PRICE_SOURCES.map((s) => s.covers).join(' ')).toMatch(/Event Hubs.*Cosmos|Cosmos.*Event Hubs/s);
+  });
+});
+
+describe('queueOpsForGoal: the Durable queue operations a payment at which the busy total meets a goal', () => {
+  test('the busy total at the returned count equals the goal; none when even 0 operations miss it', () => {
+    const base = costPerMillion(run, { ...options, durableQueueOpsPerPayment: 0 }).totals.variableBusy;
+    const goal = base + 25;
+    const ops = queueOpsForGoal(run, options, goal)!;
+    expect(costPerMillion(run, { ...options, durableQueueOpsPerPayment: ops }).totals.variableBusy).toBeCloseTo(goal);
+    expect(queueOpsForGoal(run, options, base - 1)).toBeUndefined();
   });
 });

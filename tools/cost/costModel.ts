@@ -319,3 +319,15 @@ export function cosmosStoreLines(prices: Prices, ru: { create: number; replace: 
     line('cosmos: TTL deletion of the record (billed in RUs like a delete; typical, not measured)', ru.ttlDelete, 'RU', prices.cosmosRequestUnit),
   ];
 }
+
+/**
+ * The Durable queue class-1 operations a payment at which the busy total meets the goal (the total is linear in them:
+ * puts, deletes and gets scale together), or undefined when even none would.
+ */
+export function queueOpsForGoal(run: RunCounts, options: CostOptions, goalUsd: number): number | undefined {
+  const at = (ops: number) => costPerMillion(run, { ...options, durableQueueOpsPerPayment: ops }).totals.variableBusy;
+  const base = at(0);
+  const perOp = (at(12) - base) / 12;
+  if (base > goalUsd || !(perOp > 0)) return undefined;
+  return (goalUsd - base) / perOp;
+}

@@ -11,7 +11,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { optionReader, parseCommandLine, USAGE_EXIT_CODE, UsageError, usageErrorLine } from '../cli/commandLine';
-import { costPerMillion, cosmosStoreLines, termsOf, type CostEstimate, type CostLine, type CostOptions, type RunCounts } from './costModel';
+import { costPerMillion, cosmosStoreLines, queueOpsForGoal, termsOf, type CostEstimate, type CostLine, type CostOptions, type RunCounts } from './costModel';
 import { hostJsonLogLevels } from './hostTelemetry';
 import { monthBill } from './monthView';
 import { DEFAULT_PRICES, PRICE_SOURCES, PRICES_AS_OF, pricesWith, type Prices } from './prices';
@@ -118,18 +118,6 @@ function main(): void {
   printCosmos(priced, options.prices);
   printMonth(priced, paymentsPerMonth);
   printBySize(runs, pricedOptions);
-}
-
-/**
- * The Durable queue class-1 operations a payment at which the busy total meets the goal (the total is linear in them:
- * puts, deletes and gets scale together), or undefined when even none would.
- */
-export function queueOpsForGoal(run: RunCounts, options: CostOptions, goalUsd: number): number | undefined {
-  const at = (ops: number) => costPerMillion(run, { ...options, durableQueueOpsPerPayment: ops }).totals.variableBusy;
-  const base = at(0);
-  const perOp = (at(12) - base) / 12;
-  if (base > goalUsd || !(perOp > 0)) return undefined;
-  return (goalUsd - base) / perOp;
 }
 
 /** The goal: busy per million at most $60, at the queue operations counted and at the target; the largest term; what is unmeasured. */
