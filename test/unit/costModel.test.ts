@@ -1,5 +1,17 @@
-import { costPerMillion, termsOf, type CostLine, type CostOptions, type RunCounts } from '../../tools/cost/costModel';
-import { DEFAULT_PRICES, pricesWith, type Prices } from '../../tools/cost/prices';
+import {
+  COSMOS_RU_PER_PAYMENT,
+  cosmosStoreLines,
+  costPerMillion,
+  durableQueueOpsPerPayment,
+  queueOpsForGoal,
+  termsOf,
+  type CostLine,
+  type CostOptions,
+  type RunCounts,
+} from '../../tools/cost/costModel';
+import { diffHostCounts, hostRecordsPriced, levelFor, recordsAt, totalOf, type HostLogCount } from '../../tools/cost/hostTelemetry';
+import { monthBill } from '../../tools/cost/monthView';
+import { DEFAULT_PRICES, MONTHLY_GRANTS, PRICE_SOURCES, pricesWith, type Prices } from '../../tools/cost/prices';
 
 /** Prices that make the arithmetic readable: every unit a distinct power of ten. */
 const prices: Prices = {
@@ -14,6 +26,9 @@ const prices: Prices = {
   flexAlwaysReadyExecutionGbSecond: 1e-3,
   flexAlwaysReadyBaselineGbSecond: 1e-4,
   serviceBusOperation: 1e-6,
+  serviceBusBaseHour: 0.5,
+  eventHubsThroughputUnitHour: 0.25,
+  cosmosRequestUnit: 1e-3,
   appInsightsGb: 2,
 };
 
@@ -24,7 +39,8 @@ const options: CostOptions = {
   azureMaxQueuePollingMs: 10_000,
   telemetryItemOverheadBytes: 0,
   hostTelemetryBytesPerExecution: 0,
-  secondsPerMonth: 1_000,
+  secondsPerMonth: 7_200,
+  eventHubsThroughputUnits: 1,
 };
 
 const run: RunCounts = {
@@ -82,9 +98,10 @@ describe('costPerMillion: dollars per million payments from the counts of one ru
     expect(sb.usdPerMillion).toBeCloseTo(3.5e6 * 1e-6);
   });
 
-  test('executions: the trigger and every Durable execution', () => {
-    expect(byName(busy, 'Flex executions').perPayment).toBe(8);
-    expect(byName(busy, 'Flex executions').usdPerMillion).toBeCloseTo(8e6 * 1e-7);
+  test('executions: the trigger on demand, every Durable execution always ready, each at its price', () => {
+    expect(byName(busy, 'Flex executions on demand').perPayment).toBe(1);
+    expect(byName(busy, 'Flex executions always ready').perPayment).toBe(7);
+    expect(byName(busy, 'Flex executions always ready').usdPerMillion).toBeCloseTo(7e6 * 1e-7);
   });
 
   test('GB-s: active instance time x memory, on-demand for the trigger, always-ready execution rate for the durable group', () => {
@@ -100,21 +117,28 @@ describe('costPerMillion: dollars per million payments from the counts of one ru
   });
 
   test('Application Insights: measured bytes per payment, plus the per-item and per-execution parameters when given', () => {
-    expect(byName(busy, 'Application Insights').perPayment).toBeCloseTo(1_000 / 1e9);
-    expect(byName(busy, 'Application Insights').usdPerMillion).toBeCloseTo((1_000 * 1e6 * 2) / 1e9);
+    expect(byName(busy, "the app's own log records").perPayment).toBeCloseTo(1_000 / 1e9);
+    expect(byName(busy, "the app's own log records").usdPerMillion).toBeCloseTo((1_000 * 1e6 * 2) / 1e9);
     const more = costPerMillion(run, { ...options, telemetryItemOverheadBytes: 500, hostTelemetryBytesPerExecution: 100 });
-    // (10,000 + 20 x 500 + 80 x 100) / 10 = 2,800 bytes a payment.
-    expect(byName(more.variable.busy, 'Application Insights').perPayment).toBeCloseTo(2_800 / 1e9);
+    // (10,000 + 20 x 500) / 10 = 2,000 bytes a payment; 80 executions x 100 / 10 = 800.
+    expect(byName(more.variable.busy, "the app's own log records").perPayment).toBeCloseTo(2_000 / 1e9);
+    expect(byName(more.variable.busy, 'host telemetry per execution').perPayment).toBeCloseTo(800 / 1e9);
+    expect(estimate.unmeasured).toEqual([expect.stringMatching(/Durable host's log records/)]);
   });
 
-  test('fixed per month: idle polling scaled from the run interval to Azure, and the always-ready baseline', () => {
-    // 20 empty gets in 10 s = 2/s at 500 ms; at 10 s: 0.1/s; x 1,000 s = 100 a month.
+  test('fixed per month: idle polling scaled from the run interval to Azure, the always-ready baseline, Service Bus base, Event Hubs TUs', () => {
+    // 20 empty gets in 10 s = 2/s at 500 ms; at 10 s: 0.1/s; x 7,200 s = 720 a month.
     const idle = byName(estimate.fixedPerMonth, 'idle polling');
-    expect(idle.perMillion).toBeCloseTo(100);
-    expect(idle.usdPerMillion).toBeCloseTo(100 * 1e-4);
+    expect(idle.perMillion).toBeCloseTo(720);
+    expect(idle.usdPerMillion).toBeCloseTo(720 * 1e-4);
     const baseline = byName(estimate.fixedPerMonth, 'baseline');
-    expect(baseline.perMillion).toBe(2_000); // 1 instance x 2 GB x 1,000 s
-    expect(baseline.usdPerMillion).toBeCloseTo(2_000 * 1e-4);
+    expect(baseline.perMillion).toBe(14_400); // 1 instance x 2 GB x 7,200 s
+    expect(baseline.usdPerMillion).toBeCloseTo(14_400 * 1e-4);
+    // 7,200 s = 2 hours: Service Bus 2 x $0.5; Event Hubs 2 TUs x 2 hours x $0.25.
+    expect(byName(estimate.fixedPerMonth, 'Service Bus Standard base charge').usdPerMillion).toBeCloseTo(1);
+    const hubs = byName(costPerMillion(run, { ...options, eventHubsThroughputUnits: 2 }).fixedPerMonth, 'Event Hubs');
+    expect(hubs).toMatchObject({ perMillion: 4, unit: 'TU-hour' });
+    expect(hubs.usdPerMillion).toBeCloseTo(1);
   });
 
   test('totals add the lines; the sparse view is absent when the run sent no payment alone', () => {
@@ -159,5 +183,133 @@ describe('pricesWith: list prices overridable by name', () => {
     expect(() => pricesWith(['appInsightsGb='])).toThrow(/must be a number >= 0/);
     expect(() => pricesWith(['appInsightsGb=-1'])).toThrow(/must be a number >= 0/);
     expect(() => pricesWith(['appInsightsGb=x'])).toThrow(/must be a number >= 0/);
+  });
+});
+
+describe('Durable queue operations a payment: priced as counted or at a target (issue 37: 18 today, 12 after)', () => {
+  test('counted: puts and deletes of every Durable queue a payment; the target scales puts, deletes and gets alike', () => {
+    expect(durableQueueOpsPerPayment(run)).toBe(4); // (30 + 10 puts) / 10
+    const at2 = costPerMillion(run, { ...options, durableQueueOpsPerPayment: 2 });
+    expect(at2.durableQueueOpsPerPayment).toBe(2);
+    expect(byName(at2.variable.busy, 'durable queue put').perPayment).toBeCloseTo(2);
+    expect(byName(at2.variable.busy, 'durable queue emptyGet').perPayment).toBeCloseTo(5); // polling is not per message
+    expect(byName(at2.variable.busy, 'claim tables').perPayment).toBe(2);
+    expect(at2.totals.variableBusy).toBeCloseTo(costPerMillion(run, options).totals.variableBusy - 2e6 * 1e-5);
+  });
+
+  test('a target for a run that counted no queue message is refused', () => {
+    const none = {
+      ...run,
+      storage: { ...run.storage, workload: { requests: { 'app.table.idempotency.batch': 20 }, billing: { 'app.table.idempotency.batch': 'transaction' } } },
+    };
+    expect(() => costPerMillion(none, { ...options, durableQueueOpsPerPayment: 12 })).toThrow(/no Durable queue puts or deletes/);
+  });
+});
+
+describe("the Durable host's telemetry: host.json levels applied as the Functions host applies them", () => {
+  const runLevels = { default: 'Information', 'DurableTask.Core': 'Warning' };
+  const counts: HostLogCount[] = [
+    { category: 'Azure.Core', level: 'Information', records: 100, bytes: 100_000 },
+    { category: 'Function.chargePayment.User', level: 'Information', records: 20, bytes: 16_000 },
+    { category: 'Function.chargePayment', level: 'Information', records: 20, bytes: 8_000 },
+    { category: 'Host.Results', level: 'Information', records: 10, bytes: 4_000 },
+    { category: 'Host.Results', level: 'Error', records: 1, bytes: 500 },
+  ];
+
+  test('a category takes the level of its longest matching prefix, default otherwise, case-insensitive', () => {
+    const levels = { default: 'Warning', Function: 'Information', 'function.chargePayment.User': 'Error' };
+    expect(levelFor('Function.chargePayment', levels)).toBe('Information');
+    expect(levelFor('Function.chargePayment.User', levels)).toBe('Error');
+    expect(levelFor('Azure.Core', levels)).toBe('Warning');
+    expect(recordsAt(counts, { default: 'Warning' }).map((c) => c.level)).toEqual(['Error']);
+    expect(() => recordsAt(counts, { default: 'Loud' })).toThrow(/unknown log level 'Loud'/);
+  });
+
+  test('counts between two snapshots: per category and level, rows that did not grow left out', () => {
+    const before: HostLogCount[] = [{ category: 'Azure.Core', level: 'Information', records: 40, bytes: 30_000 }, ...counts.slice(1)];
+    expect(diffHostCounts(counts, before)).toEqual([{ category: 'Azure.Core', level: 'Information', records: 60, bytes: 70_000 }]);
+    expect(totalOf(counts)).toEqual({ records: 151, bytes: 128_500 });
+  });
+
+  test('priced at the run levels or stricter ones; the trigger gets the per-execution records measured on the Durable executions', () => {
+    // 10 Durable executions, 5 trigger executions: Function.chargePayment + Host.Results = 31 records, 12,500 B for 10.
+    const asRun = hostRecordsPriced(counts, runLevels, undefined, 10, 5);
+    expect(asRun.durable).toEqual({ records: 151, bytes: 128_500 });
+    expect(asRun.trigger.records).toBeCloseTo(15.5);
+    expect(asRun.trigger.bytes).toBeCloseTo(6_250);
+    const quiet = hostRecordsPriced(counts, runLevels, { default: 'Warning' }, 10, 5);
+    expect(quiet.durable).toEqual({ records: 1, bytes: 500 });
+    expect(quiet.trigger.bytes).toBeCloseTo(250);
+    expect(() => hostRecordsPriced(counts, { default: 'Warning' }, { default: 'Warning', 'Azure.Core': 'Information' }, 10, 5)).toThrow(
+      /'Azure.Core' is below the run's/,
+    );
+  });
+
+  test('on the cost page: the host records and the trigger records, each at ingestion per GB, with the per-item overhead', () => {
+    const measured = { ...run, hostTelemetry: { levels: runLevels, records: counts } };
+    const e = costPerMillion(measured, { ...options, telemetryItemOverheadBytes: 100 });
+    // (128,500 + 151 x 100) / 10 payments = 14,360 B; trigger: 10 executions / 70 Durable x (12,500 + 31 x 100) / 10.
+    expect(byName(e.variable.busy, "the Durable host's records").perPayment).toBeCloseTo(14_360 / 1e9);
+    expect(byName(e.variable.busy, "the trigger's host records").perPayment).toBeCloseTo(((10 / 70) * 15_600) / 10 / 1e9);
+    expect(e.unmeasured).toEqual([]);
+    const quiet = costPerMillion(measured, { ...options, hostLogLevels: { default: 'Warning' } });
+    expect(byName(quiet.variable.busy, "the Durable host's records").perPayment).toBeCloseTo(50 / 1e9);
+    expect(termsOf(e.variable.busy).terms.applicationInsights).toBeGreaterThan(termsOf(quiet.variable.busy).terms.applicationInsights);
+  });
+});
+
+describe('the Cosmos store: its RUs, TTL deletions included', () => {
+  test('create + replace and the TTL deletion, at the RU price, in the storage term', () => {
+    const lines = cosmosStoreLines(prices);
+    expect(byName(lines, 'TTL deletion')).toMatchObject({ perPayment: COSMOS_RU_PER_PAYMENT.ttlDelete, unit: 'RU' });
+    expect(byName(lines, 'TTL deletion').usdPerMillion).toBeCloseTo(COSMOS_RU_PER_PAYMENT.ttlDelete * 1e6 * 1e-3);
+    expect(byName(cosmosStoreLines(prices, { create: 1, replace: 2, ttlDelete: 3 }), 'create').perPayment).toBe(3);
+    expect(termsOf(lines).terms.storage).toBeCloseTo(lines.reduce((a, l) => a + l.usdPerMillion, 0));
+  });
+});
+
+describe('a month: variable lines scaled to the month, free grants applied where they belong, fixed lines added', () => {
+  const estimate = costPerMillion(run, options);
+  test('Flex on demand (GB-s, executions) and Service Bus operations are granted; always-ready lines are not', () => {
+    const bill = monthBill(estimate, estimate.variable.busy, 100_000);
+    const get = (part: string) => bill.lines.find((l) => l.name.includes(part))!;
+    // trigger: 1 GB-s a payment x 100,000 = 100,000 GB-s, all within the grant.
+    expect(get('on-demand GB-s')).toMatchObject({ granted: MONTHLY_GRANTS.flexOnDemandGbSeconds, usd: 0 });
+    expect(get('Flex executions on demand').usd).toBe(0);
+    expect(get('always-ready execution GB-s').granted).toBe(0);
+    expect(get('always-ready execution GB-s').usd).toBeCloseTo(4 * 100_000 * 1e-3);
+    expect(get('Service Bus operations').usd).toBe(0); // 350,000 operations < 13 M
+    expect(get('baseline').usd).toBeCloseTo(14_400 * 1e-4);
+    expect(bill.total).toBeCloseTo(bill.lines.reduce((a, l) => a + l.usd, 0));
+  });
+
+  test('past the grants the excess is billed; Log Analytics grants 5 GB across the telemetry lines', () => {
+    const big = monthBill(estimate, estimate.variable.busy, 10_000_000);
+    const gbs = big.lines.find((l) => l.name.includes('on-demand GB-s'))!;
+    expect(gbs.usd).toBeCloseTo((10_000_000 - 100_000) * 1e-2);
+    const telemetry = big.lines.find((l) => l.unit === 'GB')!; // 1,000 B x 10 M = 10 GB, 5 free
+    expect(telemetry.usd).toBeCloseTo(5 * 2);
+    expect(() => monthBill(estimate, estimate.variable.busy, -1)).toThrow(RangeError);
+  });
+});
+
+describe('price sources', () => {
+  test('every source names a URL and a date, and says whether it was read here', () => {
+    for (const source of PRICE_SOURCES) {
+      expect(source.url).toMatch(/^https:\/\//);
+      expect(source.asOf).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+      expect(['read', 'recorded']).toContain(source.status);
+    }
+    expect(PRICE_SOURCES.map((s) => s.covers).join(' ')).toMatch(/Event Hubs.*Cosmos|Cosmos.*Event Hubs/s);
+  });
+});
+
+describe('queueOpsForGoal: the Durable queue operations a payment at which the busy total meets a goal', () => {
+  test('the busy total at the returned count equals the goal; none when even 0 operations miss it', () => {
+    const base = costPerMillion(run, { ...options, durableQueueOpsPerPayment: 0 }).totals.variableBusy;
+    const goal = base + 25;
+    const ops = queueOpsForGoal(run, options, goal)!;
+    expect(costPerMillion(run, { ...options, durableQueueOpsPerPayment: ops }).totals.variableBusy).toBeCloseTo(goal);
+    expect(queueOpsForGoal(run, options, base - 1)).toBeUndefined();
   });
 });

@@ -304,8 +304,14 @@ describe('host.json: what reaches Application Insights', () => {
   };
   const rank = ['Trace', 'Debug', 'Information', 'Warning', 'Error', 'Critical', 'None'];
 
-  test('successful invocations are logged (Host.Results at Information: they are the requests table)', () => {
-    expect(rank.indexOf(host.logging.logLevel['Host.Results'] ?? host.logging.logLevel.default)).toBeLessThanOrEqual(rank.indexOf('Information'));
+  test('failed invocations are logged (Host.Results at Error or below: the host logs a failed execution at Error, a success at Information)', () => {
+    expect(rank.indexOf(host.logging.logLevel['Host.Results'] ?? host.logging.logLevel.default)).toBeLessThanOrEqual(rank.indexOf('Error'));
+  });
+
+  test("the host's chatty categories stay at Warning: the Durable tracking records (Function.<name>.User), Executing/Executed, the storage client's request logs (issue 37: 165 records, 157 KB a payment at Information)", () => {
+    for (const category of ['Function', 'Azure.Core', 'default']) {
+      expect(rank.indexOf(host.logging.logLevel[category] ?? host.logging.logLevel.default)).toBeGreaterThanOrEqual(rank.indexOf('Warning'));
+    }
   });
 
   test('the Durable Task framework logs warnings and above only (Information is costly at volume)', () => {

@@ -1,4 +1,5 @@
 import { percentile } from './stats';
+import { totalOf, type HostLogCount, type LogLevels } from '../cost/hostTelemetry';
 
 /**
  * CPU ms per burst message of the split phase (/proc): the bench process (the trigger and the local bus; before
@@ -39,6 +40,8 @@ export interface DesignCounts {
   };
   readonly serviceBus: { readonly sends: number; readonly receives: number; readonly completes: number; readonly abandons: number; readonly renewals: number };
   readonly telemetry: { readonly logRecords: number; readonly logBytes: number };
+  /** The Durable host's log records at host.json's levels during the workload (absent in runs before issue 37). */
+  readonly hostTelemetry?: { readonly levels: LogLevels; readonly records: readonly HostLogCount[] };
   /** Handoff's split phase (`--split-payments`): the trigger alone, then one worker's drain. */
   readonly split?: {
     readonly payments: number;
@@ -111,6 +114,9 @@ export function summarize(run: DesignCounts): Record<string, number> {
   figures['  renewals / payment'] = sb.renewals / per;
   figures['app log records / payment'] = run.telemetry.logRecords / per;
   figures['app log bytes / payment'] = run.telemetry.logBytes / per;
+  const host = run.hostTelemetry ? totalOf(run.hostTelemetry.records) : { records: Number.NaN, bytes: Number.NaN };
+  figures['host log records / payment (host.json levels)'] = host.records / per;
+  figures['host log bytes / payment (host.json levels)'] = host.bytes / per;
   figures['idle storage transactions / s'] = total(run.storage.idle.requests) / run.storage.idle.seconds;
   const split = run.split;
   if (split) {

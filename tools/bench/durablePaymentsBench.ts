@@ -6,7 +6,7 @@
  * (default 1,000), `--concurrency` receivers (default 16: host.json `maxConcurrentCalls`). Prints side by side,
  * from counts of the run: consumer execution time p50/p99, status polls per payment, payments per second through
  * one host, storage transactions per payment by kind (counted on the wire), Service Bus operations per payment,
- * the app's log volume, idle polling per second, and the ratios handoff/hold. Then `--sparse-payments` (default 4)
+ * the app's log volume, the Durable host's log records and bytes at host.json's levels by category, idle polling per second, and the ratios handoff/hold. Then `--sparse-payments` (default 4)
  * payments one at a time, to measure the billed active time of a payment alone (thin traffic). Then, handoff only,
  * `--split-payments` (default 64; 0 = none) paced and as many in a burst with the Durable host as a client only (the
  * trigger alone, as when the charges run on other instances), and one worker's drain of them. `--out` writes the whole run as JSON
@@ -15,6 +15,7 @@
 import { writeFileSync } from 'node:fs';
 import { installStopSignals } from '../cli/stopSignals';
 import { optionReader, parseCommandLine, USAGE_EXIT_CODE, UsageError, usageErrorLine } from '../cli/commandLine';
+import { hostTelemetryLines } from '../cost/hostTelemetry';
 import { sideBySide, splitLines } from './designSummary';
 import { DesignUnavailableError, runDesign, type DesignReport, type PaymentsDesign } from './paymentsDesignRun';
 
@@ -77,6 +78,8 @@ async function main(): Promise<void> {
       `${design}: ${run.payments} payments, ${run.providerCharges} charged, ${run.unfinishedInstances} unfinished, ${run.failedInstances} failed orchestrations; ` +
         `acked in ${run.seconds.acked} s, finished in ${run.seconds.finished} s; Durable executions ${JSON.stringify(run.durable.byFunction)}\n`,
     );
+  for (const [design, run] of Object.entries(runs))
+    for (const line of hostTelemetryLines(design, run.payments, run.hostTelemetry.records, run.hostTelemetry.levels)) process.stdout.write(`${line}\n`);
   for (const line of splitLines(runs.hold, runs.handoff, concurrency, providerMs)) process.stdout.write(`${line}\n`);
   for (const [design, why] of Object.entries(unavailable)) process.stdout.write(`${design}: not measured (${why})\n`);
   if (json) process.stdout.write(`${JSON.stringify(result)}\n`);

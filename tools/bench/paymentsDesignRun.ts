@@ -6,6 +6,7 @@ import { Telemetry } from '../../src/telemetry/Telemetry';
 import { AzuriteTable } from '../azurite/AzuriteTable';
 import { StallLog, watchStalls, type Stall } from '../azurite/stallWatch';
 import { activeInstanceMs, type Execution } from '../cost/billableTime';
+import { diffHostCounts, hostJsonLogLevels } from '../cost/hostTelemetry';
 import { FakePaymentProvider } from '../fakeProvider/FakePaymentProvider';
 import { LocalServiceBus } from '../local/LocalServiceBus';
 import { startRealEnginePayments } from '../local/durable/realEnginePayments';
@@ -126,6 +127,7 @@ export async function runDesign(options: DesignRunOptions) {
       engine: await engine.snapshot(),
       executions: durableExecutions.length,
       logs: logExporter.getFinishedLogRecords().length,
+      host: await real.backend.engine.telemetryCounts(),
     };
     const rpcBefore = await rpc.counts();
     const consumerExecutions: Execution[] = [];
@@ -159,6 +161,7 @@ export async function runDesign(options: DesignRunOptions) {
       engine: await engine.snapshot(),
       executions: durableExecutions.length,
       logs: logExporter.getFinishedLogRecords().length,
+      host: await real.backend.engine.telemetryCounts(),
     };
     const rpcAfter = await rpc.counts();
     const busStats = { ...bus.queue('payments').stats };
@@ -352,6 +355,8 @@ export async function runDesign(options: DesignRunOptions) {
         deadLettered: busStats.deadLettered,
       },
       telemetry: { logRecords: logs.length, logBytes },
+      /** The Durable host's log records at host.json's `logging.logLevel` (`levels`) during the workload: what the Functions host would forward to Application Insights. */
+      hostTelemetry: { levels: hostJsonLogLevels(real.backend.engine.hostJsonPath), records: diffHostCounts(after.host.records, before.host.records) },
       providerCharges: provider.charges.filter((c) => !c.paymentId.includes('-sparse-') && !c.paymentId.startsWith('bench-split-')).length,
       ...(split ? { split } : {}),
       unfinishedInstances: unfinished.length,

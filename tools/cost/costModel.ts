@@ -1,4 +1,5 @@
 import { groupOf } from '../bench/designSummary';
+import { hostRecordsPriced, type HostLogCount, type LogLevels } from './hostTelemetry';
 import type { Prices } from './prices';
 
 type Billing = 'transaction' | 'class1' | 'class2' | 'write' | 'read' | 'other';
@@ -21,6 +22,8 @@ export interface RunCounts {
   };
   readonly serviceBus: { readonly sends: number; readonly receives: number; readonly completes: number; readonly abandons: number; readonly renewals: number };
   readonly telemetry: { readonly logRecords: number; readonly logBytes: number };
+  /** The Durable host's log records at host.json's levels during the workload (runs since issue 37; absent before). */
+  readonly hostTelemetry?: { readonly levels: LogLevels; readonly records: readonly HostLogCount[] };
 }
 
 export interface CostOptions {
@@ -33,10 +36,20 @@ export interface CostOptions {
   readonly azureMaxQueuePollingMs: number;
   /** Bytes Application Insights adds per log item (envelope, tags): not measured here; 0 unless given. */
   readonly telemetryItemOverheadBytes: number;
-  /** The Functions host's own telemetry per execution (request row, traces): not measured here; 0 unless given. */
+  /** Bytes per execution added to the host's telemetry on top of what the run measured (0 unless given). */
   readonly hostTelemetryBytesPerExecution: number;
   /** A month of seconds for the fixed lines (30 days = 2,592,000). */
   readonly secondsPerMonth: number;
+  /**
+   * Durable queue class-1 operations a payment (a put and a delete per message) to price instead of the run's:
+   * issue 37's target is 12 (6 messages) against 18 today. The run's queue puts, deletes and gets are scaled by
+   * target / counted; its tables and executions stay as run. Undefined: as counted.
+   */
+  readonly durableQueueOpsPerPayment?: number;
+  /** host.json levels to price the host's records at (none below the run's: see {@link hostRecordsPriced}); undefined: as run. */
+  readonly hostLogLevels?: LogLevels;
+  /** Event Hubs Standard throughput units (infra: 1). */
+  readonly eventHubsThroughputUnits: number;
 }
 
 /** One line of the bill: a count per payment, per million payments, its unit price and its dollars per million payments. */
@@ -57,6 +70,10 @@ export interface CostEstimate {
   /** Per month whatever the traffic (`unit` says per what; `perMillion` is the month's count). */
   readonly fixedPerMonth: readonly CostLine[];
   readonly totals: { readonly variableBusy: number; readonly variableSparse?: number; readonly fixedPerMonth: number };
+  /** The Durable queue class-1 operations a payment priced: as counted, or `durableQueueOpsPerPayment`. */
+  readonly durableQueueOpsPerPayment: number;
+  /** What the estimate could not count in this run (e.g. the host's telemetry in runs before issue 37). */
+  readonly unmeasured: readonly string[];
 }
 
 const MILLION = 1_000_000;
@@ -77,6 +94,28 @@ function priceOf(prices: Prices, billing: string): number {
 
 function line(name: string, perPayment: number, unit: string, unitPrice: number): CostLine {
   return { name, perPayment, perMillion: perPayment * MILLION, unit, unitPrice, usdPerMillion: perPayment * MILLION * unitPrice };
+}
+
+const DURABLE_QUEUE_MESSAGE_OP = /^durable\.queue\.[^.]+\.(put|delete|get)$/;
+
+/** The Durable queue class-1 operations (puts and deletes: one each per message) a payment, as counted. */
+export function durableQueueOpsPerPayment(run: RunCounts): number {
+  const requests = run.storage.workload.requests;
+  const ops = Object.entries(requests).filter(([key]) => /^durable\.queue\.[^.]+\.(put|delete)$/.test(key));
+  return ops.reduce((a, [, n]) => a + n, 0) / run.payments;
+}
+
+/**
+ * The run's storage requests with the Durable queues' messages scaled to `opsPerPayment` class-1 operations a payment
+ * (puts, deletes and the gets that take the messages, by target / counted); the rest as counted.
+ */
+function scaledRequests(run: RunCounts, opsPerPayment: number | undefined): Readonly<Record<string, number>> {
+  const requests = run.storage.workload.requests;
+  if (opsPerPayment === undefined) return requests;
+  const counted = durableQueueOpsPerPayment(run);
+  if (!(counted > 0)) throw new Error(`run '${run.design}' counted no Durable queue puts or deletes to scale`);
+  const factor = opsPerPayment / counted;
+  return Object.fromEntries(Object.entries(requests).map(([key, n]) => [key, DURABLE_QUEUE_MESSAGE_OP.test(key) ? n * factor : n]));
 }
 
 /** Storage lines per group of kinds ({@link groupOf}), each kind priced by its billing class. */
@@ -105,8 +144,12 @@ export function costPerMillion(run: RunCounts, options: CostOptions): CostEstima
   const per = run.payments;
   if (!(per > 0)) throw new Error(`run '${run.design}' has no payments`);
   const { prices, memoryGb } = options;
-  const storage = storageLines(run.storage.workload.requests, run.storage.workload.billing, per, prices);
+  const storage = storageLines(scaledRequests(run, options.durableQueueOpsPerPayment), run.storage.workload.billing, per, prices);
   const sb = run.serviceBus;
+  const host = run.hostTelemetry
+    ? hostRecordsPriced(run.hostTelemetry.records, run.hostTelemetry.levels, options.hostLogLevels, run.durable.executions, run.consumer.executions)
+    : undefined;
+  const appItems = run.telemetry.logRecords;
   const common = [
     ...storage,
     line(
@@ -115,22 +158,40 @@ export function costPerMillion(run: RunCounts, options: CostOptions): CostEstima
       'operation',
       prices.serviceBusOperation,
     ),
+    line('Flex executions on demand (trigger)', run.consumer.executions / per, 'execution', prices.flexExecution),
+    line('Flex executions always ready (orchestrator, entity, activity)', run.durable.executions / per, 'execution', prices.flexExecution),
     line(
-      'Flex executions (trigger + orchestrator, entity, activity)',
-      (run.consumer.executions + run.durable.executions) / per,
-      'execution',
-      prices.flexExecution,
-    ),
-    line(
-      'Application Insights: app log records (measured) + per-item overhead + host telemetry per execution (parameters)',
-      (run.telemetry.logBytes +
-        run.telemetry.logRecords * options.telemetryItemOverheadBytes +
-        (run.consumer.executions + run.durable.executions) * options.hostTelemetryBytesPerExecution) /
-        per /
-        1e9,
+      "Application Insights: the app's own log records (measured) + per-item overhead (parameter)",
+      (run.telemetry.logBytes + appItems * options.telemetryItemOverheadBytes) / per / 1e9,
       'GB',
       prices.appInsightsGb,
     ),
+    ...(host
+      ? [
+          line(
+            "Application Insights: the Durable host's records at host.json levels (measured) + per-item overhead",
+            (host.durable.bytes + host.durable.records * options.telemetryItemOverheadBytes) / per / 1e9,
+            'GB',
+            prices.appInsightsGb,
+          ),
+          line(
+            "Application Insights: the trigger's host records (Function.<name>, Host.Results: per execution as measured on the Durable ones)",
+            (host.trigger.bytes + host.trigger.records * options.telemetryItemOverheadBytes) / per / 1e9,
+            'GB',
+            prices.appInsightsGb,
+          ),
+        ]
+      : []),
+    ...(options.hostTelemetryBytesPerExecution > 0
+      ? [
+          line(
+            'Application Insights: host telemetry per execution (parameter)',
+            ((run.consumer.executions + run.durable.executions) * options.hostTelemetryBytesPerExecution) / per / 1e9,
+            'GB',
+            prices.appInsightsGb,
+          ),
+        ]
+      : []),
   ];
   const gbSeconds = (ms: number) => (ms / 1000) * memoryGb;
   const busy = [
@@ -189,6 +250,22 @@ export function costPerMillion(run: RunCounts, options: CostOptions): CostEstima
       unitPrice: prices.flexAlwaysReadyBaselineGbSecond,
       usdPerMillion: options.alwaysReadyInstances * memoryGb * options.secondsPerMonth * prices.flexAlwaysReadyBaselineGbSecond,
     },
+    {
+      name: 'Service Bus Standard base charge (the namespace, all month)',
+      perPayment: 0,
+      perMillion: options.secondsPerMonth / 3600,
+      unit: 'hour',
+      unitPrice: prices.serviceBusBaseHour,
+      usdPerMillion: (options.secondsPerMonth / 3600) * prices.serviceBusBaseHour,
+    },
+    {
+      name: `Event Hubs Standard throughput units (${options.eventHubsThroughputUnits} TU, all month; the rewards stream)`,
+      perPayment: 0,
+      perMillion: (options.eventHubsThroughputUnits * options.secondsPerMonth) / 3600,
+      unit: 'TU-hour',
+      unitPrice: prices.eventHubsThroughputUnitHour,
+      usdPerMillion: ((options.eventHubsThroughputUnits * options.secondsPerMonth) / 3600) * prices.eventHubsThroughputUnitHour,
+    },
   ];
   const sum = (lines: readonly CostLine[]) => lines.reduce((a, l) => a + l.usdPerMillion, 0);
   return {
@@ -196,6 +273,8 @@ export function costPerMillion(run: RunCounts, options: CostOptions): CostEstima
     variable: { busy, sparse },
     fixedPerMonth: fixed,
     totals: { variableBusy: sum(busy), variableSparse: sparse ? sum(sparse) : undefined, fixedPerMonth: sum(fixed) },
+    durableQueueOpsPerPayment: options.durableQueueOpsPerPayment ?? durableQueueOpsPerPayment(run),
+    unmeasured: host ? [] : ["the Durable host's log records (this run predates their count: rerun npm run bench:durable)"],
   };
 }
 
@@ -208,12 +287,12 @@ export interface CostTerms {
   readonly applicationInsights: number;
 }
 
-/** Sums lines into terms (compute = the GB-s lines; storage = every `storage:` line) and names the largest. */
+/** Sums lines into terms (compute = the GB-s lines; storage = every `storage:` line and Cosmos RUs) and names the largest. */
 export function termsOf(lines: readonly CostLine[]): { terms: CostTerms; largest: keyof CostTerms } {
   const terms = { compute: 0, storage: 0, serviceBus: 0, executions: 0, applicationInsights: 0 };
   for (const l of lines) {
     if (l.unit === 'GB-s') terms.compute += l.usdPerMillion;
-    else if (l.name.startsWith('storage:')) terms.storage += l.usdPerMillion;
+    else if (l.name.startsWith('storage:') || l.unit === 'RU') terms.storage += l.usdPerMillion;
     else if (l.unit === 'operation') terms.serviceBus += l.usdPerMillion;
     else if (l.unit === 'execution') terms.executions += l.usdPerMillion;
     else if (l.unit === 'GB') terms.applicationInsights += l.usdPerMillion;
@@ -221,4 +300,34 @@ export function termsOf(lines: readonly CostLine[]): { terms: CostTerms; largest
   }
   const largest = (Object.keys(terms) as Array<keyof CostTerms>).reduce((a, b) => (terms[b] > terms[a] ? b : a));
   return { terms, largest };
+}
+
+/**
+ * Request units a payment costs on the Cosmos store (`IDEMPOTENCY_STORE=cosmos`, docs/stores.md): the claim's
+ * create, the completion's replace, and the TTL deletion of the record when its `ttl` ends, which Cosmos DB serverless
+ * bills "in RUs at the same rate as delete item operations" (learn.microsoft.com/azure/cosmos-db/time-to-live).
+ * Typical figures for a ~1 KB item with no indexed path (docs/stores.md's cost row), NOT measured here: the emulator
+ * charges a flat 1 RU a request. Pass your container's figures (the `x-ms-request-charge` of each request) to
+ * {@link cosmosStoreLines}.
+ */
+export const COSMOS_RU_PER_PAYMENT = { create: 6, replace: 10, ttlDelete: 6 } as const;
+
+/** The Cosmos store's lines per payment, in place of the claim tables' (`storage: claim tables`). */
+export function cosmosStoreLines(prices: Prices, ru: { create: number; replace: number; ttlDelete: number } = COSMOS_RU_PER_PAYMENT): CostLine[] {
+  return [
+    line('cosmos: claim create + completion replace (RU, typical, not measured)', ru.create + ru.replace, 'RU', prices.cosmosRequestUnit),
+    line('cosmos: TTL deletion of the record (billed in RUs like a delete; typical, not measured)', ru.ttlDelete, 'RU', prices.cosmosRequestUnit),
+  ];
+}
+
+/**
+ * The Durable queue class-1 operations a payment at which the busy total meets the goal (the total is linear in them:
+ * puts, deletes and gets scale together), or undefined when even none would.
+ */
+export function queueOpsForGoal(run: RunCounts, options: CostOptions, goalUsd: number): number | undefined {
+  const at = (ops: number) => costPerMillion(run, { ...options, durableQueueOpsPerPayment: ops }).totals.variableBusy;
+  const base = at(0);
+  const perOp = (at(12) - base) / 12;
+  if (base > goalUsd || !(perOp > 0)) return undefined;
+  return (goalUsd - base) / perOp;
 }

@@ -17,7 +17,9 @@ using Newtonsoft.Json.Linq;
 //                                worker): the host serves only the durableClient's HTTP API (starts, status), so the
 //                                task hub's work waits in its queues until a `worker` host (the default) runs it
 // Prints "DURABLE_HOST_CLIENT <json>" (the durableClient binding's data, from the extension) and
-// "DURABLE_HOST_READY", then runs until SIGTERM or until its stdin ends (the parent died).
+// "DURABLE_HOST_READY", then runs until SIGTERM or until its stdin ends (the parent died). A stdin line `telemetry`
+// prints "DURABLE_HOST_TELEMETRY <json>": the log records host.json's logging.logLevel lets through, counted
+// (CountingLoggerProvider).
 string Env(string name) => Environment.GetEnvironmentVariable(name) is { Length: > 0 } v ? v : null;
 string conn = Env("AzureWebJobsStorage") ?? throw new InvalidOperationException("AzureWebJobsStorage is not set");
 string hostJsonPath = Env("DURABLE_HOST_JSON") ?? throw new InvalidOperationException("DURABLE_HOST_JSON is not set");
@@ -41,6 +43,7 @@ if (!clientOnly)
 }
 Type shells = DynamicFunctions.Build(registrations);
 
+var telemetryCounter = new CountingLoggerProvider();
 var host = new HostBuilder()
     .ConfigureAppConfiguration(c => c.AddInMemoryCollection(config))
     .ConfigureWebJobs(b =>
@@ -50,7 +53,8 @@ var host = new HostBuilder()
         b.Services.AddSingleton<Microsoft.Azure.WebJobs.Host.Config.IWebHookProvider, LoopbackWebHookProvider>();
     })
     .ConfigureLogging(l => l.AddSimpleConsole(o => o.SingleLine = true).SetMinimumLevel(LogLevel.Warning)
-        .AddFilter("Host.Triggers.DurableTask", Env("DURABLE_HOST_VERBOSE") == "1" ? LogLevel.Information : LogLevel.Warning))
+        .AddFilter("Host.Triggers.DurableTask", Env("DURABLE_HOST_VERBOSE") == "1" ? LogLevel.Information : LogLevel.Warning)
+        .AddProvider(telemetryCounter).AddHostJsonFilters<CountingLoggerProvider>(HostJsonLogLevels.Read(hostJsonPath)))
     .Build();
 
 await host.StartAsync();
@@ -60,7 +64,12 @@ Console.WriteLine("DURABLE_HOST_CLIENT " + ClientBinding.Json);
 Console.WriteLine($"DURABLE_HOST_READY hub={hub} role={(clientOnly ? "client" : "worker")} config={JsonConvert.SerializeObject(config.Where(kv => kv.Key.Contains("durableTask")).ToDictionary(kv => kv.Key, kv => kv.Value))}");
 
 // The parent holds our stdin: when it ends (the parent exited or was killed), stop.
-var stdinClosed = Task.Run(() => { while (Console.In.ReadLine() != null) { } });
+var stdinClosed = Task.Run(() =>
+{
+    string line;
+    while ((line = Console.In.ReadLine()) != null)
+        if (line == "telemetry") Console.WriteLine("DURABLE_HOST_TELEMETRY " + telemetryCounter.SnapshotJson());
+});
 var lifetime = host.Services.GetRequiredService<IHostApplicationLifetime>();
 var stopping = new TaskCompletionSource();
 lifetime.ApplicationStopping.Register(() => stopping.TrySetResult());

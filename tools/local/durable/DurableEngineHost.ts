@@ -154,6 +154,25 @@ export interface DurableEngineHostOptions {
    * waiting in the hub's queues until {@link DurableEngineHost.switchRole} makes the host a worker.
    */
   readonly role?: DurableHostRole;
+  /** The host.json the host applies (default: the repository's); a test gives one with other logging levels. */
+  readonly hostJson?: string;
+}
+
+/** Log records of one category at one level, as the host's `CountingLoggerProvider` counted them. */
+export interface HostLogCount {
+  readonly category: string;
+  /** Microsoft.Extensions.Logging level name: Trace, Debug, Information, Warning, Error, Critical. */
+  readonly level: string;
+  readonly records: number;
+  /** UTF-8 bytes of the records' message and custom dimensions (JSON), Application Insights' envelope not included. */
+  readonly bytes: number;
+  /** The first record's message (at most 300 characters): what the records are. */
+  readonly sample?: string;
+}
+
+/** {@link DurableEngineHost.telemetryCounts}'s answer. */
+export interface HostTelemetryCounts {
+  readonly records: readonly HostLogCount[];
 }
 
 /** What a host process runs: everything (`worker`) or only the client API (`client`). */
@@ -173,6 +192,7 @@ export class DurableEngineHost {
   private readonly lockFile = path.join(tmpdir(), `durable-host-${DURABLE_RPC_PORT}.lock`);
   private locked = false;
   private currentRole: DurableHostRole;
+  private telemetryWaiters: Array<(json: string) => void> = [];
   readonly counters = { starts: 0, kills: 0 };
   /** Last lines the host wrote (for failure messages). */
   readonly recentLog: string[] = [];
@@ -231,6 +251,11 @@ export class DurableEngineHost {
     return this.child !== undefined;
   }
 
+  /** The host.json the host applies (its `extensions.durableTask` and `logging.logLevel`). */
+  get hostJsonPath(): string {
+    return this.options.hostJson ?? path.join(ROOT, 'host.json');
+  }
+
   get hubName(): string {
     return this.options.hubName;
   }
@@ -245,7 +270,7 @@ export class DurableEngineHost {
     Object.assign(env, {
       AzureWebJobsStorage: this.options.storageConnectionString,
       DURABLE_TASK_HUB_NAME: this.options.hubName,
-      DURABLE_HOST_JSON: path.join(ROOT, 'host.json'),
+      DURABLE_HOST_JSON: this.hostJsonPath,
       DURABLE_HOST_BRIDGE: path.join(this.appDir, 'tools', 'durable-host', 'bridge.js'),
       DURABLE_HOST_BRIDGE_ARGS: entries.map((e) => `"${e}"`).join(' '),
       DURABLE_HOST_NODE: process.execPath,
@@ -268,6 +293,7 @@ export class DurableEngineHost {
     const ready = new Promise<void>((resolve, reject) => {
       createInterface({ input: child.stdout }).on('line', (line) => {
         if (line.startsWith('DURABLE_HOST_CLIENT ')) this.clientJson = line.slice('DURABLE_HOST_CLIENT '.length);
+        else if (line.startsWith('DURABLE_HOST_TELEMETRY ')) this.telemetryWaiters.shift()?.(line.slice('DURABLE_HOST_TELEMETRY '.length));
         else if (line.startsWith('DURABLE_HOST_READY')) resolve();
         else remember(line);
       });
@@ -275,6 +301,30 @@ export class DurableEngineHost {
     });
     const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the Durable host was not ready within 180 s')), 180_000).unref());
     await Promise.race([ready, timeout]);
+  }
+
+  /**
+   * The log records the running host process let through at host.json's `logging.logLevel` so far (what the
+   * Functions host would forward to Application Insights), by category and level, with their bytes: the host's
+   * `CountingLoggerProvider` (tools/durable-host/TelemetryCounter.cs). Counts start at 0 with each host process.
+   * @throws Error when no host process runs or it does not answer within 10 s
+   */
+  async telemetryCounts(): Promise<HostTelemetryCounts> {
+    const child = this.child;
+    if (!child?.stdin) throw new Error('the Durable host is not running');
+    const answer = new Promise<string>((resolve, reject) => {
+      const waiter = (json: string) => {
+        clearTimeout(timer);
+        resolve(json);
+      };
+      const timer = setTimeout(() => {
+        this.telemetryWaiters = this.telemetryWaiters.filter((w) => w !== waiter);
+        reject(new Error('the Durable host did not report its telemetry counts within 10 s'));
+      }, 10_000);
+      this.telemetryWaiters.push(waiter);
+    });
+    child.stdin.write('telemetry\n');
+    return JSON.parse(await answer) as HostTelemetryCounts;
   }
 
   /** The host's exception lines (not its stack frames) and its last lines, for a failure message. */
