@@ -53,7 +53,7 @@ export function paymentsFunctionsFrom(settings: Settings, overrides: PaymentsOve
     trigger: handler,
     orchestrator: chargePaymentOrchestrator,
     entity: paymentChargeEntity,
-    activity: chargeProviderActivity(provider),
+    activity: chargeProviderActivity(provider, () => telemetry),
     recordActivity: completeRecordActivity(
       () => partsOnce().store,
       () => telemetry,

@@ -139,7 +139,9 @@ describe.each(stores)("the operator's payment retry on the %s", (_name, setUp) =
     expect(starts).toHaveLength(1);
     const [{ instanceId, input }] = starts;
     expect(instanceId).toBe(failed.instanceId);
-    expect(input).toMatchObject({ idempotencyKey: 'pay-r1', attempt: 2, digest: failed.record.digest, payment: failed.payment, providerLookup: 'uncertain' });
+    expect(input).toMatchObject({ idempotencyKey: 'pay-r1', attempt: 2, digest: failed.record.digest, payment: failed.payment, provider: { lookup: 'none', keyMemoryHours: 24 } });
+    // The key's age (from the record's creation) goes with the run: past the provider's key memory it must look up or hold.
+    expect(input.keyAgeAtStartMs).toBeGreaterThanOrEqual(0);
     expect(input.entityKey).toBe(chargeEntityKey(failed.record.recordId, failed.record.createdAtMs, failed.record.digest));
     const claim = input.handoff!.claim;
     expect(claim).toMatchObject({ attempt: 2, createdAtMs: failed.record.createdAtMs, recordId: failed.record.recordId });

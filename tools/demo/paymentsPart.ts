@@ -1,5 +1,5 @@
 import { payloadDigest } from '../../src/core/digest';
-import type { ProviderLookupMode } from '../../src/payments/providerLookup';
+import type { ProviderLookup } from '../../src/payments/providerLookup';
 import { StoreUnavailableError } from '../../src/core/errors';
 import { keyFromMessageId } from '../../src/core/keys';
 import { RecordStatus } from '../../src/core/record';
@@ -39,8 +39,9 @@ export interface PaymentsPartOptions {
   readonly maxHostKills?: number;
   /** `PAYMENTS_DESIGN` (default: the environment's `PAYMENTS_DESIGN`, else `handoff`). */
   readonly design?: PaymentsDesign;
-  /** `PAYMENT_PROVIDER_LOOKUP` (default the settings': `uncertain`). */
-  readonly providerLookup?: ProviderLookupMode;
+  /** `PAYMENT_PROVIDER_LOOKUP` and `PAYMENT_PROVIDER_KEY_MEMORY_HOURS` (default the settings': `none`, 24). */
+  readonly providerLookup?: ProviderLookup;
+  readonly providerKeyMemoryHours?: number;
 }
 
 /** The demo's handoff retry budget: 10 min of durable-timer retries (1 s doubling to 10 s) before a payment ends `failed`. */
@@ -101,6 +102,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     clock: env.clock,
     design,
     providerLookup: options.providerLookup,
+    providerKeyMemoryHours: options.providerKeyMemoryHours,
     retry: DEMO_RETRY,
     restartDelayMs: 100,
     // The functions as registered, invoked as the host does. Real engine (default): the charge run by the

@@ -1,5 +1,6 @@
 import { consumerStoreFromSettings, storeFromSettings, type WiringOverrides } from '../../src/app/stores';
 import { retryBudgetOf } from '../../src/app/payments';
+import { providerCapabilityOf } from '../../src/payments/providerLookup';
 import { PaymentRetryRefusedError, retryFailedPayment } from '../../src/app/paymentRetry';
 import { CHARGE_ORCHESTRATION } from '../../src/app/durableCharge';
 import { loadSettings } from '../../src/config/settings';
@@ -67,7 +68,7 @@ export async function runPaymentsRetry(
         store: consumerStoreFromSettings(settings, wiring, storeFromSettings(settings, wiring)),
         start: durableHttpStart(durableUrl, durableKey),
         retry: retryBudgetOf(settings),
-        providerLookup: settings.PAYMENT_PROVIDER_LOOKUP,
+        provider: providerCapabilityOf(settings),
       },
       paymentId,
     );
