@@ -7,6 +7,7 @@ import type { LocalQueue } from '../local/LocalQueue';
 import { deadLetterKeysSource, MAX_HELD_DEAD_LETTERS } from '../../src/lifecycle/deadLetterKeys';
 import type { HeldKeysSource } from '../../src/lifecycle/heldRecords';
 import { TcpProxy } from '../local/TcpProxy';
+import { HOST_MAX_AUTO_LOCK_RENEWAL_MS } from '../../src/messaging/storeOutage';
 import { CRASH_POINTS, CrashPoint, FaultPlan, InjectedCrash, SLOW_HANDLER } from './faults';
 import { Ledger, type SendTag } from './ledger';
 import { emptyPartSweep, type ChaosEnvironment, type ChaosPart, type PartReport, type PartSweepReport } from './part';
@@ -32,7 +33,7 @@ export interface ChaosOptions {
   readonly seed: number;
   /** Broker duplicate detection (off by default, so producer duplicates reach the consumers). */
   readonly brokerDuplicateDetection?: boolean;
-  /** Peek-lock duration (no auto-renewal). */
+  /** Peek-lock duration (renewed while a handler runs, up to host.json's maxAutoLockRenewalDuration, as the host does). */
   readonly lockDurationMs?: number;
   readonly maxDeliveryCount?: number;
   /** Claim lease; a delivery waits at most 80 % of it for another one's work. */
@@ -351,6 +352,9 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
         loseAck: (locked) => faults.shouldCrash(CrashPoint.BeforeAck, copyId(locked.message.tag!)),
         // A few handlers stall past their lock: the message goes to another receiver meanwhile.
         stallBeforeHandler: (locked) => (faults.shouldCrash(SLOW_HANDLER, copyId(locked.message.tag!)) ? o.lockDurationMs + 100 : 0),
+        // The Functions host renews a running delivery's lock up to host.json's maxAutoLockRenewalDuration: a
+        // delivery that waits out a storage outage keeps its message (src/messaging/storeOutage.ts).
+        autoRenewLock: { beforeExpiryMs: Math.min(10_000, o.lockDurationMs / 2), maxDurationMs: HOST_MAX_AUTO_LOCK_RENEWAL_MS },
         onDelivery: (event) => {
           ledger.recordDelivery(event);
           if (event.kind === 'completed') releaseAfter(event.locked.message.tag!, 'completed');
