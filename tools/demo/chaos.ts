@@ -420,16 +420,18 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
     };
     while (!(sent + withheld() >= plannedSends && bus.idle && !proxy.cutNow && (phase !== undefined || phased.length === 0))) {
       if (Date.now() - started > o.timeoutMs) break;
-      if (phase === undefined && phased.length > 0 && ledger.events.completed >= phaseAt && !proxy.cutNow && phased.every((p) => p.timePhase!.ready(ledger))) {
-        await runTimePhase();
-        continue;
-      }
-      rewards?.produceUpTo(ledger.events.completed / Math.max(1, plannedSends)); // its producer keeps pace with the run
+      // An outage due at the time phase's point cuts first (the phase waits for storage): it meets traffic in flight,
+      // not the quiet queue the phase's drain leaves behind.
       if (outages < outageAt.length && ledger.events.completed >= outageAt[outages] && !proxy.cutNow) {
         outages++;
         proxy.cut();
         setTimeout(() => proxy.restore(), o.outageMs);
       }
+      if (phase === undefined && phased.length > 0 && ledger.events.completed >= phaseAt && !proxy.cutNow && phased.every((p) => p.timePhase!.ready(ledger))) {
+        await runTimePhase();
+        continue;
+      }
+      rewards?.produceUpTo(ledger.events.completed / Math.max(1, plannedSends)); // its producer keeps pace with the run
       if (o.onProgress && Date.now() - lastProgress >= (o.progressEveryMs ?? 1_000)) {
         lastProgress = Date.now();
         o.onProgress(progress());
