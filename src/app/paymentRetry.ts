@@ -36,6 +36,11 @@ export interface PaymentRetryDeps {
   readonly provider?: ProviderCapability;
   /** Epoch ms now (default `Date.now`): the key's age is measured from the record's creation. */
   readonly nowMs?: () => number;
+  /**
+   * The operator checked at the provider what the key charged (a payment held for an operator): the run treats the
+   * key as fresh (age 0) and calls the provider with it, instead of being held again.
+   */
+  readonly checkedAtProvider?: boolean;
 }
 
 export interface PaymentRetryReport {
@@ -96,7 +101,7 @@ export async function retryFailedPayment(deps: PaymentRetryDeps, paymentId: stri
     correlationId: `operator-retry-${paymentId}`,
     handoff: { claim, retry: deps.retry },
     provider: deps.provider ?? DEFAULT_PROVIDER,
-    keyAgeAtStartMs: Math.max(0, (deps.nowMs ?? Date.now)() - claim.createdAtMs),
+    keyAgeAtStartMs: deps.checkedAtProvider ? 0 : Math.max(0, (deps.nowMs ?? Date.now)() - claim.createdAtMs),
   });
   return { paymentId, instanceId, attempt: claim.attempt, previous, started };
 }
