@@ -33,7 +33,9 @@ describe('demo command line: the provider look-up', () => {
       declaredKeyMemoryHours: 24,
     });
     expect(parseDemoArgs(['--provider-lookup', 'by-key'], { PAYMENT_PROVIDER_LOOKUP: 'none' }).chaos).toEqual({ providerLookup: 'by-key' });
-    expect(() => parseDemoArgs(['--declared-key-memory', '0'], {})).toThrow(/needs --provider-lookup by-key/);
+    expect(() => parseDemoArgs(['--declared-key-memory', '0', '--provider-lookup', 'none'], {})).toThrow(/needs --provider-lookup by-key/);
+    expect(() => parseDemoArgs(['--provider-key-memory', '0', '--provider-lookup', 'none'], {})).toThrow(/needs --provider-lookup by-key/);
+    expect(parseDemoArgs(['--declared-key-memory', '0'], {}).chaos).toEqual({ declaredKeyMemoryHours: 0 }); // the default look-up: by-key
     expect(defaultProviderLookup(false)).toBe('by-key');
     expect(defaultProviderLookup(true)).toBe('none');
     expect(defaultDeclaredKeyMemoryHours(false, undefined)).toBe(24);

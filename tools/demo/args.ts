@@ -107,8 +107,9 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv = 
   if (values['provider-lookup'] !== undefined) chaos.providerLookup = read.choice('provider-lookup', ['none', 'by-key'] as const, 'none');
   if (values['declared-key-memory'] !== undefined)
     chaos.declaredKeyMemoryHours = read.number('declared-key-memory', { min: 0, max: 87_600, default: Number.NaN });
-  if (chaos.declaredKeyMemoryHours === 0 && chaos.providerLookup !== 'by-key')
-    read.problem('--declared-key-memory 0 (a provider that keeps no keys) needs --provider-lookup by-key');
+  const keepsNoKeys = chaos.declaredKeyMemoryHours === 0 || (chaos.declaredKeyMemoryHours === undefined && chaos.providerKeyMemoryMs === 0);
+  if (keepsNoKeys && chaos.providerLookup === 'none')
+    read.problem('a provider that keeps no keys (--declared-key-memory 0 or --provider-key-memory 0) needs --provider-lookup by-key');
   if (env.PAYMENT_PROVIDER_URL) {
     try {
       checkProviderUrlShape(env.PAYMENT_PROVIDER_URL);
