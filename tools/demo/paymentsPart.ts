@@ -358,6 +358,8 @@ async function verifyPayments(
   const awaitingOperator: LogicalMessage[] = [];
   /** Handoff: charge payments that ended `failed` with a reason (retry budget spent), none charged as acknowledged. */
   const failedWithReason: LogicalMessage[] = [];
+  /** Payments held for an operator: neither the provider's key memory nor a look-up could decide (issue 34). */
+  const heldByProvider = new Set<number>();
   const withoutOutcome: string[] = [];
   const completedCharge = new Set<number>();
   const ownChargeIds = new Map<string, Set<string>>();
@@ -431,6 +433,7 @@ async function verifyPayments(
     const succeeded = results.some((r) => 'result' in r && r.result.status === 'succeeded');
     if (completed && m.kind === 'charge' && succeeded) completedCharge.add(m.index);
     if (completed && m.kind === 'charge' && !succeeded && results.some((r) => 'result' in r && r.result.status === 'failed')) failedWithReason.push(m);
+    if (results.some((r) => 'result' in r && r.result.status === 'failed' && r.result.code === 'held-for-operator')) heldByProvider.add(m.index);
     if (m.kind === 'reusedKey' && results.some((r, i) => fate.completionEpochs[i] > 0 && r.outcome !== 'keyReused' && expected(r, 1)))
       phaseCounts.lateReusedKeysAsNew++;
     if (m.kind === 'reusedAfterExpiry' && fate.copiesSent > 0) {
@@ -633,6 +636,7 @@ async function verifyPayments(
       reusedKeys: messages.filter((m) => m.kind === 'reusedKey').length,
       design,
       failedWithReason: failedWithReason.length,
+      heldForOperatorUndecided: heldByProvider.size,
       acknowledgedWithoutOutcome: withoutOutcome.length,
       failedButCharged: failedWithReason.length - failedUncharged,
       effectiveCharges,
