@@ -125,8 +125,10 @@ var appSettings = {
   PAYMENT_RETRY_BUDGET_MINUTES: '60'
   PAYMENT_RETRY_FIRST_DELAY_SECONDS: '5'
   PAYMENT_RETRY_MAX_DELAY_SECONDS: '300'
-  // Look before you charge again (docs/DESIGN.md): 'always' for a provider that keeps no idempotency keys.
-  PAYMENT_PROVIDER_LOOKUP: 'uncertain'
+  // What the provider offers (docs/DESIGN.md "Look before you charge again"): Stripe keeps keys 24 h and has no
+  // look-up by key; 'by-key' only for a provider that answers GET /v1/charges?idempotency_key=.
+  PAYMENT_PROVIDER_LOOKUP: 'none'
+  PAYMENT_PROVIDER_KEY_MEMORY_HOURS: '24'
   COSMOS_ENDPOINT: cosmosEndpoint
   COSMOS_DATABASE_NAME: cosmos.databaseName
   COSMOS_ORDERS_CONTAINER: cosmos.ordersContainerName

@@ -25,6 +25,10 @@ param duplicateRateThresholdPercent int = 5
 @description('Claim attempts a consumer needs in the window before its duplicate rate can fire the alert.')
 param duplicateRateMinClaims int = 50
 
+@minValue(1)
+@description('Store-outage waits of a consumer in 5 minutes above which the store-outage alert fires (one delivery waits up to ~15 times).')
+param storeOutageWaitsThreshold int = 10
+
 @description('Optional action group resource id notified by the alerts (empty: alerts only show in the portal).')
 param actionGroupId string = ''
 
@@ -50,6 +54,9 @@ var queries = {
   httpConflicts: loadTextContent('../monitoring/queries/http-conflicts.kql')
   webhookSignatureFailures: loadTextContent('../monitoring/queries/webhook-signature-failures.kql')
   alertPaymentsFailed: loadTextContent('../monitoring/queries/alert-payments-failed.kql')
+  alertPaymentsHeld: loadTextContent('../monitoring/queries/alert-payments-held.kql')
+  alertProviderLookupUnsupported: loadTextContent('../monitoring/queries/alert-provider-lookup-unsupported.kql')
+  alertStoreOutage: loadTextContent('../monitoring/queries/alert-store-outage.kql')
   paymentsFailedDetails: loadTextContent('../monitoring/queries/payments-failed-details.kql')
   streamReplays: loadTextContent('../monitoring/queries/stream-replays.kql')
   streamParkedEvents: loadTextContent('../monitoring/queries/stream-parked-events.kql')
@@ -376,6 +383,140 @@ resource duplicateRateAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' 
           ]
           operator: 'GreaterThan'
           threshold: duplicateRateThresholdPercent
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: actions
+  }
+}
+
+// Issue 34: what the provider cannot decide is held, a look-up it does not offer is a configuration error, and a
+// storage outage is waited out inside the deliveries: each one an alert, not a silent stall or a full dead-letter queue.
+resource paymentsHeldAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
+  name: '${alertNamePrefix}-payments-held'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Payment held for an operator'
+    description: 'A provider call that may have charged could be checked neither by the provider key memory (PAYMENT_PROVIDER_KEY_MEMORY_HOURS) nor by a look-up (PAYMENT_PROVIDER_LOOKUP): the payment was not charged blind; its record and Payment row say failed, held for an operator, with the reason. Check the charge at the provider, then npm run payments:retry -- --payment-id <id>.'
+    severity: 1
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT5M'
+    criteria: {
+      allOf: [
+        {
+          query: queries.alertPaymentsHeld
+          timeAggregation: 'Total'
+          metricMeasureColumn: 'held'
+          dimensions: [
+            {
+              name: 'consumer'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: actions
+  }
+}
+
+resource providerLookupUnsupportedAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
+  name: '${alertNamePrefix}-provider-lookup-unsupported'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Payment provider look-up not offered (configuration)'
+    description: 'The provider answered 400/404/405/501 to a charge look-up: PAYMENT_PROVIDER_LOOKUP declares a look-up it does not offer. Not retried; each payment that needed it is held. Set PAYMENT_PROVIDER_LOOKUP to what the provider offers (none for Stripe).'
+    severity: 1
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT5M'
+    criteria: {
+      allOf: [
+        {
+          query: queries.alertProviderLookupUnsupported
+          timeAggregation: 'Total'
+          metricMeasureColumn: 'unsupported'
+          dimensions: [
+            {
+              name: 'consumer'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: actions
+  }
+}
+
+resource storeOutageAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
+  name: '${alertNamePrefix}-store-outage'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Store outage: deliveries waiting for the store'
+    description: 'Deliveries of a consumer are waiting inside their invocations for the idempotency store to answer (its lock renewed by the host): a storage outage in progress. Messages are kept; they reach the dead-letter queue only if the outage outlasts maxDeliveryCount x about 4 minutes.'
+    severity: 2
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT5M'
+    criteria: {
+      allOf: [
+        {
+          query: queries.alertStoreOutage
+          timeAggregation: 'Total'
+          metricMeasureColumn: 'waits'
+          dimensions: [
+            {
+              name: 'consumer'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: storeOutageWaitsThreshold
           failingPeriods: {
             numberOfEvaluationPeriods: 1
             minFailingPeriodsToAlert: 1

@@ -2,12 +2,12 @@ import * as df from 'durable-functions';
 import type { ActivityHandler, EntityContext, OrchestrationContext } from 'durable-functions';
 import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityState } from '../payments/chargeEntity';
 import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestrationInput } from '../payments/chargeOrchestration';
-import type { PaymentProviderClient } from '../payments/PaymentProviderClient';
+import { LookupUnsupportedError, type PaymentProviderClient } from '../payments/PaymentProviderClient';
+import { HELD_FOR_OPERATOR } from '../payments/providerLookup';
 import type { IdempotencyStore } from '../core/public';
 import { completeRecord, type CompleteRecordInput } from '../payments/completeRecord';
 import type { ChargeResult } from '../payments/schema';
-import type { Telemetry } from '../telemetry/Telemetry';
-import { MetricNames } from '../telemetry/Telemetry';
+import { MetricNames, Telemetry } from '../telemetry/Telemetry';
 
 /**
  * The charge on Durable Functions: the orchestration, entity and activity bodies the registrations
@@ -48,22 +48,74 @@ export function paymentChargeEntity(context: EntityContext<ChargeEntityState>): 
 
 /**
  * The `chargeProvider` activity: one provider call with the payment's `Idempotency-Key`; with `lookUpFirst`, the
- * charge made under the key is looked up first and returned without charging again when there is one.
+ * charge made under the key is looked up first and returned without charging again when there is one; with `hold`,
+ * nothing is called and the payment is held for an operator (counted, logged).
  */
-export function chargeProviderActivity(provider: PaymentProviderClient): ActivityHandler {
-  return async (input: unknown) => chargeOnce(provider, input as ChargeActivityInput);
+export function chargeProviderActivity(provider: PaymentProviderClient, telemetry: () => Telemetry = () => new Telemetry()): ActivityHandler {
+  const report = heldReporter(telemetry);
+  return async (input: unknown) => chargeOnce(provider, input as ChargeActivityInput, report);
+}
+
+/** Where the activity reports a held payment and a look-up the provider does not offer. */
+export interface HeldReporter {
+  held(input: ChargeActivityInput, reason: string): void;
+  lookupUnsupported(input: ChargeActivityInput, statusCode: number): void;
 }
 
 /**
- * The activity's body (the local executor calls it too): look up when asked, else (or when nothing is found) charge.
- * A charge found under the key for another amount or currency is another payment's (the key reused after its record
- * expired): answered as the provider answers a key reused with another body (422, `rejected`), never returned as this
- * payment's charge, and never charged again.
+ * Counts `payments.held` (error log with key and reason) and `payments.provider.lookup_unsupported` (each time; the
+ * configuration error is logged once per process, loudly, not once per payment).
  */
-export async function chargeOnce(provider: Pick<PaymentProviderClient, 'charge' | 'findCharge'>, input: ChargeActivityInput): Promise<ChargeResult> {
+export function heldReporter(telemetry: () => Telemetry): HeldReporter {
+  let lookupReported = false;
+  return {
+    held(input, reason) {
+      const t = telemetry();
+      t.count(MetricNames.paymentsHeld, { consumer: 'payments' });
+      t.log('error', `payments: held for an operator (${reason})`, { consumer: 'payments', outcome: 'held', idempotencyKey: input.idempotencyKey, reason });
+    },
+    lookupUnsupported(input, statusCode) {
+      const t = telemetry();
+      t.count(MetricNames.providerLookupUnsupported, { consumer: 'payments', statusCode });
+      if (lookupReported) return;
+      lookupReported = true;
+      t.log(
+        'error',
+        `payments: configuration error: the provider answered ${statusCode} to a charge look-up, so it offers none; ` +
+          'set PAYMENT_PROVIDER_LOOKUP=none (payments that need a look-up are held for an operator meanwhile)',
+        { consumer: 'payments', outcome: 'lookup-unsupported', idempotencyKey: input.idempotencyKey, statusCode },
+      );
+    },
+  };
+}
+
+/**
+ * The activity's body (the local executor calls it too): hold when asked, look up when asked, else (or when nothing
+ * is found) charge. A charge found under the key for another amount or currency is another payment's (the key
+ * reused after its record expired): answered as the provider answers a key reused with another body (422,
+ * `rejected`), never returned as this payment's charge, and never charged again. A look-up the provider does not
+ * offer holds the payment (never a transient retry, never a blind charge).
+ */
+export async function chargeOnce(
+  provider: Pick<PaymentProviderClient, 'charge' | 'findCharge'>,
+  input: ChargeActivityInput,
+  report?: HeldReporter,
+): Promise<ChargeResult> {
   const { payment, idempotencyKey, correlationId, lookUpFirst } = input;
+  const hold = (reason: string): ChargeResult => {
+    report?.held(input, reason);
+    return { status: 'failed', reason: `held for an operator: ${reason}`.slice(0, 500), code: HELD_FOR_OPERATOR };
+  };
+  if (input.hold) return hold(input.hold);
   if (lookUpFirst) {
-    const found = await provider.findCharge(idempotencyKey, correlationId);
+    let found: ChargeResult | undefined;
+    try {
+      found = await provider.findCharge(idempotencyKey, correlationId);
+    } catch (error) {
+      if (!(error instanceof LookupUnsupportedError)) throw error;
+      report?.lookupUnsupported(input, error.statusCode);
+      return hold(`an earlier call may have charged and the look-up is not offered (${error.message})`);
+    }
     if (found?.status === 'succeeded') {
       if (found.amount === payment.amount && found.currency === payment.currency) return found;
       return { status: 'rejected', reason: 'idempotency key used before with a different body (found by look-up)', code: 'idempotency-key-reused' };

@@ -4,10 +4,10 @@ import { RecordStatus, type IdempotencyRecord } from '../core/record';
 import type { ReopenableStore } from '../core/IdempotencyStore';
 import { chargeEntityKey, chargeInstanceId } from '../payments/ChargeWorkflow';
 import type { ChargeOrchestrationInput, RetryBudget } from '../payments/chargeOrchestration';
-import type { ProviderLookupMode } from '../payments/providerLookup';
+import type { ProviderCapability } from '../payments/providerLookup';
 import { payloadDigest } from '../core/digest';
 import { PAYMENT_ROW, paymentRow } from '../payments/paymentRow';
-import { PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
+import { DEFAULT_PROVIDER, PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
 import { PaymentRequestedSchema, type ChargeResult } from '../payments/schema';
 
 /** The operator's retry was refused; the message says why and what to do. Nothing was changed. */
@@ -32,8 +32,15 @@ export interface PaymentRetryDeps {
   /** Starts the charge orchestration (Durable's HTTP API, or a local backend's). */
   readonly start: (instanceId: string, input: ChargeOrchestrationInput) => Promise<'started' | 'running'>;
   readonly retry: RetryBudget;
-  /** `PAYMENT_PROVIDER_LOOKUP` for the new run (default `uncertain`: the failed run's entity makes its first call look up). */
-  readonly providerLookup?: ProviderLookupMode;
+  /** The provider's capability for the new run (default the settings' defaults): the failed run's entity makes its first call uncertain. */
+  readonly provider?: ProviderCapability;
+  /** Epoch ms now (default `Date.now`): the key's age is measured from the record's creation. */
+  readonly nowMs?: () => number;
+  /**
+   * The operator checked at the provider what the key charged (a payment held for an operator): the run treats the
+   * key as fresh (age 0) and calls the provider with it, instead of being held again.
+   */
+  readonly checkedAtProvider?: boolean;
 }
 
 export interface PaymentRetryReport {
@@ -93,7 +100,8 @@ export async function retryFailedPayment(deps: PaymentRetryDeps, paymentId: stri
     payment: parsed.data,
     correlationId: `operator-retry-${paymentId}`,
     handoff: { claim, retry: deps.retry },
-    providerLookup: deps.providerLookup ?? 'uncertain',
+    provider: deps.provider ?? DEFAULT_PROVIDER,
+    keyAgeAtStartMs: deps.checkedAtProvider ? 0 : Math.max(0, (deps.nowMs ?? Date.now)() - claim.createdAtMs),
   });
   return { paymentId, instanceId, attempt: claim.attempt, previous, started };
 }

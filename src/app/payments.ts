@@ -8,6 +8,7 @@ import { PaymentProviderClient } from '../payments/PaymentProviderClient';
 import { PaymentsConsumer, type PaymentsDesign } from '../payments/PaymentsConsumer';
 import type { RetryBudget } from '../payments/chargeOrchestration';
 import { Telemetry } from '../telemetry/Telemetry';
+import { providerCapabilityOf } from '../payments/providerLookup';
 import { consumerStoreFromSettings, leaseMsOf, parkingFromSettings, storeFromSettings, type WiringOverrides } from './stores';
 
 /** The payments overrides: those of every wiring, plus the charge workflow. */
@@ -51,7 +52,7 @@ export function paymentsFromSettings(settings: Settings, overrides: PaymentsOver
     waitBudgetMs: waitBudgetMsOf({ IDEMPOTENCY_LEASE_SECONDS: leaseMsOf(settings, overrides) / 1000 }),
     design: overrides.design ?? settings.PAYMENTS_DESIGN,
     retry: overrides.retry ?? retryBudgetOf(settings),
-    providerLookup: settings.PAYMENT_PROVIDER_LOOKUP,
+    provider: providerCapabilityOf(settings),
   });
   return { store, parking, consumer };
 }

@@ -16,6 +16,9 @@ import {
 } from './durableCharge';
 import { paymentsFromSettings, providerFromSettings, type PaymentsOverrides, type PaymentsParts } from './payments';
 import { makePaymentsHandler } from './paymentsHandler';
+import { leaseMsOf } from './stores';
+import { waitBudgetMsOf } from '../payments/chargePatience';
+import { rideOutPlanOf, type RideOutPlan } from '../messaging/storeOutage';
 
 /** The payments handlers the registrations use: the Service Bus trigger, the charge orchestration, entity and activities. */
 export interface PaymentsFunctions {
@@ -48,18 +51,29 @@ export function paymentsFunctionsFrom(settings: Settings, overrides: PaymentsOve
     consumer: () => partsOnce().consumer,
     telemetry: () => telemetry,
     workflow: (context) => new DurableChargeWorkflow(df.getClient(context)),
+    rideOut: paymentsRideOutPlan(settings, overrides),
   });
   return {
     trigger: handler,
     orchestrator: chargePaymentOrchestrator,
     entity: paymentChargeEntity,
-    activity: chargeProviderActivity(provider),
+    activity: chargeProviderActivity(provider, () => telemetry),
     recordActivity: completeRecordActivity(
       () => partsOnce().store,
       () => telemetry,
     ),
     parts: partsOnce,
   };
+}
+
+/**
+ * The payments trigger's store-outage ride-out: one attempt waits at most 80 % of a lease for another delivery and
+ * makes a few store calls (each within `IDEMPOTENCY_STORE_TIMEOUT_MS`); new attempts start while the host's lock
+ * renewal (host.json `maxAutoLockRenewalDuration`) can still cover them. Defaults: 300 - (48 + 3 x 5) = 237 s.
+ */
+export function paymentsRideOutPlan(settings: Settings, overrides: PaymentsOverrides = {}): RideOutPlan {
+  const waitMs = waitBudgetMsOf({ IDEMPOTENCY_LEASE_SECONDS: leaseMsOf(settings, overrides) / 1000 });
+  return rideOutPlanOf({ attemptMs: waitMs + 3 * settings.IDEMPOTENCY_STORE_TIMEOUT_MS });
 }
 
 /**

@@ -54,6 +54,7 @@ export const SETTING_NAMES = [
   'IDEMPOTENCY_STORE',
   'COSMOS_IDEMPOTENCY_CONTAINER',
   'PAYMENT_PROVIDER_LOOKUP',
+  'PAYMENT_PROVIDER_KEY_MEMORY_HOURS',
 ] as const;
 export type SettingName = (typeof SETTING_NAMES)[number];
 
@@ -138,8 +139,10 @@ const schema = z
     /** Handoff: the first retry delay; each next one doubles, up to `PAYMENT_RETRY_MAX_DELAY_SECONDS`. */
     PAYMENT_RETRY_FIRST_DELAY_SECONDS: z.coerce.number().positive().max(3600).default(5),
     PAYMENT_RETRY_MAX_DELAY_SECONDS: z.coerce.number().positive().max(86_400).default(300),
-    /** When a provider call first looks up the charge made under its key (src/payments/providerLookup.ts): `uncertain`, `always`, `off`. */
-    PAYMENT_PROVIDER_LOOKUP: z.enum(['uncertain', 'always', 'off']).default('uncertain'),
+    /** How the provider lets a charge be found by its key (src/payments/providerLookup.ts): `none` (Stripe) or `by-key` (`GET /v1/charges?idempotency_key=`). */
+    PAYMENT_PROVIDER_LOOKUP: z.enum(['none', 'by-key']).default('none'),
+    /** How long the provider remembers an `Idempotency-Key` (Stripe: 24 h); 0: it keeps none. */
+    PAYMENT_PROVIDER_KEY_MEMORY_HOURS: z.coerce.number().min(0).max(87_600).default(24),
     // The payments consumer's dedup store (docs/stores.md): the idempotency table (default), or the Cosmos DB
     // container COSMOS_IDEMPOTENCY_CONTAINER in COSMOS_DATABASE_NAME at COSMOS_ENDPOINT (partition key /recordId, TTL on).
     IDEMPOTENCY_STORE: z.enum(['table', 'cosmos']).default('table'),
@@ -148,6 +151,11 @@ const schema = z
   .refine((s) => s.IDEMPOTENCY_STORE !== 'cosmos' || s.COSMOS_ENDPOINT, {
     message: 'IDEMPOTENCY_STORE=cosmos needs COSMOS_ENDPOINT (a valid URL)',
     path: ['IDEMPOTENCY_STORE'],
+  })
+  .refine((s) => s.PAYMENT_PROVIDER_KEY_MEMORY_HOURS > 0 || s.PAYMENT_PROVIDER_LOOKUP !== 'none', {
+    message:
+      'PAYMENT_PROVIDER_KEY_MEMORY_HOURS=0 (a provider that keeps no keys) needs PAYMENT_PROVIDER_LOOKUP=by-key: nothing else can tell a repeated call from a new one',
+    path: ['PAYMENT_PROVIDER_LOOKUP'],
   })
   .refine((s) => s.IDEMPOTENCY_TABLE_CONNECTION_STRING || s.IDEMPOTENCY_TABLE_ENDPOINT, {
     message: 'set IDEMPOTENCY_TABLE_ENDPOINT (Azure, managed identity) or IDEMPOTENCY_TABLE_CONNECTION_STRING (local Azurite)',

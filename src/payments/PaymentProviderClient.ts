@@ -12,6 +12,36 @@ export class TransientProviderError extends IdempotencyError {
   }
 }
 
+/**
+ * The provider answered a look-up with 400, 404, 405 or 501: it has no such look-up. A configuration problem
+ * (`PAYMENT_PROVIDER_LOOKUP` declares one the provider does not offer), never retried: the payment is held for an
+ * operator and the problem reported (`payments.provider.lookup_unsupported`, an error log once per process).
+ */
+export class LookupUnsupportedError extends IdempotencyError {
+  constructor(readonly statusCode: number) {
+    super(`payment provider answered ${statusCode} to a charge look-up: it offers no look-up by key (PAYMENT_PROVIDER_LOOKUP is wrong)`, {
+      retryable: false,
+    });
+  }
+}
+
+/** Statuses that say "no such look-up" rather than "try again". */
+const LOOKUP_UNSUPPORTED = new Set([400, 404, 405, 501]);
+
+/**
+ * The seam of a look-up: the charge made under a key, if any. `by-key` is {@link PaymentProviderClient.findCharge}.
+ * A provider whose look-up is a search (Stripe: `GET /v1/charges/search?query=metadata['idempotency_key']:'K'`,
+ * with the key also sent as metadata on the charge) implements this too; its index lags (Stripe: up to a minute),
+ * so its "none" is final only for a call made longer ago than that lag: such an implementation waits out the lag
+ * (or throws TransientProviderError to be retried by the run's timers) before answering undefined.
+ */
+export interface ChargeLookup {
+  /**
+   * @throws TransientProviderError (retried by the run), LookupUnsupportedError (held, reported).
+   */
+  findCharge(idempotencyKey: string, correlationId?: string): Promise<ChargeResult | undefined>;
+}
+
 export interface PaymentProviderOptions {
   /** Base URL from the `PAYMENT_PROVIDER_URL` setting. */
   readonly baseUrl: string;
@@ -27,7 +57,7 @@ export interface PaymentProviderOptions {
  * 409 in flight; 422 key used with another body; 402 declined; 5xx and timeouts transient.
  * `GET {base}/v1/charges?idempotency_key=K` lists the charges made under K (`{ data: [...] }`; Stripe: a search by metadata).
  */
-export class PaymentProviderClient {
+export class PaymentProviderClient implements ChargeLookup {
   constructor(private readonly options: PaymentProviderOptions) {}
 
   /**
@@ -51,7 +81,8 @@ export class PaymentProviderClient {
   /**
    * The succeeded charge made under `idempotencyKey`, if any: asked before calling `charge` again when an earlier
    * call may have charged (a provider that forgot the key would charge twice). Independent of the provider's key memory.
-   * @throws TransientProviderError as `charge` does (5xx, timeouts, network; also an answer it cannot read).
+   * @throws TransientProviderError as `charge` does (5xx, timeouts, network; also an answer it cannot read);
+   *   LookupUnsupportedError on 400, 404, 405, 501 (the provider has no such look-up: a configuration problem).
    */
   async findCharge(idempotencyKey: string, correlationId?: string): Promise<ChargeResult | undefined> {
     const url = this.url('v1/charges');
@@ -73,7 +104,7 @@ export class PaymentProviderClient {
       const text = await response.text();
       return read(status, text);
     } catch (error) {
-      if (error instanceof TransientProviderError) throw error;
+      if (error instanceof TransientProviderError || error instanceof LookupUnsupportedError) throw error;
       const name = (error as Error)?.name;
       const what =
         name === 'TimeoutError' || name === 'AbortError' ? `no answer within ${this.options.timeoutMs} ms` : `request failed (${(error as Error)?.message})`;
@@ -104,8 +135,9 @@ function interpret(status: number, text: string): ChargeResult {
   return { status: 'rejected', reason: `payment provider answered ${status}` };
 }
 
-/** A look-up's answer: the first succeeded charge listed, undefined for none; anything but 200 is transient. */
+/** A look-up's answer: the first succeeded charge listed, undefined for none; "no such look-up" is unsupported; other statuses transient. */
 function interpretLookup(status: number, text: string): ChargeResult | undefined {
+  if (LOOKUP_UNSUPPORTED.has(status)) throw new LookupUnsupportedError(status);
   if (status !== 200) throw new TransientProviderError(`payment provider answered ${status} to a charge look-up`, status);
   let body: { data?: unknown };
   try {

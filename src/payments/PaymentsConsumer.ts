@@ -15,7 +15,7 @@ import { ParkReason, type ParkingStore } from '../messaging/ParkingStore';
 import { Outcome, reportDownstreamKeyReuse } from '../messaging/reportOutcome';
 import type { Telemetry } from '../telemetry/Telemetry';
 import { chargeEntityKey, chargeInstanceId, type ChargeWorkflow } from './ChargeWorkflow';
-import type { ProviderLookupMode } from './providerLookup';
+import type { ProviderCapability } from './providerLookup';
 import type { ChargeOrchestrationInput, RetryBudget } from './chargeOrchestration';
 import { finishedPaymentRow, paymentRow } from './paymentRow';
 import { PaymentRequestedSchema, type ChargeResult, type PaymentRequested } from './schema';
@@ -48,12 +48,15 @@ export interface PaymentsConsumerDeps {
   readonly design?: PaymentsDesign;
   /** Handoff: the run's retry budget for transient provider failures (from `PAYMENT_RETRY_*`). */
   readonly retry?: RetryBudget;
-  /** `PAYMENT_PROVIDER_LOOKUP`, passed to each run in its input (default `uncertain`; src/payments/providerLookup.ts). */
-  readonly providerLookup?: ProviderLookupMode;
+  /** `PAYMENT_PROVIDER_LOOKUP` and `_KEY_MEMORY_HOURS`, passed to each run in its input (default the settings': none, 24 h). */
+  readonly provider?: ProviderCapability;
 }
 
 /** `PAYMENTS_DESIGN`: hand the charge off to its orchestration, or hold the message until it finishes. */
 export type PaymentsDesign = 'handoff' | 'hold';
+
+/** The settings' default capability: no look-up, keys kept 24 h (Stripe's). */
+export const DEFAULT_PROVIDER: ProviderCapability = { lookup: 'none', keyMemoryHours: 24 };
 
 /** The handoff defaults: 60 min budget, 5 s first delay doubling to 5 min (the settings' defaults). */
 export const DEFAULT_RETRY_BUDGET: RetryBudget = { budgetMs: 60 * 60_000, firstDelayMs: 5_000, maxDelayMs: 300_000 };
@@ -213,7 +216,8 @@ export class PaymentsConsumer {
         attempt: claim.attempt,
         payment,
         correlationId,
-        providerLookup: this.deps.providerLookup ?? 'uncertain',
+        provider: this.deps.provider ?? DEFAULT_PROVIDER,
+        keyAgeAtStartMs: Math.max(0, this.clock.nowMs() - claim.createdAtMs),
       },
     };
   }

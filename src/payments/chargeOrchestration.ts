@@ -4,7 +4,7 @@ import type { CompleteRecordInput } from './completeRecord';
 import type { Claim } from '../core/public';
 import type { ChargeResult, PaymentRequested } from './schema';
 import { PROVIDER_RETRY } from './chargePatience';
-import { shouldLookUp, type ProviderLookupMode } from './providerLookup';
+import { planProviderCall, type LegacyLookupMode, type ProviderCapability } from './providerLookup';
 
 /** Input of one orchestration run: everything the run needs, nothing of the message but the payment. */
 export interface ChargeOrchestrationInput {
@@ -26,11 +26,14 @@ export interface ChargeOrchestrationInput {
    */
   readonly handoff?: HandOffPlan;
   /**
-   * `PAYMENT_PROVIDER_LOOKUP` as the delivery read it from its settings (src/payments/providerLookup.ts): which provider
-   * calls of this run look up the charge under the key first. Carried in the input so that a replay decides the same
-   * way whatever the worker's settings; absent (runs started before the setting existed): `uncertain`.
+   * The provider's declared capability (`PAYMENT_PROVIDER_LOOKUP`, `PAYMENT_PROVIDER_KEY_MEMORY_HOURS`) as the starter
+   * read it (src/payments/providerLookup.ts): a replay decides the same way whatever the worker's settings.
    */
-  readonly providerLookup?: ProviderLookupMode;
+  readonly provider?: ProviderCapability;
+  /** The key's age when the run was started (starter's clock - the record's creation); the run adds its own elapsed time. */
+  readonly keyAgeAtStartMs?: number;
+  /** Runs started before `provider` existed: the old when-to-look mode (absent too: `uncertain`). */
+  readonly providerLookup?: LegacyLookupMode;
   /**
    * Holding design: the run's provider retries instead of `PROVIDER_RETRY` (which the deliveries' patience counts:
    * chargePatience.ts). Only the local executor's tests set it (short intervals); the app never does.
@@ -51,6 +54,8 @@ export interface ChargeActivityInput {
   readonly correlationId?: string;
   /** Look up the charge made under the key first and return it without charging (an earlier call may have charged). */
   readonly lookUpFirst?: boolean;
+  /** Call nothing: hold the payment for an operator with this reason (answered `failed`, code `held-for-operator`). */
+  readonly hold?: string;
 }
 
 /**
@@ -74,14 +79,16 @@ export interface ChargeSteps<Task> {
   readonly nowMs?: () => number;
 }
 
-/** The provider activity's input for retry round `round` of a run: `lookUpFirst` per {@link shouldLookUp}. */
-function providerCall(input: ChargeOrchestrationInput, round: number, entityUncertain: boolean): ChargeActivityInput {
-  const lookUpFirst = shouldLookUp(input.providerLookup ?? 'uncertain', { round, entityUncertain });
+/** The provider activity's input for retry round `round` of a run, `elapsedMs` into it: per {@link planProviderCall}. */
+function providerCall(input: ChargeOrchestrationInput, round: number, entityUncertain: boolean, elapsedMs: number): ChargeActivityInput {
+  const keyAgeMs = input.keyAgeAtStartMs === undefined ? undefined : input.keyAgeAtStartMs + elapsedMs;
+  const plan = planProviderCall(input.provider ?? input.providerLookup ?? 'uncertain', { round, entityUncertain, keyAgeMs });
   return {
     idempotencyKey: input.idempotencyKey,
     payment: input.payment,
     correlationId: input.correlationId,
-    ...(lookUpFirst ? { lookUpFirst: true } : {}),
+    ...(plan.action === 'lookUpFirst' ? { lookUpFirst: true } : {}),
+    ...(plan.action === 'hold' ? { hold: plan.reason } : {}),
   };
 }
 
@@ -107,8 +114,8 @@ export class StaleAttemptError extends IdempotencyError {
  * The charge orchestration: entity `begin` (records in progress) -> provider call with the
  * payment's `Idempotency-Key` -> entity `complete` (or `fail`). A payment the entity already has
  * a result for is never charged again: its result is returned. Holding design: a failed provider call
- * is retried by the run (`PROVIDER_RETRY`: durable timers 2, 4, 8, 16 s, 5 calls), each retry looking up
- * first per `providerLookup`.
+ * is retried by the run (`PROVIDER_RETRY`: durable timers 2, 4, 8, 16 s, 5 calls), each retry planned by
+ * `planProviderCall` (re-sent with the key, looked up first, or held for an operator).
  * @throws the provider activity's last error after recording `fail` (the message will be redelivered).
  */
 export function* chargeOrchestration<Task>(input: ChargeOrchestrationInput, steps: ChargeSteps<Task>): Generator<Task, ChargeResult, unknown> {
@@ -125,6 +132,11 @@ export function* chargeOrchestration<Task>(input: ChargeOrchestrationInput, step
     yield steps.callEntity(entityKey, { name: 'fail', attempt, reason: error instanceof Error ? error.message : String(error) });
     throw error;
   }
+  if (result.status === 'failed') {
+    // Held for an operator: the entity stays open (failed) for the operator's retry.
+    yield steps.callEntity(entityKey, { name: 'fail', attempt, reason: result.reason });
+    return result;
+  }
 
   const recorded = (yield steps.callEntity(entityKey, { name: 'complete', attempt, result })) as ChargeEntityReply;
   if (recorded.decision === 'alreadyCompleted') return recorded.result;
@@ -135,9 +147,10 @@ export function* chargeOrchestration<Task>(input: ChargeOrchestrationInput, step
 /** Holding design: provider calls as `PROVIDER_RETRY` says (the patience arithmetic counts them); the last error is thrown. */
 function* chargeWithRetries<Task>(input: ChargeOrchestrationInput, steps: ChargeSteps<Task>, entityUncertain: boolean): Generator<Task, ChargeResult, unknown> {
   const { firstRetryIntervalMs, maxNumberOfAttempts, backoffCoefficient } = input.providerRetry ?? PROVIDER_RETRY;
+  const startedMs = steps.nowMs?.() ?? 0;
   for (let round = 0; ; round++) {
     try {
-      return (yield steps.chargeProvider(providerCall(input, round, entityUncertain))) as ChargeResult;
+      return (yield steps.chargeProvider(providerCall(input, round, entityUncertain, (steps.nowMs?.() ?? 0) - startedMs))) as ChargeResult;
     } catch (error) {
       if (round + 1 >= maxNumberOfAttempts) throw error;
       const { timer, nowMs } = steps;
@@ -173,7 +186,8 @@ export function retryDelayMs(retry: RetryBudget, round: number): number {
  * ```
  * begin(a) --proceed--> provider --ok--> complete(a, r) --> completeRecord(claim a, r) --> r
  *    |                     | transient: durable timer (first, doubling, capped), again while within the budget
- *    |                     |   (each retry, and a first call after an uncertain begin, looks up first per providerLookup)
+ *    |                     |   (each retry, and a first call after an uncertain begin: re-sent within the provider's key
+ *    |                     |    memory, else looked up first, else held for an operator: planProviderCall)
  *    |                     '--budget spent--> fail(a, why) --> completeRecord(claim a, failed) --> failed
  *    '--alreadyCompleted(r)--> completeRecord(claim a, r) --> r     (a retried run: never a second charge)
  *    '--stale--> StaleAttemptError (a newer attempt's run owns the record; nothing written)
@@ -219,7 +233,7 @@ function* chargeWithinBudget<Task>(
   const startedMs = nowMs();
   for (let round = 0; ; round++) {
     try {
-      return (yield steps.chargeProvider(providerCall(input, round, entityUncertain))) as ChargeResult;
+      return (yield steps.chargeProvider(providerCall(input, round, entityUncertain, nowMs() - startedMs))) as ChargeResult;
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       const next = nowMs() + retryDelayMs(retry, round);

@@ -30,4 +30,12 @@ export type ChargeResult =
    * `Idempotency-Key` gets that charge back, never a second one). Counted (`payments.failed`), alerted, retried by
    * an operator (`npm run payments:retry`).
    */
-  | { readonly status: 'failed'; readonly reason: string };
+  | {
+      readonly status: 'failed';
+      readonly reason: string;
+      /**
+       * `held-for-operator`: not a transient failure: a call that may have charged could be checked neither by the
+       * provider's key memory nor by a look-up (src/payments/providerLookup.ts). Counted `payments.held` too.
+       */
+      readonly code?: 'held-for-operator';
+    };

@@ -19,6 +19,12 @@ export const MetricNames = {
   providerLatency: 'payments.provider.latency',
   /** Payments whose transient provider failures outlasted the retry budget (handoff design): ended `failed`, alerted. */
   paymentsFailed: 'payments.failed',
+  /** Payments held for an operator: a call that may have charged could be checked neither by key memory nor by look-up. */
+  paymentsHeld: 'payments.held',
+  /** The provider answered a look-up 400/404/405/501: `PAYMENT_PROVIDER_LOOKUP` declares one it does not offer. */
+  providerLookupUnsupported: 'payments.provider.lookup_unsupported',
+  /** A delivery waited inside its invocation for the store to answer again (src/messaging/storeOutage.ts). */
+  storeOutageWaits: 'messages.store_outage.waits',
 } as const;
 export type CounterName = Exclude<(typeof MetricNames)[keyof typeof MetricNames], typeof MetricNames.providerLatency>;
 

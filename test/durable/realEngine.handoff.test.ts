@@ -15,7 +15,7 @@ import { payloadDigest } from '../../src/core/digest';
 import { keyFromMessageId } from '../../src/core/keys';
 import { chargeEntityKey, chargeInstanceId } from '../../src/payments/ChargeWorkflow';
 import type { RetryBudget } from '../../src/payments/chargeOrchestration';
-import type { ProviderLookupMode } from '../../src/payments/providerLookup';
+import type { ProviderLookup } from '../../src/payments/providerLookup';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
 import { startRealEnginePayments } from '../../tools/local/durable/realEnginePayments';
 import { durableHttpStart } from '../../tools/operator/paymentsRetry';
@@ -55,9 +55,10 @@ async function withHandOffEngine(
     leaseMs?: number;
     retry?: RetryBudget;
     killAfterCharge?: (paymentId: string) => boolean;
-    /** The provider's key memory (default forever) and `PAYMENT_PROVIDER_LOOKUP` (default the settings'). */
+    /** The provider's key memory (default forever); `PAYMENT_PROVIDER_LOOKUP` and `_KEY_MEMORY_HOURS` (default the settings'). */
     keyMemoryMs?: number;
-    providerLookup?: ProviderLookupMode;
+    providerLookup?: ProviderLookup;
+    declaredKeyMemoryHours?: number;
   },
   run: (real: Real, provider: FakePaymentProvider, counts: { starts: number; statusReads: number }) => Promise<void>,
 ): Promise<void> {
@@ -70,6 +71,7 @@ async function withHandOffEngine(
     PAYMENT_PROVIDER_URL: provider.url,
     PAYMENT_PROVIDER_TIMEOUT_MS: '5000',
     PAYMENT_PROVIDER_LOOKUP: options.providerLookup,
+    PAYMENT_PROVIDER_KEY_MEMORY_HOURS: options.declaredKeyMemoryHours === undefined ? undefined : String(options.declaredKeyMemoryHours),
   });
   const table = (name: string) => TableClient.fromConnectionString(azuriteOf().connectionString, `${prefix}${name}`, { allowInsecureConnection: true });
   const real = await startRealEnginePayments({
@@ -234,9 +236,9 @@ realEngineTest(
 );
 
 realEngineTest(
-  'real engine, handoff, a provider that keeps no keys (PAYMENT_PROVIDER_LOOKUP always): a charge-then-drop, then the run retries (a new activity call that looks up), and a host kill after the charge (the engine re-runs the activity with its first input, which looks up too): one charge each',
+  'real engine, handoff, a provider that keeps no keys (PAYMENT_PROVIDER_KEY_MEMORY_HOURS 0, PAYMENT_PROVIDER_LOOKUP by-key): a charge-then-drop, then the run retries (a new activity call that looks up), and a host kill after the charge (the engine re-runs the activity with its first input, which looks up too): one charge each',
   () =>
-    withHandOffEngine({ keyMemoryMs: 0, providerLookup: 'always', killAfterCharge: onceFor('pay-r8') }, async (real, provider) => {
+    withHandOffEngine({ keyMemoryMs: 0, providerLookup: 'by-key', declaredKeyMemoryHours: 0, killAfterCharge: onceFor('pay-r8') }, async (real, provider) => {
       provider.injectNext('chargeThenDrop');
       expect(await real.deliver(body('pay-r7'), { messageId: 'pay-r7', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff' });
       await real.workflow.drain(300_000);

@@ -28,7 +28,9 @@ import { inMemoryTelemetry } from '../support/telemetry';
 const QUERIES = join(__dirname, '..', '..', 'infra', 'monitoring', 'queries');
 const azuriteOf = useAzurite();
 
-import { completeRecordActivity } from '../../src/app/durableCharge';
+import { completeRecordActivity, heldReporter } from '../../src/app/durableCharge';
+import { outageReport } from '../../src/app/paymentsHandler';
+import { StoreUnavailableError } from '../../src/core/errors';
 
 describe('monitoring queries read only what the code emits', () => {
   let emitted: { metrics: Map<string, Set<string>>; logAttributes: Set<string> };
@@ -82,6 +84,11 @@ describe('monitoring queries read only what the code emits', () => {
       },
       undefined as never,
     );
+    // A held payment, a look-up the provider does not offer, a delivery waiting out a store outage (issue 34).
+    const activityInput = { idempotencyKey: 'p-3', payment: { paymentId: 'p-3', customerId: 'c', amount: 1, currency: 'EUR' } };
+    heldReporter(() => t.telemetry).held(activityInput, 'nothing can decide');
+    heldReporter(() => t.telemetry).lookupUnsupported(activityInput, 404);
+    outageReport(t.telemetry, { consumer: 'payments', messageId: 'm-1' }).waiting(1, 1_000, new StoreUnavailableError('down', 'claim'));
     await driveRewards(t.telemetry);
     emitted = { metrics: await t.metricAttributeNames(), logAttributes: new Set(t.logs().flatMap((l) => Object.keys(l.attributes))) };
     await t.shutdown();

@@ -130,6 +130,19 @@ describe.each(stores)("the operator's payment retry on the %s", (_name, setUp) =
     under = await setUp();
   });
 
+  test("a payment held for an operator: the run carries the key's age from the record's creation, or 0 once the operator checked at the provider (--checked-at-provider)", async () => {
+    const store = under.open();
+    const held: ChargeResult = { status: 'failed', reason: 'held for an operator: cannot be checked', code: 'held-for-operator' };
+    const failed = await finishedPayment(store, 'pay-h1', held);
+    const { starts, start } = recordedStarts();
+    const nowMs = () => failed.record.createdAtMs + 25 * 3_600_000;
+    await retryFailedPayment({ ...depsOf(store, start), nowMs }, 'pay-h1');
+    expect(starts[0].input.keyAgeAtStartMs).toBe(25 * 3_600_000);
+    await store.complete(starts[0].input.handoff!.claim, held);
+    await retryFailedPayment({ ...depsOf(store, start), nowMs, checkedAtProvider: true }, 'pay-h1');
+    expect(starts[1].input).toMatchObject({ attempt: 3, keyAgeAtStartMs: 0 });
+  });
+
   test('a failed payment: reopened, claimed with attempt + 1 (Payment row pending again), its run started with the same instance id; the old claim is fenced', async () => {
     const store = under.open();
     const failed = await finishedPayment(store, 'pay-r1', FAILED);
@@ -139,7 +152,15 @@ describe.each(stores)("the operator's payment retry on the %s", (_name, setUp) =
     expect(starts).toHaveLength(1);
     const [{ instanceId, input }] = starts;
     expect(instanceId).toBe(failed.instanceId);
-    expect(input).toMatchObject({ idempotencyKey: 'pay-r1', attempt: 2, digest: failed.record.digest, payment: failed.payment, providerLookup: 'uncertain' });
+    expect(input).toMatchObject({
+      idempotencyKey: 'pay-r1',
+      attempt: 2,
+      digest: failed.record.digest,
+      payment: failed.payment,
+      provider: { lookup: 'none', keyMemoryHours: 24 },
+    });
+    // The key's age (from the record's creation) goes with the run: past the provider's key memory it must look up or hold.
+    expect(input.keyAgeAtStartMs).toBeGreaterThanOrEqual(0);
     expect(input.entityKey).toBe(chargeEntityKey(failed.record.recordId, failed.record.createdAtMs, failed.record.digest));
     const claim = input.handoff!.claim;
     expect(claim).toMatchObject({ attempt: 2, createdAtMs: failed.record.createdAtMs, recordId: failed.record.recordId });

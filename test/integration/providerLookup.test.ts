@@ -1,15 +1,24 @@
 /**
- * Look before you charge again (docs/DESIGN.md): on a provider that remembers no keys (`keyMemoryMs` 0: every call
- * with a finished key charges again), a provider call that may have charged is never repeated blind. The payments
- * functions as registered, the charge run by the local Durable backend (the SDK's replay) on Azurite, the fake
- * provider's ledger as the judge; both designs. `off` shows the tests can fail: the same faults charge twice.
+ * Look before you charge again (docs/DESIGN.md), with the provider's capability declared
+ * (`PAYMENT_PROVIDER_LOOKUP`, `PAYMENT_PROVIDER_KEY_MEMORY_HOURS`): on a provider that remembers no keys
+ * (`keyMemoryMs` 0: every call with a finished key charges again), a provider call that may have charged is never
+ * repeated blind when the declaration is true. The payments functions as registered, the charge run by the local
+ * Durable backend (the SDK's replay) on Azurite, the fake provider's ledger as the judge; both designs. A false
+ * declaration (24 h of memory the provider does not have) shows the tests can fail: the same faults charge twice.
+ * Then a provider without a look-up (404, as Stripe): a look-up it does not offer holds the payment and is reported
+ * once; where neither key memory nor a look-up can decide, the payment is held for an operator, never charged blind.
  */
+import { payloadDigest } from '../../src/core/digest';
+import { keyFromMessageId } from '../../src/core/keys';
+import { paymentRow } from '../../src/payments/paymentRow';
 import type { PaymentsDesign } from '../../src/payments/PaymentsConsumer';
-import type { ProviderLookupMode } from '../../src/payments/providerLookup';
+import type { ProviderLookup } from '../../src/payments/providerLookup';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
 import type { DurableCrashPoint } from '../../tools/local/durable/LocalDurableBackend';
+import { JumpClock } from '../../tools/local/JumpClock';
 import { startPaymentsRig, type PaymentsRig } from '../../tools/local/paymentsRig';
 import { useAzurite } from '../support/azurite';
+import { inMemoryTelemetry } from '../support/telemetry';
 
 const azuriteOf = useAzurite();
 let provider: FakePaymentProvider;
@@ -24,21 +33,32 @@ afterEach(async () => {
   await provider.stop();
 });
 
-const payment = (id: string) => JSON.stringify({ paymentId: id, customerId: 'cust-1', amount: 1250, currency: 'EUR' });
+const paymentOf = (id: string) => ({ paymentId: id, customerId: 'cust-1', amount: 1250, currency: 'EUR' });
+const payment = (id: string) => JSON.stringify(paymentOf(id));
+/** The declaration that is true of the provider (no memory, a look-up), and a false one (24 h of memory, none). */
+const TRUE = { lookup: 'by-key', hours: 0 } as const;
+const FALSE = { lookup: 'none', hours: 24 } as const;
 
-async function lookupRig(design: PaymentsDesign, providerLookup: ProviderLookupMode, crashBefore?: (point: DurableCrashPoint, id: string) => boolean) {
+async function lookupRig(
+  design: PaymentsDesign,
+  declared: { lookup: ProviderLookup; hours: number },
+  crashBefore?: (point: DurableCrashPoint, id: string) => boolean,
+  extra: Partial<Parameters<typeof startPaymentsRig>[0]> = {},
+) {
   rig = await startPaymentsRig({
     tableConnectionString: azuriteOf().connectionString,
     providerUrl: provider.url,
     providerTimeoutMs: 1_000,
     durable: 'registered',
     design,
-    providerLookup,
+    providerLookup: declared.lookup,
+    providerKeyMemoryHours: declared.hours,
     durableCrashBefore: crashBefore,
     restartDelayMs: 20,
     leaseMs: 10_000,
     timerScale: 1 / 100,
     retry: { budgetMs: 60_000, firstDelayMs: 200, maxDelayMs: 1_000 },
+    ...extra,
   });
   return rig;
 }
@@ -52,17 +72,17 @@ async function chargeOnce(r: PaymentsRig & { workflow: { drain: () => Promise<vo
 }
 
 describe.each(['hold', 'handoff'] as const)('%s design, provider without key memory', (design) => {
-  test('charge-then-drop, then the run retries: uncertain looks the charge up and charges once (the record has that charge)', async () => {
-    const r = await lookupRig(design, 'uncertain');
+  test('charge-then-drop, then the run retries: every call looks the charge up first, one charge (the record has that charge)', async () => {
+    const r = await lookupRig(design, TRUE);
     provider.injectNext('chargeThenDrop');
     const { record } = await chargeOnce(r, `pay-${design}-u`);
     expect(provider.chargesFor(`pay-${design}-u`)).toBe(1);
-    expect(provider.lookups).toBe(1); // the retry looked; the first call did not
+    expect(provider.lookups).toBe(2); // no key memory: the first call looked too (found none), the retry found the charge
     expect(record).toMatchObject({ status: 'COMPLETED', result: { status: 'succeeded', chargeId: provider.charges[0].chargeId } });
   }, 60_000);
 
-  test('off: the same retry charges blind, and the provider charges twice (what the look-up prevents)', async () => {
-    const r = await lookupRig(design, 'off');
+  test('a false declaration (24 h of key memory): the same retry is re-sent with the key, and the provider charges twice', async () => {
+    const r = await lookupRig(design, FALSE);
     provider.injectNext('chargeThenDrop');
     await chargeOnce(r, `pay-${design}-off`);
     expect(provider.chargesFor(`pay-${design}-off`)).toBe(2);
@@ -70,23 +90,23 @@ describe.each(['hold', 'handoff'] as const)('%s design, provider without key mem
   }, 60_000);
 
   test('a failing look-up (503) is a transient failure: the run retries it, then finds the charge; still one charge', async () => {
-    const r = await lookupRig(design, 'uncertain');
+    const r = await lookupRig(design, TRUE);
     provider.injectNext('chargeThenDrop');
     provider.injectNextLookup('error5xx');
     const { record } = await chargeOnce(r, `pay-${design}-l5`);
     expect(provider.chargesFor(`pay-${design}-l5`)).toBe(1);
-    expect(provider.lookups).toBe(2);
+    expect(provider.lookups).toBe(3); // 503, then none found (charged, dropped), then found
     expect(record).toMatchObject({ status: 'COMPLETED', result: { status: 'succeeded' } });
   }, 60_000);
 
-  test('a host crash after the activity charged (its result not recorded): the activity runs again with its first input; always looks, uncertain cannot', async () => {
+  test('a host crash after the activity charged (its result not recorded): the activity runs again with its first input, which looks up first; a false declaration cannot', async () => {
     for (const [mode, charges] of [
-      ['always', 1],
-      ['uncertain', 2],
+      [TRUE, 1],
+      [FALSE, 2],
     ] as const) {
       let crashed = false;
       const r = await lookupRig(design, mode, (point) => point === 'after-activity' && !crashed && (crashed = true));
-      const id = `pay-${design}-crash-${mode}`;
+      const id = `pay-${design}-crash-${mode.lookup}`;
       await chargeOnce(r, id);
       expect(crashed).toBe(true);
       expect([mode, provider.chargesFor(id)]).toEqual([mode, charges]);
@@ -94,4 +114,48 @@ describe.each(['hold', 'handoff'] as const)('%s design, provider without key mem
       rig = undefined;
     }
   }, 120_000);
+});
+
+describe.each(['hold', 'handoff'] as const)('%s design, a provider without a look-up (404, as Stripe)', (design) => {
+  let stripe: FakePaymentProvider;
+  beforeEach(async () => {
+    stripe = await FakePaymentProvider.start({ lookup: 'none' });
+  });
+  afterEach(async () => {
+    await stripe.stop();
+  });
+
+  test('a look-up declared but not offered: each payment that needs one is held with the reason, never charged, never retried; the configuration error is logged once, counted each time', async () => {
+    const t = inMemoryTelemetry();
+    // No key memory declared: every call must look up first, and the provider answers 404.
+    const r = await lookupRig(design, TRUE, undefined, { providerUrl: stripe.url, telemetry: t.telemetry });
+    for (const id of [`pay-${design}-404a`, `pay-${design}-404b`]) {
+      const { record } = await chargeOnce(r, id);
+      expect(record).toMatchObject({ status: 'COMPLETED', result: { status: 'failed', code: 'held-for-operator' } });
+      expect((record!.result as { reason: string }).reason).toMatch(/held for an operator: .*answered 404 to a charge look-up/);
+    }
+    expect(stripe.lookups).toBe(2); // once each: a 404 is not retried
+    expect(stripe.rawCalls).toBe(0);
+    expect(await t.counter('payments.provider.lookup_unsupported')).toBe(2);
+    expect(await t.counter('payments.held')).toBe(2);
+    expect(t.logs().filter((l) => /configuration error: the provider answered 404/.test(String(l.body)))).toHaveLength(1);
+    await t.shutdown();
+  }, 60_000);
+
+  test('a retry past the declared key memory with no look-up: held for an operator with its reason, no second call', async () => {
+    const t = inMemoryTelemetry();
+    const clock = new JumpClock();
+    const r = await lookupRig(design, FALSE, undefined, { providerUrl: stripe.url, telemetry: t.telemetry, clock });
+    const id = `pay-${design}-old`;
+    // An earlier delivery claimed the key 25 hours ago and died before starting its charge; this one takes it over.
+    await r.store.claim(keyFromMessageId('payments', id), payloadDigest(paymentOf(id)), { effects: [paymentRow(paymentOf(id), 'pending')] });
+    clock.jump(25 * 3_600_000);
+    stripe.injectNext('error5xx'); // the first call fails: the retry may repeat a charge, 25 h after the key was first used
+    const { record } = await chargeOnce(r, id);
+    expect(record).toMatchObject({ status: 'COMPLETED', attempt: 2, result: { status: 'failed', code: 'held-for-operator' } });
+    expect((record!.result as { reason: string }).reason).toMatch(/1500 min old.*PAYMENT_PROVIDER_LOOKUP is none/);
+    expect([stripe.rawCalls, stripe.lookups, stripe.chargesFor(id)]).toEqual([1, 0, 0]);
+    expect(await t.counter('payments.held')).toBe(1);
+    await t.shutdown();
+  }, 60_000);
 });

@@ -106,3 +106,42 @@ describe('charge orchestration: lookUpFirst on the provider calls', () => {
     });
   });
 });
+
+/** The provider's declared capability (issue 34, src/payments/providerLookup.ts): re-send, look up or hold, by the key's age. */
+describe('charge orchestration: the declared capability plans each call', () => {
+  const HOUR = 3_600_000;
+  const stripe = { lookup: 'none', keyMemoryHours: 24 } as const;
+  const argOf = (task: unknown) => (task as Task).arg as { lookUpFirst?: boolean; hold?: string };
+
+  test.each(['hold', 'handoff'] as const)(
+    '%s: a retry inside the key memory is re-sent with the key; the run adds its own elapsed time to the key age, and past the memory with no look-up the call is a hold',
+    (design) => {
+      clock.now = 5_000_000;
+      const base = design === 'hold' ? input : handoffInput({ budgetMs: 3_600_000, firstDelayMs: 600_000, maxDelayMs: 600_000 });
+      const run = chargeOrchestration({ ...base, provider: stripe, keyAgeAtStartMs: 21.5 * HOUR }, steps);
+      run.next();
+      expect(argOf(run.next({ decision: 'proceed' }).value)).toEqual(expect.not.objectContaining({ lookUpFirst: true }));
+      const timer = run.throw(new Error('payment provider answered 503')).value as Task;
+      clock.now = timer.arg as number; // the holding design waits 2 s, the handoff 10 min
+      const retry = argOf(run.next().value);
+      if (design === 'hold')
+        expect(retry).toEqual(expect.not.objectContaining({ hold: expect.any(String) })); // 21.5 h + 2 s < 21.6 h
+      else expect(retry.hold).toMatch(/1300 min old.*PAYMENT_PROVIDER_LOOKUP is none/); // 21.5 h + 10 min > 21.6 h
+    },
+  );
+
+  test('by-key past the memory: the retry looks up first; a key of unknown age is never trusted', () => {
+    const run = chargeOrchestration({ ...input, provider: { lookup: 'by-key', keyMemoryHours: 24 } }, steps);
+    run.next();
+    expect(argOf(run.next({ decision: 'proceed', uncertain: true }).value)).toMatchObject({ lookUpFirst: true });
+  });
+
+  test('hold design: a held result is recorded as a failure on the entity (open for the operator), never completed there', () => {
+    const held: ChargeResult = { status: 'failed', reason: 'held for an operator: x', code: 'held-for-operator' };
+    const run = chargeOrchestration({ ...input, provider: stripe, keyAgeAtStartMs: 30 * 24 * HOUR }, steps);
+    run.next();
+    expect(argOf(run.next({ decision: 'proceed', uncertain: true }).value).hold).toMatch(/held|cannot be checked/);
+    expect(run.next(held).value).toEqual({ call: 'entity:abc:fail', arg: { name: 'fail', attempt: 3, reason: held.reason } });
+    expect(run.next({ decision: 'recorded' })).toEqual({ done: true, value: held });
+  });
+});

@@ -1,6 +1,6 @@
 import { UsageError } from '../../tools/cli/commandLine';
 import { parseDemoArgs } from '../../tools/demo/args';
-import { defaultProviderLookup } from '../../tools/demo/chaos';
+import { defaultDeclaredKeyMemoryHours, defaultProviderLookup } from '../../tools/demo/chaos';
 import { buildPaymentsWorkload } from '../../tools/demo/paymentsWorkload';
 import { JumpClock } from '../../tools/local/JumpClock';
 
@@ -24,14 +24,23 @@ describe('demo command line: the time phase', () => {
 });
 
 describe('demo command line: the provider look-up', () => {
-  test('--provider-lookup uncertain|always|off; default always for a key memory under 1 hour, else uncertain', () => {
-    for (const mode of ['uncertain', 'always', 'off'] as const) expect(parseDemoArgs(['--provider-lookup', mode], {}).chaos).toEqual({ providerLookup: mode });
-    expect(() => parseDemoArgs(['--provider-lookup', 'sometimes'], {})).toThrow(UsageError);
-    expect(defaultProviderLookup(0)).toBe('always');
-    expect(defaultProviderLookup(3_599_999)).toBe('always');
-    expect(defaultProviderLookup(3_600_000)).toBe('uncertain');
-    expect(defaultProviderLookup(86_400_000)).toBe('uncertain');
-    expect(defaultProviderLookup(undefined)).toBe('uncertain');
+  test('--provider-lookup none|by-key, --declared-key-memory H, or the settings names in the environment; defaults by provider', () => {
+    for (const lookup of ['none', 'by-key'] as const) expect(parseDemoArgs(['--provider-lookup', lookup], {}).chaos).toEqual({ providerLookup: lookup });
+    expect(() => parseDemoArgs(['--provider-lookup', 'uncertain'], {})).toThrow(UsageError);
+    expect(parseDemoArgs(['--declared-key-memory', '1.5'], {}).chaos).toEqual({ declaredKeyMemoryHours: 1.5 });
+    expect(parseDemoArgs([], { PAYMENT_PROVIDER_LOOKUP: 'none', PAYMENT_PROVIDER_KEY_MEMORY_HOURS: '24' }).chaos).toEqual({
+      providerLookup: 'none',
+      declaredKeyMemoryHours: 24,
+    });
+    expect(parseDemoArgs(['--provider-lookup', 'by-key'], { PAYMENT_PROVIDER_LOOKUP: 'none' }).chaos).toEqual({ providerLookup: 'by-key' });
+    expect(() => parseDemoArgs(['--declared-key-memory', '0', '--provider-lookup', 'none'], {})).toThrow(/needs --provider-lookup by-key/);
+    expect(() => parseDemoArgs(['--provider-key-memory', '0', '--provider-lookup', 'none'], {})).toThrow(/needs --provider-lookup by-key/);
+    expect(parseDemoArgs(['--declared-key-memory', '0'], {}).chaos).toEqual({ declaredKeyMemoryHours: 0 }); // the default look-up: by-key
+    expect(defaultProviderLookup(false)).toBe('by-key');
+    expect(defaultProviderLookup(true)).toBe('none');
+    expect(defaultDeclaredKeyMemoryHours(false, undefined)).toBe(24);
+    expect(defaultDeclaredKeyMemoryHours(false, 3_600_000)).toBe(1);
+    expect(defaultDeclaredKeyMemoryHours(true, 3_600_000)).toBe(24);
   });
 });
 

@@ -5,7 +5,7 @@ import { formatEta, formatProgress } from '../../tools/demo/report';
 import type { ChaosReport } from '../../tools/demo/chaos';
 import type { PartReport } from '../../tools/demo/part';
 import { withRewards } from '../../tools/demo/rewardsPart';
-import { environmentViolation, judge, outcomeViolation, verdictLine } from '../../tools/demo/verdict';
+import { environmentViolation, judge, outageViolation, outcomeViolation, verdictLine } from '../../tools/demo/verdict';
 
 describe('demo: the environment rule (uncharged dead-letters above the injected-fault share fail)', () => {
   const base = { chargeable: 100, injectedFaults: 50, deliveries: 500, lastErrors: [['payment provider answered 503', 70] as const] };
@@ -48,6 +48,43 @@ describe('demo: every payment ends charged or failed with a reason (the outcome 
     expect(judged.violations[0]).toMatch(
       /^2 payment\(s\) were acknowledged \(handed off\) but their record has neither a charge nor a failure with its reason/,
     );
+  });
+});
+
+describe('demo: a storage outage the run injected is judged as the app failing to ride it out, not as a broken environment', () => {
+  const outageLastError = 'StoreUnavailableError: table store unavailable during claim (no response ECONNRESET); retry later';
+  const report = (storageOutages: number, lastErrors: string[]) =>
+    ({
+      ok: true,
+      violations: [],
+      storageOutages,
+      deadLetteredMessages: lastErrors.map((lastError, i) => ({
+        queue: 'payments',
+        messageId: `pay-${i}`,
+        deliveryCount: 10,
+        reason: 'MaxDeliveryCountExceeded',
+        lastError,
+      })),
+      providerFaults: {},
+      crashesInjected: 0,
+      slowHandlers: 0,
+      deliveries: 100,
+      parts: [{ name: 'payments', details: { chargeable: 10, chargeableAwaitingOperator: lastErrors.length, acknowledgedWithoutOutcome: 0 } }],
+    }) as unknown as ChaosReport;
+
+  test('dead-letters with the store unavailable during injected outages: the app failed; the environment rule does not take the blame', () => {
+    const judged = judge(report(1, [outageLastError, outageLastError]));
+    expect(judged.ok).toBe(false);
+    expect(judged.violations).toEqual([
+      '2 payments message(s) dead-lettered by the injected storage outage(s) (last error: the store did not answer): the deliveries did not ride it out',
+    ]);
+    expect(outageViolation(report(1, []))).toBeUndefined();
+  });
+
+  test("without an injected outage the same dead-letters are the environment rule's (storage broken)", () => {
+    const judged = judge(report(0, [outageLastError]));
+    expect(judged.ok).toBe(false);
+    expect(judged.violations[0]).toMatch(/^the environment is broken/);
   });
 });
 

@@ -353,6 +353,9 @@ describe('infra cross-check: operations and azd', () => {
       'idempotency.purge.held_extended',
       'payments.provider.latency',
       'payments.failed',
+      'payments.held',
+      'payments.provider.lookup_unsupported',
+      'messages.store_outage.waits',
       'messages.parked',
       'messages.batch_failures',
     ];

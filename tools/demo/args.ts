@@ -1,6 +1,6 @@
 import type { ChaosOptions } from './chaos';
 import { DEFAULT_CHAOS_OPTIONS, REAL_ENGINE_TIMING } from './chaos';
-import { optionReader, parseCommandLine, type OptionSpecs } from '../cli/commandLine';
+import { optionReader, parseCommandLine, type OptionSpecs, type OptionValues } from '../cli/commandLine';
 import { checkProviderUrlShape } from './preflight';
 
 /** What `npm run demo -- ...` asked for. */
@@ -31,8 +31,11 @@ export const DEMO_USAGE = `usage: npm run demo -- [options]
   --provider-key-memory H hours the demo's fake provider remembers an Idempotency-Key, on the demo's clock (default
                           forever; 24 = Stripe's; 0 = it charges on every finished key's call): with the time phase, a
                           memory shorter than the jump leaves the app's records as the only guard against a second charge
-  --provider-lookup M     uncertain|always|off: PAYMENT_PROVIDER_LOOKUP, when a provider call first looks up the charge
-                          made under its key (default always when --provider-key-memory is under 1 hour, else uncertain)
+  --provider-lookup M     none|by-key: PAYMENT_PROVIDER_LOOKUP, what the provider offers to find a charge by its key
+                          (default by-key for the demo's provider, none for PAYMENT_PROVIDER_URL's); none also makes the
+                          demo's provider answer the look-up 404, as Stripe
+  --declared-key-memory H PAYMENT_PROVIDER_KEY_MEMORY_HOURS the app is told (default the demo's provider's memory, at most
+                          24; PAYMENT_PROVIDER_URL's: 24, or the environment's PAYMENT_PROVIDER_KEY_MEMORY_HOURS)
   --host-kills N          real engine: Durable host kills after a charge, at most (default ${DEFAULT_CHAOS_OPTIONS.maxHostKills})
   --rewards-events N      rewards part (Event Hubs): distinct PaymentSucceeded events, 20 % sent twice, hosts crashing before
                           checkpoints (default ${DEFAULT_CHAOS_OPTIONS.rewardsEvents}; 0 = off)
@@ -40,7 +43,8 @@ export const DEMO_USAGE = `usage: npm run demo -- [options]
   --report FILE.html      also write a self-contained HTML page: a timeline chart of the run and the invariant table
   --help, -h              this text
 environment: PAYMENT_PROVIDER_URL (an http(s) URL on loopback that answers; checked before the run) uses that
-  provider instead of starting the fake one.
+  provider instead of starting the fake one; PAYMENT_PROVIDER_LOOKUP and PAYMENT_PROVIDER_KEY_MEMORY_HOURS declare
+  its capability (the options above win).
 exit code: 0 when every invariant holds, 1 when one fails (or more chargeable payments end uncharged in the
   dead-letter queue than the injected faults explain: a broken environment), 2 on a usage error or a provider
   URL that is not usable; 130/143 when stopped by SIGINT/SIGTERM (everything it started is stopped first).`;
@@ -68,6 +72,7 @@ const SPECS: OptionSpecs = {
   durable: { type: 'string' },
   'provider-key-memory': { type: 'string' },
   'provider-lookup': { type: 'string' },
+  'declared-key-memory': { type: 'string' },
   'broker-dedup': { type: 'boolean' },
   json: { type: 'boolean' },
   report: { type: 'string' },
@@ -78,8 +83,14 @@ const SPECS: OptionSpecs = {
  * @throws UsageError naming every bad option.
  */
 export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): DemoArgs {
-  const values = parseCommandLine(argv, SPECS);
-  if (values === 'help') return { chaos: {}, json: false, help: true };
+  const parsed = parseCommandLine(argv, SPECS);
+  if (parsed === 'help') return { chaos: {}, json: false, help: true };
+  // The provider's declared capability: the options, else the app's own settings names in the environment.
+  const values: OptionValues = {
+    ...(env.PAYMENT_PROVIDER_LOOKUP ? { 'provider-lookup': env.PAYMENT_PROVIDER_LOOKUP } : {}),
+    ...(env.PAYMENT_PROVIDER_KEY_MEMORY_HOURS ? { 'declared-key-memory': env.PAYMENT_PROVIDER_KEY_MEMORY_HOURS } : {}),
+    ...parsed,
+  };
   const read = optionReader(values);
   const chaos: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(NUMBER_OPTIONS)) {
@@ -93,7 +104,12 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv = 
   if (read.flag('broker-dedup')) chaos.brokerDuplicateDetection = true;
   if (values['provider-key-memory'] !== undefined && values['provider-key-memory'] !== 'forever')
     chaos.providerKeyMemoryMs = read.number('provider-key-memory', { min: 0, max: 24 * 365 * 10, default: Number.NaN }) * 3_600_000;
-  if (values['provider-lookup'] !== undefined) chaos.providerLookup = read.choice('provider-lookup', ['uncertain', 'always', 'off'] as const, 'uncertain');
+  if (values['provider-lookup'] !== undefined) chaos.providerLookup = read.choice('provider-lookup', ['none', 'by-key'] as const, 'none');
+  if (values['declared-key-memory'] !== undefined)
+    chaos.declaredKeyMemoryHours = read.number('declared-key-memory', { min: 0, max: 87_600, default: Number.NaN });
+  const keepsNoKeys = chaos.declaredKeyMemoryHours === 0 || (chaos.declaredKeyMemoryHours === undefined && chaos.providerKeyMemoryMs === 0);
+  if (keepsNoKeys && chaos.providerLookup === 'none')
+    read.problem('a provider that keeps no keys (--declared-key-memory 0 or --provider-key-memory 0) needs --provider-lookup by-key');
   if (env.PAYMENT_PROVIDER_URL) {
     try {
       checkProviderUrlShape(env.PAYMENT_PROVIDER_URL);

@@ -1,5 +1,5 @@
 import { AzuriteTable } from '../azurite/AzuriteTable';
-import type { ProviderLookupMode } from '../../src/payments/providerLookup';
+import type { ProviderLookup } from '../../src/payments/providerLookup';
 import { CosmosEmulator } from '../cosmos/CosmosEmulator';
 import { JumpClock } from '../local/JumpClock';
 import { LocalServiceBus } from '../local/LocalServiceBus';
@@ -7,6 +7,7 @@ import type { LocalQueue } from '../local/LocalQueue';
 import { deadLetterKeysSource, MAX_HELD_DEAD_LETTERS } from '../../src/lifecycle/deadLetterKeys';
 import type { HeldKeysSource } from '../../src/lifecycle/heldRecords';
 import { TcpProxy } from '../local/TcpProxy';
+import { HOST_MAX_AUTO_LOCK_RENEWAL_MS } from '../../src/messaging/storeOutage';
 import { CRASH_POINTS, CrashPoint, FaultPlan, InjectedCrash, SLOW_HANDLER } from './faults';
 import { Ledger, type SendTag } from './ledger';
 import { emptyPartSweep, type ChaosEnvironment, type ChaosPart, type PartReport, type PartSweepReport } from './part';
@@ -32,7 +33,7 @@ export interface ChaosOptions {
   readonly seed: number;
   /** Broker duplicate detection (off by default, so producer duplicates reach the consumers). */
   readonly brokerDuplicateDetection?: boolean;
-  /** Peek-lock duration (no auto-renewal). */
+  /** Peek-lock duration (renewed while a handler runs, up to host.json's maxAutoLockRenewalDuration, as the host does). */
   readonly lockDurationMs?: number;
   readonly maxDeliveryCount?: number;
   /** Claim lease; a delivery waits at most 80 % of it for another one's work. */
@@ -49,10 +50,16 @@ export interface ChaosOptions {
    */
   readonly providerKeyMemoryMs?: number;
   /**
-   * `PAYMENT_PROVIDER_LOOKUP` of the payments consumer (docs/DESIGN.md "Payments: look before you charge again"): default
-   * {@link defaultProviderLookup} of the key memory (`always` under 1 hour, else `uncertain`).
+   * `PAYMENT_PROVIDER_LOOKUP` the app is told the provider offers (docs/DESIGN.md "Payments: look before you charge
+   * again"), and the demo's own provider's look-up (`none`: it answers `GET /v1/charges?idempotency_key=` 404, as Stripe
+   * has no such list): default {@link defaultProviderLookup}.
    */
-  readonly providerLookup?: ProviderLookupMode;
+  readonly providerLookup?: ProviderLookup;
+  /**
+   * `PAYMENT_PROVIDER_KEY_MEMORY_HOURS` the app is told (default: the own provider's memory in hours, at most 24; an
+   * external provider's: 24, Stripe's). Declaring less than the provider keeps is safe; more is not.
+   */
+  readonly declaredKeyMemoryHours?: number;
   /**
    * The time phase (default on): at `timePhaseAt` of the run the consumers' clock jumps past
    * retention, the expiry sweep runs, the dead-letter queue is resubmitted and reused keys after
@@ -85,16 +92,18 @@ export interface ChaosOptions {
   readonly progressEveryMs?: number;
 }
 
-/**
- * The look-up mode for a provider that keeps keys `keyMemoryMs` (undefined: forever): `always` under 1 hour (a provider
- * that keeps no keys: even a crash the run cannot see must not charge twice), else `uncertain`.
- */
-export function defaultProviderLookup(keyMemoryMs: number | undefined): ProviderLookupMode {
-  return keyMemoryMs !== undefined && keyMemoryMs < 3_600_000 ? 'always' : 'uncertain';
+/** The declared look-up: `by-key` for the demo's own provider (it offers one), `none` for an external one (Stripe offers none). */
+export function defaultProviderLookup(external: boolean): ProviderLookup {
+  return external ? 'none' : 'by-key';
 }
 
-/** The options without a fixed default (the look-up's depends on the key memory: {@link defaultProviderLookup}). */
-type OptionsWithoutDefault = 'providerUrl' | 'providerKeyMemoryMs' | 'providerLookup' | 'onProgress' | 'progressEveryMs';
+/** The declared key memory: the own provider's (on the demo's clock), at most 24 h; an external provider's 24 h. */
+export function defaultDeclaredKeyMemoryHours(external: boolean, keyMemoryMs: number | undefined): number {
+  return external || keyMemoryMs === undefined ? 24 : Math.min(24, keyMemoryMs / 3_600_000);
+}
+
+/** The options without a fixed default (the look-up's depends on the provider: {@link defaultProviderLookup}). */
+type OptionsWithoutDefault = 'providerUrl' | 'providerKeyMemoryMs' | 'providerLookup' | 'declaredKeyMemoryHours' | 'onProgress' | 'progressEveryMs';
 
 export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, OptionsWithoutDefault>> = {
   messages: 2_000,
@@ -217,7 +226,7 @@ export interface ChaosReport {
   /** Handlers stalled past their lock (then completing with a lock-lost error). */
   readonly slowHandlers: number;
   readonly providerFaults: Record<string, number>;
-  /** `PAYMENT_PROVIDER_LOOKUP` of the run and the provider's look-ups (`GET /v1/charges?idempotency_key=`; null: an external provider's are not counted). */
+  /** The declared capability (`by-key, key memory 24 h`) and the provider's look-ups (`GET /v1/charges?idempotency_key=`; null: an external provider's are not counted). */
   readonly providerLookup: { readonly mode: string; readonly lookups: number | null };
   readonly storageOutages: number;
   readonly connectionsReset: number;
@@ -262,7 +271,17 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
     stops.push(() => azurite.stop());
     const proxy = await TcpProxy.start(azurite.port);
     stops.push(() => proxy.stop());
-    const provider = await startProvider({ externalUrl: o.providerUrl, faultRate: o.crashRate, seed: o.seed, keyMemoryMs: o.providerKeyMemoryMs, clock });
+    const external = o.providerUrl !== undefined;
+    const lookup = o.providerLookup ?? defaultProviderLookup(external);
+    const keyMemoryHours = o.declaredKeyMemoryHours ?? defaultDeclaredKeyMemoryHours(external, o.providerKeyMemoryMs);
+    const provider = await startProvider({
+      externalUrl: o.providerUrl,
+      faultRate: o.crashRate,
+      seed: o.seed,
+      keyMemoryMs: o.providerKeyMemoryMs,
+      clock,
+      lookup,
+    });
     stops.push(() => provider.stop());
     const env: ChaosEnvironment = {
       tableConnectionString: azurite.connectionString.replace(`:${azurite.port}/`, `:${proxy.port}/`),
@@ -286,7 +305,8 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
           timePhase: o.timePhase,
           durable: o.durable,
           maxHostKills: o.maxHostKills,
-          providerLookup: o.providerLookup ?? defaultProviderLookup(o.providerKeyMemoryMs),
+          providerLookup: lookup,
+          providerKeyMemoryHours: keyMemoryHours,
         }),
       );
     }
@@ -332,6 +352,9 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
         loseAck: (locked) => faults.shouldCrash(CrashPoint.BeforeAck, copyId(locked.message.tag!)),
         // A few handlers stall past their lock: the message goes to another receiver meanwhile.
         stallBeforeHandler: (locked) => (faults.shouldCrash(SLOW_HANDLER, copyId(locked.message.tag!)) ? o.lockDurationMs + 100 : 0),
+        // The Functions host renews a running delivery's lock up to host.json's maxAutoLockRenewalDuration: a
+        // delivery that waits out a storage outage keeps its message (src/messaging/storeOutage.ts).
+        autoRenewLock: { beforeExpiryMs: Math.min(10_000, o.lockDurationMs / 2), maxDurationMs: HOST_MAX_AUTO_LOCK_RENEWAL_MS },
         onDelivery: (event) => {
           ledger.recordDelivery(event);
           if (event.kind === 'completed') releaseAfter(event.locked.message.tag!, 'completed');
@@ -397,16 +420,18 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
     };
     while (!(sent + withheld() >= plannedSends && bus.idle && !proxy.cutNow && (phase !== undefined || phased.length === 0))) {
       if (Date.now() - started > o.timeoutMs) break;
-      if (phase === undefined && phased.length > 0 && ledger.events.completed >= phaseAt && !proxy.cutNow && phased.every((p) => p.timePhase!.ready(ledger))) {
-        await runTimePhase();
-        continue;
-      }
-      rewards?.produceUpTo(ledger.events.completed / Math.max(1, plannedSends)); // its producer keeps pace with the run
+      // An outage due at the time phase's point cuts first (the phase waits for storage): it meets traffic in flight,
+      // not the quiet queue the phase's drain leaves behind.
       if (outages < outageAt.length && ledger.events.completed >= outageAt[outages] && !proxy.cutNow) {
         outages++;
         proxy.cut();
         setTimeout(() => proxy.restore(), o.outageMs);
       }
+      if (phase === undefined && phased.length > 0 && ledger.events.completed >= phaseAt && !proxy.cutNow && phased.every((p) => p.timePhase!.ready(ledger))) {
+        await runTimePhase();
+        continue;
+      }
+      rewards?.produceUpTo(ledger.events.completed / Math.max(1, plannedSends)); // its producer keeps pace with the run
       if (o.onProgress && Date.now() - lastProgress >= (o.progressEveryMs ?? 1_000)) {
         lastProgress = Date.now();
         o.onProgress(progress());
@@ -421,7 +446,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
     const reports: PartReport[] = [];
     for (const part of parts) reports.push(await part.verify(ledger));
     const timePhase = phased.length === 0 ? null : phaseReport(phase, reports);
-    const lookup = { mode: o.providerLookup ?? defaultProviderLookup(o.providerKeyMemoryMs), lookups: provider.fake ? provider.fake.lookups : null };
+    const declared = { mode: `${lookup}, key memory ${keyMemoryHours} h`, lookups: provider.fake ? provider.fake.lookups : null };
     const report = buildReport(
       o,
       reports,
@@ -433,7 +458,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
       proxy.resets,
       Date.now() - started,
       timePhase,
-      lookup,
+      declared,
     );
     return withRewards(report, await rewards?.verify());
   } finally {

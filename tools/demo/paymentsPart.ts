@@ -1,5 +1,5 @@
 import { payloadDigest } from '../../src/core/digest';
-import type { ProviderLookupMode } from '../../src/payments/providerLookup';
+import type { ProviderLookup } from '../../src/payments/providerLookup';
 import { StoreUnavailableError } from '../../src/core/errors';
 import { keyFromMessageId } from '../../src/core/keys';
 import { RecordStatus } from '../../src/core/record';
@@ -39,8 +39,9 @@ export interface PaymentsPartOptions {
   readonly maxHostKills?: number;
   /** `PAYMENTS_DESIGN` (default: the environment's `PAYMENTS_DESIGN`, else `handoff`). */
   readonly design?: PaymentsDesign;
-  /** `PAYMENT_PROVIDER_LOOKUP` (default the settings': `uncertain`). */
-  readonly providerLookup?: ProviderLookupMode;
+  /** `PAYMENT_PROVIDER_LOOKUP` and `PAYMENT_PROVIDER_KEY_MEMORY_HOURS` (default the settings': `none`, 24). */
+  readonly providerLookup?: ProviderLookup;
+  readonly providerKeyMemoryHours?: number;
 }
 
 /** The demo's handoff retry budget: 10 min of durable-timer retries (1 s doubling to 10 s) before a payment ends `failed`. */
@@ -101,6 +102,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     clock: env.clock,
     design,
     providerLookup: options.providerLookup,
+    providerKeyMemoryHours: options.providerKeyMemoryHours,
     retry: DEMO_RETRY,
     restartDelayMs: 100,
     // The functions as registered, invoked as the host does. Real engine (default): the charge run by the
@@ -356,6 +358,8 @@ async function verifyPayments(
   const awaitingOperator: LogicalMessage[] = [];
   /** Handoff: charge payments that ended `failed` with a reason (retry budget spent), none charged as acknowledged. */
   const failedWithReason: LogicalMessage[] = [];
+  /** Payments held for an operator: neither the provider's key memory nor a look-up could decide (issue 34). */
+  const heldByProvider = new Set<number>();
   const withoutOutcome: string[] = [];
   const completedCharge = new Set<number>();
   const ownChargeIds = new Map<string, Set<string>>();
@@ -429,6 +433,7 @@ async function verifyPayments(
     const succeeded = results.some((r) => 'result' in r && r.result.status === 'succeeded');
     if (completed && m.kind === 'charge' && succeeded) completedCharge.add(m.index);
     if (completed && m.kind === 'charge' && !succeeded && results.some((r) => 'result' in r && r.result.status === 'failed')) failedWithReason.push(m);
+    if (results.some((r) => 'result' in r && r.result.status === 'failed' && r.result.code === 'held-for-operator')) heldByProvider.add(m.index);
     if (m.kind === 'reusedKey' && results.some((r, i) => fate.completionEpochs[i] > 0 && r.outcome !== 'keyReused' && expected(r, 1)))
       phaseCounts.lateReusedKeysAsNew++;
     if (m.kind === 'reusedAfterExpiry' && fate.copiesSent > 0) {
@@ -631,6 +636,7 @@ async function verifyPayments(
       reusedKeys: messages.filter((m) => m.kind === 'reusedKey').length,
       design,
       failedWithReason: failedWithReason.length,
+      heldForOperatorUndecided: heldByProvider.size,
       acknowledgedWithoutOutcome: withoutOutcome.length,
       failedButCharged: failedWithReason.length - failedUncharged,
       effectiveCharges,

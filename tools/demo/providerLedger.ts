@@ -36,6 +36,8 @@ export async function startProvider(options: {
   seed: number;
   /** The fake provider's memory of keys (default forever), on `clock`. */
   keyMemoryMs?: number;
+  /** The fake provider's look-up (default `by-key`; `none`: 404, as Stripe). */
+  lookup?: 'none' | 'by-key';
   clock?: Clock;
 }): Promise<ProviderHandle> {
   if (options.externalUrl) {
@@ -49,6 +51,7 @@ export async function startProvider(options: {
     faultRates: { error5xx: rate, timeout: rate, chargeThenDrop: rate },
     seed: options.seed,
     keyMemoryMs: options.keyMemoryMs,
+    lookup: options.lookup,
     clock: clock ? () => clock.nowMs() : undefined,
   });
   return {

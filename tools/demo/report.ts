@@ -86,6 +86,11 @@ export function reportSections(r: ChaosReport): Section[] {
     ['status changes applied', r.statusApplied, 'newer versions written (If-Match)'],
     ['stale versions ignored', r.staleVersionsIgnored, 'older or repeated versions'],
     ['orders parked', Object.values(r.ordersParkedByReason).reduce((s, n) => s + n, 0), by(r.ordersParkedByReason)],
+    [
+      'failed with a reason',
+      Number(r.parts.find((p) => p.name === 'payments')?.details.failedWithReason ?? 0),
+      `of which held for an operator (key memory and look-up could not decide): ${Number(r.parts.find((p) => p.name === 'payments')?.details.heldForOperatorUndecided ?? 0)}`,
+    ],
     ['effective charges', r.effectiveCharges, `expected ${r.expectedCharges} (source: ${r.effectiveChargesSource})`],
     ['lost', r.lost, 'must be 0'],
     ['double charged', r.doubleCharged, 'must be 0'],

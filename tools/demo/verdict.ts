@@ -27,8 +27,18 @@ export interface UnchargedDeadLetters {
   readonly lastErrors: ReadonlyArray<readonly [string, number]>;
 }
 
+/** A dead-letter's last error that says the store did not answer (StoreUnavailableError). */
+const STORE_OUTAGE_ERROR = /StoreUnavailable|store (is )?unavailable|did not answer/i;
+
+/** Payments messages dead-lettered with the store unavailable: with outages injected, the app's failure to ride them out. */
+export function outageDeadLetters(r: ChaosReport): number {
+  return r.deadLetteredMessages.filter((d) => d.queue === 'payments' && STORE_OUTAGE_ERROR.test(d.lastError)).length;
+}
+
 export function unchargedDeadLetters(r: ChaosReport): UnchargedDeadLetters {
   const details = r.parts.find((p) => p.name === 'payments')?.details ?? {};
+  // Those the injected outages dead-lettered are judged as the app's (outageViolation), not as a broken environment.
+  const byOutage = r.storageOutages > 0 ? outageDeadLetters(r) : 0;
   const errors = new Map<string, number>();
   for (const d of r.deadLetteredMessages) {
     if (d.queue !== 'payments') continue;
@@ -38,7 +48,7 @@ export function unchargedDeadLetters(r: ChaosReport): UnchargedDeadLetters {
   const providerFaults = Object.values(r.providerFaults).reduce((s, n) => s + n, 0);
   return {
     chargeable: Number(details.chargeable ?? 0),
-    uncharged: Number(details.chargeableAwaitingOperator ?? 0),
+    uncharged: Math.max(0, Number(details.chargeableAwaitingOperator ?? 0) - byOutage),
     injectedFaults: r.crashesInjected + r.slowHandlers + providerFaults,
     deliveries: r.deliveries,
     lastErrors: [...errors.entries()].sort((a, b) => b[1] - a[1]),
@@ -77,9 +87,21 @@ export function outcomeViolation(r: ChaosReport): string | undefined {
   return n > 0 ? `${n} payment(s) were acknowledged (handed off) but their record has neither a charge nor a failure with its reason` : undefined;
 }
 
+/**
+ * A storage outage the run injected must be ridden out (src/messaging/storeOutage.ts): a payments message dead-lettered
+ * with the store unavailable is the app's failure, not the environment's.
+ * @returns the violation in words, or undefined.
+ */
+export function outageViolation(r: ChaosReport): string | undefined {
+  const n = r.storageOutages > 0 ? outageDeadLetters(r) : 0;
+  return n > 0
+    ? `${n} payments message(s) dead-lettered by the injected storage outage(s) (last error: the store did not answer): the deliveries did not ride it out`
+    : undefined;
+}
+
 /** The report with the environment and outcome rules applied: `ok` false and the reasons first among the violations when one breaks. */
 export function judge(r: ChaosReport): ChaosReport {
-  const violations = [environmentViolation(unchargedDeadLetters(r)), outcomeViolation(r)].filter((v): v is string => v !== undefined);
+  const violations = [outageViolation(r), environmentViolation(unchargedDeadLetters(r)), outcomeViolation(r)].filter((v): v is string => v !== undefined);
   if (violations.length === 0) return r;
   return { ...r, ok: false, violations: [...violations, ...r.violations] };
 }

@@ -28,6 +28,11 @@ export interface FakeProviderOptions {
   readonly keyMemoryMs?: number;
   /** The provider's clock, epoch ms (default `Date.now`); the demo passes its jumping clock. */
   readonly clock?: () => number;
+  /**
+   * `by-key` (default): `GET /v1/charges?idempotency_key=K` lists the charges under K. `none`: it answers 404 (counted
+   * in `lookups`), as Stripe, whose charges cannot be listed by idempotency key.
+   */
+  readonly lookup?: 'by-key' | 'none';
 }
 
 interface KeyEntry {
@@ -241,6 +246,8 @@ export class FakePaymentProvider {
   /** `GET /v1/charges?idempotency_key=K`: the ledger's charges under K (key memory plays no part), faults as a POST's but no charge. */
   private async lookUp(req: IncomingMessage, res: ServerResponse): Promise<void> {
     this.lookups++;
+    if (this.options.lookup === 'none')
+      return json(res, 404, { error: { type: 'invalid_request_error', message: 'Unrecognized request URL (GET: /v1/charges)' } });
     const key = new URL(req.url ?? '', 'http://provider').searchParams.get('idempotency_key');
     if (!key) return json(res, 400, { error: { message: 'idempotency_key is required' } });
     const fault = this.queuedLookups.shift() ?? this.drawFault(['error5xx', 'timeout']);

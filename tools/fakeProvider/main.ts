@@ -6,24 +6,32 @@ import { FakePaymentProvider } from './FakePaymentProvider';
  * PAYMENT_PROVIDER_URL. Honours Idempotency-Key, serves GET /__stats; no faults unless asked.
  * Stops on SIGINT / SIGTERM.
  */
-const USAGE = `usage: npm run provider -- [--port 4010] [--seed 1] [--key-memory-hours H]
+const USAGE = `usage: npm run provider -- [--port 4010] [--seed 1] [--key-memory-hours H] [--lookup by-key|none]
   --port  TCP port on 127.0.0.1 (default 4010, the one local.settings.json.example names; 0 = any free port)
   --seed  seed of the provider's own randomness (default 1, 0 to 4294967295)
   --key-memory-hours H  forget an Idempotency-Key H hours after its first use (default: never; Stripe: 24;
           0: every call with a finished key charges again)
+  --lookup by-key|none  GET /v1/charges?idempotency_key= lists the charges under a key (default by-key), or answers 404
+          (none: Stripe-shaped; run the app with PAYMENT_PROVIDER_LOOKUP=none)
   --help, -h  this text`;
 
 /**
  * Parses the provider's command line with the tools' shared parser.
  * @throws UsageError naming every bad option.
  */
-export function parseProviderArgs(argv: readonly string[]): { port: number; seed: number; keyMemoryMs?: number } | 'help' {
-  const values = parseCommandLine(argv, { port: { type: 'string' }, seed: { type: 'string' }, 'key-memory-hours': { type: 'string' } });
+export function parseProviderArgs(argv: readonly string[]): { port: number; seed: number; keyMemoryMs?: number; lookup: 'by-key' | 'none' } | 'help' {
+  const values = parseCommandLine(argv, {
+    port: { type: 'string' },
+    seed: { type: 'string' },
+    'key-memory-hours': { type: 'string' },
+    lookup: { type: 'string' },
+  });
   if (values === 'help') return 'help';
   const read = optionReader(values);
   const options = {
     port: read.integer('port', { min: 0, max: 65_535, default: 4010 }),
     seed: read.integer('seed', { min: 0, max: 2 ** 32 - 1, default: 1 }),
+    lookup: read.choice('lookup', ['by-key', 'none'] as const, 'by-key'),
     ...(values['key-memory-hours'] === undefined
       ? {}
       : { keyMemoryMs: read.number('key-memory-hours', { min: 0, max: 87_600, default: Number.NaN }) * 3_600_000 }),
@@ -45,9 +53,10 @@ async function main(): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const { port, seed, keyMemoryMs } = options;
-  const provider = await FakePaymentProvider.start({ port, seed, keyMemoryMs });
-  console.log(`fake payment provider listening on ${provider.url} (POST /v1/charges, GET /v1/charges?idempotency_key=, GET /__stats); Ctrl+C stops it`);
+  const { port, seed, keyMemoryMs, lookup } = options;
+  const provider = await FakePaymentProvider.start({ port, seed, keyMemoryMs, lookup });
+  const lookupText = lookup === 'none' ? 'GET /v1/charges?idempotency_key= answers 404' : 'GET /v1/charges?idempotency_key=';
+  console.log(`fake payment provider listening on ${provider.url} (POST /v1/charges, ${lookupText}, GET /__stats); Ctrl+C stops it`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);

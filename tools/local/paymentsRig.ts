@@ -14,7 +14,7 @@ import type { PaymentsDesign } from '../../src/payments/PaymentsConsumer';
 import type { RetryBudget } from '../../src/payments/chargeOrchestration';
 import { completeRecord } from '../../src/payments/completeRecord';
 import { chargeOnce } from '../../src/app/durableCharge';
-import type { ProviderLookupMode } from '../../src/payments/providerLookup';
+import type { ProviderLookup } from '../../src/payments/providerLookup';
 import type { TableIdempotencyStore } from '../../src/core/TableIdempotencyStore';
 
 export interface PaymentsRigOptions {
@@ -58,8 +58,10 @@ export interface PaymentsRigOptions {
   readonly design?: PaymentsDesign;
   /** Handoff: the run's retry budget (default the settings': 60 min, 5 s doubling to 5 min). */
   readonly retry?: RetryBudget;
-  /** `PAYMENT_PROVIDER_LOOKUP` (default the settings': `uncertain`). */
-  readonly providerLookup?: ProviderLookupMode;
+  /** `PAYMENT_PROVIDER_LOOKUP` (default the settings': `none`). */
+  readonly providerLookup?: ProviderLookup;
+  /** `PAYMENT_PROVIDER_KEY_MEMORY_HOURS` (default the settings': 24). */
+  readonly providerKeyMemoryHours?: number;
 }
 
 /** Trigger metadata of one delivery, as the Service Bus trigger passes it. */
@@ -87,6 +89,7 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
     PAYMENT_PROVIDER_URL: options.providerUrl,
     PAYMENT_PROVIDER_TIMEOUT_MS: String(options.providerTimeoutMs ?? 2_000),
     PAYMENT_PROVIDER_LOOKUP: options.providerLookup,
+    PAYMENT_PROVIDER_KEY_MEMORY_HOURS: options.providerKeyMemoryHours === undefined ? undefined : String(options.providerKeyMemoryHours),
   });
   const telemetry = options.telemetry ?? new Telemetry();
   const provider = providerFromSettings(settings, telemetry);

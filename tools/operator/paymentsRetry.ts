@@ -1,5 +1,6 @@
 import { consumerStoreFromSettings, storeFromSettings, type WiringOverrides } from '../../src/app/stores';
 import { retryBudgetOf } from '../../src/app/payments';
+import { providerCapabilityOf } from '../../src/payments/providerLookup';
 import { PaymentRetryRefusedError, retryFailedPayment } from '../../src/app/paymentRetry';
 import { CHARGE_ORCHESTRATION } from '../../src/app/durableCharge';
 import { loadSettings } from '../../src/config/settings';
@@ -8,9 +9,12 @@ import { parseCommandLine, usageErrorLine, UsageError, USAGE_EXIT_CODE } from '.
 
 export const USAGE = `Retries one payment that ended failed (its provider's transient failures outlasted PAYMENT_RETRY_BUDGET_MINUTES).
 
-  npm run payments:retry -- --payment-id <id> [--durable-url <url>] [--durable-key <key>]
+  npm run payments:retry -- --payment-id <id> [--checked-at-provider] [--durable-url <url>] [--durable-key <key>]
 
   --payment-id   the paymentId (the message's MessageId)
+  --checked-at-provider  a payment held for an operator ("held for an operator: ..."): you checked at the provider that
+                 no charge was made under this Idempotency-Key (or one was: the same key then gets it back); the new run
+                 calls the provider with the key instead of being held again
   --durable-url  the Durable extension's HTTP API: locally http://127.0.0.1:17071/durabletask/ (default: the local
                  engine), in Azure https://<app>.azurewebsites.net/runtime/webhooks/durabletask/
   --durable-key  Azure: the app's durabletask_extension system key (az functionapp keys list), sent as ?code=
@@ -50,7 +54,12 @@ export async function runPaymentsRetry(
   print = console.log,
   wiring: WiringOverrides = {},
 ): Promise<number> {
-  const values = parseCommandLine(argv, { 'payment-id': { type: 'string' }, 'durable-url': { type: 'string' }, 'durable-key': { type: 'string' } });
+  const values = parseCommandLine(argv, {
+    'payment-id': { type: 'string' },
+    'durable-url': { type: 'string' },
+    'durable-key': { type: 'string' },
+    'checked-at-provider': { type: 'boolean' },
+  });
   if (values === 'help') {
     print(USAGE);
     return 0;
@@ -67,7 +76,8 @@ export async function runPaymentsRetry(
         store: consumerStoreFromSettings(settings, wiring, storeFromSettings(settings, wiring)),
         start: durableHttpStart(durableUrl, durableKey),
         retry: retryBudgetOf(settings),
-        providerLookup: settings.PAYMENT_PROVIDER_LOOKUP,
+        provider: providerCapabilityOf(settings),
+        checkedAtProvider: values['checked-at-provider'] === true,
       },
       paymentId,
     );

@@ -204,5 +204,6 @@ function recordStoreSettings(options: RealEnginePaymentsOptions): Record<string,
     PAYMENTS_DESIGN: overrides.design ?? settings.PAYMENTS_DESIGN,
     // The runs get the mode in their input (from the trigger's settings); the worker gets it too, as in Azure.
     PAYMENT_PROVIDER_LOOKUP: settings.PAYMENT_PROVIDER_LOOKUP,
+    PAYMENT_PROVIDER_KEY_MEMORY_HOURS: String(settings.PAYMENT_PROVIDER_KEY_MEMORY_HOURS),
   };
 }
