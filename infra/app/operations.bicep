@@ -51,6 +51,7 @@ var queries = {
   webhookSignatureFailures: loadTextContent('../monitoring/queries/webhook-signature-failures.kql')
   alertPaymentsFailed: loadTextContent('../monitoring/queries/alert-payments-failed.kql')
   paymentsFailedDetails: loadTextContent('../monitoring/queries/payments-failed-details.kql')
+  alertPaymentsReconciled: loadTextContent('../monitoring/queries/alert-payments-reconciled.kql')
   streamReplays: loadTextContent('../monitoring/queries/stream-replays.kql')
   streamParkedEvents: loadTextContent('../monitoring/queries/stream-parked-events.kql')
 }
@@ -271,6 +272,58 @@ resource paymentsFailedAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01'
           dimensions: [
             {
               name: 'consumer'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: actions
+  }
+}
+
+// Handoff design: the reconciler restarted a payment whose run ended without completing its record (expiry timer, each tick).
+resource paymentsReconciledAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
+  name: '${alertNamePrefix}-payments-reconciled'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Payment run ended without its record (reconciled)'
+    description: 'The expiry timer found a payment in progress whose chargePayment run had failed, been terminated or gone, and restarted it under a takeover (it looks the charge up before any charge). The payment is not lost; the run ending is a bug or an operator action: read the traces with outcome reconciled (paymentId, reason) and the failed run\'s output.'
+    severity: 1
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT15M'
+    criteria: {
+      allOf: [
+        {
+          query: queries.alertPaymentsReconciled
+          timeAggregation: 'Total'
+          metricMeasureColumn: 'reconciled'
+          dimensions: [
+            {
+              name: 'consumer'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+            {
+              name: 'reason'
               operator: 'Include'
               values: [
                 '*'

@@ -17,6 +17,8 @@ export const MetricNames = {
   providerLatency: 'payments.provider.latency',
   /** Payments whose transient provider failures outlasted the retry budget (handoff design): ended `failed`, alerted. */
   paymentsFailed: 'payments.failed',
+  /** In-progress payments whose run ended (failed, terminated, missing) without the record: restarted by the reconciler, alerted. */
+  paymentsReconciled: 'payments.reconciled',
 } as const;
 export type CounterName = Exclude<(typeof MetricNames)[keyof typeof MetricNames], typeof MetricNames.providerLatency>;
 

@@ -347,6 +347,7 @@ describe('infra cross-check: operations and azd', () => {
       'idempotency.purge.held_extended',
       'payments.provider.latency',
       'payments.failed',
+      'payments.reconciled',
       'messages.parked',
     ];
     expect([...new Set(metrics)].filter((m) => !emitted.includes(m))).toEqual([]);
