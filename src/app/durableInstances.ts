@@ -1,4 +1,4 @@
-import * as df from 'durable-functions';
+import type * as df from 'durable-functions';
 
 /**
  * Reads of the task hub's instances through the Durable extension's HTTP API, where durable-functions 3.5's client
@@ -46,7 +46,11 @@ export async function instancePage(
 ): Promise<InstancePage> {
   const base = rpcBaseUrlOf(client);
   if (!base) {
-    const all = await client.getStatusBy({ createdTimeFrom: new Date(0), createdTimeTo: new Date(filter.createdBeforeMs), runtimeStatus: [...filter.runtimeStatus] });
+    const all = await client.getStatusBy({
+      createdTimeFrom: new Date(0),
+      createdTimeTo: new Date(filter.createdBeforeMs),
+      runtimeStatus: [...filter.runtimeStatus],
+    });
     return { statuses: all.map((s) => ({ instanceId: s.instanceId, runtimeStatus: String(s.runtimeStatus), input: s.input })) };
   }
   const query = [
