@@ -12,7 +12,6 @@ import { purgeDurableRecords } from '../../src/app/durablePurge';
  */
 
 // The library's own client class (not exported by its typings: `df.getClient` builds it from a context).
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { DurableClient } = require('durable-functions/lib/src/durableClient/DurableClient') as { DurableClient: new (data: unknown) => unknown };
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
