@@ -9,6 +9,8 @@
 import { app } from '@azure/functions';
 import { TableClient } from '@azure/data-tables';
 import * as df from 'durable-functions';
+import { statusWithoutInput } from '../../src/app/durableInstances';
+import { purgeDurableRecords } from '../../src/app/durablePurge';
 import { expiryTimerFromSettings } from '../../src/app/expiryTimer';
 import { loadSettings, type Settings } from '../../src/config/settings';
 import { payloadDigest } from '../../src/core/digest';
@@ -26,6 +28,8 @@ import { REAL_ENGINE_TIMEOUT_MS, realEngineTest } from '../support/realEngine';
 import { inMemoryTelemetry } from '../support/telemetry';
 
 const azuriteOf = useAzurite();
+// durable-functions' own client class (its typings export only the interface; `df.getClient` builds it from a context).
+const { DurableClient } = require('durable-functions/lib/src/durableClient/DurableClient') as { DurableClient: new (data: unknown) => unknown };
 const DAY_MS = 86_400_000;
 const payment = (id: string) => ({ paymentId: id, customerId: 'cust-1', amount: 1250, currency: 'EUR' });
 const body = (id: string) => JSON.stringify(payment(id));
@@ -212,6 +216,21 @@ realEngineTest(
       const free = await instanceOf(real, 'pay-h2');
       expect(await hubRows(real, held.entityKey)).toEqual({ orchestration: true, entity: true });
       expect(await hubRows(real, free.entityKey)).toEqual({ orchestration: true, entity: true });
+
+      // The extension's own answers: a status read without the input, and the instance query one page (top) at a time.
+      const client = new DurableClient(JSON.parse(real.backend.engine.clientBindingData)) as df.DurableClient;
+      expect((await client.getStatus(held.instanceId, { showInput: false })).input).toMatchObject({ idempotencyKey: 'pay-h1' }); // dropped by the client
+      expect((await client.getStatus(held.instanceId, statusWithoutInput(client))).input).toBeNull();
+      const keepAll = await purgeDurableRecords(client, {
+        cutoffMs: Date.now() + 31 * DAY_MS,
+        budgetMs: 60_000,
+        clock: { nowMs: () => 0 },
+        pageSize: 1,
+        recordLive: async () => true,
+      });
+      expect(keepAll).toMatchObject({ found: 2, keptLive: 2, orchestrations: 0, entities: 0, stoppedByBudget: false });
+      expect(keepAll.pages).toBeGreaterThanOrEqual(2);
+      console.log(`purge page query on the extension: top=1 read ${keepAll.pages} pages for ${keepAll.found} instances`);
 
       // 31 days on, pay-h1 still in the dead-letter queue (held): its record stays, and so do its run and entity.
       await tick(real, settings, table, Date.now() + 31 * DAY_MS, { held: ['pay-h1'] });
