@@ -34,6 +34,8 @@ export interface PaymentRetryDeps {
   readonly retry: RetryBudget;
   /** `PAYMENT_PROVIDER_LOOKUP` for the new run (default `uncertain`: the failed run's entity makes its first call look up). */
   readonly providerLookup?: ProviderLookupMode;
+  /** Who restarts the run, for its correlation id `<origin>-<paymentId>` (default `operator-retry`; the reconciler's `reconciler`). */
+  readonly origin?: string;
 }
 
 export interface PaymentRetryReport {
@@ -91,7 +93,7 @@ export async function retryFailedPayment(deps: PaymentRetryDeps, paymentId: stri
     digest: claim.digest,
     attempt: claim.attempt,
     payment: parsed.data,
-    correlationId: `operator-retry-${paymentId}`,
+    correlationId: `${deps.origin ?? 'operator-retry'}-${paymentId}`,
     handoff: { claim, retry: deps.retry },
     providerLookup: deps.providerLookup ?? 'uncertain',
   });

@@ -64,7 +64,13 @@ export function paymentsLifecycleFromSettings(settings: Settings, overrides: Wir
         runState: (instanceId) => runStateOf(client, instanceId),
         restart: (paymentId) =>
           retryFailedPayment(
-            { store, start: (id, input) => workflow.start(id, input), retry: retryBudgetOf(settings), providerLookup: settings.PAYMENT_PROVIDER_LOOKUP },
+            {
+              store,
+              start: (id, input) => workflow.start(id, input),
+              retry: retryBudgetOf(settings),
+              providerLookup: settings.PAYMENT_PROVIDER_LOOKUP,
+              origin: 'reconciler',
+            },
             paymentId,
           ),
         telemetry,
