@@ -167,7 +167,7 @@ export interface HandOffPlan {
 /**
  * The record write's retries: durable timers, 1 s doubling to 5 min, for 7 days. A storage outage of minutes or
  * hours is ridden out inside the run (it never ends Failed for it); past 7 days the run fails and the reconciler
- * (src/lifecycle/paymentReconciler.ts) finds it, counts it and alerts.
+ * (src/app/paymentReconciler.ts) finds it, counts it and alerts.
  */
 export const RECORD_WRITE_RETRY: RetryBudget = { budgetMs: 7 * 86_400_000, firstDelayMs: 1_000, maxDelayMs: 300_000 };
 
