@@ -58,6 +58,7 @@ var queries = {
   alertProviderLookupUnsupported: loadTextContent('../monitoring/queries/alert-provider-lookup-unsupported.kql')
   alertStoreOutage: loadTextContent('../monitoring/queries/alert-store-outage.kql')
   paymentsFailedDetails: loadTextContent('../monitoring/queries/payments-failed-details.kql')
+  alertPaymentsReconciled: loadTextContent('../monitoring/queries/alert-payments-reconciled.kql')
   streamReplays: loadTextContent('../monitoring/queries/stream-replays.kql')
   streamParkedEvents: loadTextContent('../monitoring/queries/stream-parked-events.kql')
   alertStreamStalled: loadTextContent('../monitoring/queries/alert-stream-stalled.kql')
@@ -339,6 +340,58 @@ resource streamStalledAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' 
           ]
           operator: 'GreaterThan'
           threshold: 3
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: actions
+  }
+}
+
+// Handoff design: the reconciler restarted a payment whose run ended without completing its record (expiry timer, each tick).
+resource paymentsReconciledAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
+  name: '${alertNamePrefix}-payments-reconciled'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Payment run ended without its record (reconciled)'
+    description: 'The expiry timer found a payment in progress whose chargePayment run had failed, been terminated or gone, and restarted it under a takeover (inside the provider\'s key memory it re-sends the same key; past it, it looks the charge up or holds the payment for an operator: never a blind charge). The payment is not lost; the run ending is a bug or an operator action: read the traces with outcome reconciled (paymentId, reason) and the failed run\'s output.'
+    severity: 1
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT15M'
+    criteria: {
+      allOf: [
+        {
+          query: queries.alertPaymentsReconciled
+          timeAggregation: 'Total'
+          metricMeasureColumn: 'reconciled'
+          dimensions: [
+            {
+              name: 'consumer'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+            {
+              name: 'reason'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
           failingPeriods: {
             numberOfEvaluationPeriods: 1
             minFailingPeriodsToAlert: 1

@@ -3,6 +3,7 @@ import type { ChargeOrchestrationInput } from '../payments/chargeOrchestration';
 import type { ChargeWorkflow, WorkflowStatus } from '../payments/ChargeWorkflow';
 import type { ChargeResult } from '../payments/schema';
 import { CHARGE_ORCHESTRATION } from './durableCharge';
+import { statusWithoutInput } from './durableInstances';
 
 /** The charge workflow on Durable Functions: one orchestration instance per payment key. */
 export class DurableChargeWorkflow implements ChargeWorkflow {
@@ -11,7 +12,8 @@ export class DurableChargeWorkflow implements ChargeWorkflow {
   async status(instanceId: string): Promise<WorkflowStatus> {
     let status: df.DurableOrchestrationStatus;
     try {
-      status = await this.client.getStatus(instanceId, { showInput: false });
+      // Without the input (the payment and claim): `showInput: false` alone is dropped by durable-functions 3.5.
+      status = await this.client.getStatus(instanceId, statusWithoutInput(this.client));
     } catch (error) {
       if (/HTTP 404/.test(String((error as Error)?.message))) return { state: 'none' };
       throw error;

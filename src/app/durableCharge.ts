@@ -21,10 +21,6 @@ export const CHARGE_ACTIVITY = 'chargeProvider';
 /** Handoff design: the run's record write (dedup record + Payment row, one transaction, fenced by attempt). */
 export const COMPLETE_RECORD_ACTIVITY = 'completePaymentRecord';
 
-/** Retries of the record write (a store outage): 1 s doubling, 8 attempts; the run fails only past them. */
-const RECORD_RETRY = new df.RetryOptions(1_000, 8);
-RECORD_RETRY.backoffCoefficient = 2;
-
 /** The `chargePayment` orchestrator: {@link chargeOrchestration} over the Durable context. */
 export function* chargePaymentOrchestrator(context: OrchestrationContext): Generator<df.Task, unknown, unknown> {
   const input = context.df.getInput<ChargeOrchestrationInput>();
@@ -32,7 +28,8 @@ export function* chargePaymentOrchestrator(context: OrchestrationContext): Gener
     callEntity: (entityKey, operation) => context.df.callEntity(new df.EntityId(CHARGE_ENTITY, entityKey), operation.name, operation),
     // A plain call: the run retries it (timers), so that a retry can look up first (an engine retry re-sends this input).
     chargeProvider: (activityInput) => context.df.callActivity(CHARGE_ACTIVITY, activityInput),
-    completeRecord: (recordInput) => context.df.callActivityWithRetry(COMPLETE_RECORD_ACTIVITY, RECORD_RETRY, recordInput),
+    // A plain call too: the run retries the record write on durable timers for days (RECORD_WRITE_RETRY), not 8 tries.
+    completeRecord: (recordInput) => context.df.callActivity(COMPLETE_RECORD_ACTIVITY, recordInput),
     timer: (atMs) => context.df.createTimer(new Date(atMs)),
     nowMs: () => context.df.currentUtcDateTime.getTime(),
   });
@@ -131,7 +128,20 @@ export async function chargeOnce(
 export function completeRecordActivity(store: () => IdempotencyStore, telemetry: () => Telemetry): ActivityHandler {
   return async (input: unknown) => {
     const recordInput = input as CompleteRecordInput;
-    const outcome = await completeRecord(store(), recordInput);
+    let outcome;
+    try {
+      outcome = await completeRecord(store(), recordInput);
+    } catch (error) {
+      // The store did not answer: the run calls again after a durable timer (RECORD_WRITE_RETRY); say so once a try.
+      const why = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      telemetry().log('warn', `payments: record write failed, the run retries it (${why})`.slice(0, 500), {
+        consumer: 'payments',
+        outcome: 'recordWriteRetry',
+        idempotencyKey: recordInput.claim.key.key,
+        attempt: recordInput.claim.attempt,
+      });
+      throw error;
+    }
     const result: ChargeResult = recordInput.result;
     if (outcome === 'completed' && result.status === 'failed') {
       const t = telemetry();

@@ -12,6 +12,9 @@ import { cosmosIdempotencyContainer } from './cosmosClient';
 import { paymentsDeadLetterSource } from './deadLetterSource';
 import { durableClientOf, purgeDurableRecords } from './durablePurge';
 import { rewardMarkerSweepFromSettings } from './rewardMarkerSweep';
+import { paymentsLifecycleFromSettings } from './paymentsLifecycle';
+import { Telemetry } from '../telemetry/Telemetry';
+import { invocationLogSink } from '../telemetry/invocationLogSink';
 import { tableClientsOf, type WiringOverrides } from './stores';
 
 /** What the expiry timer may take from elsewhere than the settings; tests pass their own. */
@@ -20,13 +23,17 @@ export interface ExpiryTimerOverrides extends Pick<WiringOverrides, 'tableClient
   readonly meter?: Meter;
   /** What the sweep holds (default: the payments dead-letter queue when Service Bus is configured). */
   readonly holds?: readonly HeldKeysSource[];
+  /** The reconciler's metrics and log lines (default: the global OpenTelemetry providers, plus the invocation's log). */
+  readonly telemetry?: Telemetry;
 }
 
 /**
  * The expiry timer's handler, built once from validated settings: each tick runs one budgeted sweep
  * of the idempotency table (keeping the records of dead-lettered payments, `deadLetterSource.ts`), logs and counts what it did; then, when the function has a Durable client input,
- * purges the charge orchestrations and entities older than the retention (`purgeDurableRecords`) in what is
- * left of the budget; last, the rewards markers past their retention (`rewardMarkerSweep.ts`).
+ * in what is left of the budget: the payments reconciler (`paymentReconciler.ts`: in-progress records whose run
+ * ended, restarted and alerted), then the purge of charge orchestrations and entities older than the retention
+ * whose record is gone (`purgeDurableRecords`); last, the rewards markers past their retention
+ * (`rewardMarkerSweep.ts`).
  * With `IDEMPOTENCY_STORE=cosmos` the payments consumer's records are in Cosmos, which expires them by TTL: each tick
  * first holds the dead-lettered ones there (`holdCosmosRecords`), then sweeps the table (the HTTP API's records stay
  * there) without holds; the metrics' held counts are the Cosmos hold's.
@@ -43,6 +50,7 @@ export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTim
   const table = tableClientsOf(settings, overrides)(settings.IDEMPOTENCY_TABLE_NAME);
   const cosmos = settings.IDEMPOTENCY_STORE === 'cosmos' ? (overrides.idempotencyContainer ?? cosmosIdempotencyContainer(settings)) : undefined;
   const rewardMarkers = rewardMarkerSweepFromSettings(settings, overrides);
+  const lifecycle = paymentsLifecycleFromSettings(settings, overrides);
   return async (timer, context) => {
     if (timer.isPastDue) context.warn('expiry timer is past due');
     const sweeper = new ExpirySweeper(table, {
@@ -69,10 +77,19 @@ export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTim
       recordSweepMetrics(overrides.meter ?? metrics.getMeter('idempotent-consumer'), report);
       const client = durableClientOf(context);
       if (client) {
-        const budgetMs = Math.max(0, settings.EXPIRY_SWEEP_BUDGET_SECONDS * 1000 - (clock.nowMs() - startedMs));
-        const purged = await purgeDurableRecords(client, { cutoffMs: clock.nowMs() - retentionMsOf(settings), budgetMs, clock });
+        const budgetLeftMs = () => Math.max(0, settings.EXPIRY_SWEEP_BUDGET_SECONDS * 1000 - (clock.nowMs() - startedMs));
+        // The reconciler first: a run that ended without its record is restarted (and alerted) before any purge.
+        const telemetry = (overrides.telemetry ?? new Telemetry()).withSink(invocationLogSink(context));
+        const reconciled = await lifecycle.reconcile(client, budgetLeftMs(), telemetry);
         context.log(
-          `durable purge: ${purged.orchestrations} orchestration(s) and ${purged.entities} entit(ies) of ${purged.found} found${purged.stoppedByBudget ? ' (budget spent)' : ''}`,
+          'skipped' in reconciled
+            ? `payments reconciler: skipped (${reconciled.skipped})`
+            : `payments reconciler: ${reconciled.resolved.length} restarted, ${reconciled.running} running, ${reconciled.refused} refused of ${reconciled.scanned} in progress past the grace${reconciled.stoppedByBudget ? ' (budget spent)' : ''}`,
+        );
+        const cutoffMs = clock.nowMs() - retentionMsOf(settings);
+        const purged = await purgeDurableRecords(client, { cutoffMs, budgetMs: budgetLeftMs(), clock, recordLive: lifecycle.recordLive });
+        context.log(
+          `durable purge: ${purged.orchestrations} orchestration(s) and ${purged.entities} entit(ies) of ${purged.found} found, ${purged.keptLive} kept (record still there), ${purged.pages} page(s)${purged.stoppedByBudget ? ' (budget spent)' : ''}`,
         );
       }
       // The rewards markers past retention (src/lifecycle/rewardMarkers.ts), in what is left of the budget.

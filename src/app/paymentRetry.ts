@@ -41,6 +41,8 @@ export interface PaymentRetryDeps {
    * key as fresh (age 0) and calls the provider with it, instead of being held again.
    */
   readonly checkedAtProvider?: boolean;
+  /** Who restarts the run, for its correlation id `<origin>-<paymentId>` (default `operator-retry`; the reconciler's `reconciler`). */
+  readonly origin?: string;
 }
 
 export interface PaymentRetryReport {
@@ -98,7 +100,7 @@ export async function retryFailedPayment(deps: PaymentRetryDeps, paymentId: stri
     digest: claim.digest,
     attempt: claim.attempt,
     payment: parsed.data,
-    correlationId: `operator-retry-${paymentId}`,
+    correlationId: `${deps.origin ?? 'operator-retry'}-${paymentId}`,
     handoff: { claim, retry: deps.retry },
     provider: deps.provider ?? DEFAULT_PROVIDER,
     keyAgeAtStartMs: deps.checkedAtProvider ? 0 : Math.max(0, (deps.nowMs ?? Date.now)() - claim.createdAtMs),

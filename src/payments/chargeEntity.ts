@@ -10,6 +10,7 @@ import type { ChargeResult } from './schema';
  *                          |  ^  \--fail(a, why)--> failed(a) --begin(a' >= a)--> inProgress(a')
  *                          |  '--begin(a' >= a)  (a crashed run, or a takeover, calls again)
  * ```
+ * `begin` answers `uncertain` from inProgress or failed, and from idle for attempt > 1 (an earlier attempt may have charged).
  */
 export type ChargeEntityState =
   | { readonly status: 'idle' }
@@ -53,8 +54,10 @@ export function applyChargeOperation(
     case 'begin':
       return {
         state: { status: 'inProgress', attempt: operation.attempt, startedAtMs: nowMs },
-        // From inProgress or failed an earlier run (a crashed one, a takeover's predecessor) may have charged.
-        reply: current.status === 'idle' ? { decision: 'proceed' } : { decision: 'proceed', uncertain: true },
+        // From inProgress or failed an earlier run (a crashed one, a takeover's predecessor) may have charged; so may
+        // one before an idle entity that is asked for attempt > 1 (a takeover, an operator's retry, the reconciler):
+        // its entity was purged or never written, so only the provider can say.
+        reply: current.status === 'idle' && operation.attempt <= 1 ? { decision: 'proceed' } : { decision: 'proceed', uncertain: true },
       };
     case 'complete':
       return {

@@ -60,7 +60,7 @@ export interface ChargeActivityInput {
 
 /**
  * The steps an orchestration can take, as tasks to `yield`. In Azure they are `context.df.callEntity`,
- * `context.df.callActivity` (the provider: the run retries it itself), `callActivityWithRetry` (the record write)
+ * `context.df.callActivity` (the provider and the record write: the run retries both itself, on durable timers)
  * and `createTimer`; tests and the local executor supply their own. The yielded task's value (or error) is sent
  * back into the generator.
  */
@@ -173,6 +173,37 @@ export interface HandOffPlan {
   /** The claim that started this run: its attempt fences the record write (`completeRecord`). */
   readonly claim: Claim;
   readonly retry: RetryBudget;
+  /** How the record write is retried while the store does not answer (default {@link RECORD_WRITE_RETRY}; tests pass shorter). */
+  readonly recordRetry?: RetryBudget;
+}
+
+/**
+ * The record write's retries: durable timers, 1 s doubling to 5 min, for 7 days. A storage outage of minutes or
+ * hours is ridden out inside the run (it never ends Failed for it); past 7 days the run fails and the reconciler
+ * (src/app/paymentReconciler.ts) finds it, counts it and alerts.
+ */
+export const RECORD_WRITE_RETRY: RetryBudget = { budgetMs: 7 * 86_400_000, firstDelayMs: 1_000, maxDelayMs: 300_000 };
+
+/** The record write failed for the whole {@link RECORD_WRITE_RETRY} budget (the run ends Failed: the reconciler takes it). */
+export class RecordWriteBudgetError extends IdempotencyError {
+  constructor(rounds: number, why: string) {
+    super(`the record write failed for its whole retry budget (${rounds} tries): ${why}`.slice(0, 500), { retryable: false });
+  }
+}
+
+/** The record write (`completeRecord`), retried on durable timers within `retry` (first, doubling, capped). */
+function* writeRecordWithin<Task>(write: () => Task, retry: RetryBudget, nowMs: () => number, timer: (atMs: number) => Task): Generator<Task, void, unknown> {
+  const startedMs = nowMs();
+  for (let round = 0; ; round++) {
+    try {
+      yield write();
+      return;
+    } catch (error) {
+      const next = nowMs() + retryDelayMs(retry, round);
+      if (next - startedMs > retry.budgetMs) throw new RecordWriteBudgetError(round + 1, error instanceof Error ? error.message : String(error));
+      yield timer(next);
+    }
+  }
 }
 
 /** The delay before retry round `round + 1` (0-based): first, doubling, capped. */
@@ -192,6 +223,7 @@ export function retryDelayMs(retry: RetryBudget, round: number): number {
  *    '--alreadyCompleted(r)--> completeRecord(claim a, r) --> r     (a retried run: never a second charge)
  *    '--stale--> StaleAttemptError (a newer attempt's run owns the record; nothing written)
  * ```
+ * completeRecord that fails (the store is down) is called again on durable timers for days (`recordRetry`).
  * @throws StaleAttemptError when the entity has a newer attempt on record.
  */
 export function* handOffOrchestration<Task>(
@@ -217,7 +249,8 @@ export function* handOffOrchestration<Task>(
       result = recorded.decision === 'alreadyCompleted' ? recorded.result : charged;
     }
   }
-  yield completeRecord({ claim: plan.claim, result, payment: input.payment });
+  const write = () => completeRecord({ claim: plan.claim, result, payment: input.payment });
+  yield* writeRecordWithin(write, plan.recordRetry ?? RECORD_WRITE_RETRY, nowMs, timer);
   return result;
 }
 

@@ -25,6 +25,8 @@ export const MetricNames = {
   providerLookupUnsupported: 'payments.provider.lookup_unsupported',
   /** A delivery waited inside its invocation for the store to answer again (src/messaging/storeOutage.ts). */
   storeOutageWaits: 'messages.store_outage.waits',
+  /** In-progress payments whose run ended (failed, terminated, missing) without the record: restarted by the reconciler, alerted. */
+  paymentsReconciled: 'payments.reconciled',
 } as const;
 export type CounterName = Exclude<(typeof MetricNames)[keyof typeof MetricNames], typeof MetricNames.providerLatency>;
 

@@ -31,6 +31,7 @@ const azuriteOf = useAzurite();
 import { completeRecordActivity, heldReporter } from '../../src/app/durableCharge';
 import { outageReport } from '../../src/app/paymentsHandler';
 import { StoreUnavailableError } from '../../src/core/errors';
+import { reconcilePayments } from '../../src/app/paymentReconciler';
 
 describe('monitoring queries read only what the code emits', () => {
   let emitted: { metrics: Map<string, Set<string>>; logAttributes: Set<string> };
@@ -89,6 +90,18 @@ describe('monitoring queries read only what the code emits', () => {
     heldReporter(() => t.telemetry).held(activityInput, 'nothing can decide');
     heldReporter(() => t.telemetry).lookupUnsupported(activityInput, 404);
     outageReport(t.telemetry, { consumer: 'payments', messageId: 'm-1' }).waiting(1, 1_000, new StoreUnavailableError('down', 'claim'));
+    // A payment in progress whose run was terminated: the reconciler restarts it, counts payments.reconciled and logs it.
+    const stuck = await store.get({ consumer: 'payments', key: 'p-2' });
+    await reconcilePayments({
+      records: async function* () {
+        if (stuck) yield { ...stuck, key: 'p-3', status: 'IN_PROGRESS' as const };
+      },
+      runState: async () => 'terminated',
+      restart: async () => ({ attempt: 2 }),
+      telemetry: t.telemetry,
+      clock: { nowMs: () => 0 },
+      budgetMs: 60_000,
+    });
     await driveRewards(t.telemetry);
     emitted = { metrics: await t.metricAttributeNames(), logAttributes: new Set(t.logs().flatMap((l) => Object.keys(l.attributes))) };
     await t.shutdown();

@@ -37,6 +37,18 @@ describe('paymentCharge entity: every operation in every state', () => {
     expect(applyChargeOperation(states[name], { name: 'fail', attempt: 1, reason: 'x' }, NOW).state).toMatchObject({ status: 'failed', attempt: 1 });
   });
 
+  test.each(['unset', 'idle'])(
+    'state %s (purged, or never written): begin for attempt > 1 (a takeover, a retry, the reconciler) proceeds uncertain: an earlier attempt may have charged',
+    (name) => {
+      for (const attempt of [2, 7]) {
+        expect(applyChargeOperation(states[name], { name: 'begin', attempt }, NOW)).toEqual({
+          state: { status: 'inProgress', attempt, startedAtMs: NOW },
+          reply: { decision: 'proceed', uncertain: true },
+        });
+      }
+    },
+  );
+
   test.each(['inProgress2', 'failed2'])('state %s: every operation from an older attempt is rejected as stale', (name) => {
     for (const operation of ops(1)) {
       const { state, reply } = applyChargeOperation(states[name], operation, NOW);

@@ -1,4 +1,4 @@
-import { chargeOrchestration, retryDelayMs, StaleAttemptError } from '../../src/payments/chargeOrchestration';
+import { chargeOrchestration, RECORD_WRITE_RETRY, RecordWriteBudgetError, retryDelayMs, StaleAttemptError } from '../../src/payments/chargeOrchestration';
 import { chargeStepsSetup, START_MS, type Task } from '../support/chargeSteps';
 
 const { clock, steps, claim, payment, handoffInput, charged } = chargeStepsSetup();
@@ -68,6 +68,38 @@ describe('handoff charge orchestration, driven step by step', () => {
       arg: { claim, result: { status: 'failed', reason }, payment },
     });
     expect(run.next('completed')).toEqual({ done: true, value: { status: 'failed', reason } });
+  });
+
+  test('a record write the store refuses is called again on durable timers (1 s doubling to 5 min) past the old 8 tries / 127 s: the run completes, never fails', () => {
+    const run = chargeOrchestration(input, steps);
+    run.next();
+    expect(run.next({ decision: 'alreadyCompleted', result: charged }).value).toMatchObject({ call: 'activity:completeRecord' });
+    const timers: number[] = [];
+    // A 6-hour outage: every try fails until then.
+    while (clock.now - START_MS < 6 * 3_600_000) {
+      const step = run.throw(new Error('StoreUnavailableError: ECONNREFUSED')).value as Task;
+      expect(step.call).toBe('timer');
+      timers.push((step.arg as number) - clock.now);
+      clock.now = step.arg as number;
+      expect(run.next().value).toEqual({ call: 'activity:completeRecord', arg: { claim, result: charged, payment } });
+    }
+    expect(timers.slice(0, 10)).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000, 300_000]);
+    expect(timers.length).toBeGreaterThan(8);
+    expect(run.next('completed')).toEqual({ done: true, value: charged });
+  });
+
+  test('past the record write budget (7 days) the run fails with RecordWriteBudgetError (the reconciler finds it); a plan may carry a shorter one', () => {
+    expect(RECORD_WRITE_RETRY.budgetMs).toBe(7 * 86_400_000);
+    const short = { ...input, handoff: { ...input.handoff!, recordRetry: { budgetMs: 5_000, firstDelayMs: 1_000, maxDelayMs: 2_000 } } };
+    const run = chargeOrchestration(short, steps);
+    run.next();
+    run.next({ decision: 'alreadyCompleted', result: charged });
+    for (const delay of [1_000, 2_000, 2_000]) {
+      expect(run.throw(new Error('down')).value).toEqual({ call: 'timer', arg: clock.now + delay });
+      clock.advance(delay);
+      run.next();
+    }
+    expect(() => run.throw(new Error('down'))).toThrow(RecordWriteBudgetError);
   });
 
   test('retryDelayMs: first, doubling, capped', () => {

@@ -356,6 +356,7 @@ describe('infra cross-check: operations and azd', () => {
       'payments.held',
       'payments.provider.lookup_unsupported',
       'messages.store_outage.waits',
+      'payments.reconciled',
       'messages.parked',
       'messages.batch_failures',
     ];

@@ -1,0 +1,87 @@
+import * as df from 'durable-functions';
+import type { Settings } from '../config/settings';
+import { systemClock, type Clock } from '../core/clock';
+import { keyFromMessageId } from '../core/keys';
+import { lapsedInProgressRecords } from '../lifecycle/lapsedRecords';
+import { chargeEntityKey } from '../payments/ChargeWorkflow';
+import { PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
+import type { Telemetry } from '../telemetry/Telemetry';
+import { DurableChargeWorkflow } from './DurableChargeWorkflow';
+import { statusWithoutInput } from './durableInstances';
+import type { RecordLive } from './durablePurge';
+import { retryBudgetOf } from './payments';
+import { retryFailedPayment } from './paymentRetry';
+import { reconcilePayments, type ReconcileReport, type RunState } from './paymentReconciler';
+import { consumerStoreFromSettings, storeFromSettings, type WiringOverrides } from './stores';
+import { providerCapabilityOf } from '../payments/providerLookup';
+
+/** The payments parts of the expiry timer's tick: the reconciler and the purge's liveness check, on the consumer's store. */
+export interface PaymentsLifecycle {
+  /** One reconciler pass (handoff design, Table store); undefined when it does not apply here, with why. */
+  reconcile(client: df.DurableClient, budgetMs: number, telemetry: Telemetry): Promise<ReconcileReport | { skipped: string }>;
+  readonly recordLive: RecordLive;
+}
+
+/** The state of a charge run, read without its input (`statusWithoutInput`); a 404 is `missing`. */
+export async function runStateOf(client: df.DurableClient, instanceId: string): Promise<RunState> {
+  let status: df.DurableOrchestrationStatus;
+  try {
+    status = await client.getStatus(instanceId, statusWithoutInput(client));
+  } catch (error) {
+    if (/HTTP 404/.test(String((error as Error)?.message))) return 'missing';
+    throw error;
+  }
+  switch (status.runtimeStatus) {
+    case df.OrchestrationRuntimeStatus.Completed:
+      return 'completed';
+    case df.OrchestrationRuntimeStatus.Failed:
+      return 'failed';
+    case df.OrchestrationRuntimeStatus.Terminated:
+    case df.OrchestrationRuntimeStatus.Canceled:
+      return 'terminated';
+    default:
+      return 'running';
+  }
+}
+
+/**
+ * The reconciler (`reconcilePayments`) and the purge's liveness check wired from settings: the payments
+ * consumer's store (`IDEMPOTENCY_STORE`), the handoff retry budget and `PAYMENT_PROVIDER_LOOKUP` for restarted runs.
+ * The reconciler reads in-progress records from the Table store only; with `IDEMPOTENCY_STORE=cosmos` it is skipped
+ * (and says so each tick), as it is with `PAYMENTS_DESIGN=hold`, where the message stays with the broker until done.
+ */
+export function paymentsLifecycleFromSettings(settings: Settings, overrides: WiringOverrides & { clock?: Clock } = {}): PaymentsLifecycle {
+  const tableStore = storeFromSettings(settings, overrides);
+  const store = consumerStoreFromSettings(settings, overrides, tableStore);
+  const clock = overrides.clock ?? systemClock;
+  return {
+    async reconcile(client, budgetMs, telemetry) {
+      if (settings.PAYMENTS_DESIGN !== 'handoff') return { skipped: 'PAYMENTS_DESIGN=hold: the broker keeps each message until its charge is done' };
+      if (settings.IDEMPOTENCY_STORE !== 'table') return { skipped: 'IDEMPOTENCY_STORE=cosmos: the reconciler reads the Table store only' };
+      const workflow = new DurableChargeWorkflow(client);
+      return reconcilePayments({
+        records: (lapsedBeforeMs) =>
+          lapsedInProgressRecords(tableStore.client, { consumer: PAYMENTS_CONSUMER, partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT, lapsedBeforeMs }),
+        runState: (instanceId) => runStateOf(client, instanceId),
+        restart: (paymentId) =>
+          retryFailedPayment(
+            {
+              store,
+              start: (id, input) => workflow.start(id, input),
+              retry: retryBudgetOf(settings),
+              provider: providerCapabilityOf(settings),
+              origin: 'reconciler',
+            },
+            paymentId,
+          ),
+        telemetry,
+        clock,
+        budgetMs,
+      });
+    },
+    async recordLive(idempotencyKey, entityKey) {
+      const record = await store.get(keyFromMessageId(PAYMENTS_CONSUMER, idempotencyKey));
+      return record !== undefined && chargeEntityKey(record.recordId, record.createdAtMs, record.digest) === entityKey;
+    },
+  };
+}

@@ -1,0 +1,110 @@
+import { PaymentRetryRefusedError } from '../../src/app/paymentRetry';
+import { RECONCILE_GRACE_MS, reconcilePayments, reconcileReasonOf, type RunState } from '../../src/app/paymentReconciler';
+import type { IdempotencyRecord } from '../../src/core/record';
+import { chargeEntityKey, chargeInstanceId } from '../../src/payments/ChargeWorkflow';
+import { inMemoryTelemetry } from '../support/telemetry';
+
+const NOW = 1_800_000_000_000;
+
+const record = (key: string, attempt = 1): IdempotencyRecord => ({
+  recordId: `r-${key}`,
+  consumer: 'payments',
+  key,
+  status: 'IN_PROGRESS',
+  digest: 'd'.repeat(64),
+  result: undefined,
+  attempt,
+  ownerId: 'o',
+  leaseExpiresAtMs: NOW - RECONCILE_GRACE_MS - 1,
+  retentionExpiresAtMs: NOW + 86_400_000,
+  createdAtMs: 5,
+  updatedAtMs: 5,
+  localRows: ['payment'],
+  etag: 'e',
+});
+const instanceOf = (r: IdempotencyRecord) => chargeInstanceId(chargeEntityKey(r.recordId, r.createdAtMs, r.digest));
+
+async function* listOf(records: IdempotencyRecord[]): AsyncGenerator<IdempotencyRecord> {
+  for (const r of records) yield r;
+}
+
+describe('payments reconciler', () => {
+  test('reconcileReasonOf: a running run is left alone; failed, terminated, missing, and completed-with-the-record-open are resolved', () => {
+    const states: RunState[] = ['running', 'failed', 'terminated', 'missing', 'completed'];
+    expect(states.map(reconcileReasonOf)).toEqual([undefined, 'run-failed', 'run-terminated', 'run-missing', 'run-completed-record-open']);
+  });
+
+  test('each record past the grace whose run ended is restarted, counted by reason and logged with its key; running ones and refusals are not counted', async () => {
+    const t = inMemoryTelemetry();
+    const records = [record('pay-run'), record('pay-failed', 2), record('pay-term'), record('pay-gone'), record('pay-changed')];
+    const runs: Record<string, RunState> = {
+      [instanceOf(records[0])]: 'running',
+      [instanceOf(records[1])]: 'failed',
+      [instanceOf(records[2])]: 'terminated',
+      [instanceOf(records[3])]: 'missing',
+      [instanceOf(records[4])]: 'failed',
+    };
+    const asked: number[] = [];
+    const restarted: string[] = [];
+    const report = await reconcilePayments({
+      records: (lapsedBeforeMs) => (asked.push(lapsedBeforeMs), listOf(records)),
+      runState: async (id) => runs[id],
+      restart: async (paymentId) => {
+        if (paymentId === 'pay-changed') throw new PaymentRetryRefusedError('payment pay-changed is in progress (its lease has not lapsed): not retried');
+        restarted.push(paymentId);
+        return { attempt: paymentId === 'pay-failed' ? 3 : 2 };
+      },
+      telemetry: t.telemetry,
+      clock: { nowMs: () => NOW },
+      budgetMs: 60_000,
+    });
+    expect(asked).toEqual([NOW - RECONCILE_GRACE_MS]);
+    expect(restarted).toEqual(['pay-failed', 'pay-term', 'pay-gone']);
+    expect(report).toEqual({
+      scanned: 5,
+      running: 1,
+      refused: 1,
+      stoppedByBudget: false,
+      resolved: [
+        { paymentId: 'pay-failed', reason: 'run-failed', attempt: 3 },
+        { paymentId: 'pay-term', reason: 'run-terminated', attempt: 2 },
+        { paymentId: 'pay-gone', reason: 'run-missing', attempt: 2 },
+      ],
+    });
+    expect(await t.counter('payments.reconciled')).toBe(3);
+    expect(await t.counter('payments.reconciled', { consumer: 'payments', reason: 'run-failed' })).toBe(1);
+    const errors = t.logs().filter((l) => l.severity === 'ERROR');
+    expect(errors.map((l) => [l.attributes.idempotencyKey, l.attributes.reason, l.attributes.attempt])).toEqual([
+      ['pay-failed', 'run-failed', 3],
+      ['pay-term', 'run-terminated', 2],
+      ['pay-gone', 'run-missing', 2],
+    ]);
+    expect(
+      t
+        .logs()
+        .filter((l) => l.severity === 'WARN')
+        .map((l) => l.attributes.idempotencyKey),
+    ).toEqual(['pay-changed']);
+    await t.shutdown();
+  });
+
+  test('a store or task hub error fails the pass (the tick fails; the next resumes); the budget stops it between records', async () => {
+    const t = inMemoryTelemetry();
+    const base = { telemetry: t.telemetry, restart: async () => ({ attempt: 2 }), records: () => listOf([record('a'), record('b'), record('c')]) };
+    await expect(
+      reconcilePayments({
+        ...base,
+        runState: async () => {
+          throw new Error('HTTP 500');
+        },
+        clock: { nowMs: () => NOW },
+        budgetMs: 1_000,
+      }),
+    ).rejects.toThrow('HTTP 500');
+    let now = NOW;
+    const report = await reconcilePayments({ ...base, runState: async () => ((now += 600), 'failed'), clock: { nowMs: () => now }, budgetMs: 1_000 });
+    expect(report).toMatchObject({ scanned: 2, stoppedByBudget: true });
+    expect(report.resolved).toHaveLength(2);
+    await t.shutdown();
+  });
+});
