@@ -8,7 +8,8 @@ const payment = { paymentId: 'pay-1', customerId: 'c1', amount: 700, currency: '
 describe('charge look-up by Idempotency-Key', () => {
   let provider: FakePaymentProvider | undefined;
   afterEach(async () => provider?.stop());
-  const client = () => new PaymentProviderClient({ baseUrl: provider!.url, timeoutMs: 300 });
+  // An injected timeout hangs until the client gives up, so a long deadline costs nothing; 300 ms timed out plain answers on a busy machine.
+  const client = () => new PaymentProviderClient({ baseUrl: provider!.url, timeoutMs: 5_000 });
 
   test('finds the charges made under the key from the ledger, even when the provider forgot the key (keyMemoryMs 0); none: undefined', async () => {
     provider = await FakePaymentProvider.start({ keyMemoryMs: 0 });
