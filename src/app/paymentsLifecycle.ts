@@ -2,6 +2,7 @@ import * as df from 'durable-functions';
 import type { Settings } from '../config/settings';
 import { systemClock, type Clock } from '../core/clock';
 import { keyFromMessageId } from '../core/keys';
+import { cosmosLapsedInProgressRecords } from '../lifecycle/cosmosLapsedRecords';
 import { lapsedInProgressRecords } from '../lifecycle/lapsedRecords';
 import { chargeEntityKey } from '../payments/ChargeWorkflow';
 import { PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
@@ -12,6 +13,7 @@ import type { RecordLive } from './durablePurge';
 import { retryBudgetOf } from './payments';
 import { retryFailedPayment } from './paymentRetry';
 import { reconcilePayments, type ReconcileReport, type RunState } from './paymentReconciler';
+import { cosmosIdempotencyContainer } from './cosmosClient';
 import { consumerStoreFromSettings, storeFromSettings, type WiringOverrides } from './stores';
 import { providerCapabilityOf } from '../payments/providerLookup';
 
@@ -47,21 +49,24 @@ export async function runStateOf(client: df.DurableClient, instanceId: string): 
 /**
  * The reconciler (`reconcilePayments`) and the purge's liveness check wired from settings: the payments
  * consumer's store (`IDEMPOTENCY_STORE`), the handoff retry budget and `PAYMENT_PROVIDER_LOOKUP` for restarted runs.
- * The reconciler reads in-progress records from the Table store only; with `IDEMPOTENCY_STORE=cosmos` it is skipped
- * (and says so each tick), as it is with `PAYMENTS_DESIGN=hold`, where the message stays with the broker until done.
+ * The reconciler reads in-progress records from the store the consumer writes (Table: a query per partition; Cosmos:
+ * one cross-partition query). With `PAYMENTS_DESIGN=hold` it is skipped (and says so each tick): the message stays
+ * with the broker until done.
  */
 export function paymentsLifecycleFromSettings(settings: Settings, overrides: WiringOverrides & { clock?: Clock } = {}): PaymentsLifecycle {
   const tableStore = storeFromSettings(settings, overrides);
   const store = consumerStoreFromSettings(settings, overrides, tableStore);
   const clock = overrides.clock ?? systemClock;
+  const cosmos = settings.IDEMPOTENCY_STORE === 'cosmos' ? (overrides.idempotencyContainer ?? cosmosIdempotencyContainer(settings)) : undefined;
   return {
     async reconcile(client, budgetMs, telemetry) {
       if (settings.PAYMENTS_DESIGN !== 'handoff') return { skipped: 'PAYMENTS_DESIGN=hold: the broker keeps each message until its charge is done' };
-      if (settings.IDEMPOTENCY_STORE !== 'table') return { skipped: 'IDEMPOTENCY_STORE=cosmos: the reconciler reads the Table store only' };
       const workflow = new DurableChargeWorkflow(client);
       return reconcilePayments({
         records: (lapsedBeforeMs) =>
-          lapsedInProgressRecords(tableStore.client, { consumer: PAYMENTS_CONSUMER, partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT, lapsedBeforeMs }),
+          cosmos
+            ? cosmosLapsedInProgressRecords(cosmos, { consumer: PAYMENTS_CONSUMER, lapsedBeforeMs })
+            : lapsedInProgressRecords(tableStore.client, { consumer: PAYMENTS_CONSUMER, partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT, lapsedBeforeMs }),
         runState: (instanceId) => runStateOf(client, instanceId),
         restart: (paymentId) =>
           retryFailedPayment(
