@@ -3,7 +3,7 @@ import type { ActivityHandler, EntityContext, OrchestrationContext } from 'durab
 import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityState } from '../payments/chargeEntity';
 import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestrationInput } from '../payments/chargeOrchestration';
 import type { PaymentProviderClient } from '../payments/PaymentProviderClient';
-import type { IdempotencyStore } from '../core/public';
+import type { IdempotencyStore } from 'azure-functions-idempotency';
 import { completeRecord, type CompleteRecordInput } from '../payments/completeRecord';
 import type { ChargeResult } from '../payments/schema';
 import type { Telemetry } from '../telemetry/Telemetry';

@@ -1,6 +1,6 @@
 import type { InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
-import type { Clock } from '../core/clock';
+import type { Clock } from 'azure-functions-idempotency/internal';
 import { CHARGE_ENTITY } from './durableCharge';
 
 /** What one purge did: charge orchestrations and their `paymentCharge` entities removed from the task hub. */
