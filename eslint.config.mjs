@@ -5,7 +5,19 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '**/*.js', '**/*.mjs', 'tools/durable-host/obj/**', 'tools/durable-host/bin/**'] },
+  {
+    ignores: [
+      'dist/**',
+      '**/dist/**',
+      'packages/*/etc/**',
+      'node_modules/**',
+      'coverage/**',
+      '**/*.js',
+      '**/*.mjs',
+      'tools/durable-host/obj/**',
+      'tools/durable-host/bin/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -1,12 +1,14 @@
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
+  roots: ['<rootDir>/test', '<rootDir>/packages/idempotency/test'],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: false }] },
   moduleNameMapper: {
-    // The package's own public entry, as users import it (package.json `exports`), from the sources.
-    '^azure-idempotent-consumer/core$': '<rootDir>/src/core/public.ts',
+    // The core package (packages/idempotency) by its name and subpaths (its `exports`), from its sources.
+    '^azure-functions-idempotency$': '<rootDir>/packages/idempotency/src/index.ts',
+    '^azure-functions-idempotency/(table|cosmos|memory)$': '<rootDir>/packages/idempotency/src/stores/$1/index.ts',
+    '^azure-functions-idempotency/internal$': '<rootDir>/packages/idempotency/src/internal.ts',
     // The worker provides @azure/functions-core; the local host (tools/local/host) stands in for it.
     '^@azure/functions-core$': '<rootDir>/tools/local/host/functionsCore.ts',
   },

@@ -6,7 +6,8 @@
  */
 import { type CosmosClient, type Container } from '@azure/cosmos';
 import { app, type InvocationContext } from '@azure/functions';
-import { CosmosIdempotencyStore, getIdempotencyScope, makeIdempotent, type IdempotencyStore } from 'azure-idempotent-consumer/core';
+import { getIdempotencyScope, makeIdempotent, type IdempotencyStore } from 'azure-functions-idempotency';
+import { CosmosIdempotencyStore } from 'azure-functions-idempotency/cosmos';
 
 export interface PaymentRequested {
   readonly paymentId: string;

@@ -1,11 +1,12 @@
 /**
  * Quickstart: an idempotent Service Bus consumer on Azure Functions v4 (Node.js) with the core's
- * public API (`azure-idempotent-consumer/core`). The README's "Using the core" is this file; the
+ * package `azure-functions-idempotency`. The README's "Using the core" is this file; the
  * test `test/integration/quickstart.test.ts` compiles it and runs it against Azurite.
  */
 import { TableClient, type TableServiceClientOptions } from '@azure/data-tables';
 import { app, type InvocationContext } from '@azure/functions';
-import { TableIdempotencyStore, getIdempotencyScope, makeIdempotent, type IdempotencyStore } from 'azure-idempotent-consumer/core';
+import { getIdempotencyScope, makeIdempotent, type IdempotencyStore } from 'azure-functions-idempotency';
+import { TableIdempotencyStore } from 'azure-functions-idempotency/table';
 
 export interface PaymentRequested {
   readonly paymentId: string;

@@ -4,7 +4,7 @@ import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityStat
 import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestrationInput } from '../payments/chargeOrchestration';
 import { LookupUnsupportedError, type PaymentProviderClient } from '../payments/PaymentProviderClient';
 import { HELD_FOR_OPERATOR } from '../payments/providerLookup';
-import type { IdempotencyStore } from '../core/public';
+import type { IdempotencyStore } from 'azure-functions-idempotency/internal';
 import { completeRecord, type CompleteRecordInput } from '../payments/completeRecord';
 import type { ChargeResult } from '../payments/schema';
 import { MetricNames, Telemetry } from '../telemetry/Telemetry';

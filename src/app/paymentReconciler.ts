@@ -1,5 +1,5 @@
-import type { Clock } from '../core/clock';
-import type { IdempotencyRecord } from '../core/record';
+import type { Clock } from 'azure-functions-idempotency/internal';
+import type { IdempotencyRecord } from 'azure-functions-idempotency/internal';
 import { chargeEntityKey, chargeInstanceId } from '../payments/ChargeWorkflow';
 import { MetricNames, type Telemetry } from '../telemetry/Telemetry';
 import { PaymentRetryRefusedError } from './paymentRetry';

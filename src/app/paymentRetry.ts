@@ -1,11 +1,11 @@
-import { IdempotencyError } from '../core/errors';
-import { keyFromMessageId } from '../core/keys';
-import { RecordStatus, type IdempotencyRecord } from '../core/record';
-import type { ReopenableStore } from '../core/IdempotencyStore';
+import { IdempotencyError } from 'azure-functions-idempotency/internal';
+import { keyFromMessageId } from 'azure-functions-idempotency/internal';
+import { RecordStatus, type IdempotencyRecord } from 'azure-functions-idempotency/internal';
+import type { ReopenableStore } from 'azure-functions-idempotency/internal';
 import { chargeEntityKey, chargeInstanceId } from '../payments/ChargeWorkflow';
 import type { ChargeOrchestrationInput, RetryBudget } from '../payments/chargeOrchestration';
 import type { ProviderCapability } from '../payments/providerLookup';
-import { payloadDigest } from '../core/digest';
+import { payloadDigest } from 'azure-functions-idempotency/internal';
 import { PAYMENT_ROW, paymentRow } from '../payments/paymentRow';
 import { DEFAULT_PROVIDER, PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
 import { PaymentRequestedSchema, type ChargeResult } from '../payments/schema';

@@ -1,6 +1,6 @@
 import type { Settings } from '../config/settings';
-import { ConfigurationError } from '../core/errors';
-import type { TableIdempotencyStore } from '../core/TableIdempotencyStore';
+import { ConfigurationError } from 'azure-functions-idempotency/internal';
+import type { TableIdempotencyStore } from 'azure-functions-idempotency/internal';
 import type { ParkingStore } from '../messaging/ParkingStore';
 import type { ChargeWorkflow } from '../payments/ChargeWorkflow';
 import { waitBudgetMsOf } from '../payments/chargePatience';

@@ -1,7 +1,7 @@
 import * as df from 'durable-functions';
 import type { Settings } from '../config/settings';
-import { systemClock, type Clock } from '../core/clock';
-import { keyFromMessageId } from '../core/keys';
+import { systemClock, type Clock } from 'azure-functions-idempotency/internal';
+import { keyFromMessageId } from 'azure-functions-idempotency/internal';
 import { cosmosLapsedInProgressRecords } from '../lifecycle/cosmosLapsedRecords';
 import { lapsedInProgressRecords } from '../lifecycle/lapsedRecords';
 import { chargeEntityKey } from '../payments/ChargeWorkflow';

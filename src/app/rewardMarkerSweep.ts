@@ -1,7 +1,7 @@
 import type { InvocationContext } from '@azure/functions';
 import type { Settings } from '../config/settings';
-import { systemClock } from '../core/clock';
-import { ConfigurationError } from '../core/errors';
+import { systemClock } from 'azure-functions-idempotency/internal';
+import { ConfigurationError } from 'azure-functions-idempotency/internal';
 import { assertMarkersOutliveReplay, sweepRewardMarkers } from '../lifecycle/rewardMarkers';
 import { tableClientsOf, type WiringOverrides } from './stores';
 

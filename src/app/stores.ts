@@ -1,11 +1,11 @@
 import type { Container } from '@azure/cosmos';
 import type { TableClient } from '@azure/data-tables';
 import type { Settings } from '../config/settings';
-import type { Clock } from '../core/clock';
-import { CosmosIdempotencyStore } from '../core/CosmosIdempotencyStore';
-import type { IdempotencyStore, ReopenableStore } from '../core/IdempotencyStore';
-import type { IdempotencyRecord } from '../core/record';
-import { TableIdempotencyStore } from '../core/TableIdempotencyStore';
+import type { Clock } from 'azure-functions-idempotency/internal';
+import { CosmosIdempotencyStore } from 'azure-functions-idempotency/internal';
+import type { IdempotencyStore, ReopenableStore } from 'azure-functions-idempotency/internal';
+import type { IdempotencyRecord } from 'azure-functions-idempotency/internal';
+import { TableIdempotencyStore } from 'azure-functions-idempotency/internal';
 import { retentionMsOf } from '../lifecycle/retention';
 import { ParkingStore } from '../messaging/ParkingStore';
 import type { Telemetry } from '../telemetry/Telemetry';

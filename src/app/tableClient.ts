@@ -1,8 +1,8 @@
 import { TableClient, type TableServiceClientOptions } from '@azure/data-tables';
 import { DefaultAzureCredential } from '@azure/identity';
 import type { Settings } from '../config/settings';
-import { DEFAULT_STORE_TIMEOUT_MS } from '../core/deadline';
-import { ConfigurationError } from '../core/errors';
+import { DEFAULT_STORE_TIMEOUT_MS } from 'azure-functions-idempotency/internal';
+import { ConfigurationError } from 'azure-functions-idempotency/internal';
 
 /** The settings a table client is built from. */
 export type TableClientSettings = Pick<

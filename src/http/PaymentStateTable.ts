@@ -1,6 +1,6 @@
 import type { TableClient } from '@azure/data-tables';
-import { StoreUnavailableError } from '../core/errors';
-import { classifyStoreError } from '../core/storeErrors';
+import { StoreUnavailableError } from 'azure-functions-idempotency/internal';
+import { classifyStoreError } from 'azure-functions-idempotency/internal';
 import type { PaymentEvent } from './paymentEvents';
 
 /** The Payment row as the provider's webhooks leave it: the newest event applied wins. */

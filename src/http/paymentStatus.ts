@@ -1,6 +1,6 @@
-import type { IdempotencyStore } from '../core/IdempotencyStore';
-import { keyFromMessageId } from '../core/keys';
-import { RecordStatus } from '../core/record';
+import type { IdempotencyStore } from 'azure-functions-idempotency/internal';
+import { keyFromMessageId } from 'azure-functions-idempotency/internal';
+import { RecordStatus } from 'azure-functions-idempotency/internal';
 import { PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
 import { PaymentRequestedSchema, type ChargeResult } from '../payments/schema';
 import { jsonAnswer, problemAnswer, type ApiAnswer, type ApiRequest } from './httpTypes';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { KeyInProgressError, KeyReusedError, makeIdempotent, payloadDigest, systemClock, type Clock, type IdempotencyStore } from '../core/public';
+import { KeyInProgressError, KeyReusedError, makeIdempotent, payloadDigest, systemClock, type Clock, type IdempotencyStore } from 'azure-functions-idempotency';
 import type { Telemetry } from '../telemetry/Telemetry';
 import { jsonAnswer, problemAnswer, type ApiAnswer, type ApiRequest } from './httpTypes';
 import { EventEnvelopeSchema, HANDLED_EVENT_TYPES, PaymentEventSchema, type PaymentEvent } from './paymentEvents';

@@ -9,7 +9,7 @@ import {
   type Clock,
   type IdempotencyKey,
   type IdempotencyStore,
-} from '../core/public';
+} from 'azure-functions-idempotency';
 import { PaymentRequestedSchema, type PaymentRequested } from '../payments/schema';
 import type { Telemetry } from '../telemetry/Telemetry';
 import { CallerIdentityMode, callerOf } from './callerIdentity';

@@ -1,8 +1,8 @@
 import type { TableClient } from '@azure/data-tables';
-import { systemClock, type Clock } from '../core/clock';
-import { ConfigurationError } from '../core/errors';
-import { isExpired } from '../core/recordRules';
-import { DEFAULT_PARTITION_COUNT, partitionName, validatePartitionCount } from '../core/tableEncoding';
+import { systemClock, type Clock } from 'azure-functions-idempotency/internal';
+import { ConfigurationError } from 'azure-functions-idempotency/internal';
+import { isExpired } from 'azure-functions-idempotency/internal';
+import { DEFAULT_PARTITION_COUNT, partitionName, validatePartitionCount } from 'azure-functions-idempotency/internal';
 import { holdRecords, type HeldAddress, type HeldKeysSource } from './heldRecords';
 import { readSweepPosition, writeSweepPosition, type SweepPosition } from './sweepCheckpoint';
 import { actionsOf, deleteExpired } from './sweepDelete';

@@ -1,9 +1,9 @@
 import type { Container } from '@azure/cosmos';
-import type { Clock } from '../core/clock';
-import { rowDocument, ttlSeconds, type MarkerDocument } from '../core/cosmosDocuments';
-import { CosmosMarkers } from '../core/CosmosMarkers';
-import { StoreRequestError, StoreUnavailableError } from '../core/errors';
-import { tableAddress } from '../core/tableEncoding';
+import type { Clock } from 'azure-functions-idempotency/internal';
+import { rowDocument, ttlSeconds, type MarkerDocument } from 'azure-functions-idempotency/internal';
+import { CosmosMarkers } from 'azure-functions-idempotency/internal';
+import { StoreRequestError, StoreUnavailableError } from 'azure-functions-idempotency/internal';
+import { tableAddress } from 'azure-functions-idempotency/internal';
 import type { HeldKeysSource, HoldCounts } from './heldRecords';
 
 const MAX_ATTEMPTS = 5;

@@ -1,8 +1,8 @@
 import type { Container } from '@azure/cosmos';
-import { markerToRecord } from '../core/cosmosDocuments';
-import { cosmosStoreError } from '../core/cosmosStoreErrors';
-import { RecordStatus, type IdempotencyRecord } from '../core/record';
-import { MARKER_KIND } from '../core/tableRows';
+import { markerToRecord } from 'azure-functions-idempotency/internal';
+import { cosmosStoreError } from 'azure-functions-idempotency/internal';
+import { RecordStatus, type IdempotencyRecord } from 'azure-functions-idempotency/internal';
+import { MARKER_KIND } from 'azure-functions-idempotency/internal';
 
 /**
  * The reconciler's read of the Cosmos DB store (`IDEMPOTENCY_STORE=cosmos`; the Table store's is `lapsedRecords.ts`):

@@ -1,5 +1,5 @@
-import { InvalidKeyError } from '../core/errors';
-import { keyFromMessageId, type IdempotencyKey } from '../core/keys';
+import { InvalidKeyError } from 'azure-functions-idempotency/internal';
+import { keyFromMessageId, type IdempotencyKey } from 'azure-functions-idempotency/internal';
 import type { HeldKeysSource } from './heldRecords';
 
 /** A page of a dead-letter queue as a peek returns it (`@azure/service-bus` `peekMessages`: next messages, no lock). */

@@ -1,10 +1,10 @@
 import type { TableClient } from '@azure/data-tables';
-import type { Clock } from '../core/clock';
-import type { IdempotencyKey } from '../core/keys';
-import { StoreRequestError } from '../core/errors';
-import { classifyStoreError, toDomainError } from '../core/storeErrors';
-import { tableAddress } from '../core/tableEncoding';
-import { int64, toNumber } from '../core/tableRows';
+import type { Clock } from 'azure-functions-idempotency/internal';
+import type { IdempotencyKey } from 'azure-functions-idempotency/internal';
+import { StoreRequestError } from 'azure-functions-idempotency/internal';
+import { classifyStoreError, toDomainError } from 'azure-functions-idempotency/internal';
+import { tableAddress } from 'azure-functions-idempotency/internal';
+import { int64, toNumber } from 'azure-functions-idempotency/internal';
 
 /**
  * Records whose message is not resolved yet: the sweep keeps them, whatever their age.

@@ -1,8 +1,8 @@
 import type { TableClient } from '@azure/data-tables';
-import { RecordStatus, type IdempotencyRecord } from '../core/record';
-import { toDomainError } from '../core/storeErrors';
-import { allPartitions } from '../core/tableEncoding';
-import { MARKER_KIND, toRecord } from '../core/tableRows';
+import { RecordStatus, type IdempotencyRecord } from 'azure-functions-idempotency/internal';
+import { toDomainError } from 'azure-functions-idempotency/internal';
+import { allPartitions } from 'azure-functions-idempotency/internal';
+import { MARKER_KIND, toRecord } from 'azure-functions-idempotency/internal';
 
 /**
  * The reconciler's read of the Table store (docs/lifecycle.md "Reconciling runs that ended without their record"):

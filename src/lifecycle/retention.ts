@@ -1,4 +1,4 @@
-import { ConfigurationError } from '../core/errors';
+import { ConfigurationError } from 'azure-functions-idempotency/internal';
 import type { Settings } from '../config/settings';
 
 const SECOND_MS = 1_000;

@@ -1,9 +1,9 @@
 import type { TableClient, TransactionAction } from '@azure/data-tables';
 import type { Settings } from '../config/settings';
-import { systemClock, type Clock } from '../core/clock';
-import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from '../core/deadline';
-import { ConfigurationError } from '../core/errors';
-import { toDomainError } from '../core/storeErrors';
+import { systemClock, type Clock } from 'azure-functions-idempotency/internal';
+import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from 'azure-functions-idempotency/internal';
+import { ConfigurationError } from 'azure-functions-idempotency/internal';
+import { toDomainError } from 'azure-functions-idempotency/internal';
 
 const DAY_MS = 86_400_000;
 /** Kept beyond the hub's retention: clock skew, a sweep that runs late, a batch retried at the edge of retention. */

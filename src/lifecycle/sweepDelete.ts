@@ -1,8 +1,8 @@
 import type { TableClient } from '@azure/data-tables';
-import { IdempotencyError, StoreRequestError } from '../core/errors';
-import { isExpired } from '../core/recordRules';
-import { classifyStoreError } from '../core/storeErrors';
-import { localRowKey } from '../core/tableRows';
+import { IdempotencyError, StoreRequestError } from 'azure-functions-idempotency/internal';
+import { isExpired } from 'azure-functions-idempotency/internal';
+import { classifyStoreError } from 'azure-functions-idempotency/internal';
+import { localRowKey } from 'azure-functions-idempotency/internal';
 import { deleteRowsIfUnchanged, type VersionedRow } from './conditionalBatchDelete';
 import { markerRangeFilter, queryMarkers, type SweepCounts, type SweepRow } from './sweepQuery';
 

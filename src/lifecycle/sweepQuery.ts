@@ -1,7 +1,7 @@
 import type { TableClient } from '@azure/data-tables';
-import type { RecordStatus } from '../core/record';
-import { toDomainError } from '../core/storeErrors';
-import { LOCAL_ROWS_PROPERTY, MARKER_KIND, parseLocalRows } from '../core/tableRows';
+import type { RecordStatus } from 'azure-functions-idempotency/internal';
+import { toDomainError } from 'azure-functions-idempotency/internal';
+import { LOCAL_ROWS_PROPERTY, MARKER_KIND, parseLocalRows } from 'azure-functions-idempotency/internal';
 import type { VersionedRow } from './conditionalBatchDelete';
 
 /** The expiry sweep's reads: which markers it selects, and how it reads them page by page. */

@@ -1,5 +1,5 @@
 import type { Settings } from '../config/settings';
-import { ConfigurationError } from '../core/errors';
+import { ConfigurationError } from 'azure-functions-idempotency/internal';
 
 const DAY_S = 86_400;
 const DAY_MS = 86_400_000;

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { TableClient, TableEntity } from '@azure/data-tables';
-import { systemClock, type Clock } from '../core/clock';
-import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from '../core/deadline';
-import { integerOption, MAX_STORE_TIMEOUT_MS } from '../core/options';
-import { toDomainError } from '../core/storeErrors';
+import { systemClock, type Clock } from 'azure-functions-idempotency/internal';
+import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from 'azure-functions-idempotency/internal';
+import { integerOption, MAX_STORE_TIMEOUT_MS } from 'azure-functions-idempotency/internal';
+import { toDomainError } from 'azure-functions-idempotency/internal';
 import { bodyBytes } from './bodyBytes';
 import { messageIdText, type MessageInfo } from './messageInfo';
 

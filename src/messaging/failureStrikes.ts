@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { TableClient } from '@azure/data-tables';
-import { systemClock, type Clock } from '../core/clock';
-import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from '../core/deadline';
-import { toDomainError } from '../core/storeErrors';
-import { int64, toNumber } from '../core/tableRows';
+import { systemClock, type Clock } from 'azure-functions-idempotency/internal';
+import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from 'azure-functions-idempotency/internal';
+import { toDomainError } from 'azure-functions-idempotency/internal';
+import { int64, toNumber } from 'azure-functions-idempotency/internal';
 
 /** Failures of one batch, the same way, after which its events are taken one by one and the failing ones parked. */
 export const DEFAULT_MAX_STRIKES = 3;

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import { InvalidKeyError } from '../core/errors';
-import { assertMetadataNotFromBody } from '../core/hostMetadata';
-import { keyFromMessageId, type IdempotencyKey } from '../core/keys';
+import { InvalidKeyError } from 'azure-functions-idempotency/internal';
+import { assertMetadataNotFromBody } from 'azure-functions-idempotency/internal';
+import { keyFromMessageId, type IdempotencyKey } from 'azure-functions-idempotency/internal';
 import { decodeBody } from './body';
 import { park, type Delivery } from './delivery';
 import { messageIdText } from './messageInfo';

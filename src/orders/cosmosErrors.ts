@@ -1,5 +1,5 @@
-import { StoreRequestError, StoreUnavailableError } from '../core/errors';
-import { conflictOfStatus, type StoreConflict } from '../core/storeConflict';
+import { StoreRequestError, StoreUnavailableError } from 'azure-functions-idempotency/internal';
+import { conflictOfStatus, type StoreConflict } from 'azure-functions-idempotency/internal';
 
 /** The Cosmos answers the orders store decides on (the Table store's, see `conflictOfStatus`); anything else becomes a domain error. */
 export type CosmosConflict = StoreConflict;

@@ -1,4 +1,4 @@
-import { IdempotencyError } from '../core/errors';
+import { IdempotencyError } from 'azure-functions-idempotency/internal';
 
 /**
  * A status change arrived for an order that does not exist yet (the `OrderPlaced` may still be on

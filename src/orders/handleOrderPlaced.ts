@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { payloadDigest } from '../core/digest';
+import { payloadDigest } from 'azure-functions-idempotency/internal';
 import { park, report, type Delivery } from '../messaging/delivery';
 import { decodeKeyedMessage } from '../messaging/keyedMessage';
 import { ParkReason } from '../messaging/ParkingStore';

@@ -1,4 +1,4 @@
-import { payloadDigest } from '../core/digest';
+import { payloadDigest } from 'azure-functions-idempotency/internal';
 import { decodeBody } from '../messaging/body';
 import { ParkReason } from '../messaging/ParkingStore';
 import { messageIdText } from '../messaging/messageInfo';

@@ -7,7 +7,7 @@ import {
   type Claim,
   type Clock,
   type IdempotencyStore,
-} from '../core/public';
+} from 'azure-functions-idempotency';
 import { park, report, type Delivery } from '../messaging/delivery';
 import { decodeKeyedMessage } from '../messaging/keyedMessage';
 import type { MessageInfo } from '../messaging/messageInfo';

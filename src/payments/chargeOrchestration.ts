@@ -1,7 +1,7 @@
-import { IdempotencyError } from '../core/errors';
+import { IdempotencyError } from 'azure-functions-idempotency/internal';
 import type { ChargeEntityOperation, ChargeEntityReply } from './chargeEntity';
 import type { CompleteRecordInput } from './completeRecord';
-import type { Claim } from '../core/public';
+import type { Claim } from 'azure-functions-idempotency';
 import type { ChargeResult, PaymentRequested } from './schema';
 import { PROVIDER_RETRY } from './chargePatience';
 import { planProviderCall, type LegacyLookupMode, type ProviderCapability } from './providerLookup';

@@ -1,4 +1,4 @@
-import { LeaseLostError, type Claim, type IdempotencyStore } from '../core/public';
+import { LeaseLostError, type Claim, type IdempotencyStore } from 'azure-functions-idempotency';
 import { finishedPaymentRow } from './paymentRow';
 import type { ChargeResult, PaymentRequested } from './schema';
 

@@ -1,4 +1,4 @@
-import type { LocalEffect } from '../core/public';
+import type { LocalEffect } from 'azure-functions-idempotency';
 import type { ChargeResult, PaymentRequested } from './schema';
 
 /** The local row name of the Payment row. */

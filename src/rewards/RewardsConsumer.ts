@@ -1,5 +1,5 @@
-import { StoreUnavailableError } from '../core/errors';
-import type { InvocationContextLike } from '../core/invocationKey';
+import { StoreUnavailableError } from 'azure-functions-idempotency/internal';
+import type { InvocationContextLike } from 'azure-functions-idempotency/internal';
 import { bodyBytes } from '../messaging/bodyBytes';
 import { DEFAULT_MAX_STRIKES, failureSignature, type FailureStrikes } from '../messaging/failureStrikes';
 import { ParkReason, type ParkingStore } from '../messaging/ParkingStore';

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { TableClient, TableEntity, TransactionAction } from '@azure/data-tables';
-import { systemClock, type Clock } from '../core/clock';
-import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from '../core/deadline';
-import { StoreUnavailableError } from '../core/errors';
-import { scopedKeyString } from '../core/keys';
-import { classifyStoreError, toDomainError } from '../core/storeErrors';
-import { int64, toNumber } from '../core/tableRows';
+import { systemClock, type Clock } from 'azure-functions-idempotency/internal';
+import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from 'azure-functions-idempotency/internal';
+import { StoreUnavailableError } from 'azure-functions-idempotency/internal';
+import { scopedKeyString } from 'azure-functions-idempotency/internal';
+import { classifyStoreError, toDomainError } from 'azure-functions-idempotency/internal';
+import { int64, toNumber } from 'azure-functions-idempotency/internal';
 import { IdentityIndex } from './identityIndex';
 import type { RewardEvent } from './rewardEvent';
 

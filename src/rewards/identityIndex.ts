@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { TableClient, TableEntity, TransactionAction } from '@azure/data-tables';
-import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from '../core/deadline';
-import { StoreUnavailableError } from '../core/errors';
-import { classifyStoreError, toDomainError } from '../core/storeErrors';
-import { int64 } from '../core/tableRows';
+import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from 'azure-functions-idempotency/internal';
+import { StoreUnavailableError } from 'azure-functions-idempotency/internal';
+import { classifyStoreError, toDomainError } from 'azure-functions-idempotency/internal';
+import { int64 } from 'azure-functions-idempotency/internal';
 import type { RewardEvent } from './rewardEvent';
 
 /** Rows per entity-group transaction (the service's limit). */

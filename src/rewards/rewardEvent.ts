@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { InvalidKeyError } from '../core/errors';
-import { payloadDigest } from '../core/digest';
-import type { IdempotencyKey } from '../core/keys';
-import type { InvocationContextLike } from '../core/invocationKey';
-import { defaultBatchEventKey } from '../core/triggerKeys';
+import { InvalidKeyError } from 'azure-functions-idempotency/internal';
+import { payloadDigest } from 'azure-functions-idempotency/internal';
+import type { IdempotencyKey } from 'azure-functions-idempotency/internal';
+import type { InvocationContextLike } from 'azure-functions-idempotency/internal';
+import { defaultBatchEventKey } from 'azure-functions-idempotency/internal';
 import { decodeBody } from '../messaging/body';
 import { ParkReason } from '../messaging/ParkingStore';
 

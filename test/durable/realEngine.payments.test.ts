@@ -6,7 +6,7 @@
  */
 import { TableClient } from '@azure/data-tables';
 import { loadSettings } from '../../src/config/settings';
-import { keyFromMessageId } from '../../src/core/keys';
+import { keyFromMessageId } from 'azure-functions-idempotency/internal';
 import { chargeEntityKey } from '../../src/payments/ChargeWorkflow';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
 import { startRealEnginePayments } from '../../tools/local/durable/realEnginePayments';

@@ -1,4 +1,4 @@
-import { makeIdempotentBatch, TableIdempotencyStore } from '../../src/core';
+import { makeIdempotentBatch, TableIdempotencyStore } from 'azure-functions-idempotency/internal';
 import { AzuriteBlob } from '../../tools/azurite/AzuriteBlob';
 import { mulberry32 } from '../../tools/fakeProvider/FakePaymentProvider';
 import { BlobCheckpointStore } from '../../tools/local/eventHubs/BlobCheckpointStore';

@@ -3,8 +3,15 @@ import { InvocationContext } from '@azure/functions';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { expiryTimerFromSettings } from '../../src/app/expiryTimer';
 import { loadSettings } from '../../src/config/settings';
-import { CosmosIdempotencyStore, keyFromMessageId, payloadDigest, StoreRequestError, TableIdempotencyStore, type IdempotencyKey } from '../../src/core';
-import { TTL_MARGIN_SECONDS } from '../../src/core/cosmosDocuments';
+import {
+  CosmosIdempotencyStore,
+  keyFromMessageId,
+  payloadDigest,
+  StoreRequestError,
+  TableIdempotencyStore,
+  type IdempotencyKey,
+} from 'azure-functions-idempotency/internal';
+import { TTL_MARGIN_SECONDS } from 'azure-functions-idempotency/internal';
 import { holdCosmosRecords } from '../../src/lifecycle/cosmosHeldRecords';
 import type { HeldKeysSource } from '../../src/lifecycle/heldRecords';
 import { useAzurite } from '../support/azurite';

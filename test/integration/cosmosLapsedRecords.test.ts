@@ -1,4 +1,4 @@
-import { CosmosIdempotencyStore, keyFromMessageId, payloadDigest } from '../../src/core';
+import { CosmosIdempotencyStore, keyFromMessageId, payloadDigest } from 'azure-functions-idempotency/internal';
 import { cosmosLapsedInProgressRecords } from '../../src/lifecycle/cosmosLapsedRecords';
 import { CosmosEmulator } from '../support/cosmos';
 import { FakeClock } from '../support/tables';

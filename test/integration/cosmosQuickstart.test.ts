@@ -1,5 +1,5 @@
 import { InvocationContext } from '@azure/functions';
-import { keyFromMessageId } from 'azure-idempotent-consumer/core';
+import { keyFromMessageId } from 'azure-functions-idempotency';
 import { createCosmosStore, paymentsHandler, type Charge } from '../../examples/cosmosQuickstart';
 import { CosmosEmulator } from '../support/cosmos';
 

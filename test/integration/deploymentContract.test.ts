@@ -108,8 +108,18 @@ describe('deployment contract: what a deployment ships', () => {
       /^(dist|node_modules|test|tools|infra|docs|examples|coverage)\/|^local\.settings\.json|^\.|jest\.config|eslint\.config/.test(f),
     );
     expect(forbidden).toEqual([]);
-    // Only what the app or its build reads: the sources, host.json, package*.json and the two tsconfig files the build extends.
-    expect(upload.filter((f) => !f.startsWith('src/'))).toEqual(['host.json', 'package-lock.json', 'package.json', 'tsconfig.build.json', 'tsconfig.json']);
+    // Only what the app or its build reads: the sources (the app's and the core package's), host.json, package*.json
+    // and the tsconfig files the build extends.
+    expect(upload).toEqual(expect.arrayContaining(['packages/idempotency/src/index.ts', 'packages/idempotency/src/stores/table/TableIdempotencyStore.ts']));
+    expect(upload.filter((f) => !f.startsWith('src/') && !f.startsWith('packages/idempotency/src/'))).toEqual([
+      'host.json',
+      'package-lock.json',
+      'package.json',
+      'packages/idempotency/package.json',
+      'packages/idempotency/tsconfig.json',
+      'tsconfig.build.json',
+      'tsconfig.json',
+    ]);
   });
 
   test('the installed dependencies are the production ones: no test tooling (jest, azurite, the Cosmos emulator, eslint, typescript)', () => {

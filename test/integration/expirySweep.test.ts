@@ -1,7 +1,15 @@
 import { TableClient, type TableEntity } from '@azure/data-tables';
 import { InvocationContext } from '@azure/functions';
 import { MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
-import { ConfigurationError, keyFromMessageId, payloadDigest, RecordStatus, TableIdempotencyStore, type Clock, type IdempotencyKey } from '../../src/core';
+import {
+  ConfigurationError,
+  keyFromMessageId,
+  payloadDigest,
+  RecordStatus,
+  TableIdempotencyStore,
+  type Clock,
+  type IdempotencyKey,
+} from 'azure-functions-idempotency/internal';
 import { expiryTimerFromSettings } from '../../src/app/expiryTimer';
 import { loadSettings } from '../../src/config/settings';
 import { deleteRowsIfUnchanged } from '../../src/lifecycle/conditionalBatchDelete';

@@ -1,4 +1,4 @@
-import { keyFromMessageId, payloadDigest, TableIdempotencyStore } from '../../src/core';
+import { keyFromMessageId, payloadDigest, TableIdempotencyStore } from 'azure-functions-idempotency/internal';
 import { RecordingPaymentQueue, startHttpRig } from '../../tools/local/httpRig';
 import { useAzurite } from '../support/azurite';
 

@@ -1,4 +1,4 @@
-import { keyFromMessageId, payloadDigest, TableIdempotencyStore } from '../../src/core';
+import { keyFromMessageId, payloadDigest, TableIdempotencyStore } from 'azure-functions-idempotency/internal';
 import { lapsedInProgressRecords } from '../../src/lifecycle/lapsedRecords';
 import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';

@@ -9,7 +9,7 @@ import {
   makeIdempotent,
   type Claim,
   type IdempotencyStore,
-} from '../../src/core/public';
+} from 'azure-functions-idempotency/internal';
 import { useAzurite } from '../support/azurite';
 import { freshTable } from '../support/tables';
 

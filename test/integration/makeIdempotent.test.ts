@@ -8,7 +8,7 @@ import {
   RecordStatus,
   TableIdempotencyStore,
   getIdempotencyScope,
-} from '../../src/core';
+} from 'azure-functions-idempotency/internal';
 import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';
 

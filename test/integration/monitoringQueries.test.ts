@@ -7,7 +7,7 @@ import type { SweepReport } from '../../src/lifecycle/ExpirySweeper';
 import { recordSweepMetrics } from '../../src/lifecycle/sweepMetrics';
 import { Outcome, reportOutcome } from '../../src/messaging/reportOutcome';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
-import { InMemoryIdempotencyStore } from '../../src/core/public';
+import { InMemoryIdempotencyStore } from 'azure-functions-idempotency/internal';
 import { paymentsApi } from '../../src/http/paymentsApi';
 import type { PaymentStateTable } from '../../src/http/PaymentStateTable';
 import { paymentWebhook } from '../../src/http/paymentWebhook';
@@ -30,7 +30,7 @@ const azuriteOf = useAzurite();
 
 import { completeRecordActivity, heldReporter } from '../../src/app/durableCharge';
 import { outageReport } from '../../src/app/paymentsHandler';
-import { StoreUnavailableError } from '../../src/core/errors';
+import { StoreUnavailableError } from 'azure-functions-idempotency/internal';
 import { reconcilePayments } from '../../src/app/paymentReconciler';
 
 describe('monitoring queries read only what the code emits', () => {

@@ -1,7 +1,7 @@
 import { InvocationContext } from '@azure/functions';
 import type { Container, OperationInput } from '@azure/cosmos';
 import type { TableClient } from '@azure/data-tables';
-import { StoreUnavailableError } from '../../src/core/errors';
+import { StoreUnavailableError } from 'azure-functions-idempotency/internal';
 import { ParkingStore } from '../../src/messaging/ParkingStore';
 import { MetricNames } from '../../src/telemetry/Telemetry';
 import { makeOrdersHandler, OrderNotFoundError, OrdersStore, type OrdersHandlerDeps } from '../../src/orders';

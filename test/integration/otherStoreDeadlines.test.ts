@@ -1,6 +1,6 @@
 import { createTableClient } from '../../src/app/tableClient';
 import { loadSettings } from '../../src/config/settings';
-import { StoreUnavailableError } from '../../src/core';
+import { StoreUnavailableError } from 'azure-functions-idempotency/internal';
 import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
 import { ParkingStore } from '../../src/messaging/ParkingStore';
 import { ParkReason } from '../../src/messaging/ParkingStore';

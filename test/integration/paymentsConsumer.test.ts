@@ -1,6 +1,6 @@
 import { PaymentRetryError } from '../../src/payments/PaymentsConsumer';
 import { MetricNames } from '../../src/telemetry/Telemetry';
-import { keyFromMessageId } from '../../src/core';
+import { keyFromMessageId } from 'azure-functions-idempotency/internal';
 import { RoundTripCounter } from '../../tools/bench/RoundTripCounter';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
 import { startPaymentsRig, type PaymentsRigOptions } from '../../tools/local/paymentsRig';

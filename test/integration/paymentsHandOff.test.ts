@@ -7,8 +7,8 @@
  * failures outlast the budget ends `failed` with its reason, and the operator's command retries it.
  * The same protocol on the real engine: test/durable/realEngine.handoff.test.ts.
  */
-import { keyFromMessageId } from '../../src/core/keys';
-import { LeaseLostError } from '../../src/core/errors';
+import { keyFromMessageId } from 'azure-functions-idempotency/internal';
+import { LeaseLostError } from 'azure-functions-idempotency/internal';
 import { completeRecord } from '../../src/payments/completeRecord';
 import { chargeEntityKey } from '../../src/payments/ChargeWorkflow';
 import type { ChargeResult } from '../../src/payments/schema';

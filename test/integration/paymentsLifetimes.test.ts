@@ -1,4 +1,4 @@
-import { keyFromMessageId, payloadDigest } from '../../src/core';
+import { keyFromMessageId, payloadDigest } from 'azure-functions-idempotency/internal';
 import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
 import { PaymentRetryError } from '../../src/payments/PaymentsConsumer';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';

@@ -6,7 +6,7 @@ import { makePaymentsHandler } from '../../src/app/paymentsHandler';
 import { paymentStatusFromSettings } from '../../src/app/http';
 import { chargeOnce } from '../../src/app/durableCharge';
 import { loadSettings } from '../../src/config/settings';
-import { CosmosIdempotencyStore, TableIdempotencyStore, keyFromMessageId } from '../../src/core';
+import { CosmosIdempotencyStore, TableIdempotencyStore, keyFromMessageId } from 'azure-functions-idempotency/internal';
 import { Telemetry } from '../../src/telemetry/Telemetry';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
 import { LocalChargeWorkflow } from '../../tools/local/LocalChargeWorkflow';

@@ -8,8 +8,8 @@
  * Then a provider without a look-up (404, as Stripe): a look-up it does not offer holds the payment and is reported
  * once; where neither key memory nor a look-up can decide, the payment is held for an operator, never charged blind.
  */
-import { payloadDigest } from '../../src/core/digest';
-import { keyFromMessageId } from '../../src/core/keys';
+import { payloadDigest } from 'azure-functions-idempotency/internal';
+import { keyFromMessageId } from 'azure-functions-idempotency/internal';
 import { paymentRow } from '../../src/payments/paymentRow';
 import type { PaymentsDesign } from '../../src/payments/PaymentsConsumer';
 import type { ProviderLookup } from '../../src/payments/providerLookup';

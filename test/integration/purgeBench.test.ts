@@ -1,4 +1,4 @@
-import { keyFromMessageId, tableAddress } from '../../src/core';
+import { keyFromMessageId, tableAddress } from 'azure-functions-idempotency/internal';
 import { purgeBench } from '../../tools/bench/purgeBench';
 import { useAzurite } from '../support/azurite';
 

@@ -1,5 +1,5 @@
 import { InvocationContext } from '@azure/functions';
-import { StoreRequestError } from 'azure-idempotent-consumer/core';
+import { StoreRequestError } from 'azure-functions-idempotency';
 import { createStore, paymentsHandler, type Charge } from '../../examples/quickstart';
 import { useAzurite } from '../support/azurite';
 

@@ -10,7 +10,7 @@ import {
   UnknownRecordStatusError,
   type ClaimOutcome,
   type LocalEffect,
-} from '../../src/core';
+} from 'azure-functions-idempotency/internal';
 import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
 import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';

@@ -14,7 +14,7 @@ import {
   type Claim,
   type ClaimOutcome,
   type LocalEffect,
-} from '../../src/core';
+} from 'azure-functions-idempotency/internal';
 import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
 import { mulberry32 } from '../../tools/fakeProvider/FakePaymentProvider';
 import { useAzurite } from '../support/azurite';

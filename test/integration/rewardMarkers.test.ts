@@ -3,7 +3,7 @@ import { InvocationContext } from '@azure/functions';
 import { expiryTimerFromSettings } from '../../src/app/expiryTimer';
 import { rewardsFromSettings } from '../../src/app/rewards';
 import { loadSettings } from '../../src/config/settings';
-import { ConfigurationError } from '../../src/core';
+import { ConfigurationError } from 'azure-functions-idempotency/internal';
 import { assertMarkersOutliveReplay, sweepRewardMarkers } from '../../src/lifecycle/rewardMarkers';
 import { ParkingStore } from '../../src/messaging/ParkingStore';
 import { RewardsConsumer } from '../../src/rewards/RewardsConsumer';

@@ -1,7 +1,7 @@
 import { RestError } from '@azure/core-rest-pipeline';
 import { TableClient } from '@azure/data-tables';
 import { InvocationContext } from '@azure/functions';
-import { StoreUnavailableError } from '../../src/core';
+import { StoreUnavailableError } from 'azure-functions-idempotency/internal';
 import { ParkingStore } from '../../src/messaging/ParkingStore';
 import { pointsFor } from '../../src/rewards/rewardEvent';
 import { RewardsConsumer } from '../../src/rewards/RewardsConsumer';

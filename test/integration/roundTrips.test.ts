@@ -8,7 +8,7 @@ import {
   TableIdempotencyStore,
   type ClaimOutcome,
   type TableIdempotencyStoreOptions,
-} from '../../src/core';
+} from 'azure-functions-idempotency/internal';
 import { COUNT_POLICY_NAME, RoundTripCounter } from '../../tools/bench/RoundTripCounter';
 import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';

@@ -9,7 +9,7 @@ import {
   StoreUnavailableError,
   TableIdempotencyStore,
   type ClaimOutcome,
-} from '../../src/core';
+} from 'azure-functions-idempotency/internal';
 import { useAzurite } from '../support/azurite';
 import { SilentServer } from '../support/silentServer';
 import { FakeClock, freshTable } from '../support/tables';

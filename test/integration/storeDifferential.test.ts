@@ -12,8 +12,8 @@ import {
   type IdempotencyRecord,
   type IdempotencyStore,
   type LocalEffect,
-} from '../../src/core';
-import { TTL_MARGIN_SECONDS } from '../../src/core/cosmosDocuments';
+} from 'azure-functions-idempotency/internal';
+import { TTL_MARGIN_SECONDS } from 'azure-functions-idempotency/internal';
 import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
 import { mulberry32 } from '../../tools/fakeProvider/FakePaymentProvider';
 import { useAzurite } from '../support/azurite';

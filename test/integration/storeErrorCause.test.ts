@@ -10,7 +10,7 @@ import {
   TableIdempotencyStore,
   type Claim,
   type IdempotencyStore,
-} from '../../src/core/public';
+} from 'azure-functions-idempotency/internal';
 import { useAzurite } from '../support/azurite';
 import { CosmosEmulator } from '../support/cosmos';
 import { freshTable } from '../support/tables';

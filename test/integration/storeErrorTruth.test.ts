@@ -1,7 +1,7 @@
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { TableClient } from '@azure/data-tables';
-import { keyFromMessageId, payloadDigest, StoreUnavailableError, TableIdempotencyStore, type Claim } from '../../src/core';
-import { toDomainError } from '../../src/core/storeErrors';
+import { keyFromMessageId, payloadDigest, StoreUnavailableError, TableIdempotencyStore, type Claim } from 'azure-functions-idempotency/internal';
+import { toDomainError } from 'azure-functions-idempotency/internal';
 import { useAzurite } from '../support/azurite';
 import { freshTable } from '../support/tables';
 

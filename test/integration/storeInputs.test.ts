@@ -8,7 +8,7 @@ import {
   type ClaimOutcome,
   type IdempotencyKey,
   type TableIdempotencyStoreOptions,
-} from '../../src/core';
+} from 'azure-functions-idempotency/internal';
 import { TableClient } from '@azure/data-tables';
 import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';

@@ -1,4 +1,11 @@
-import { InvalidKeyError, MAX_CONSUMER_LENGTH, MAX_KEY_LENGTH, payloadDigest, TableIdempotencyStore, type IdempotencyKey } from '../../src/core';
+import {
+  InvalidKeyError,
+  MAX_CONSUMER_LENGTH,
+  MAX_KEY_LENGTH,
+  payloadDigest,
+  TableIdempotencyStore,
+  type IdempotencyKey,
+} from 'azure-functions-idempotency/internal';
 import { useAzurite } from '../support/azurite';
 import { genLeaf, genString, Random } from '../support/generators';
 import { FakeClock, freshTable } from '../support/tables';

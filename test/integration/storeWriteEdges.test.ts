@@ -1,6 +1,13 @@
 import type { PipelineRequest } from '@azure/core-rest-pipeline';
 import type { TableClient } from '@azure/data-tables';
-import { keyFromMessageId, LeaseLostError, payloadDigest, StoreUnavailableError, TableIdempotencyStore, type ClaimOutcome } from '../../src/core';
+import {
+  keyFromMessageId,
+  LeaseLostError,
+  payloadDigest,
+  StoreUnavailableError,
+  TableIdempotencyStore,
+  type ClaimOutcome,
+} from 'azure-functions-idempotency/internal';
 import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';
 

@@ -1,5 +1,5 @@
 import { InvocationContext } from '@azure/functions';
-import { keyFromMessageId, payloadDigest, TableIdempotencyStore, type IdempotencyKey } from '../../src/core';
+import { keyFromMessageId, payloadDigest, TableIdempotencyStore, type IdempotencyKey } from 'azure-functions-idempotency/internal';
 import { expiryTimerFromSettings } from '../../src/app/expiryTimer';
 import { loadSettings } from '../../src/config/settings';
 import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';

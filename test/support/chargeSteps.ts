@@ -1,5 +1,5 @@
 import type { ChargeOrchestrationInput, ChargeSteps, RetryBudget } from '../../src/payments/chargeOrchestration';
-import type { Claim } from '../../src/core/public';
+import type { Claim } from 'azure-functions-idempotency';
 import type { ChargeResult } from '../../src/payments/schema';
 import { FakeClock } from './tables';
 

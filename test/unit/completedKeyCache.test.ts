@@ -1,4 +1,4 @@
-import { CompletedKeyCache, ConfigurationError, RecordStatus, type IdempotencyRecord } from '../../src/core';
+import { CompletedKeyCache, ConfigurationError, RecordStatus, type IdempotencyRecord } from 'azure-functions-idempotency/internal';
 import { reopenableByRetry } from '../../src/app/paymentRetry';
 import { cacheableRecord } from '../../src/app/stores';
 import { FakeClock } from '../support/tables';

@@ -1,7 +1,7 @@
-import { markerDocument, rowDocument, ttlSeconds, TTL_MARGIN_SECONDS } from '../../src/core/cosmosDocuments';
-import { classifyCosmosStoreError, cosmosStoreError } from '../../src/core/cosmosStoreErrors';
-import { StoreRequestError, StoreUnavailableError } from '../../src/core/errors';
-import { RecordStatus } from '../../src/core/record';
+import { markerDocument, rowDocument, ttlSeconds, TTL_MARGIN_SECONDS } from 'azure-functions-idempotency/internal';
+import { classifyCosmosStoreError, cosmosStoreError } from 'azure-functions-idempotency/internal';
+import { StoreRequestError, StoreUnavailableError } from 'azure-functions-idempotency/internal';
+import { RecordStatus } from 'azure-functions-idempotency/internal';
 
 describe('Cosmos documents: ttl', () => {
   const now = 1_800_000_000_000;

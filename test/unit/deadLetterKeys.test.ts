@@ -1,4 +1,4 @@
-import { keyFromMessageId } from '../../src/core';
+import { keyFromMessageId } from 'azure-functions-idempotency/internal';
 import { deadLetterKeysSource, PEEK_PAGE_SIZE, type PeekPage } from '../../src/lifecycle/deadLetterKeys';
 
 /** A dead-letter queue of `ids`, peeked page by page as `@azure/service-bus` does (a cursor per receiver). */

@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { canonicalJson, InvalidPayloadError, MAX_PAYLOAD_DEPTH, payloadDigest } from '../../src/core';
+import { canonicalJson, InvalidPayloadError, MAX_PAYLOAD_DEPTH, payloadDigest } from 'azure-functions-idempotency/internal';
 import { genValue, Random } from '../support/generators';
 
 /**

@@ -1,4 +1,4 @@
-import { canonicalJson, InvalidPayloadError, payloadDigest } from '../../src/core';
+import { canonicalJson, InvalidPayloadError, payloadDigest } from 'azure-functions-idempotency/internal';
 
 describe('digest', () => {
   test('property order does not change the digest', () => {

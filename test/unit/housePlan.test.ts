@@ -2,26 +2,47 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
 /**
- * The house plan of docs/DESIGN.md, held: which folder of src/ may import which, no import cycles,
- * no file over 300 lines, and registrations that import only the wiring.
+ * The house plan of docs/DESIGN.md, held for the app (src/) and the core package (packages/idempotency/src):
+ * which room may import which, no import cycles, no file over 300 lines, registrations that import only the
+ * wiring, the app reaching the core only by its package name, and the core importing no package but node's
+ * built-ins and, in each store's room only, that store's SDK.
  */
-const SRC = join(__dirname, '..', '..', 'src');
+const ROOT = join(__dirname, '..', '..');
+const SRC = join(ROOT, 'src');
+const CORE = join(ROOT, 'packages', 'idempotency', 'src');
+const CORE_NAME = 'azure-functions-idempotency';
 const MAX_LINES = 300;
 
-/** Folder -> folders of src/ it may import (itself always allowed). */
-const ALLOWED: Record<string, readonly string[]> = {
-  core: [],
-  config: ['core'],
-  telemetry: ['core'],
-  messaging: ['core', 'telemetry'],
-  lifecycle: ['core', 'config', 'telemetry'],
-  payments: ['core', 'config', 'messaging', 'telemetry', 'lifecycle'],
-  orders: ['core', 'config', 'messaging', 'telemetry', 'lifecycle'],
-  http: ['core', 'config', 'telemetry', 'payments'],
-  rewards: ['core', 'config', 'messaging', 'telemetry'],
-  app: ['core', 'config', 'telemetry', 'messaging', 'lifecycle', 'payments', 'orders', 'http', 'rewards'],
+/** App folder -> folders of src/ it may import (itself always allowed). The core is a package, not a folder. */
+const APP_ALLOWED: Record<string, readonly string[]> = {
+  config: [],
+  telemetry: [],
+  messaging: ['telemetry'],
+  lifecycle: ['config', 'telemetry'],
+  payments: ['config', 'messaging', 'telemetry', 'lifecycle'],
+  orders: ['config', 'messaging', 'telemetry', 'lifecycle'],
+  http: ['config', 'telemetry', 'payments'],
+  rewards: ['config', 'messaging', 'telemetry'],
+  app: ['config', 'telemetry', 'messaging', 'lifecycle', 'payments', 'orders', 'http', 'rewards'],
   functions: ['app'],
 };
+
+/**
+ * Core room -> rooms it may import. The protocol (records, rules, errors, the store contract) imports nothing
+ * else; the wrappers (single, batch, keys, digest, heartbeat) import the protocol; each store imports the
+ * protocol only. `(entry)` is the package's entry points (`index.ts`, `internal.ts`), which re-export the rooms.
+ */
+const CORE_ALLOWED: Record<string, readonly string[]> = {
+  protocol: [],
+  wrappers: ['protocol'],
+  'stores/table': ['protocol'],
+  'stores/cosmos': ['protocol'],
+  'stores/memory': ['protocol'],
+  '(entry)': ['protocol', 'wrappers', 'stores/table', 'stores/cosmos', 'stores/memory'],
+};
+
+/** Packages a core room may import (besides `node:` built-ins). */
+const CORE_PACKAGES: Record<string, readonly string[]> = { 'stores/table': ['@azure/data-tables'], 'stores/cosmos': ['@azure/cosmos'] };
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {
@@ -30,13 +51,17 @@ function filesUnder(dir: string): string[] {
   });
 }
 
-/** Relative imports of a file (static imports, re-exports, require), resolved to .ts files. */
-function importsOf(file: string): string[] {
+/** Import specifiers of a file (static imports, re-exports, require, dynamic import). */
+function specifiersOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  const specs = [...text.matchAll(/(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|require\(\s*['"]([^'"]+)['"]\s*\)|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map(
+  return [...text.matchAll(/(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|require\(\s*['"]([^'"]+)['"]\s*\)|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map(
     (m) => m[1] ?? m[2] ?? m[3],
   );
-  return specs
+}
+
+/** Relative imports of a file, resolved to .ts files. */
+function importsOf(file: string): string[] {
+  return specifiersOf(file)
     .filter((spec) => spec.startsWith('.'))
     .map((spec) => {
       const base = resolve(dirname(file), spec);
@@ -51,60 +76,90 @@ function importsOf(file: string): string[] {
     });
 }
 
-const folderOf = (file: string) => relative(SRC, file).split(sep)[0];
-const files = filesUnder(SRC);
-const graph = new Map(files.map((f) => [f, importsOf(f)]));
+const appFolderOf = (file: string) => relative(SRC, file).split(sep)[0];
+function coreRoomOf(file: string): string {
+  const parts = relative(CORE, file).split(sep);
+  if (parts.length === 1) return '(entry)';
+  return parts[0] === 'stores' ? `stores/${parts[1]}` : parts[0];
+}
+
+const appFiles = filesUnder(SRC);
+const coreFiles = filesUnder(CORE);
+const graph = new Map([...appFiles, ...coreFiles].map((f) => [f, importsOf(f)]));
+
+/** Violations of a plan: imports leaving the tree, unresolved, or to a room the plan does not allow. */
+function violationsOf(root: string, files: readonly string[], roomOf: (file: string) => string, allowed: Record<string, readonly string[]>): string[] {
+  const violations: string[] = [];
+  for (const file of files) {
+    const from = roomOf(file);
+    for (const target of graph.get(file) ?? []) {
+      const rel = relative(root, target);
+      if (rel.startsWith('..') || target.endsWith('(unresolved)')) violations.push(`${relative(root, file)} -> ${rel}`);
+      else if (roomOf(target) !== from && !allowed[from]?.includes(roomOf(target))) violations.push(`${relative(root, file)} -> ${rel}`);
+    }
+  }
+  return violations;
+}
 
 describe('the house plan (docs/DESIGN.md)', () => {
-  test('every folder of src/ is in the plan', () => {
-    expect([...new Set(files.map(folderOf))].filter((folder) => !(folder in ALLOWED))).toEqual([]);
+  test('every folder of src/ and every room of the core package is in the plan', () => {
+    expect([...new Set(appFiles.map(appFolderOf))].filter((folder) => !(folder in APP_ALLOWED))).toEqual([]);
+    expect([...new Set(coreFiles.map(coreRoomOf))].sort()).toEqual(Object.keys(CORE_ALLOWED).sort());
   });
 
-  test('imports follow the plan; nothing in src/ imports tools/ or test/', () => {
-    const violations: string[] = [];
-    for (const [file, imports] of graph) {
-      const from = folderOf(file);
-      for (const target of imports) {
-        const rel = relative(SRC, target);
-        if (rel.startsWith('..') || target.endsWith('(unresolved)')) {
-          violations.push(`${relative(SRC, file)} -> ${rel}`);
-          continue;
-        }
-        const to = folderOf(target);
-        if (to !== from && !ALLOWED[from]?.includes(to)) violations.push(`${relative(SRC, file)} -> ${rel}`);
-      }
-    }
-    expect(violations).toEqual([]);
+  test('src/ imports follow the plan; nothing in src/ imports tools/, test/ or the core by path', () => {
+    expect(violationsOf(SRC, appFiles, appFolderOf, APP_ALLOWED)).toEqual([]);
   });
 
-  test('no import cycles between files', () => {
+  test('src/ imports the core only through its package name (a published subpath)', () => {
+    const exportsMap = (JSON.parse(readFileSync(join(ROOT, 'packages', 'idempotency', 'package.json'), 'utf8')) as { exports: Record<string, unknown> })
+      .exports;
+    const named = appFiles.flatMap((f) => specifiersOf(f).filter((s) => s.startsWith(CORE_NAME)));
+    expect(named.length).toBeGreaterThan(50);
+    expect([...new Set(named)].filter((s) => !(`.${s.slice(CORE_NAME.length)}` in exportsMap))).toEqual([]);
+  });
+
+  test('the core: protocol imports no other room, wrappers import the protocol, each store imports the protocol only', () => {
+    expect(violationsOf(CORE, coreFiles, coreRoomOf, CORE_ALLOWED)).toEqual([]);
+  });
+
+  test("the core imports no package but node's built-ins and, in a store's room, that store's SDK", () => {
+    const outside = coreFiles.flatMap((f) =>
+      specifiersOf(f)
+        .filter((s) => !s.startsWith('.') && !s.startsWith('node:') && !(CORE_PACKAGES[coreRoomOf(f)] ?? []).includes(s))
+        .map((s) => `${relative(CORE, f)} -> ${s}`),
+    );
+    expect(outside).toEqual([]);
+  });
+
+  test('no import cycles between files (app and core)', () => {
     const cycles: string[] = [];
     const state = new Map<string, 'visiting' | 'done'>();
     const visit = (file: string, path: string[]) => {
       if (state.get(file) === 'done') return;
       if (state.get(file) === 'visiting') {
-        cycles.push([...path.slice(path.indexOf(file)), file].map((f) => relative(SRC, f)).join(' -> '));
+        cycles.push([...path.slice(path.indexOf(file)), file].map((f) => relative(ROOT, f)).join(' -> '));
         return;
       }
       state.set(file, 'visiting');
       for (const next of graph.get(file) ?? []) if (graph.has(next)) visit(next, [...path, file]);
       state.set(file, 'done');
     };
-    for (const file of files) visit(file, []);
+    for (const file of graph.keys()) visit(file, []);
     expect(cycles).toEqual([]);
   });
 
-  test(`no file in src/ is over ${MAX_LINES} lines`, () => {
-    const long = files.map((f) => [relative(SRC, f), readFileSync(f, 'utf8').split('\n').length] as const).filter(([, lines]) => lines > MAX_LINES);
+  test(`no file in src/ or the core is over ${MAX_LINES} lines`, () => {
+    const long = [...graph.keys()]
+      .map((f) => [relative(ROOT, f), readFileSync(f, 'utf8').split('\n').length] as const)
+      .filter(([, lines]) => lines > MAX_LINES);
     expect(long).toEqual([]);
   });
 
   test('registrations (src/functions) import only the wiring (src/app), the Functions and Durable packages', () => {
     const outside: string[] = [];
-    for (const file of files.filter((f) => folderOf(f) === 'functions')) {
-      const text = readFileSync(file, 'utf8');
-      for (const m of text.matchAll(/from\s+['"]([^'"]+)['"]/g)) {
-        const spec = m[1];
+    for (const file of appFiles.filter((f) => appFolderOf(f) === 'functions')) {
+      for (const spec of specifiersOf(file)) {
         if (spec.startsWith('.')) continue; // checked above
         if (!['@azure/functions', 'durable-functions'].includes(spec)) outside.push(`${relative(SRC, file)} -> ${spec}`);
       }

@@ -8,7 +8,7 @@ import {
   MAX_KEY_LENGTH,
   tableAddress,
   type IdempotencyKey,
-} from '../../src/core';
+} from 'azure-functions-idempotency/internal';
 import { genLeaf, genString, Random } from '../support/generators';
 
 /**

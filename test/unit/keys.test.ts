@@ -7,7 +7,7 @@ import {
   scopedKeyString,
   tableAddress,
   MAX_KEY_LENGTH,
-} from '../../src/core';
+} from 'azure-functions-idempotency/internal';
 
 describe('keys', () => {
   test('keyFromMessageId: scopes the MessageId by consumer', () => {

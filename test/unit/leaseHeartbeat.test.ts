@@ -7,7 +7,7 @@ import {
   StoreUnavailableError,
   type Claim,
   type IdempotencyStore,
-} from '../../src/core/public';
+} from 'azure-functions-idempotency/internal';
 import { FakeClock } from '../support/tables';
 
 /** Timers driven by hand: `run(ms)` moves the clock and fires what is due, in order. */

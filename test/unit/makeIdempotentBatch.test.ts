@@ -8,7 +8,7 @@ import {
   PARKED_RESULT,
   type BatchParkReason,
   type IdempotencyKey,
-} from '../../src/core';
+} from 'azure-functions-idempotency/internal';
 import { FakeClock } from '../support/tables';
 
 interface Event {

@@ -9,7 +9,7 @@ import {
   type ClaimOptions,
   type IdempotencyKey,
   type IdempotencyStore,
-} from '../../src/core/public';
+} from 'azure-functions-idempotency/internal';
 import { FakeClock } from '../support/tables';
 
 /** A Service Bus invocation context as the v4 worker builds it (test mode of @azure/functions). */

@@ -1,5 +1,5 @@
 import { loadSettings } from '../../src/config/settings';
-import { ConfigurationError } from '../../src/core/errors';
+import { ConfigurationError } from 'azure-functions-idempotency/internal';
 import { OrdersStore } from '../../src/orders/OrdersStore';
 import { ordersDepsFromSettings } from '../../src/app/orders';
 

@@ -1,5 +1,5 @@
 import type { Container } from '@azure/cosmos';
-import { StoreRequestError, StoreUnavailableError } from '../../src/core/errors';
+import { StoreRequestError, StoreUnavailableError } from 'azure-functions-idempotency/internal';
 import { buildPlacement, OrdersStore, orderPlacedSchema, type OrderDocument } from '../../src/orders';
 
 const placed = orderPlacedSchema.parse({ orderId: 'o-1', customerId: 'c', items: [{ sku: 'A', quantity: 1, unitPrice: 5 }], currency: 'EUR' });

@@ -1,6 +1,6 @@
 import { PaymentRetryRefusedError } from '../../src/app/paymentRetry';
 import { RECONCILE_GRACE_MS, reconcilePayments, reconcileReasonOf, type RunState } from '../../src/app/paymentReconciler';
-import type { IdempotencyRecord } from '../../src/core/record';
+import type { IdempotencyRecord } from 'azure-functions-idempotency/internal';
 import { chargeEntityKey, chargeInstanceId } from '../../src/payments/ChargeWorkflow';
 import { inMemoryTelemetry } from '../support/telemetry';
 

@@ -1,17 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import * as publicApi from '../../src/core/public';
+import * as publicApi from 'azure-functions-idempotency';
+import * as cosmos from 'azure-functions-idempotency/cosmos';
+import * as memory from 'azure-functions-idempotency/memory';
+import * as table from 'azure-functions-idempotency/table';
 
-const ROOT = join(__dirname, '..', '..');
+const PACKAGE = join(__dirname, '..', '..', 'packages', 'idempotency');
 
-describe('the package: azure-idempotent-consumer/core', () => {
-  test('the public entry exports exactly the curated runtime names (no internals: rules, rows, Table I/O, caches)', () => {
+describe('the package: azure-functions-idempotency', () => {
+  test('the main entry exports exactly the curated runtime names (no stores, no internals: rules, rows, Table I/O, caches)', () => {
     expect(Object.keys(publicApi).sort()).toEqual(
       [
         'BatchIncompleteError',
         'BatchParkReason',
         'ConfigurationError',
-        'CosmosIdempotencyStore',
         'IdempotencyError',
         'PARKED_RESULT',
         'blobVersionKey',
@@ -21,7 +23,6 @@ describe('the package: azure-idempotent-consumer/core', () => {
         'makeIdempotentBatch',
         'storageQueueMessageKey',
         'timerOccurrenceKey',
-        'InMemoryIdempotencyStore',
         'InvalidKeyError',
         'InvalidPayloadError',
         'KeyInProgressError',
@@ -34,7 +35,6 @@ describe('the package: azure-idempotent-consumer/core', () => {
         'ResultTooLargeError',
         'StoreRequestError',
         'StoreUnavailableError',
-        'TableIdempotencyStore',
         'UnknownRecordStatusError',
         'defaultInvocationKey',
         'getIdempotencyScope',
@@ -50,10 +50,26 @@ describe('the package: azure-idempotent-consumer/core', () => {
     expect(publicApi).not.toHaveProperty('default');
   });
 
-  test('package.json maps ./core to the compiled public entry and its declarations (what npm run build emits)', () => {
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; default: string }> };
-    expect(pkg.exports['./core']).toEqual({ types: './dist/src/core/public.d.ts', default: './dist/src/core/public.js' });
-    const build = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')) as { compilerOptions: { declaration?: boolean } };
-    expect(build.compilerOptions.declaration).toBe(true);
+  test('each store is its own subpath, exporting its store alone', () => {
+    expect(Object.keys(table)).toEqual(['TableIdempotencyStore']);
+    expect(Object.keys(cosmos)).toEqual(['CosmosIdempotencyStore']);
+    expect(Object.keys(memory)).toEqual(['InMemoryIdempotencyStore']);
+  });
+
+  test('package.json maps every subpath to its compiled entry and declarations; only built files and docs ship', () => {
+    const pkg = JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8')) as {
+      exports: Record<string, { types: string; default: string }>;
+      files: string[];
+      dependencies?: Record<string, string>;
+      peerDependenciesMeta: Record<string, { optional: boolean }>;
+    };
+    expect(pkg.exports['.']).toEqual({ types: './dist/index.d.ts', default: './dist/index.js' });
+    for (const store of ['table', 'cosmos', 'memory'])
+      expect(pkg.exports[`./${store}`]).toEqual({ types: `./dist/stores/${store}/index.d.ts`, default: `./dist/stores/${store}/index.js` });
+    expect(pkg.files).toEqual(['dist/**/*.js', 'dist/**/*.d.ts', 'README.md', 'CHANGELOG.md', 'LICENSE']);
+    expect(pkg.dependencies).toBeUndefined();
+    expect(pkg.peerDependenciesMeta).toEqual({ '@azure/cosmos': { optional: true }, '@azure/data-tables': { optional: true } });
+    const build = JSON.parse(readFileSync(join(PACKAGE, 'tsconfig.json'), 'utf8')) as { compilerOptions: { declaration?: boolean; outDir: string } };
+    expect(build.compilerOptions).toMatchObject({ declaration: true, outDir: 'dist' });
   });
 });

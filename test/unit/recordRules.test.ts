@@ -12,7 +12,7 @@ import {
   UnknownRecordStatusError,
   ConfigurationError,
   type IdempotencyRecord,
-} from '../../src/core';
+} from 'azure-functions-idempotency/internal';
 
 const DIGEST = 'a'.repeat(64);
 const OTHER = 'b'.repeat(64);

@@ -1,4 +1,4 @@
-import { classifyStoreError, conflictOfStatus, StoreRequestError, StoreUnavailableError } from '../../src/core';
+import { classifyStoreError, conflictOfStatus, StoreRequestError, StoreUnavailableError } from 'azure-functions-idempotency/internal';
 import { classifyCosmosError } from '../../src/orders/cosmosErrors';
 
 describe('store conflicts', () => {

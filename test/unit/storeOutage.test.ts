@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { StoreUnavailableError, StoreRequestError } from '../../src/core/errors';
+import { StoreUnavailableError, StoreRequestError } from 'azure-functions-idempotency/internal';
 import { HOST_MAX_AUTO_LOCK_RENEWAL_MS, nextOutageWaitMs, rideOutPlanOf, rideOutStoreOutage, type RideOutPlan } from '../../src/messaging/storeOutage';
 import { paymentsRideOutPlan } from '../../src/app/paymentsFunctions';
 import { loadSettings } from '../../src/config/settings';

@@ -1,4 +1,4 @@
-import { allPartitions, tableAddress, validatePartitionCount } from '../../src/core';
+import { allPartitions, tableAddress, validatePartitionCount } from 'azure-functions-idempotency/internal';
 
 const FORBIDDEN = /[/\\#?\u0000-\u001f\u007f-\u009f]/;
 

@@ -14,7 +14,7 @@ import {
   StoreRequestError,
   tableAddress,
   toRecord,
-} from '../../src/core';
+} from 'azure-functions-idempotency/internal';
 
 const key = { consumer: 'payments', key: 'pay-1' };
 const address = tableAddress(key);

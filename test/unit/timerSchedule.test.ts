@@ -1,4 +1,4 @@
-import { ConfigurationError } from '../../src/core';
+import { ConfigurationError } from 'azure-functions-idempotency/internal';
 import { loadSettings } from '../../src/config/settings';
 import { assertScheduleRenewsHolds, longestGapMs, parseNcrontab, UNCOVERED_RESUBMISSIONS } from '../../src/lifecycle/timerSchedule';
 

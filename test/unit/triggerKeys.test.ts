@@ -8,7 +8,7 @@ import {
   keyFromCloudEvent,
   storageQueueMessageKey,
   timerOccurrenceKey,
-} from '../../src/core/public';
+} from 'azure-functions-idempotency';
 
 /** A context as @azure/functions v4 builds it for a trigger (test mode): the trigger's metadata, camel-cased. */
 const contextWith = (triggerMetadata: Record<string, unknown>): InvocationContext =>

@@ -12,7 +12,7 @@ import {
   storageQueueMessageKey,
   timerOccurrenceKey,
   type IdempotencyKey,
-} from '../../src/core/public';
+} from 'azure-functions-idempotency/internal';
 import { WorkerHost } from '../../tools/local/host/WorkerHost';
 import { invocationRequest, json, text, utf8, type DotNet } from '../support/hostTriggerData';
 

@@ -1,5 +1,5 @@
 import { CosmosClient, type PluginConfig } from '@azure/cosmos';
-import { CosmosIdempotencyStore, keyFromMessageId, payloadDigest, type ClaimOutcome } from '../../src/core';
+import { CosmosIdempotencyStore, keyFromMessageId, payloadDigest, type ClaimOutcome } from 'azure-functions-idempotency/internal';
 import { CosmosEmulator } from '../cosmos/CosmosEmulator';
 import type { RoundTripFigures } from './roundTripSection';
 import { runConcurrent } from './runConcurrent';

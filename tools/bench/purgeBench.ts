@@ -1,6 +1,6 @@
 import { TableClient, type TableEntity, type TransactionAction } from '@azure/data-tables';
 import { randomBytes } from 'node:crypto';
-import { keyFromMessageId, toDomainError } from '../../src/core';
+import { keyFromMessageId, toDomainError } from 'azure-functions-idempotency/internal';
 import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
 import { expiredRecord, insertInBatches, seedMarkerEntity } from './seedRecords';
 

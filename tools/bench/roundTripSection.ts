@@ -1,4 +1,4 @@
-import { keyFromMessageId, makeIdempotent, payloadDigest, TableIdempotencyStore, type ClaimOutcome } from '../../src/core';
+import { keyFromMessageId, makeIdempotent, payloadDigest, TableIdempotencyStore, type ClaimOutcome } from 'azure-functions-idempotency/internal';
 import type { BenchTables } from './BenchTables';
 import { runConcurrent } from './runConcurrent';
 

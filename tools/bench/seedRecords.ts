@@ -1,6 +1,6 @@
 import type { TableClient, TableEntity, TransactionAction } from '@azure/data-tables';
 import { randomUUID } from 'node:crypto';
-import { MARKER_KIND, RecordStatus, tableAddress, toDomainError, type IdempotencyKey } from '../../src/core';
+import { MARKER_KIND, RecordStatus, tableAddress, toDomainError, type IdempotencyKey } from 'azure-functions-idempotency/internal';
 
 /** One marker record to write directly, with the fields `TableIdempotencyStore` writes. */
 export interface SeedRecord {

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { TableClient } from '@azure/data-tables';
-import { keyFromMessageId, makeIdempotent, partitionName, payloadDigest, TableIdempotencyStore, type Claim } from '../../src/core';
+import { keyFromMessageId, makeIdempotent, partitionName, payloadDigest, TableIdempotencyStore, type Claim } from 'azure-functions-idempotency/internal';
 import type { BenchTables, CountedTable } from './BenchTables';
 import { cpuBetween, sampleCpu } from './cpuMeter';
 import { runConcurrent } from './runConcurrent';

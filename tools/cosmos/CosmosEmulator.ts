@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { CosmosClient, type Container } from '@azure/cosmos';
 import { createHttpServer } from '@vercel/cosmosdb-server';
-import { CosmosIdempotencyStore } from '../../src/core/CosmosIdempotencyStore';
+import { CosmosIdempotencyStore } from 'azure-functions-idempotency/internal';
 import { ensureOrdersContainer } from '../../src/orders/OrdersStore';
 
 /**

@@ -1,4 +1,4 @@
-import { payloadDigest } from '../../src/core/digest';
+import { payloadDigest } from 'azure-functions-idempotency/internal';
 import { bodyBytes, ParkReason } from '../../src/messaging';
 import { Outcome } from '../../src/messaging/reportOutcome';
 import type { OrderAuditDocument, OrderDocument, OrderLineDocument } from '../../src/orders/documents';

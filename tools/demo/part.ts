@@ -1,5 +1,5 @@
 import type { HeldKeysSource } from '../../src/lifecycle/heldRecords';
-import type { Clock } from '../../src/core/clock';
+import type { Clock } from 'azure-functions-idempotency/internal';
 import type { SweepReport } from '../../src/lifecycle/ExpirySweeper';
 import type { QueueMessage } from '../local/LocalQueue';
 import type { QueueConsumer } from '../local/LocalServiceBus';

@@ -1,4 +1,4 @@
-import { payloadDigest } from '../../src/core/digest';
+import { payloadDigest } from 'azure-functions-idempotency/internal';
 import type { PaymentDeliveryResult } from '../../src/payments/PaymentsConsumer';
 import type { ChargeResult } from '../../src/payments/schema';
 import type { Ledger, MessageFate } from './ledger';

@@ -1,8 +1,8 @@
-import { payloadDigest } from '../../src/core/digest';
+import { payloadDigest } from 'azure-functions-idempotency/internal';
 import type { ProviderLookup } from '../../src/payments/providerLookup';
-import { StoreUnavailableError } from '../../src/core/errors';
-import { keyFromMessageId } from '../../src/core/keys';
-import { RecordStatus } from '../../src/core/record';
+import { StoreUnavailableError } from 'azure-functions-idempotency/internal';
+import { keyFromMessageId } from 'azure-functions-idempotency/internal';
+import { RecordStatus } from 'azure-functions-idempotency/internal';
 import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
 import type { PaymentDeliveryResult } from '../../src/payments/PaymentsConsumer';
 import { chargeEntityKey } from '../../src/payments/ChargeWorkflow';

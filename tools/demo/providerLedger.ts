@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/core/clock';
+import type { Clock } from 'azure-functions-idempotency/internal';
 import { FakePaymentProvider } from '../fakeProvider/FakePaymentProvider';
 
 /** Where the effective charges of a run were counted. */

@@ -2,7 +2,7 @@ import { TableClient } from '@azure/data-tables';
 import { rewardsFromSettings, rewardsHandler } from '../../src/app/rewards';
 import { registerRewardsFunction, REWARDS_FUNCTION } from '../../src/app/rewardsFunction';
 import { loadSettings } from '../../src/config/settings';
-import { toNumber } from '../../src/core/tableRows';
+import { toNumber } from 'azure-functions-idempotency/internal';
 import { pointsFor } from '../../src/rewards/rewardEvent';
 import { AzuriteBlob } from '../azurite/AzuriteBlob';
 import { mulberry32 } from '../fakeProvider/FakePaymentProvider';

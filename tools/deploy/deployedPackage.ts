@@ -1,6 +1,19 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
 import ignore from 'ignore';
@@ -11,10 +24,12 @@ import ignore from 'ignore';
  *   1. the upload: the repository as azd (and `func azure functionapp publish`) zips it, minus `.funcignore`
  *      (azd also drops `.azure`, `.funcignore` and `local.settings.json` itself: azure-dev
  *      `cli/azd/pkg/project/project_utils.go` `createDeployableZip`); no `dist/`, no `node_modules`;
- *   2. the remote build (Oryx, `remoteBuild: true`): `npm run build` (here: `tsc -p tsconfig.build.json` into a
- *      fresh `dist/`, so no stale compiled file can match `main`), then `npm run build:azure`
- *      (`npm prune --omit=dev`): the production dependencies only, here `npm ci --omit=dev` from the lock file,
- *      cached by the lock file's hash under `~/.cache/idempotent-consumer/prod-install/`.
+ *   2. the remote build (Oryx, `remoteBuild: true`): `npm run build` (here: the core package, a workspace, built
+ *      into `packages/idempotency/dist`, then `tsc -p tsconfig.build.json` into a fresh `dist/`, so no stale
+ *      compiled file can match `main`), then `npm run build:azure` (`npm prune --omit=dev`): the production
+ *      dependencies only, here `npm ci --omit=dev` from the lock file and the workspaces' package.json, cached by
+ *      their hash under `~/.cache/idempotent-consumer/prod-install/`; the workspace link in `node_modules`
+ *      (`azure-functions-idempotency` -> `packages/idempotency`) points at the staged, built package.
  *
  * `test/integration/deploymentContract.test.ts` loads the result the way the Node worker loads `main`;
  * `npm run package:measure` prints its size and file count.
@@ -40,10 +55,31 @@ export function uploadFiles(root: string): string[] {
   return files.sort();
 }
 
-/** The hash that names a production install: the lock file and package.json (npm ci checks one against the other). */
+/** The workspaces of the root package.json: package name -> folder (relative to `root`, `/`-separated). */
+export function workspaces(root: string): Map<string, string> {
+  const patterns = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { workspaces?: string[] }).workspaces ?? [];
+  const found = new Map<string, string>();
+  for (const pattern of patterns) {
+    if (!pattern.endsWith('/*')) throw new Error(`unsupported workspace pattern ${pattern} (only <folder>/*)`);
+    const parent = pattern.slice(0, -2);
+    for (const entry of readdirSync(join(root, parent), { withFileTypes: true })) {
+      const manifest = join(root, parent, entry.name, 'package.json');
+      if (entry.isDirectory() && existsSync(manifest))
+        found.set((JSON.parse(readFileSync(manifest, 'utf8')) as { name: string }).name, `${parent}/${entry.name}`);
+    }
+  }
+  return found;
+}
+
+/** The files npm ci reads: package.json, the lock file and each workspace's package.json. */
+function installManifests(root: string): string[] {
+  return ['package.json', 'package-lock.json', ...[...workspaces(root).values()].map((folder) => `${folder}/package.json`)];
+}
+
+/** The hash that names a production install: the files npm ci reads (it checks the lock against the manifests). */
 export function lockHash(root: string): string {
   const hash = createHash('sha256');
-  for (const file of ['package.json', 'package-lock.json']) hash.update(readFileSync(join(root, file)));
+  for (const file of installManifests(root)) hash.update(readFileSync(join(root, file)));
   return hash.digest('hex').slice(0, 16);
 }
 
@@ -63,7 +99,10 @@ export function productionModules(root: string, cacheDir: string = installCacheD
   if (existsSync(join(target, '.complete'))) return modules;
   const scratch = `${target}.tmp-${process.pid}-${Date.now()}`;
   mkdirSync(scratch, { recursive: true });
-  for (const file of ['package.json', 'package-lock.json']) copyFileSync(join(root, file), join(scratch, file));
+  for (const file of installManifests(root)) {
+    mkdirSync(dirname(join(scratch, file)), { recursive: true });
+    copyFileSync(join(root, file), join(scratch, file));
+  }
   execFileSync('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: scratch, stdio: ['ignore', 'ignore', 'inherit'] });
   writeFileSync(join(scratch, '.complete'), new Date().toISOString());
   try {
@@ -83,8 +122,32 @@ export interface StagedPackage {
 }
 
 /**
- * Stages the deployed app in `dir` (emptied first): the upload's files, a fresh build of `src/` into
- * `dir/dist`, and the production `node_modules` (a link to the cached install).
+ * `dir/node_modules`: a link to each package of the cached production install, except the workspaces, which
+ * link to their folder in `dir` (as npm links them: `../packages/<name>`), so the staged, built package loads.
+ */
+function linkProductionModules(root: string, dir: string): void {
+  const cached = productionModules(root);
+  const local = workspaces(root);
+  const link = (name: string) => {
+    const at = join(dir, 'node_modules', name);
+    const folder = local.get(name);
+    if (folder) symlinkSync(relative(dirname(at), join(dir, folder)), at, 'dir');
+    else symlinkSync(join(cached, name), at, 'dir');
+  };
+  mkdirSync(join(dir, 'node_modules'));
+  for (const name of readdirSync(cached)) {
+    if (name.startsWith('.')) continue;
+    if (!name.startsWith('@')) link(name);
+    else {
+      mkdirSync(join(dir, 'node_modules', name));
+      for (const inner of readdirSync(join(cached, name))) link(`${name}/${inner}`);
+    }
+  }
+}
+
+/**
+ * Stages the deployed app in `dir` (emptied first): the upload's files, a fresh build of the workspaces (the
+ * core package) and of `src/` into `dir/dist`, and the production `node_modules` (links to the cached install).
  */
 export function stageDeployedPackage(root: string, dir: string): StagedPackage {
   rmSync(dir, { recursive: true, force: true });
@@ -95,8 +158,13 @@ export function stageDeployedPackage(root: string, dir: string): StagedPackage {
     copyFileSync(join(root, file), join(dir, file));
   }
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  for (const folder of workspaces(root).values()) {
+    // `npm run build` builds each workspace first (tsc -b: up to date, or rebuilt); its emitted JS and d.ts are staged.
+    execFileSync(process.execPath, [tsc, '-b', join(root, folder)], { cwd: root, stdio: 'inherit' });
+    cpSync(join(root, folder, 'dist'), join(dir, folder, 'dist'), { recursive: true, filter: (src) => !src.endsWith('.tsbuildinfo') });
+  }
   execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', join(dir, 'dist')], { cwd: root, stdio: 'inherit' });
-  symlinkSync(productionModules(root), join(dir, 'node_modules'), 'dir');
+  linkProductionModules(root, dir);
   return { dir, upload };
 }
 

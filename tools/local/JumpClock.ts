@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/core/clock';
+import type { Clock } from 'azure-functions-idempotency/internal';
 
 /**
  * Real time plus an offset that only grows: `jump(ms)` moves "now" forward at once, as if that

@@ -1,5 +1,5 @@
 import type { TableClient } from '@azure/data-tables';
-import { systemClock, type Clock } from '../../src/core/clock';
+import { systemClock, type Clock } from 'azure-functions-idempotency/internal';
 import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityState } from '../../src/payments/chargeEntity';
 import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestrationInput, type ChargeSteps } from '../../src/payments/chargeOrchestration';
 import type { ChargeWorkflow, WorkflowStatus } from '../../src/payments/ChargeWorkflow';

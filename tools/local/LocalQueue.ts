@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { systemClock, type Clock } from '../../src/core/clock';
+import { systemClock, type Clock } from 'azure-functions-idempotency/internal';
 
 /** A message as a producer sends it. `tag` is the sender's own bookkeeping; consumers never see it. */
 export interface QueueMessage<Tag = unknown> {

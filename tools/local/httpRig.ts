@@ -11,7 +11,7 @@ import {
   paymentWebhookFromSettings,
 } from '../../src/app/http';
 import { loadSettings } from '../../src/config/settings';
-import type { Clock } from '../../src/core/clock';
+import type { Clock } from 'azure-functions-idempotency/internal';
 import type { PaymentQueue } from '../../src/http/paymentsApi';
 import type { PaymentRequested } from '../../src/payments/schema';
 import { Telemetry } from '../../src/telemetry/Telemetry';

@@ -4,7 +4,7 @@ import type { Container } from '@azure/cosmos';
 import { randomUUID } from 'node:crypto';
 import { ordersDepsFromSettings } from '../../src/app/orders';
 import { loadSettings } from '../../src/config/settings';
-import type { Clock } from '../../src/core/clock';
+import type { Clock } from 'azure-functions-idempotency/internal';
 import { ensureOrdersContainer } from '../../src/orders/OrdersStore';
 import { makeOrdersHandler, ORDERS_CONSUMER } from '../../src/orders/ordersHandler';
 import type { Telemetry } from '../../src/telemetry/Telemetry';

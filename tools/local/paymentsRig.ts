@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { paymentsFromSettings, providerFromSettings } from '../../src/app/payments';
 import { makePaymentsHandler } from '../../src/app/paymentsHandler';
 import { loadSettings } from '../../src/config/settings';
-import type { Clock } from '../../src/core/clock';
+import type { Clock } from 'azure-functions-idempotency/internal';
 import { Telemetry } from '../../src/telemetry/Telemetry';
 import type { DurableCrashPoint } from './durable/LocalDurableBackend';
 import { LocalChargeWorkflow, type RunStep } from './LocalChargeWorkflow';
@@ -15,7 +15,7 @@ import type { RetryBudget } from '../../src/payments/chargeOrchestration';
 import { completeRecord } from '../../src/payments/completeRecord';
 import { chargeOnce } from '../../src/app/durableCharge';
 import type { ProviderLookup } from '../../src/payments/providerLookup';
-import type { TableIdempotencyStore } from '../../src/core/TableIdempotencyStore';
+import type { TableIdempotencyStore } from 'azure-functions-idempotency/internal';
 
 export interface PaymentsRigOptions {
   /** Table Storage connection string (Azurite). */

@@ -1,0 +1,4 @@
+/** `azure-functions-idempotency/table`: the Azure Table Storage store (peer dependency `@azure/data-tables`). */
+export { TableIdempotencyStore } from './TableIdempotencyStore';
+export type { TableIdempotencyStoreOptions } from '../../protocol/storeOptions';
+export type { TableAddress } from '../../protocol/address';
