@@ -48,6 +48,8 @@ async function withEngine(
     PAYMENT_PROVIDER_URL: provider.url,
     PAYMENT_PROVIDER_TIMEOUT_MS: '5000',
     PAYMENTS_DESIGN: 'handoff',
+    // Declared as the provider is: one that forgets keys (keyMemoryMs 0) is looked up by key (issue 34 item 3).
+    ...(options.keyMemoryMs === 0 ? { PAYMENT_PROVIDER_KEY_MEMORY_HOURS: '0', PAYMENT_PROVIDER_LOOKUP: 'by-key' } : {}),
   });
   // The test reads and writes the consumer's table directly (never through an outage).
   const table = (name: string) => TableClient.fromConnectionString(azuriteOf().connectionString, `${prefix}${name}`, { allowInsecureConnection: true });
