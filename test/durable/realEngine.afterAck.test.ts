@@ -156,7 +156,9 @@ realEngineTest(
         await real.workflow.drain(600_000);
         const tries = await recordWriteTries(real, instanceId);
         console.log(`outage ${outageMs} ms: ${triesInOutage} record-write tries failed in it, ${tries} in all; ${proxy.resets} connections reset`);
-        expect(tries).toBeGreaterThan(triesInOutage);
+        // The last try counted in the outage may be the one that succeeds (scheduled before the restore, run after it).
+        expect(tries).toBeGreaterThanOrEqual(triesInOutage);
+        expect(triesInOutage).toBeGreaterThanOrEqual(9); // more than the old budget's 8
         expect(await real.parts.store.get(key)).toMatchObject({ status: 'COMPLETED', attempt: 1, result: { status: 'succeeded' } });
         expect(await paymentRowOf(real, 'pay-o1')).toMatchObject({ state: 'succeeded' });
         expect(provider.chargesFor('pay-o1')).toBe(1);
