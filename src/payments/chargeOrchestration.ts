@@ -231,7 +231,7 @@ export function* handOffOrchestration<Task>(
     const charged = (yield* chargeWithinBudget(
       input,
       plan.retry,
-      steps.chargeProvider,
+      (activityInput) => steps.chargeProvider(activityInput),
       (answer) => ({ result: answer as ChargeResult }),
       nowMs,
       timer,
