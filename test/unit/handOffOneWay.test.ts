@@ -1,5 +1,5 @@
 import { chargeOrchestration, HANDOFF_VERSION, type ChargeOrchestrationInput, type ChargeSteps } from '../../src/payments/chargeOrchestration';
-import type { ChargeEntityOperation } from '../../src/payments/chargeEntity';
+import { applyChargeOperation, type ChargeEntityOperation } from '../../src/payments/chargeEntity';
 import type { ChargeResult } from '../../src/payments/schema';
 import { chargeStepsSetup, START_MS, type Task } from '../support/chargeSteps';
 
@@ -106,5 +106,17 @@ describe('handoff charge orchestration, version 2: the record written by the cha
   test('a host without the version 2 steps (the local executor) runs the version 1 sequence for a version 2 input', () => {
     const { calls } = drive(chargeOrchestration(input, v1Steps), [{ decision: 'proceed' }, charged, { decision: 'recorded' }, 'completed']);
     expect(calls).toEqual(['entity:begin', 'activity:chargeProvider', 'entity:complete', 'activity:completeRecord']);
+  });
+
+  test("a one-way complete(3) and a newer attempt's begin(4) reach the entity in either order (two runs: no order between them): never a second charge", () => {
+    const inProgress3 = applyChargeOperation(undefined, { name: 'begin', attempt: 3 }, 1).state;
+    // The signal first: begin(4) answers the result (the newer run writes the record from it, no provider call).
+    const signalled = applyChargeOperation(inProgress3, { name: 'complete', attempt: 3, result: charged }, 2).state;
+    expect(applyChargeOperation(signalled, { name: 'begin', attempt: 4 }, 3).reply).toEqual({ decision: 'alreadyCompleted', result: charged });
+    // begin(4) first: the late signal is stale and changes nothing; begin(4) said uncertain, so the newer run looks before charging.
+    const begun4 = applyChargeOperation(inProgress3, { name: 'begin', attempt: 4 }, 2);
+    expect(begun4.reply).toEqual({ decision: 'proceed', uncertain: true });
+    const late = applyChargeOperation(begun4.state, { name: 'complete', attempt: 3, result: charged }, 3);
+    expect(late).toEqual({ state: begun4.state, reply: { decision: 'stale', currentAttempt: 4 } });
   });
 });
