@@ -48,6 +48,8 @@ async function withEngine(
     PAYMENT_PROVIDER_URL: provider.url,
     PAYMENT_PROVIDER_TIMEOUT_MS: '5000',
     PAYMENTS_DESIGN: 'handoff',
+    // The app declares what the fake provider does: a provider that keeps no keys is looked up before every call.
+    ...(options.keyMemoryMs === 0 ? { PAYMENT_PROVIDER_KEY_MEMORY_HOURS: '0', PAYMENT_PROVIDER_LOOKUP: 'by-key' } : {}),
   });
   // The test reads and writes the consumer's table directly (never through an outage).
   const table = (name: string) => TableClient.fromConnectionString(azuriteOf().connectionString, `${prefix}${name}`, { allowInsecureConnection: true });
@@ -173,6 +175,9 @@ realEngineTest(
   () =>
     withEngine({ keyMemoryMs: 0, leaseMs: 2_000 }, async (real, provider, settings, table) => {
       provider.setLatency(4_000);
+      // The call charges and its connection drops: the activity gets no answer, so it writes no record (handoff version 2:
+      // an activity that got the provider's answer writes the record itself, even for a run terminated meanwhile).
+      provider.injectNext('chargeThenDrop');
       expect(await real.deliver(body('pay-t1'), { messageId: 'pay-t1', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff', attempt: 1 });
       const { instanceId, entityKey } = await instanceOf(real, 'pay-t1');
       // The operator terminates the run while its provider call is out (the call still charges: an activity is not stopped).
