@@ -16,6 +16,7 @@ import { loadSettings, type Settings } from '../../src/config/settings';
 import { payloadDigest } from '../../src/core/digest';
 import { keyFromMessageId, type IdempotencyKey } from '../../src/core/keys';
 import { chargeEntityKey, chargeInstanceId } from '../../src/payments/ChargeWorkflow';
+import { HANDOFF_VERSION } from '../../src/payments/chargeOrchestration';
 import { PaymentProviderClient } from '../../src/payments/PaymentProviderClient';
 import { paymentRow as pendingRow } from '../../src/payments/paymentRow';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
@@ -130,7 +131,10 @@ realEngineTest(
         const { claim } = claimed;
         const entityKey = chargeEntityKey(claim.recordId, claim.createdAtMs, claim.digest);
         const instanceId = chargeInstanceId(entityKey);
+        // Version 2 as the starters write it: the charge activity's own write fails in the outage (unwritten), then the
+        // durable-timer loop of completePaymentRecord rides it out.
         const handoff = {
+          version: HANDOFF_VERSION,
           claim,
           retry: { budgetMs: 60_000, firstDelayMs: 1_000, maxDelayMs: 5_000 },
           recordRetry: { budgetMs: 7 * DAY_MS, firstDelayMs: 1_000, maxDelayMs: 4_000 },
