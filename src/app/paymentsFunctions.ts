@@ -57,11 +57,7 @@ export function paymentsFunctionsFrom(settings: Settings, overrides: PaymentsOve
     trigger: handler,
     orchestrator: chargePaymentOrchestrator,
     entity: paymentChargeEntity,
-    activity: chargeProviderActivity(
-      provider,
-      () => telemetry,
-      () => partsOnce().store,
-    ),
+    activity: chargeProviderActivity(provider, () => telemetry),
     recordActivity: completeRecordActivity(
       () => partsOnce().store,
       () => telemetry,

@@ -37,7 +37,6 @@ export const ActionType = {
   CallActivityWithRetry: 1,
   CreateTimer: 5,
   CallEntity: 7,
-  SignalEntity: 9,
 } as const;
 
 /** An action as the SDK returns it in `OrchestratorState.actions` (JSON). */
