@@ -25,13 +25,14 @@ maybe('the HTML report in headless Chromium', () => {
   const file = join(dir, 'report.html');
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  // The report, not the engine, is under test: the replay backend (no wait for the real engine's machine-wide port
-  // lock, which a chaos run elsewhere can hold for many minutes); a generous bound for a busy machine.
+  // The report is under test, on the real engine as the demo runs it: the SDK-replay backend (`--durable replay`)
+  // stalls at about half of a run since the issue-34 merges (found at the session's end, not yet diagnosed). The bound
+  // covers a wait for the real engine's machine-wide port lock, which a chaos run elsewhere can hold for many minutes.
   beforeAll(async () => {
     const samples: ChaosProgress[] = [];
-    const report = judge(await runChaos({ messages: 120, seed: 5, outages: 1, durable: 'replay', onProgress: (p) => samples.push(p), progressEveryMs: 100 }));
+    const report = judge(await runChaos({ messages: 120, seed: 5, outages: 1, durable: 'real', onProgress: (p) => samples.push(p), progressEveryMs: 100 }));
     writeFileSync(file, htmlReport(report, samples));
-  }, 600_000);
+  }, 2_400_000);
 
   it('is self-contained: nothing is loaded from elsewhere', () => {
     const html = readFileSync(file, 'utf8');
