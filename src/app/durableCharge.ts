@@ -4,8 +4,8 @@ import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityStat
 import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestrationInput } from '../payments/chargeOrchestration';
 import { LookupUnsupportedError, type PaymentProviderClient } from '../payments/PaymentProviderClient';
 import { HELD_FOR_OPERATOR } from '../payments/providerLookup';
-import type { IdempotencyStore } from 'azure-functions-idempotency/internal';
-import { completeRecord, type CompleteRecordInput } from '../payments/completeRecord';
+import type { Claim, IdempotencyStore } from 'azure-functions-idempotency/internal';
+import { completeRecord, type CompleteRecordInput, type CompleteRecordOutcome, type RecordedCharge } from '../payments/completeRecord';
 import type { ChargeResult } from '../payments/schema';
 import { MetricNames, Telemetry } from '../telemetry/Telemetry';
 
@@ -30,6 +30,11 @@ export function* chargePaymentOrchestrator(context: OrchestrationContext): Gener
     chargeProvider: (activityInput) => context.df.callActivity(CHARGE_ACTIVITY, activityInput),
     // A plain call too: the run retries the record write on durable timers for days (RECORD_WRITE_RETRY), not 8 tries.
     completeRecord: (recordInput) => context.df.callActivity(COMPLETE_RECORD_ACTIVITY, recordInput),
+    // Handoff version 2: the same activity writes the record once after the provider answered (one message pair fewer).
+    chargeAndRecord: (activityInput, claim) =>
+      context.df.callActivity(CHARGE_ACTIVITY, { ...activityInput, recordClaim: claim } satisfies ChargeAndRecordInput),
+    // One-way: the run does not read the entity's answer to complete/fail (one message instead of a request and a reply).
+    signalEntity: (entityKey, operation) => context.df.signalEntity(new df.EntityId(CHARGE_ENTITY, entityKey), operation.name, operation),
     timer: (atMs) => context.df.createTimer(new Date(atMs)),
     nowMs: () => context.df.currentUtcDateTime.getTime(),
   });
@@ -43,14 +48,38 @@ export function paymentChargeEntity(context: EntityContext<ChargeEntityState>): 
   context.df.return(applied.reply);
 }
 
+/** The `chargeProvider` activity's input in handoff version 2: the record write's claim rides along. */
+export interface ChargeAndRecordInput extends ChargeActivityInput {
+  /** Write the record (fenced by this claim's attempt) once after the provider answered; answer a `RecordedCharge`. */
+  readonly recordClaim?: Claim;
+}
+
 /**
  * The `chargeProvider` activity: one provider call with the payment's `Idempotency-Key`; with `lookUpFirst`, the
  * charge made under the key is looked up first and returned without charging again when there is one; with `hold`,
- * nothing is called and the payment is held for an operator (counted, logged).
+ * nothing is called and the payment is held for an operator (counted, logged). With `recordClaim` (handoff version 2)
+ * the answer, whatever it is, is then written to the record once ({@link writeRecordOnce}) and the activity answers
+ * a `RecordedCharge`: a store that does not answer gives `unwritten` (the run retries the write on durable timers),
+ * never an error (an error would make the run call the provider again).
  */
-export function chargeProviderActivity(provider: PaymentProviderClient, telemetry: () => Telemetry = () => new Telemetry()): ActivityHandler {
+export function chargeProviderActivity(
+  provider: PaymentProviderClient,
+  telemetry: () => Telemetry = () => new Telemetry(),
+  store?: () => IdempotencyStore,
+): ActivityHandler {
   const report = heldReporter(telemetry);
-  return async (input: unknown) => chargeOnce(provider, input as ChargeActivityInput, report);
+  return async (input: unknown): Promise<ChargeResult | RecordedCharge> => {
+    const activityInput = input as ChargeAndRecordInput;
+    const result = await chargeOnce(provider, activityInput, report);
+    const claim = activityInput.recordClaim;
+    if (!claim) return result;
+    if (!store) throw new Error('chargeProvider: a run asked for the record write and the activity has no store');
+    try {
+      return { result, record: await writeRecordOnce(store(), telemetry, { claim, result, payment: activityInput.payment }) };
+    } catch {
+      return { result, record: 'unwritten' };
+    }
+  };
 }
 
 /** Where the activity reports a held payment and a look-up the provider does not offer. */
@@ -126,34 +155,39 @@ export async function chargeOnce(
  * that ended `failed` (retry budget spent) is counted in `payments.failed` and logged as an error, once per write.
  */
 export function completeRecordActivity(store: () => IdempotencyStore, telemetry: () => Telemetry): ActivityHandler {
-  return async (input: unknown) => {
-    const recordInput = input as CompleteRecordInput;
-    let outcome;
-    try {
-      outcome = await completeRecord(store(), recordInput);
-    } catch (error) {
-      // The store did not answer: the run calls again after a durable timer (RECORD_WRITE_RETRY); say so once a try.
-      const why = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      telemetry().log('warn', `payments: record write failed, the run retries it (${why})`.slice(0, 500), {
-        consumer: 'payments',
-        outcome: 'recordWriteRetry',
-        idempotencyKey: recordInput.claim.key.key,
-        attempt: recordInput.claim.attempt,
-      });
-      throw error;
-    }
-    const result: ChargeResult = recordInput.result;
-    if (outcome === 'completed' && result.status === 'failed') {
-      const t = telemetry();
-      t.count(MetricNames.paymentsFailed, { consumer: 'payments' });
-      t.log('error', `payments: failed (${result.reason})`, {
-        consumer: 'payments',
-        outcome: 'failed',
-        idempotencyKey: recordInput.claim.key.key,
-        attempt: recordInput.claim.attempt,
-        reason: result.reason,
-      });
-    }
-    return outcome;
-  };
+  return async (input: unknown) => writeRecordOnce(store(), telemetry, input as CompleteRecordInput);
+}
+
+/**
+ * One try of the record write ({@link completeRecord}); a failed payment written is counted and logged; a store that
+ * does not answer is logged (warn: the run retries) and thrown.
+ */
+export async function writeRecordOnce(store: IdempotencyStore, telemetry: () => Telemetry, recordInput: CompleteRecordInput): Promise<CompleteRecordOutcome> {
+  let outcome;
+  try {
+    outcome = await completeRecord(store, recordInput);
+  } catch (error) {
+    // The store did not answer: the run calls again after a durable timer (RECORD_WRITE_RETRY); say so once a try.
+    const why = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    telemetry().log('warn', `payments: record write failed, the run retries it (${why})`.slice(0, 500), {
+      consumer: 'payments',
+      outcome: 'recordWriteRetry',
+      idempotencyKey: recordInput.claim.key.key,
+      attempt: recordInput.claim.attempt,
+    });
+    throw error;
+  }
+  const result: ChargeResult = recordInput.result;
+  if (outcome === 'completed' && result.status === 'failed') {
+    const t = telemetry();
+    t.count(MetricNames.paymentsFailed, { consumer: 'payments' });
+    t.log('error', `payments: failed (${result.reason})`, {
+      consumer: 'payments',
+      outcome: 'failed',
+      idempotencyKey: recordInput.claim.key.key,
+      attempt: recordInput.claim.attempt,
+      reason: result.reason,
+    });
+  }
+  return outcome;
 }

@@ -3,7 +3,7 @@ import { keyFromMessageId } from 'azure-functions-idempotency/internal';
 import { RecordStatus, type IdempotencyRecord } from 'azure-functions-idempotency/internal';
 import type { ReopenableStore } from 'azure-functions-idempotency/internal';
 import { chargeEntityKey, chargeInstanceId } from '../payments/ChargeWorkflow';
-import type { ChargeOrchestrationInput, RetryBudget } from '../payments/chargeOrchestration';
+import { HANDOFF_VERSION, type ChargeOrchestrationInput, type RetryBudget } from '../payments/chargeOrchestration';
 import type { ProviderCapability } from '../payments/providerLookup';
 import { payloadDigest } from 'azure-functions-idempotency/internal';
 import { PAYMENT_ROW, paymentRow } from '../payments/paymentRow';
@@ -101,7 +101,7 @@ export async function retryFailedPayment(deps: PaymentRetryDeps, paymentId: stri
     attempt: claim.attempt,
     payment: parsed.data,
     correlationId: `${deps.origin ?? 'operator-retry'}-${paymentId}`,
-    handoff: { claim, retry: deps.retry },
+    handoff: { version: HANDOFF_VERSION, claim, retry: deps.retry },
     provider: deps.provider ?? DEFAULT_PROVIDER,
     keyAgeAtStartMs: deps.checkedAtProvider ? 0 : Math.max(0, (deps.nowMs ?? Date.now)() - claim.createdAtMs),
   });

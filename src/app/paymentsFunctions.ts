@@ -57,7 +57,11 @@ export function paymentsFunctionsFrom(settings: Settings, overrides: PaymentsOve
     trigger: handler,
     orchestrator: chargePaymentOrchestrator,
     entity: paymentChargeEntity,
-    activity: chargeProviderActivity(provider, () => telemetry),
+    activity: chargeProviderActivity(
+      provider,
+      () => telemetry,
+      () => partsOnce().store,
+    ),
     recordActivity: completeRecordActivity(
       () => partsOnce().store,
       () => telemetry,

@@ -1,10 +1,13 @@
 import { IdempotencyError } from 'azure-functions-idempotency/internal';
 import type { ChargeEntityOperation, ChargeEntityReply } from './chargeEntity';
-import type { CompleteRecordInput } from './completeRecord';
-import type { Claim } from 'azure-functions-idempotency';
+import type { CompleteRecordInput, RecordedCharge } from './completeRecord';
+import type { Claim } from 'azure-functions-idempotency/internal';
 import type { ChargeResult, PaymentRequested } from './schema';
 import { PROVIDER_RETRY } from './chargePatience';
 import { planProviderCall, type LegacyLookupMode, type ProviderCapability } from './providerLookup';
+import { retryDelayMs, writeRecordWithin, RECORD_WRITE_RETRY, type RetryBudget } from './recordWriteRetry';
+
+export { RECORD_WRITE_RETRY, RecordWriteBudgetError, retryDelayMs, type RetryBudget } from './recordWriteRetry';
 
 /** Input of one orchestration run: everything the run needs, nothing of the message but the payment. */
 export interface ChargeOrchestrationInput {
@@ -73,6 +76,13 @@ export interface ChargeSteps<Task> {
   chargeProvider(input: ChargeActivityInput): Task;
   /** Handoff: completes the dedup record and the Payment row in one transaction (an activity). */
   readonly completeRecord?: (input: CompleteRecordInput) => Task;
+  /**
+   * Handoff version 2: one provider call as `chargeProvider`, then ONE try of the record write with `claim` in the same
+   * activity; answers a {@link RecordedCharge}. Absent (the local executor): the run takes the version 1 sequence.
+   */
+  readonly chargeAndRecord?: (input: ChargeActivityInput, claim: Claim) => Task;
+  /** A one-way entity operation (`signalEntity`: no answer, nothing yielded; ordered per entity from one run). */
+  readonly signalEntity?: (entityKey: string, operation: ChargeEntityOperation) => void;
   /** A durable timer firing at `atMs` (epoch ms): between provider retries (both designs). */
   readonly timer?: (atMs: number) => Task;
   /** The orchestration's deterministic time (`currentUtcDateTime`), epoch ms. */
@@ -160,16 +170,17 @@ function* chargeWithRetries<Task>(input: ChargeOrchestrationInput, steps: Charge
   }
 }
 
-/** How a handoff run retries transient provider failures: durable timers, doubling, within a budget. */
-export interface RetryBudget {
-  /** Total time from the first provider call after which no new round starts (`PAYMENT_RETRY_BUDGET_MINUTES`). */
-  readonly budgetMs: number;
-  readonly firstDelayMs: number;
-  readonly maxDelayMs: number;
-}
+/**
+ * The handoff run's step sequence the starters write today. 2: the charge activity writes the record (one try) and
+ * the entity hears `complete`/`fail` as a one-way signal (6 messages a payment). Absent or 1: a run started before
+ * version 2 was deployed keeps the sequence its history holds (`complete` as a call, then `completePaymentRecord`).
+ */
+export const HANDOFF_VERSION = 2;
 
 /** What the delivery hands to the run: the claim it completes the record with, and the retry budget. */
 export interface HandOffPlan {
+  /** The run's step sequence ({@link HANDOFF_VERSION}); absent: version 1 (runs started before it existed). */
+  readonly version?: number;
   /** The claim that started this run: its attempt fences the record write (`completeRecord`). */
   readonly claim: Claim;
   readonly retry: RetryBudget;
@@ -178,51 +189,22 @@ export interface HandOffPlan {
 }
 
 /**
- * The record write's retries: durable timers, 1 s doubling to 5 min, for 7 days. A storage outage of minutes or
- * hours is ridden out inside the run (it never ends Failed for it); past 7 days the run fails and the reconciler
- * (src/app/paymentReconciler.ts) finds it, counts it and alerts.
- */
-export const RECORD_WRITE_RETRY: RetryBudget = { budgetMs: 7 * 86_400_000, firstDelayMs: 1_000, maxDelayMs: 300_000 };
-
-/** The record write failed for the whole {@link RECORD_WRITE_RETRY} budget (the run ends Failed: the reconciler takes it). */
-export class RecordWriteBudgetError extends IdempotencyError {
-  constructor(rounds: number, why: string) {
-    super(`the record write failed for its whole retry budget (${rounds} tries): ${why}`.slice(0, 500), { retryable: false });
-  }
-}
-
-/** The record write (`completeRecord`), retried on durable timers within `retry` (first, doubling, capped). */
-function* writeRecordWithin<Task>(write: () => Task, retry: RetryBudget, nowMs: () => number, timer: (atMs: number) => Task): Generator<Task, void, unknown> {
-  const startedMs = nowMs();
-  for (let round = 0; ; round++) {
-    try {
-      yield write();
-      return;
-    } catch (error) {
-      const next = nowMs() + retryDelayMs(retry, round);
-      if (next - startedMs > retry.budgetMs) throw new RecordWriteBudgetError(round + 1, error instanceof Error ? error.message : String(error));
-      yield timer(next);
-    }
-  }
-}
-
-/** The delay before retry round `round + 1` (0-based): first, doubling, capped. */
-export function retryDelayMs(retry: RetryBudget, round: number): number {
-  return Math.min(retry.maxDelayMs, retry.firstDelayMs * 2 ** Math.min(round, 30));
-}
-
-/**
- * The charge run of the handoff design; it owns the record once the delivery started it:
+ * The charge run of the handoff design; it owns the record once the delivery started it. Version 2:
  *
  * ```
- * begin(a) --proceed--> provider --ok--> complete(a, r) --> completeRecord(claim a, r) --> r
+ * begin(a) --proceed--> provider + record write (one activity) --> signal complete(a, r) / fail(a, why) --> r
  *    |                     | transient: durable timer (first, doubling, capped), again while within the budget
  *    |                     |   (each retry, and a first call after an uncertain begin: re-sent within the provider's key
  *    |                     |    memory, else looked up first, else held for an operator: planProviderCall)
- *    |                     '--budget spent--> fail(a, why) --> completeRecord(claim a, failed) --> failed
+ *    |                     |   budget spent: signal fail(a, why) --> completeRecord(claim a, failed) --> failed
+ *    |                     '--the record write did not land (store down): completeRecord(claim a, r) on timers
  *    '--alreadyCompleted(r)--> completeRecord(claim a, r) --> r     (a retried run: never a second charge)
  *    '--stale--> StaleAttemptError (a newer attempt's run owns the record; nothing written)
  * ```
+ * The record is written before the entity hears the result: nothing starts a run for a record that is completed, so
+ * no `begin` can read the entity in between (docs/DESIGN.md). A write `fenced` (a newer attempt took the record over)
+ * is left alone; the run returns its provider answer, and the record holds the newer attempt's. Version 1 (runs whose
+ * history has it): `complete(a, r)` as a call (its `alreadyCompleted` answer wins), then `completeRecord`.
  * completeRecord that fails (the store is down) is called again on durable timers for days (`recordRetry`).
  * @throws StaleAttemptError when the entity has a newer attempt on record.
  */
@@ -231,15 +213,30 @@ export function* handOffOrchestration<Task>(
   plan: HandOffPlan,
   steps: ChargeSteps<Task>,
 ): Generator<Task, ChargeResult, unknown> {
-  const { completeRecord, timer, nowMs } = steps;
+  const { completeRecord, timer, nowMs, chargeAndRecord, signalEntity } = steps;
   if (!completeRecord || !timer || !nowMs) throw new Error('the handoff charge needs the completeRecord, timer and nowMs steps');
   const { entityKey, attempt } = input;
   const begin = (yield steps.callEntity(entityKey, { name: 'begin', attempt })) as ChargeEntityReply;
   if (begin.decision === 'stale') throw new StaleAttemptError(attempt, begin.currentAttempt);
   let result: ChargeResult;
+  let written = false;
   if (begin.decision === 'alreadyCompleted') result = begin.result;
-  else {
-    const charged = yield* chargeWithinBudget(input, plan.retry, steps, nowMs, timer, uncertainOf(begin));
+  else if (plan.version === HANDOFF_VERSION && chargeAndRecord && signalEntity) {
+    const call = (activityInput: ChargeActivityInput) => chargeAndRecord(activityInput, plan.claim);
+    const charged = yield* chargeWithinBudget(input, plan.retry, call, (answer) => answer as RecordedCharge, nowMs, timer, uncertainOf(begin));
+    result = charged.result;
+    written = charged.record === 'completed' || charged.record === 'fenced';
+    signalEntity(entityKey, result.status === 'failed' ? { name: 'fail', attempt, reason: result.reason } : { name: 'complete', attempt, result });
+  } else {
+    const charged = (yield* chargeWithinBudget(
+      input,
+      plan.retry,
+      (activityInput) => steps.chargeProvider(activityInput),
+      (answer) => ({ result: answer as ChargeResult }),
+      nowMs,
+      timer,
+      uncertainOf(begin),
+    )).result;
     if (charged.status === 'failed') {
       yield steps.callEntity(entityKey, { name: 'fail', attempt, reason: charged.reason });
       result = charged;
@@ -249,8 +246,8 @@ export function* handOffOrchestration<Task>(
       result = recorded.decision === 'alreadyCompleted' ? recorded.result : charged;
     }
   }
-  const write = () => completeRecord({ claim: plan.claim, result, payment: input.payment });
-  yield* writeRecordWithin(write, plan.recordRetry ?? RECORD_WRITE_RETRY, nowMs, timer);
+  if (!written)
+    yield* writeRecordWithin(() => completeRecord({ claim: plan.claim, result, payment: input.payment }), plan.recordRetry ?? RECORD_WRITE_RETRY, nowMs, timer);
   return result;
 }
 
@@ -258,24 +255,23 @@ export function* handOffOrchestration<Task>(
 function* chargeWithinBudget<Task>(
   input: ChargeOrchestrationInput,
   retry: RetryBudget,
-  steps: ChargeSteps<Task>,
+  call: (activityInput: ChargeActivityInput) => Task,
+  read: (answer: unknown) => RecordedCharge,
   nowMs: () => number,
   timer: (atMs: number) => Task,
   entityUncertain: boolean,
-): Generator<Task, ChargeResult, unknown> {
+): Generator<Task, RecordedCharge, unknown> {
   const startedMs = nowMs();
   for (let round = 0; ; round++) {
     try {
-      return (yield steps.chargeProvider(providerCall(input, round, entityUncertain, nowMs() - startedMs))) as ChargeResult;
+      return read(yield call(providerCall(input, round, entityUncertain, nowMs() - startedMs)));
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       const next = nowMs() + retryDelayMs(retry, round);
       if (next - startedMs > retry.budgetMs) {
         const minutes = Math.round((retry.budgetMs / 60_000) * 100) / 100;
-        return {
-          status: 'failed',
-          reason: `provider failed transiently for the whole retry budget (${minutes} min, ${round + 1} rounds): ${why}`.slice(0, 500),
-        };
+        const reason = `provider failed transiently for the whole retry budget (${minutes} min, ${round + 1} rounds): ${why}`.slice(0, 500);
+        return { result: { status: 'failed', reason }, record: 'unwritten' };
       }
       yield timer(next);
     }

@@ -13,6 +13,16 @@ export interface CompleteRecordInput {
 export type CompleteRecordOutcome = 'completed' | 'fenced';
 
 /**
+ * What the `chargeProvider` activity answers when it writes the record too (handoff version 2): the provider's answer
+ * and the one record-write try: `completed`, `fenced` (a newer attempt owns the record: left alone), `unwritten` (the
+ * store did not answer: the run writes it on durable timers). Absent: not tried (version 1 runs).
+ */
+export interface RecordedCharge {
+  readonly result: ChargeResult;
+  readonly record?: CompleteRecordOutcome | 'unwritten';
+}
+
+/**
  * The handoff run's record write: the dedup record `COMPLETED` with the result and the Payment row with its
  * outcome, in one Table transaction, conditional on the claim (`If-Match`; a renewal of the same claim is
  * written through, see the store). Fenced by attempt: when a newer attempt took the record over, the store

@@ -228,7 +228,8 @@ realEngineTest(
       expect(reason).toMatch(/retry budget/);
       expect(await paymentRow(real, 'pay-r6')).toMatchObject({ state: 'failed', reason });
       const entityKey = chargeEntityKey(record!.recordId, record!.createdAtMs, record!.digest);
-      expect(await real.workflow.entityState(entityKey)).toMatchObject({ status: 'failed', reason });
+      // The run tells the entity one-way (handoff version 2): read it once it has applied the signal.
+      expect(await real.workflow.entityStateWhen(entityKey, (state) => state?.status !== 'inProgress')).toMatchObject({ status: 'failed', reason });
       expect(provider.chargesFor('pay-r6')).toBe(0);
       expect(await real.backend.store.failedInstances()).toEqual([]);
     }),

@@ -9,7 +9,10 @@
  */
 import { keyFromMessageId } from 'azure-functions-idempotency/internal';
 import { LeaseLostError } from 'azure-functions-idempotency/internal';
-import { completeRecord } from '../../src/payments/completeRecord';
+import { completeRecord, type RecordedCharge } from '../../src/payments/completeRecord';
+import { chargeProviderActivity } from '../../src/app/durableCharge';
+import { StoreUnavailableError } from 'azure-functions-idempotency/internal';
+import type { IdempotencyStore } from 'azure-functions-idempotency/internal';
 import { chargeEntityKey } from '../../src/payments/ChargeWorkflow';
 import type { ChargeResult } from '../../src/payments/schema';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
@@ -130,6 +133,48 @@ describe('payments handoff on the registered functions and the local Durable bac
     await r.workflow.drain();
     expect(await r.store.get(keyFromMessageId('payments', 'pay-h4'))).toMatchObject({ status: 'COMPLETED', attempt: 1 });
     expect(provider.chargesFor('pay-h4')).toBe(1);
+  });
+
+  test('the chargeProvider activity with the claim (handoff version 2) charges, then writes the record once: completed, fenced for a taken-over claim, unwritten when the store does not answer (never thrown: no second provider call)', async () => {
+    const { rig: r, recorded } = await handOffRig({ leaseMs: 300 });
+    const digest = 'd'.repeat(64);
+    const claimOf = async (id: string) => {
+      const claimed = await r.store.claim(keyFromMessageId('payments', id), digest);
+      if (claimed.kind !== 'claimed') throw new Error(claimed.kind);
+      return claimed.claim;
+    };
+    const down: IdempotencyStore = Object.assign(Object.create(r.store) as IdempotencyStore, {
+      complete: () => Promise.reject(new StoreUnavailableError('ECONNREFUSED (the store is down)', 'complete')),
+    });
+    let store: IdempotencyStore = r.store;
+    const activity = chargeProviderActivity(
+      r.provider,
+      () => recorded.telemetry,
+      () => store,
+    );
+    const run = (id: string, claim: unknown) =>
+      activity({ idempotencyKey: id, payment: payment(id), recordClaim: claim }, {} as never) as Promise<RecordedCharge>;
+
+    const a = await run('pay-h8', await claimOf('pay-h8'));
+    expect(a).toMatchObject({ result: { status: 'succeeded' }, record: 'completed' });
+    expect(await r.store.get(keyFromMessageId('payments', 'pay-h8'))).toMatchObject({ status: 'COMPLETED', result: a.result });
+    expect(await paymentRow(r, 'pay-h8')).toMatchObject({ state: 'succeeded' });
+
+    const old = await claimOf('pay-h9');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const taken = await r.store.claim(keyFromMessageId('payments', 'pay-h9'), digest);
+    expect(taken.kind).toBe('reclaimed');
+    expect(await run('pay-h9', old)).toMatchObject({ result: { status: 'succeeded' }, record: 'fenced' });
+    expect(await r.store.get(keyFromMessageId('payments', 'pay-h9'))).toMatchObject({ status: 'IN_PROGRESS', attempt: 2 });
+
+    store = down;
+    expect(await run('pay-h10', await claimOf('pay-h10'))).toMatchObject({ result: { status: 'succeeded' }, record: 'unwritten' });
+    expect(await r.store.get(keyFromMessageId('payments', 'pay-h10'))).toMatchObject({ status: 'IN_PROGRESS', attempt: 1 });
+    expect(recorded.logs().filter((l) => l.attributes.outcome === 'recordWriteRetry')).toHaveLength(1);
+    expect([provider.chargesFor('pay-h8'), provider.chargesFor('pay-h9'), provider.chargesFor('pay-h10')]).toEqual([1, 1, 1]);
+    // Without the claim it is the version 1 activity: the provider's answer alone, no record write.
+    expect(await activity({ idempotencyKey: 'pay-h11', payment: payment('pay-h11') }, {} as never)).toMatchObject({ status: 'succeeded' });
+    expect(await r.store.get(keyFromMessageId('payments', 'pay-h11'))).toBeUndefined();
   });
 
   test("takeover fencing: an old attempt's completeRecord never overwrites, before or after the new attempt completed the record", async () => {

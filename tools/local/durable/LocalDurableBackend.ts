@@ -41,6 +41,8 @@ interface EntityRequest {
   readonly name: string;
   readonly input?: string;
   readonly parentInstanceId: string;
+  /** A one-way operation (`signalEntity`): run in order, no answer sent. */
+  readonly signal?: boolean;
 }
 
 /**
@@ -50,7 +52,7 @@ interface EntityRequest {
  * - an orchestration step ("episode") invokes the REGISTERED orchestrator (the SDK's `Orchestrator` and
  *   `TaskOrchestrationExecutor` replay it) with the trigger input the extension sends: the past history
  *   (`IsPlayed`), a new `OrchestratorStarted` and the new events, the instance's input and id; it then
- *   carries out the new actions the SDK returns (`CallActivityWithRetry`, `CallActivity`, `CallEntity`,
+ *   carries out the new actions the SDK returns (`CallActivityWithRetry`, `CallActivity`, `CallEntity`, `SignalEntity`,
  *   `CreateTimer`) and records them as `TaskScheduled`, `EventSent`, `TimerCreated` with the sequence
  *   numbers the SDK expects, in one checkpoint on Azurite (history rows + instance row);
  * - activity retries as DurableTask.Core's RetryInterceptor runs them: a `TaskFailed` is followed by a
@@ -293,16 +295,19 @@ export class LocalDurableBackend {
         outbox.push(() => this.activity(instanceId, name, seq, inputJson));
         return historyEvent(EventType.TaskScheduled, seq, { Name: name, Input: inputJson }, now);
       }
-      case ActionType.CallEntity: {
+      case ActionType.CallEntity:
+      case ActionType.SignalEntity: {
         const target = String(action.instanceId);
+        const signal = action.actionType === ActionType.SignalEntity;
         const request: EntityRequest = {
           id: deterministicGuid(`${instanceId}\n${row.executionId}\n${seq}`),
           name: String(action.operation),
           input: action.input === undefined ? undefined : JSON.stringify(action.input),
           parentInstanceId: instanceId,
+          signal,
         };
         outbox.push(() => this.entityRequest(target, request));
-        const message = { id: request.id, op: request.name, signal: false, input: request.input, parent: instanceId, parentExecution: row.executionId };
+        const message = { id: request.id, op: request.name, signal, input: request.input, parent: instanceId, parentExecution: row.executionId };
         return historyEvent(EventType.EventSent, seq, { InstanceId: target, Name: 'op', Input: JSON.stringify(message) }, now);
       }
       case ActionType.CreateTimer: {
@@ -384,7 +389,7 @@ export class LocalDurableBackend {
       self,
       exists: saved.exists,
       state: saved.state,
-      batch: batch.map((r) => ({ id: r.id, name: r.name, signal: false, input: r.input })),
+      batch: batch.map((r) => ({ id: r.id, name: r.name, signal: r.signal === true, input: r.input })),
     };
     this.counters.entityBatches++;
     this.counters.entityOperations += batch.length;
@@ -399,6 +404,7 @@ export class LocalDurableBackend {
     await this.store.saveEntity(schedulerId, saved, result.entityExists, result.entityExists ? result.entityState : undefined);
     queue.splice(0, batch.length);
     batch.forEach((request, i) => {
+      if (request.signal) return;
       const r = result.results[i];
       const response = r?.isError
         ? { result: JSON.stringify(`operation '${request.name}' of entity ${schedulerId} failed: ${r.result ?? ''}`), exceptionType: 'System.Exception' }

@@ -37,6 +37,7 @@ export const ActionType = {
   CallActivityWithRetry: 1,
   CreateTimer: 5,
   CallEntity: 7,
+  SignalEntity: 9,
 } as const;
 
 /** An action as the SDK returns it in `OrchestratorState.actions` (JSON). */

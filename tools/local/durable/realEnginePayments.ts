@@ -164,6 +164,22 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
       if (!response.ok) throw new Error(`reading entity ${entityKey}: HTTP ${response.status}`);
       return (await response.json()) as ChargeEntityState;
     },
+    /**
+     * The entity's state once `settled` holds, or its last state after `capMs`: a run tells the entity its result
+     * one-way (`signalEntity`), so the run can be final (`drain`) a moment before the entity has applied it.
+     */
+    async entityStateWhen(
+      entityKey: string,
+      settled: (state: ChargeEntityState | undefined) => boolean,
+      capMs = 60_000,
+    ): Promise<ChargeEntityState | undefined> {
+      const cap = Date.now() + capMs;
+      for (let pollMs = 50; ; pollMs = Math.min(2 * pollMs, 1_000)) {
+        const state = await workflow.entityState(entityKey);
+        if (settled(state) || Date.now() >= cap) return state;
+        await new Promise((r) => setTimeout(r, pollMs));
+      }
+    },
     drain,
     /** Waits for the hub's orchestrations to finish (as `drain`); the engine keeps running until `close`. */
     stop: () => drain(),
