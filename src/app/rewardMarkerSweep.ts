@@ -2,7 +2,8 @@ import type { InvocationContext } from '@azure/functions';
 import type { Settings } from '../config/settings';
 import { systemClock } from 'azure-functions-idempotency/internal';
 import { ConfigurationError } from 'azure-functions-idempotency/internal';
-import { assertMarkersOutliveReplay, sweepRewardMarkers } from '../lifecycle/rewardMarkers';
+import { assertMarkersOutliveReplay, sweepFailureStrikes, sweepRewardMarkers } from '../lifecycle/rewardMarkers';
+import { strikesPartitionOf } from '../messaging/failureStrikes';
 import { tableClientsOf, type WiringOverrides } from './stores';
 
 /** One run of the rewards marker sweep within `budgetMs`, logging one line (counts only). */
@@ -12,6 +13,8 @@ export type RewardMarkerSweepRun = (context: Pick<InvocationContext, 'log' | 'wa
  * The expiry timer's sweep of the rewards table (`REWARDS_TABLE_NAME`): markers and identity rows older than
  * `REWARDS_MARKER_RETENTION_DAYS` go. When that retention does not outlive the hub's (`assertMarkersOutliveReplay`)
  * nothing is swept and every run warns (kept longer is safe; the rewards consumer does not start then either).
+ * The rewards consumer's failure-strike rows (parking table, partition `strikes-rewards`) last struck before the same
+ * cutoff go in the same run, with what is left of its budget.
  */
 export function rewardMarkerSweepFromSettings(settings: Settings, overrides: Pick<WiringOverrides, 'tableClient' | 'clock'> = {}): RewardMarkerSweepRun {
   let retentionMs: number;
@@ -21,17 +24,22 @@ export function rewardMarkerSweepFromSettings(settings: Settings, overrides: Pic
     if (!(error instanceof ConfigurationError)) throw error;
     return async (context) => context.warn(`rewards marker sweep skipped: ${error.message}`);
   }
-  const table = tableClientsOf(settings, overrides)(settings.REWARDS_TABLE_NAME);
+  const tables = tableClientsOf(settings, overrides);
+  const table = tables(settings.REWARDS_TABLE_NAME);
+  const parking = tables(settings.PARKED_TABLE_NAME);
   const clock = overrides.clock ?? systemClock;
   return async (context, budgetMs) => {
-    const run = await sweepRewardMarkers(table, {
-      cutoffMs: clock.nowMs() - retentionMs,
-      budgetMs,
-      clock,
-      callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS,
-    });
+    const startedMs = clock.nowMs();
+    const options = { cutoffMs: startedMs - retentionMs, budgetMs, clock, callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS };
+    const run = await sweepRewardMarkers(table, options);
     context.log(
       `rewards marker sweep: deleted ${run.deleted} of ${run.scanned} past retention, ${run.requests} requests${run.stoppedByBudget ? ' (budget spent)' : ''}`,
+    );
+    const left = budgetMs - (clock.nowMs() - startedMs);
+    if (run.stoppedByBudget || left <= 0) return;
+    const strikes = await sweepFailureStrikes(parking, strikesPartitionOf('rewards'), { ...options, budgetMs: left });
+    context.log(
+      `rewards failure strikes sweep: deleted ${strikes.deleted} of ${strikes.scanned} past retention${strikes.stoppedByBudget ? ' (budget spent)' : ''}`,
     );
   };
 }

@@ -60,10 +60,26 @@ export interface RewardMarkerSweepOptions {
  * @throws StoreUnavailableError or StoreRequestError (the run fails; the next tick starts again).
  */
 export async function sweepRewardMarkers(client: TableClient, options: RewardMarkerSweepOptions): Promise<RewardMarkerSweep> {
+  const filter = `(kind eq 'reward-event' or kind eq 'reward-identity') and appliedAtMs le ${Math.floor(options.cutoffMs)}L`;
+  return sweepRowsMatching(client, filter, options, 'RewardMarkers');
+}
+
+/**
+ * Deletes a stream consumer's failure-strike rows (partition `partitionKey` of the parking table, written only when
+ * a batch fails: `src/messaging/failureStrikes.ts`) last struck at or before the cutoff. A strike counts retries of one
+ * batch, which the hub can hold no longer than its retention: past the markers' retention a row counts nothing. The
+ * parked events in the same table are never touched (other partitions).
+ */
+export async function sweepFailureStrikes(client: TableClient, partitionKey: string, options: RewardMarkerSweepOptions): Promise<RewardMarkerSweep> {
+  const filter = `PartitionKey eq '${partitionKey.replace(/'/g, "''")}' and lastAtMs le ${Math.floor(options.cutoffMs)}L`;
+  return sweepRowsMatching(client, filter, options, 'FailureStrikes');
+}
+
+/** Queries the rows matching `filter` (keys only, pages of 1,000) and deletes them in transactions per partition. */
+async function sweepRowsMatching(client: TableClient, filter: string, options: RewardMarkerSweepOptions, what: string): Promise<RewardMarkerSweep> {
   const clock = options.clock ?? systemClock;
   const timeoutMs = options.callTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
   const startedMs = clock.nowMs();
-  const filter = `(kind eq 'reward-event' or kind eq 'reward-identity') and appliedAtMs le ${Math.floor(options.cutoffMs)}L`;
   let scanned = 0;
   let deleted = 0;
   let requests = 0;
@@ -74,13 +90,13 @@ export async function sweepRewardMarkers(client: TableClient, options: RewardMar
     try {
       requests++;
       const pages = client.listEntities({ queryOptions: { filter, select: ['PartitionKey', 'RowKey'] } }).byPage({ maxPageSize: PAGE_SIZE, continuationToken });
-      const next = await withDeadline(timeoutMs, 'queryRewardMarkers', 'read', () => pages.next());
+      const next = await withDeadline(timeoutMs, `query${what}`, 'read', () => pages.next());
       if (next.done) break;
       page = next.value.map((row) => ({ partitionKey: String(row.partitionKey), rowKey: String(row.rowKey) }));
       continuationToken = next.value.continuationToken;
     } catch (error) {
       if ((error as { statusCode?: number }).statusCode === 404) return { scanned, deleted, requests, stoppedByBudget: false };
-      throw toDomainError(error, 'queryRewardMarkers', 'read');
+      throw toDomainError(error, `query${what}`, 'read');
     }
     scanned += page.length;
     const byPartition = new Map<string, string[]>();
@@ -90,11 +106,11 @@ export async function sweepRewardMarkers(client: TableClient, options: RewardMar
         const actions = rowKeys.slice(i, i + TRANSACTION_ROWS).map((rowKey): TransactionAction => ['delete', { partitionKey, rowKey }]);
         requests++;
         try {
-          await withDeadline(timeoutMs, 'deleteRewardMarkers', 'write', (abortSignal) => client.submitTransaction(actions, { abortSignal }));
+          await withDeadline(timeoutMs, `delete${what}`, 'write', (abortSignal) => client.submitTransaction(actions, { abortSignal }));
           deleted += actions.length;
         } catch (error) {
           // A row already gone fails its transaction (404): another sweep got there first; the rest go next run.
-          if ((error as { statusCode?: number }).statusCode !== 404) throw toDomainError(error, 'deleteRewardMarkers', 'write');
+          if ((error as { statusCode?: number }).statusCode !== 404) throw toDomainError(error, `delete${what}`, 'write');
         }
       }
     }

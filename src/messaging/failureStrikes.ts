@@ -20,12 +20,18 @@ export function failureSignature(error: unknown): string {
   return `${error.name}${status}: ${message}`;
 }
 
+/** The parking-table partition of a consumer's failure strikes (swept by the expiry timer: `src/app/rewardMarkerSweep.ts`). */
+export function strikesPartitionOf(consumer: string): string {
+  return `strikes-${consumer}`;
+}
+
 /**
  * Counts a stream batch's failures across invocations and hosts, so that a batch that fails the same way again and
  * again (the trigger retries it forever: Event Hubs cannot skip an event) is noticed and its poison event parked.
  * One row per (consumer, where the batch starts, failure signature) in partition `strikes-<consumer>` of the parking
  * table; written only when a batch fails (nothing on the happy path). Counting is approximate under two hosts
  * failing the same batch at once (read, then write: one strike may be lost), which only delays the parking by a retry.
+ * Rows last struck longer ago than the rewards markers' retention are deleted by the expiry timer.
  */
 export class FailureStrikes {
   constructor(
@@ -39,7 +45,7 @@ export class FailureStrikes {
    * @throws StoreUnavailableError or StoreRequestError (the caller throws its batch's failure then).
    */
   async record(consumer: string, place: string, signature: string): Promise<number> {
-    const partitionKey = `strikes-${consumer}`;
+    const partitionKey = strikesPartitionOf(consumer);
     const rowKey = createHash('sha256')
       .update(JSON.stringify([place, signature]))
       .digest('hex');

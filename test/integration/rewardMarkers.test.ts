@@ -5,6 +5,7 @@ import { rewardsFromSettings } from '../../src/app/rewards';
 import { loadSettings } from '../../src/config/settings';
 import { ConfigurationError } from 'azure-functions-idempotency/internal';
 import { assertMarkersOutliveReplay, sweepRewardMarkers } from '../../src/lifecycle/rewardMarkers';
+import { FailureStrikes } from '../../src/messaging/failureStrikes';
 import { ParkingStore } from '../../src/messaging/ParkingStore';
 import { RewardsConsumer } from '../../src/rewards/RewardsConsumer';
 import { RewardsLedger } from '../../src/rewards/RewardsLedger';
@@ -60,13 +61,21 @@ describe('rewards markers expire after what can replay them (the hub retention +
     const rewards = await freshTable(azuriteOf(), 'rt');
     const idempotency = await freshTable(azuriteOf(), 'it');
     const clock = new FakeClock();
-    const consumer = new RewardsConsumer({ ledger: new RewardsLedger(rewards, clock), parking: new ParkingStore(await freshTable(azuriteOf(), 'pk'), clock) });
+    const parked = await freshTable(azuriteOf(), 'pk');
+    const consumer = new RewardsConsumer({ ledger: new RewardsLedger(rewards, clock), parking: new ParkingStore(parked, clock) });
     await consumer.handleBatch([cloudEvent('t1', 'cy'), cloudEvent('t2', 'cy')]);
+    // Failure strikes beside the parked events: an old one of the rewards consumer (goes), one of another consumer's
+    // partition (not this sweep's), and one struck within retention (stays).
+    const strikes = new FailureStrikes(parked, clock);
+    await strikes.record('rewards', 'p0@10', 'Error: old');
+    await strikes.record('orders', 'p0@10', 'Error: old');
     clock.advance(8 * DAY_MS + 1);
+    await strikes.record('rewards', 'p0@20', 'Error: young');
     const settings = loadSettings({
       IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
       IDEMPOTENCY_TABLE_NAME: idempotency.tableName,
       REWARDS_TABLE_NAME: rewards.tableName,
+      PARKED_TABLE_NAME: parked.tableName,
     });
     const logs: string[] = [];
     const context = new InvocationContext({ invocationId: 'i1', functionName: 'expiryTimer', logHandler: (_level, ...args) => logs.push(args.join(' ')) });
@@ -76,5 +85,9 @@ describe('rewards markers expire after what can replay them (the hub retention +
     );
     expect(logs.join('\n')).toMatch(/rewards marker sweep: deleted 4 of 4 past retention/);
     expect(await kinds(rewards)).toEqual(['reward-balance']);
+    expect(logs.join('\n')).toMatch(/rewards failure strikes sweep: deleted 1 of 1 past retention/);
+    const left: string[] = [];
+    for await (const row of parked.listEntities<{ signature: string }>()) left.push(`${row.partitionKey} ${row.signature}`);
+    expect(left.sort()).toEqual(['strikes-orders Error: old', 'strikes-rewards Error: young']);
   });
 });
