@@ -71,7 +71,27 @@ export function orderTotalMinor(items: ReadonlyArray<{ quantity: number; unitPri
 }
 
 /**
- * The message type from trigger metadata (`applicationProperties.type`); absent means `OrderPlaced`.
+ * Why the message type cannot be read from the trigger metadata, or `undefined` when it can: the body (an object:
+ * the library parsed its JSON text) has a top-level field `applicationProperties` (in any case), and the Functions
+ * host copies a JSON body's top-level fields over the trigger metadata before the handler sees it
+ * (`Utility.ApplyBindingData`: see `azure-functions-idempotency`'s hostMetadata), so the `type` read there may be the
+ * body's. A text body the library could not parse is parked as invalid JSON anyway.
+ */
+export function typeShadowedByBody(body: unknown): string | undefined {
+  if (body === null || typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return undefined;
+  const field = Object.entries(body as Record<string, unknown>).find(
+    ([name, value]) => name.toLowerCase() === 'applicationproperties' && value !== null && value !== undefined && !Array.isArray(value),
+  );
+  if (!field) return undefined;
+  return (
+    `the body has a top-level field ${JSON.stringify(field[0])}, which the Functions host copies over the trigger metadata, ` +
+    'so the message type (application property "type") cannot be told from the body; rename the field or send the body as bytes'
+  );
+}
+
+/**
+ * The message type from trigger metadata (`applicationProperties.type`); absent means `OrderPlaced`. Check
+ * {@link typeShadowedByBody} first.
  * @returns the type, or `{ unknown }` with the value found when it names no known type.
  */
 export function orderMessageTypeOf(triggerMetadata: Readonly<Record<string, unknown>> | undefined): OrderMessageType | { unknown: string } {

@@ -7,7 +7,7 @@ import { invocationLogSink, type InvocationLog } from '../telemetry/invocationLo
 import type { Telemetry } from '../telemetry/Telemetry';
 import { handleOrderPlaced } from './handleOrderPlaced';
 import { handleStatusChanged } from './handleStatusChanged';
-import { OrderMessageType, orderMessageTypeOf } from './messages';
+import { OrderMessageType, orderMessageTypeOf, typeShadowedByBody } from './messages';
 import type { OrdersStore } from './OrdersStore';
 
 /** The consumer scope of the orders consumer's keys and metrics. */
@@ -72,6 +72,8 @@ export function makeOrdersHandler(deps: OrdersHandlerDeps): OrdersHandler {
       parking: deps.parking,
       clock,
     };
+    const shadowed = typeShadowedByBody(message);
+    if (shadowed) return park(delivery, ParkReason.InvalidSchema, shadowed);
     const type = orderMessageTypeOf(context.triggerMetadata);
     if (type === OrderMessageType.OrderPlaced) {
       return handleOrderPlaced(delivery, { store: deps.store, auditTtlSeconds, newWriterId: deps.newWriterId });

@@ -177,6 +177,17 @@ describe('orders consumer: OrderPlaced on the Cosmos emulator', () => {
     expect(resources).toEqual(['m-ok']);
   });
 
+  test('a body with a top-level applicationProperties field (which the host copies over the metadata) is parked: its type cannot be trusted', async () => {
+    const { handler, parking, container } = await setup();
+    // The producer set type=OrderStatusChanged; the host replaced applicationProperties with the body's ({ source }).
+    const body = { orderId: 'm-11', status: 'paid', version: 1, ApplicationProperties: { source: 'crm' } };
+    await expect(handler(body, contextFor({ messageId: 'm-11:status:1' }))).resolves.toBe('parked');
+    const parked = (await parking.list('orders')).find((p) => p.reason === 'invalid-schema');
+    expect(parked?.detail).toMatch(/top-level field "ApplicationProperties", which the Functions host copies over the trigger metadata/);
+    const { resources } = await container.items.query('SELECT VALUE c.orderId FROM c').fetchAll();
+    expect(resources).toEqual([]);
+  });
+
   test('our own batch retried after its answer was lost (409 on the retry) counts as processed, not as a duplicate', async () => {
     const { container, parking, telemetry, counter } = await setup();
     // The first batch commits but its answer is "lost": the retry of the same ops gets 409 on op 0.
