@@ -18,7 +18,7 @@ import type { RetryBudget } from '../../src/payments/chargeOrchestration';
 import type { ProviderLookup } from '../../src/payments/providerLookup';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
 import { startRealEnginePayments } from '../../tools/local/durable/realEnginePayments';
-import { durableHttpStart } from '../../tools/operator/paymentsRetry';
+import { durableHttpStart, runPaymentsRetry } from '../../tools/operator/paymentsRetry';
 import { useAzurite } from '../support/azurite';
 import { REAL_ENGINE_TIMEOUT_MS, realEngineTest } from '../support/realEngine';
 
@@ -216,7 +216,7 @@ realEngineTest(
 );
 
 realEngineTest(
-  'real engine, handoff: transient failures past the retry budget end the payment failed with its reason on entity, record and Payment row; never redelivered, never charged',
+  "real engine, handoff: transient failures past the retry budget end the payment failed with its reason on entity, record and Payment row, never redelivered, never charged; the operator's command (npm run payments:retry, over the extension's HTTP API) starts attempt 2, which charges it once, and refuses a payment that did not fail",
   () =>
     withHandOffEngine({ retry: { budgetMs: 1_000, firstDelayMs: 500, maxDelayMs: 500 } }, async (real, provider) => {
       provider.setFaultRates({ error5xx: 1 });
@@ -231,6 +231,27 @@ realEngineTest(
       // The run tells the entity one-way (handoff version 2): read it once it has applied the signal.
       expect(await real.workflow.entityStateWhen(entityKey, (state) => state?.status !== 'inProgress')).toMatchObject({ status: 'failed', reason });
       expect(provider.chargesFor('pay-r6')).toBe(0);
+
+      provider.setFaultRates({ error5xx: 0 });
+      const env = {
+        IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
+        IDEMPOTENCY_TABLE_NAME: real.parts.store.client.tableName,
+        IDEMPOTENCY_CACHE_SIZE: '0',
+      };
+      const lines: string[] = [];
+      expect(await runPaymentsRetry(['--payment-id', 'pay-r6', '--durable-url', rpcOf(real)], env, (l) => lines.push(l))).toBe(0);
+      expect(lines.join('\n')).toMatch(/retry started .*attempt 2.*it had failed: provider failed transiently/);
+      await real.workflow.drain(300_000);
+      expect(await real.parts.store.get(keyFromMessageId('payments', 'pay-r6'))).toMatchObject({
+        status: 'COMPLETED',
+        attempt: 2,
+        result: { status: 'succeeded' },
+      });
+      expect(await paymentRow(real, 'pay-r6')).toMatchObject({ state: 'succeeded' });
+      expect(await real.workflow.entityStateWhen(entityKey, (state) => state?.status === 'completed')).toMatchObject({ status: 'completed', attempt: 2 });
+      expect(provider.chargesFor('pay-r6')).toBe(1);
+      expect(await runPaymentsRetry(['--payment-id', 'pay-r6', '--durable-url', rpcOf(real)], env, (l) => lines.push(l))).toBe(1);
+      expect(lines.at(-1)).toMatch(/refused: payment pay-r6 did not fail \(succeeded\)/);
       expect(await real.backend.store.failedInstances()).toEqual([]);
     }),
   REAL_ENGINE_TIMEOUT_MS,

@@ -1,11 +1,12 @@
 /**
- * The handoff design (docs/DESIGN.md "Payments: hand off, don't hold") on the payments functions as registered,
- * invoked as the host does, the charge run by the local Durable backend (durable-functions' own replay) on Azurite,
- * and the fake provider: the delivery claims, starts the orchestration and is acknowledged without a status poll;
- * the run completes the record; duplicates of a started payment are acknowledged at once; crashes between the
- * steps lose nothing and charge once; an old attempt's record write never overwrites; a payment whose transient
- * failures outlast the budget ends `failed` with its reason, and the operator's command retries it.
- * The same protocol on the real engine: test/durable/realEngine.handoff.test.ts.
+ * The handoff design (docs/DESIGN.md "Payments: hand off, don't hold") on the payments handler, the charge run by the
+ * in-process executor (`durable: 'executor'`: the app's orchestration steps and activity bodies, handoff version 2 as
+ * in Azure), Azurite and the fake provider: the delivery claims, starts the orchestration and is acknowledged without
+ * a status poll; the run completes the record; duplicates of a started payment are acknowledged at once; crashes
+ * between the steps lose nothing and charge once; an old attempt's record write never overwrites; a payment whose
+ * transient failures outlast the budget ends `failed` with its reason, and the operator's retry charges it once.
+ * The same protocol on the real engine: test/durable/realEngine.handoff.test.ts (also the operator's command over the
+ * extension's HTTP API); the executor's agreement with it: test/durable/realEngine.differential.test.ts.
  */
 import { keyFromMessageId } from 'azure-functions-idempotency/internal';
 import { LeaseLostError } from 'azure-functions-idempotency/internal';
@@ -16,8 +17,11 @@ import type { IdempotencyStore } from 'azure-functions-idempotency/internal';
 import { chargeEntityKey } from '../../src/payments/ChargeWorkflow';
 import type { ChargeResult } from '../../src/payments/schema';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
+import type { LocalChargeWorkflow } from '../../tools/local/LocalChargeWorkflow';
 import { startPaymentsRig, type PaymentsRig } from '../../tools/local/paymentsRig';
-import { runPaymentsRetry } from '../../tools/operator/paymentsRetry';
+import { retryFailedPayment, PaymentRetryRefusedError } from '../../src/app/paymentRetry';
+import { consumerStoreFromSettings, storeFromSettings } from '../../src/app/stores';
+import { loadSettings } from '../../src/config/settings';
 import { useAzurite } from '../support/azurite';
 import { inMemoryTelemetry } from '../support/telemetry';
 
@@ -35,26 +39,44 @@ afterEach(async () => {
 });
 
 const payment = (id: string) => ({ paymentId: id, customerId: 'cust-1', amount: 1250, currency: 'EUR' });
-const body = (id: string) => JSON.stringify(payment(id));
+/** The message body as the trigger hands it to the handler (the worker has parsed the JSON text). */
+const body = (id: string) => payment(id);
 
-type Rig = PaymentsRig & { workflow: { clientCalls: { starts: number; statusReads: number }; rpcBaseUrl: string; drain: () => Promise<void> } };
+const RETRY = { budgetMs: 60_000, firstDelayMs: 200, maxDelayMs: 1_000 };
 
 async function handOffRig(options: { leaseMs?: number; budgetMs?: number; cacheSize?: number } = {}) {
   const recorded = inMemoryTelemetry();
   const r = await startPaymentsRig({
     tableConnectionString: azuriteOf().connectionString,
     providerUrl: provider.url,
-    durable: 'registered',
     design: 'handoff',
     telemetry: recorded.telemetry,
     restartDelayMs: 20,
     leaseMs: options.leaseMs ?? 5_000,
-    timerScale: 1 / 100,
-    retry: { budgetMs: options.budgetMs ?? 60_000, firstDelayMs: 200, maxDelayMs: 1_000 },
+    retry: { ...RETRY, budgetMs: options.budgetMs ?? RETRY.budgetMs },
     cacheSize: options.cacheSize,
   });
   rig = r;
-  return { rig: r as Rig, recorded };
+  // The trigger's Durable client calls, counted: starts and status reads.
+  const clientCalls = { starts: 0, statusReads: 0 };
+  const workflow = r.workflow as LocalChargeWorkflow;
+  const start = workflow.start.bind(workflow);
+  const status = workflow.status.bind(workflow);
+  workflow.start = (...args) => (clientCalls.starts++, start(...args));
+  workflow.status = (...args) => (clientCalls.statusReads++, status(...args));
+  return { rig: r as Rig, clientCalls, recorded };
+}
+type Rig = PaymentsRig & { workflow: LocalChargeWorkflow };
+
+/** The operator's retry (`npm run payments:retry`'s body) from its own process: a store client of its own, no cache. */
+function operatorRetry(r: Rig, id: string) {
+  const settings = loadSettings({
+    IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
+    IDEMPOTENCY_TABLE_NAME: r.store.client.tableName,
+    IDEMPOTENCY_CACHE_SIZE: '0',
+  });
+  const store = consumerStoreFromSettings(settings, {}, storeFromSettings(settings));
+  return retryFailedPayment({ store, start: (instanceId, input) => r.workflow.start(instanceId, input), retry: RETRY }, id);
 }
 
 async function paymentRow(r: PaymentsRig, id: string): Promise<Record<string, unknown> | undefined> {
@@ -75,13 +97,15 @@ async function deliverUntilAcked(r: PaymentsRig, id: string, firstDeliveryCount 
   throw new Error(`not acknowledged after 10 deliveries: ${errors.join(' | ')}`);
 }
 
-describe('payments handoff on the registered functions and the local Durable backend (Azurite, fake provider)', () => {
+describe('payments handoff on the in-process executor (Azurite, fake provider)', () => {
   test('a fresh payment: claimed, orchestration started, acknowledged with no status poll; the run completes the record and the Payment row; a duplicate gets the stored result', async () => {
-    const { rig: r } = await handOffRig();
+    const { rig: r, clientCalls } = await handOffRig();
     const acked = await r.deliver(body('pay-h1'), { messageId: 'pay-h1', deliveryCount: 1 });
     expect(acked).toMatchObject({ outcome: 'handedOff', attempt: 1 });
-    expect(r.workflow.clientCalls).toEqual({ starts: 1, statusReads: 0 });
+    expect(clientCalls).toEqual({ starts: 1, statusReads: 0 });
     await r.workflow.drain();
+    // Handoff version 2, as in Azure: the charge activity wrote the record (no separate record write).
+    expect(r.workflow.counters).toMatchObject({ runs: 1, activityCalls: 1, recordCalls: 0, lostSignals: 0 });
     const record = await r.store.get(keyFromMessageId('payments', 'pay-h1'));
     expect(record).toMatchObject({ status: 'COMPLETED', attempt: 1, result: { status: 'succeeded' } });
     const chargeId = (record!.result as Extract<ChargeResult, { status: 'succeeded' }>).chargeId;
@@ -91,7 +115,7 @@ describe('payments handoff on the registered functions and the local Durable bac
   });
 
   test('a crash between the claim and the start: the message is not acknowledged; its redelivery takes the claim over after the lease, starts the run, and the payment is charged once', async () => {
-    const { rig: r } = await handOffRig({ leaseMs: 1_500 });
+    const { rig: r, clientCalls } = await handOffRig({ leaseMs: 1_500 });
     const claim = r.store.claim.bind(r.store);
     let crashed = false;
     r.store.claim = async (key, digest, options) => {
@@ -103,7 +127,7 @@ describe('payments handoff on the registered functions and the local Durable bac
       return outcome;
     };
     await expect(r.deliver(body('pay-h2'), { messageId: 'pay-h2', deliveryCount: 1 })).rejects.toThrow('injected crash');
-    expect(r.workflow.clientCalls.starts).toBe(0);
+    expect(clientCalls.starts).toBe(0);
     const acked = await deliverUntilAcked(r, 'pay-h2', 2);
     expect(acked).toMatchObject({ outcome: 'handedOff', attempt: 2 });
     await r.workflow.drain();
@@ -124,12 +148,12 @@ describe('payments handoff on the registered functions and the local Durable bac
   });
 
   test('concurrent duplicates: one delivery hands off, every other is acknowledged (in progress or duplicate); one start, one charge', async () => {
-    const { rig: r } = await handOffRig();
+    const { rig: r, clientCalls } = await handOffRig();
     provider.setLatency(500);
     const results = await Promise.all(Array.from({ length: 6 }, () => deliverUntilAcked(r, 'pay-h4')));
     expect(results.filter((x) => x.outcome === 'handedOff')).toHaveLength(1);
     expect(results.every((x) => ['handedOff', 'inProgress', 'duplicate'].includes(x.outcome))).toBe(true);
-    expect(r.workflow.clientCalls.starts).toBe(1);
+    expect(clientCalls.starts).toBe(1);
     await r.workflow.drain();
     expect(await r.store.get(keyFromMessageId('payments', 'pay-h4'))).toMatchObject({ status: 'COMPLETED', attempt: 1 });
     expect(provider.chargesFor('pay-h4')).toBe(1);
@@ -200,7 +224,7 @@ describe('payments handoff on the registered functions and the local Durable bac
     await expect(r.store.complete(first.claim, old)).rejects.toBeInstanceOf(LeaseLostError);
   });
 
-  test('transient failures past the retry budget: failed with the reason on entity, record and Payment row, counted; the operator command retries it and it is charged once', async () => {
+  test('transient failures past the retry budget: failed with the reason on entity, record and Payment row, counted; the operator retry charges it once', async () => {
     const { rig: r, recorded } = await handOffRig({ budgetMs: 1_500 });
     provider.setFaultRates({ error5xx: 1 });
     expect(await r.deliver(body('pay-h6'), { messageId: 'pay-h6', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff' });
@@ -210,30 +234,29 @@ describe('payments handoff on the registered functions and the local Durable bac
     const reason = (record!.result as { reason: string }).reason;
     expect(reason).toMatch(/retry budget .*: .*503|5\d\d/);
     expect(await paymentRow(r, 'pay-h6')).toMatchObject({ state: 'failed', reason });
-    const entity = await r.workflow.entityState(chargeEntityKey(record!.recordId, record!.createdAtMs, record!.digest));
+    const entityKey = chargeEntityKey(record!.recordId, record!.createdAtMs, record!.digest);
+    const entity = await r.workflow.entityState(entityKey);
     expect(entity).toMatchObject({ status: 'failed', attempt: 1, reason });
     expect(await recorded.counter('payments.failed')).toBe(1);
     expect(provider.chargesFor('pay-h6')).toBe(0);
     // A duplicate is answered with the failure (acknowledged: nothing is lost, the record says what happened).
     expect(await r.deliver(body('pay-h6'), { messageId: 'pay-h6', deliveryCount: 2 })).toEqual({ outcome: 'duplicate', result: record!.result });
 
-    // The operator's one command, against the local endpoints: the table (env) and the Durable client API.
+    // The operator's retry (the command's body; the command itself over the extension's HTTP API: realEngine.handoff).
     provider.setFaultRates({ error5xx: 0 });
-    const env = {
-      IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
-      IDEMPOTENCY_TABLE_NAME: r.store.client.tableName,
-      IDEMPOTENCY_CACHE_SIZE: '0',
-    };
-    const lines: string[] = [];
-    expect(await runPaymentsRetry(['--payment-id', 'pay-h6', '--durable-url', r.workflow.rpcBaseUrl], env, (l) => lines.push(l))).toBe(0);
-    expect(lines.join('\n')).toMatch(/retry started .*attempt 2.*it had failed: provider failed transiently/);
+    expect(await operatorRetry(r, 'pay-h6')).toMatchObject({
+      attempt: 2,
+      started: 'started',
+      previous: expect.stringMatching(/^failed: provider failed transiently/),
+    });
     await r.workflow.drain();
     expect(await r.store.get(keyFromMessageId('payments', 'pay-h6'))).toMatchObject({ status: 'COMPLETED', attempt: 2, result: { status: 'succeeded' } });
     expect(await paymentRow(r, 'pay-h6')).toMatchObject({ state: 'succeeded' });
+    expect(await r.workflow.entityState(entityKey)).toMatchObject({ status: 'completed', attempt: 2 });
     expect(provider.chargesFor('pay-h6')).toBe(1);
     // A payment that did not fail is never retried.
-    expect(await runPaymentsRetry(['--payment-id', 'pay-h6', '--durable-url', r.workflow.rpcBaseUrl], env, (l) => lines.push(l))).toBe(1);
-    expect(lines.at(-1)).toMatch(/refused: payment pay-h6 did not fail \(succeeded\)/);
+    await expect(operatorRetry(r, 'pay-h6')).rejects.toThrow(PaymentRetryRefusedError);
+    await expect(operatorRetry(r, 'pay-h6')).rejects.toThrow(/did not fail \(succeeded\)/);
   });
 
   test("the completed-key cache never answers with a failed result the operator's retry reopened: a duplicate during the new run is in progress, after it succeeded", async () => {
@@ -252,8 +275,7 @@ describe('payments handoff on the registered functions and the local Durable bac
     // The operator retries (its own process: the consumer's cache is not told); the provider answers slowly now.
     provider.setFaultRates({ error5xx: 0 });
     provider.setLatency(1_500);
-    const env = { IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString, IDEMPOTENCY_TABLE_NAME: r.store.client.tableName };
-    expect(await runPaymentsRetry(['--payment-id', 'pay-h8', '--durable-url', r.workflow.rpcBaseUrl], env, () => undefined)).toBe(0);
+    expect(await operatorRetry(r, 'pay-h8')).toMatchObject({ attempt: 2, started: 'started' });
     // A duplicate while the new run charges: in progress (attempt 2), never the old failure.
     expect(await r.deliver(body('pay-h8'), { messageId: 'pay-h8', deliveryCount: 3 })).toMatchObject({ outcome: 'inProgress', attempt: 2 });
     await r.workflow.drain();
@@ -263,15 +285,5 @@ describe('payments handoff on the registered functions and the local Durable bac
     expect(await r.deliver(body('pay-h8'), { messageId: 'pay-h8', deliveryCount: 4 })).toEqual({ outcome: 'duplicate', result: charged!.result });
     expect(await r.store.claim(key, charged!.digest)).toMatchObject({ kind: 'duplicate', cached: true });
     expect(provider.chargesFor('pay-h8')).toBe(1);
-  });
-
-  test("the in-process executor (the consumer tests' rig) runs the same handoff: handed off, the run completes the record, one charge", async () => {
-    const r = await startPaymentsRig({ tableConnectionString: azuriteOf().connectionString, providerUrl: provider.url, design: 'handoff' });
-    rig = r;
-    expect(await r.deliver(payment('pay-h7'), { messageId: 'pay-h7', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff', attempt: 1 });
-    await r.workflow.drain();
-    expect(await r.store.get(keyFromMessageId('payments', 'pay-h7'))).toMatchObject({ status: 'COMPLETED', result: { status: 'succeeded' } });
-    expect(await paymentRow(r, 'pay-h7')).toMatchObject({ state: 'succeeded' });
-    expect(provider.chargesFor('pay-h7')).toBe(1);
   });
 });

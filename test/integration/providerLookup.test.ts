@@ -2,8 +2,8 @@
  * Look before you charge again (docs/DESIGN.md), with the provider's capability declared
  * (`PAYMENT_PROVIDER_LOOKUP`, `PAYMENT_PROVIDER_KEY_MEMORY_HOURS`): on a provider that remembers no keys
  * (`keyMemoryMs` 0: every call with a finished key charges again), a provider call that may have charged is never
- * repeated blind when the declaration is true. The payments functions as registered, the charge run by the local
- * Durable backend (the SDK's replay) on Azurite, the fake provider's ledger as the judge; both designs. A false
+ * repeated blind when the declaration is true. The payments handler, the charge run by the in-process executor (the
+ * app's orchestration and activity bodies) on Azurite, the fake provider's ledger as the judge; both designs. A false
  * declaration (24 h of memory the provider does not have) shows the tests can fail: the same faults charge twice.
  * Then a provider without a look-up (404, as Stripe): a look-up it does not offer holds the payment and is reported
  * once; where neither key memory nor a look-up can decide, the payment is held for an operator, never charged blind.
@@ -14,7 +14,7 @@ import { paymentRow } from '../../src/payments/paymentRow';
 import type { PaymentsDesign } from '../../src/payments/PaymentsConsumer';
 import type { ProviderLookup } from '../../src/payments/providerLookup';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
-import type { DurableCrashPoint } from '../../tools/local/durable/LocalDurableBackend';
+import type { RunStep } from '../../tools/local/LocalChargeWorkflow';
 import { JumpClock } from '../../tools/local/JumpClock';
 import { startPaymentsRig, type PaymentsRig } from '../../tools/local/paymentsRig';
 import { useAzurite } from '../support/azurite';
@@ -34,7 +34,7 @@ afterEach(async () => {
 });
 
 const paymentOf = (id: string) => ({ paymentId: id, customerId: 'cust-1', amount: 1250, currency: 'EUR' });
-const payment = (id: string) => JSON.stringify(paymentOf(id));
+const payment = paymentOf;
 /** The declaration that is true of the provider (no memory, a look-up), and a false one (24 h of memory, none). */
 const TRUE = { lookup: 'by-key', hours: 0 } as const;
 const FALSE = { lookup: 'none', hours: 24 } as const;
@@ -42,21 +42,19 @@ const FALSE = { lookup: 'none', hours: 24 } as const;
 async function lookupRig(
   design: PaymentsDesign,
   declared: { lookup: ProviderLookup; hours: number },
-  crashBefore?: (point: DurableCrashPoint, id: string) => boolean,
+  crashBefore?: (step: RunStep, id: string) => boolean,
   extra: Partial<Parameters<typeof startPaymentsRig>[0]> = {},
 ) {
   rig = await startPaymentsRig({
     tableConnectionString: azuriteOf().connectionString,
     providerUrl: provider.url,
     providerTimeoutMs: 1_000,
-    durable: 'registered',
     design,
     providerLookup: declared.lookup,
     providerKeyMemoryHours: declared.hours,
-    durableCrashBefore: crashBefore,
+    crashBefore,
     restartDelayMs: 20,
     leaseMs: 10_000,
-    timerScale: 1 / 100,
     retry: { budgetMs: 60_000, firstDelayMs: 200, maxDelayMs: 1_000 },
     ...extra,
   });
@@ -99,13 +97,15 @@ describe.each(['hold', 'handoff'] as const)('%s design, provider without key mem
     expect(record).toMatchObject({ status: 'COMPLETED', result: { status: 'succeeded' } });
   }, 60_000);
 
-  test('a host crash after the activity charged (its result not recorded): the activity runs again with its first input, which looks up first; a false declaration cannot', async () => {
+  // The executor's crash model: the run restarts and its entity's begin says an earlier call may have charged. The
+  // engine's own (it re-runs the activity with its first input): realEngine.handoff "a provider that keeps no keys".
+  test('a host crash after the activity charged (its result not recorded): the charge is called again only after a look-up; a false declaration cannot', async () => {
     for (const [mode, charges] of [
       [TRUE, 1],
       [FALSE, 2],
     ] as const) {
       let crashed = false;
-      const r = await lookupRig(design, mode, (point) => point === 'after-activity' && !crashed && (crashed = true));
+      const r = await lookupRig(design, mode, (step) => step === 'after-activity:charge' && !crashed && (crashed = true));
       const id = `pay-${design}-crash-${mode.lookup}`;
       await chargeOnce(r, id);
       expect(crashed).toBe(true);

@@ -105,18 +105,13 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     providerKeyMemoryHours: options.providerKeyMemoryHours,
     retry: DEMO_RETRY,
     restartDelayMs: 100,
-    // The functions as registered, invoked as the host does. Real engine (default): the charge run by the
-    // Durable Task extension and its Azure Storage provider; host crashes are SIGKILLs of the host after the
-    // provider charged (the engine runs the activity again after the restart), a bounded number per run.
-    // Replay: the local backend replays with durable-functions' SDK; crashes after the charge and before a checkpoint.
-    durable: options.durable === 'replay' ? 'registered' : 'real',
+    // The functions as registered, invoked as the host does, the charge run by the Durable Task extension and its
+    // Azure Storage provider; host crashes are SIGKILLs of the host after the provider charged (the engine runs the
+    // activity again after the restart), a bounded number per run. The SDK-replay backend (`--durable replay`) is
+    // gone (issue 36): 'replay' runs on the real engine too until the demo drops the option.
+    durable: 'real',
     killHostAfterCharge: (paymentId) =>
       hostKills.count < (options.maxHostKills ?? 2) && env.faults.shouldCrash(CrashPoint.AfterCharge, `${paymentId}#host`) && ++hostKills.count > 0,
-    // Replay: the registered RetryOptions (2 s, doubling) in 1/40 of their time: the demo's leases are short.
-    timerScale: 1 / 40,
-    durableCrashBefore: (point, instanceId) =>
-      (point === 'after-activity' && env.faults.shouldCrash(CrashPoint.AfterCharge, instanceId)) ||
-      (point === 'orchestrator' && env.faults.shouldCrash(CrashPoint.AfterCharge, `${instanceId}#checkpoint`)),
   });
   const held = new HeldPayments(workload.messages);
   injectStoreCrashes(rig, env, held);

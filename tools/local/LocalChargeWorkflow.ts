@@ -1,15 +1,16 @@
 import type { TableClient } from '@azure/data-tables';
 import { systemClock, type Clock } from 'azure-functions-idempotency/internal';
 import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityState } from '../../src/payments/chargeEntity';
-import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestrationInput, type ChargeSteps } from '../../src/payments/chargeOrchestration';
+import { chargeOrchestration, type ChargeOrchestrationInput, type ChargeSteps } from '../../src/payments/chargeOrchestration';
 import type { ChargeWorkflow, WorkflowStatus } from '../../src/payments/ChargeWorkflow';
 import type { CompleteRecordInput } from '../../src/payments/completeRecord';
+import type { ChargeAndRecordInput } from '../../src/app/durableCharge';
 import type { ChargeResult } from '../../src/payments/schema';
 
 /** A step of a run, as the local executor sees it. */
 type LocalTask =
   | { readonly kind: 'entity'; readonly entityKey: string; readonly operation: ChargeEntityOperation }
-  | { readonly kind: 'activity'; readonly input: ChargeActivityInput }
+  | { readonly kind: 'activity'; readonly input: ChargeAndRecordInput }
   | { readonly kind: 'record'; readonly input: CompleteRecordInput }
   | { readonly kind: 'timer'; readonly atMs: number };
 
@@ -19,8 +20,11 @@ export type RunStep = 'entity:begin' | 'activity:charge' | 'after-activity:charg
 export interface LocalChargeWorkflowOptions {
   /** Table holding entity states and instance statuses (Durable keeps both in storage too). */
   readonly table: TableClient;
-  /** The `chargeProvider` activity (one call: the run retries it). */
-  readonly chargeProvider: (input: ChargeActivityInput) => Promise<ChargeResult>;
+  /**
+   * The `chargeProvider` activity (one call: the run retries it). Handoff version 2 passes `recordClaim`: the
+   * activity then writes the record once and answers a `RecordedCharge` (the app's `chargeProviderActivity`).
+   */
+  readonly chargeProvider: (input: ChargeAndRecordInput) => Promise<unknown>;
   /**
    * Holding design: the run's provider retries (attempts in all, first interval, doubling), set on each run's input
    * as `providerRetry` (short ones for tests; the app's runs use `PROVIDER_RETRY`). Default 3 attempts, 50 ms.
@@ -44,14 +48,18 @@ class InjectedCrash extends Error {}
  * - one run per instance id at a time; `start` on a running instance does nothing;
  * - activities are at-least-once: a crashed run is replayed from its start after a restart
  *   delay, calling the provider again (with the same `Idempotency-Key`);
- * - an activity is one call: the run retries failed provider calls itself (timers, `lookUpFirst`).
+ * - an activity is one call: the run retries failed provider calls itself (timers, `lookUpFirst`);
+ * - the steps are the app's (`chargePaymentOrchestrator`): `chargeAndRecord` is the `chargeProvider` activity with the
+ *   record's claim, and `signalEntity` is one-way (nothing answered; ordered per entity, as all its operations), so a
+ *   handoff run takes the same version 2 path as in Azure. test/durable/realEngine.differential.test.ts compares its
+ *   outcomes with the real engine's on the same scripted runs.
  */
 export class LocalChargeWorkflow implements ChargeWorkflow {
   private readonly entityQueues = new Map<string, Promise<unknown>>();
   private readonly running = new Set<string>();
   private readonly pending = new Set<Promise<void>>();
   private stopped = false;
-  readonly counters = { runs: 0, crashes: 0, activityCalls: 0 };
+  readonly counters = { runs: 0, crashes: 0, activityCalls: 0, recordCalls: 0, lostSignals: 0 };
   private readonly clock: Clock;
 
   constructor(private readonly options: LocalChargeWorkflowOptions) {
@@ -96,6 +104,18 @@ export class LocalChargeWorkflow implements ChargeWorkflow {
     const steps: ChargeSteps<LocalTask> = {
       callEntity: (entityKey, operation) => ({ kind: 'entity', entityKey, operation }),
       chargeProvider: (activityInput) => ({ kind: 'activity', input: activityInput }),
+      chargeAndRecord: (activityInput, claim) => ({ kind: 'activity', input: { ...activityInput, recordClaim: claim } }),
+      signalEntity: (entityKey, operation) => {
+        this.maybeCrash(`entity:${operation.name}` as RunStep, instanceId);
+        // One-way: the run goes on at once; the operation queues behind the entity's earlier ones (drain waits for it).
+        // Durable's queues keep a signal until it is applied; here a table error loses it: counted, for the tests.
+        this.track(
+          this.entityOperation(entityKey, operation).then(
+            () => undefined,
+            () => void this.counters.lostSignals++,
+          ),
+        );
+      },
       completeRecord: (recordInput) => ({ kind: 'record', input: recordInput }),
       timer: (atMs) => ({ kind: 'timer', atMs }),
       nowMs: () => this.clock.nowMs(),
@@ -154,6 +174,7 @@ export class LocalChargeWorkflow implements ChargeWorkflow {
     if (task.kind === 'timer') return new Promise((resolve) => setTimeout(resolve, Math.max(0, task.atMs - this.clock.nowMs())));
     if (task.kind === 'record') {
       if (!this.options.completeRecord) throw new Error('LocalChargeWorkflow: a handoff run needs the completeRecord option');
+      this.counters.recordCalls++;
       return this.options.completeRecord(task.input);
     }
     this.maybeCrash('activity:charge', instanceId);

@@ -6,14 +6,18 @@ import { makePaymentsHandler } from '../../src/app/paymentsHandler';
 import { loadSettings } from '../../src/config/settings';
 import type { Clock } from 'azure-functions-idempotency/internal';
 import { Telemetry } from '../../src/telemetry/Telemetry';
-import type { DurableCrashPoint } from './durable/LocalDurableBackend';
 import { LocalChargeWorkflow, type RunStep } from './LocalChargeWorkflow';
-import { startRegisteredPayments } from './registeredPayments';
 import { startRealEnginePayments } from './durable/realEnginePayments';
 import type { PaymentsDesign } from '../../src/payments/PaymentsConsumer';
 import type { RetryBudget } from '../../src/payments/chargeOrchestration';
-import { completeRecord } from '../../src/payments/completeRecord';
-import { chargeOnce } from '../../src/app/durableCharge';
+import type { CompleteRecordInput } from '../../src/payments/completeRecord';
+import {
+  CHARGE_ACTIVITY,
+  chargeProviderActivity,
+  completeRecordActivity,
+  COMPLETE_RECORD_ACTIVITY,
+  type ChargeAndRecordInput,
+} from '../../src/app/durableCharge';
 import type { ProviderLookup } from '../../src/payments/providerLookup';
 import type { TableIdempotencyStore } from 'azure-functions-idempotency/internal';
 
@@ -42,18 +46,13 @@ export interface PaymentsRigOptions {
   /**
    * `real`: the functions as registered, the charge run by the real Durable engine (`tools/durable-host`, the
    * Durable Task extension and its Azure Storage provider on an Azurite of its own: `durable/realEnginePayments.ts`).
-   * `registered`: the functions as `src/functions/payments.ts` registers them, invoked as the host does, the
-   * charge run by the local Durable backend through the SDK's replay (`registeredPayments.ts`).
-   * `executor` (default): the handler factory called directly, the charge by `LocalChargeWorkflow`
-   * (the consumer's own tests: crash points at each step, fast).
+   * `executor` (default): the handler factory called directly, the charge by `LocalChargeWorkflow` running the app's
+   * orchestration steps and activity bodies (the consumer's own tests: crash points at each step, fast; tied to the
+   * real engine by test/durable/realEngine.differential.test.ts).
    */
-  readonly durable?: 'real' | 'registered' | 'executor';
+  readonly durable?: 'real' | 'executor';
   /** Real engine: after the provider charged `paymentId`, true kills the Durable host (then it is restarted). */
   readonly killHostAfterCharge?: (paymentId: string) => boolean;
-  /** Registered path: host crashes in the Durable backend (see `DurableCrashPoint`). */
-  readonly durableCrashBefore?: (point: DurableCrashPoint, id: string) => boolean;
-  /** Registered path: real time of a Durable timer (activity retry delay) as a share of its nominal time. */
-  readonly timerScale?: number;
   /** `PAYMENTS_DESIGN` (default the settings': `handoff`): hand the charge off to its orchestration, or hold the message. */
   readonly design?: PaymentsDesign;
   /** Handoff: the run's retry budget (default the settings': 60 min, 5 s doubling to 5 min). */
@@ -62,6 +61,11 @@ export interface PaymentsRigOptions {
   readonly providerLookup?: ProviderLookup;
   /** `PAYMENT_PROVIDER_KEY_MEMORY_HOURS` (default the settings': 24). */
   readonly providerKeyMemoryHours?: number;
+}
+
+/** The context an activity is invoked with (the app's activities do not read it). */
+function activityContext(functionName: string): InvocationContext {
+  return new InvocationContext({ invocationId: randomUUID(), functionName, logHandler: () => undefined });
 }
 
 /** Trigger metadata of one delivery, as the Service Bus trigger passes it. */
@@ -112,40 +116,27 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
     await Promise.all([store.ensureTable(), parking.ensureTable()]);
     return { store, parking, workflow: real.workflow, provider, consumer, deliver: real.deliver, telemetry, backend: real.backend, close: real.close };
   }
-  if (options.durable === 'registered') {
-    const registered = await startRegisteredPayments({
-      settings,
-      overrides: { ...common, telemetry },
-      durableTable,
-      crashBefore: options.durableCrashBefore,
-      restartDelayMs: options.restartDelayMs,
-      timerScale: options.timerScale,
-    });
-    const { store, parking, consumer } = registered.parts;
-    await Promise.all([store.ensureTable(), parking.ensureTable()]);
-    return {
-      store,
-      parking,
-      workflow: registered.workflow,
-      provider,
-      consumer,
-      deliver: registered.deliver,
-      telemetry,
-      backend: registered.backend,
-      close: undefined,
-    };
-  }
   const workflow = new LocalChargeWorkflow({
     table: durableTable,
-    chargeProvider: (input) => chargeOnce(provider, input),
+    chargeProvider: (input: ChargeAndRecordInput) => chargeActivity(input, activityContext(CHARGE_ACTIVITY)) as Promise<unknown>,
     retry: options.activityRetry ?? { maxAttempts: 3, firstRetryIntervalMs: 50 },
     crashBefore: options.crashBefore,
     restartDelayMs: options.restartDelayMs,
     clock: options.clock,
-    completeRecord: (input) => completeRecord(built.store!, input),
+    completeRecord: (input: CompleteRecordInput) => recordActivity(input, activityContext(COMPLETE_RECORD_ACTIVITY)) as Promise<unknown>,
   });
-  // The executor's record write uses the consumer's store, built just below with the executor as its workflow.
+  // The app's activity bodies (as `paymentsFunctionsFrom` builds them) on the consumer's store, built just below with
+  // the executor as its workflow.
   const built: { store?: TableIdempotencyStore } = {};
+  const chargeActivity = chargeProviderActivity(
+    provider,
+    () => telemetry,
+    () => built.store!,
+  );
+  const recordActivity = completeRecordActivity(
+    () => built.store!,
+    () => telemetry,
+  );
   const { store, parking, consumer } = paymentsFromSettings(settings, { ...common, telemetry, workflow });
   built.store = store;
   await Promise.all([store.ensureTable(), parking.ensureTable(), durableTable.createTable()]);

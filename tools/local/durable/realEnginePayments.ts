@@ -6,7 +6,7 @@ import type { Settings } from '../../../src/config/settings';
 import type { ChargeEntityState } from '../../../src/payments/chargeEntity';
 import type { PaymentDeliveryResult } from '../../../src/payments/PaymentsConsumer';
 import { InvocationFailedError, WorkerHost } from '../host/WorkerHost';
-import { serviceBusRequest, type ServiceBusMetadata } from '../registeredPayments';
+import { serviceBusRequest, type ServiceBusMetadata } from '../host/serviceBusRequest';
 import { AzuriteStorage } from './AzuriteStorage';
 import { DurableEngineHost } from './DurableEngineHost';
 import { ProviderTap } from './ProviderTap';

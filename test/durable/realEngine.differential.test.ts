@@ -1,0 +1,200 @@
+/**
+ * The in-process executor (`tools/local/LocalChargeWorkflow.ts`, `durable: 'executor'`: the consumer's fast tests
+ * with crash points at each step) against the REAL Durable engine (`durable: 'real'`: tools/durable-host) on the same
+ * scripted runs: fresh payments with provider faults (none, a 503, a timeout before the charge, the answer lost after
+ * the charge, a declined card), a duplicate delivery, and a takeover 25 h after the claim that must be held for an
+ * operator. Per payment it compares what matters: the deliveries' outcomes, the provider's charges under the key,
+ * the record (status, attempt, result), the Payment row, the entity's final state and the run's output. Any
+ * difference fails the test: the executor may stand in for the engine only while they agree (docs/durable.md).
+ * Both designs; the real runs take the machine-wide lock of port 17071 (one host start per design).
+ */
+import { keyFromMessageId, payloadDigest } from 'azure-functions-idempotency/internal';
+import type { ChargeEntityState } from '../../src/payments/chargeEntity';
+import { chargeEntityKey, chargeInstanceId } from '../../src/payments/ChargeWorkflow';
+import type { PaymentsDesign } from '../../src/payments/PaymentsConsumer';
+import { paymentRow as paymentRowEffect } from '../../src/payments/paymentRow';
+import type { ChargeResult, PaymentRequested } from '../../src/payments/schema';
+import { FakePaymentProvider, type ProviderFault } from '../../tools/fakeProvider/FakePaymentProvider';
+import { JumpClock } from '../../tools/local/JumpClock';
+import type { LocalChargeWorkflow } from '../../tools/local/LocalChargeWorkflow';
+import { startPaymentsRig, type PaymentsRig } from '../../tools/local/paymentsRig';
+import { useAzurite } from '../support/azurite';
+import { REAL_ENGINE_TIMEOUT_MS, realEngineTest } from '../support/realEngine';
+
+const azuriteOf = useAzurite();
+const HOUR_MS = 3_600_000;
+
+/** One scripted payment: its provider faults (queued just before its first delivery), deliveries, and a takeover. */
+interface Scripted {
+  readonly id: string;
+  readonly customerId?: string;
+  readonly faults?: readonly ProviderFault[];
+  /** Deliveries of the same message, one after another, each after the run finished (default 1). */
+  readonly deliveries?: number;
+  /** An earlier delivery claimed the key this long ago and died before starting its run; this one takes it over. */
+  readonly claimedAgoMs?: number;
+}
+
+/** The script; the takeover comes last (its clock jump moves every later payment's time too). */
+const SCRIPT: readonly Scripted[] = [
+  { id: 'd-ok' },
+  { id: 'd-503', faults: ['error5xx'] },
+  { id: 'd-timeout', faults: ['timeout'] },
+  { id: 'd-lost-answer', faults: ['chargeThenDrop'] },
+  { id: 'd-declined', customerId: 'decline-1' },
+  { id: 'd-duplicate', deliveries: 2 },
+  { id: 'd-held', claimedAgoMs: 25 * HOUR_MS },
+];
+
+const paymentOf = (s: Scripted): PaymentRequested => ({ paymentId: s.id, customerId: s.customerId ?? 'cust-1', amount: 1250, currency: 'EUR' });
+
+/** What one backend shows after the script, per payment. */
+type Observed = Record<string, unknown>;
+
+/** The backend-specific reads: the entity's final state and the run's final status and output. */
+interface Reads {
+  entity(entityKey: string): Promise<ChargeEntityState | undefined>;
+  run(instanceId: string): Promise<{ state: string; output?: unknown }>;
+}
+
+async function runScript(durable: 'executor' | 'real', design: PaymentsDesign): Promise<Record<string, Observed>> {
+  const provider = await FakePaymentProvider.start();
+  const clock = new JumpClock();
+  const rig = await startPaymentsRig({
+    tableConnectionString: azuriteOf().connectionString,
+    providerUrl: provider.url,
+    providerTimeoutMs: 2_000,
+    durable,
+    design,
+    clock,
+    leaseMs: 60_000,
+    retry: { budgetMs: 60_000, firstDelayMs: 500, maxDelayMs: 1_000 },
+    // Hold, executor only: 5 calls as PROVIDER_RETRY (the engine's runs use it), short intervals.
+    activityRetry: { maxAttempts: 5, firstRetryIntervalMs: 100 },
+  });
+  try {
+    const reads = durable === 'real' ? realReads(rig) : executorReads(rig.workflow as LocalChargeWorkflow);
+    const observed: Record<string, Observed> = {};
+    for (const scripted of SCRIPT) {
+      const payment = paymentOf(scripted);
+      if (scripted.claimedAgoMs !== undefined) {
+        await rig.store.claim(keyFromMessageId('payments', scripted.id), payloadDigest(payment), { effects: [paymentRowEffect(payment, 'pending')] });
+        clock.jump(scripted.claimedAgoMs);
+      }
+      provider.injectNext(...(scripted.faults ?? []));
+      const calls = { charges: provider.rawCalls, lookups: provider.lookups };
+      const outcomes: string[] = [];
+      for (let n = 1; n <= (scripted.deliveries ?? 1); n++) {
+        outcomes.push((await rig.deliver(payment, { messageId: scripted.id, deliveryCount: n })).outcome);
+        await rig.workflow.drain();
+      }
+      // The provider calls this payment made (charge requests, look-ups), beside what they left.
+      const made = { providerCalls: provider.rawCalls - calls.charges, lookups: provider.lookups - calls.lookups };
+      observed[scripted.id] = { ...made, ...(await observe(rig, provider, reads, scripted.id, outcomes)) };
+    }
+    return observed;
+  } finally {
+    await rig.workflow.stop();
+    await rig.close?.();
+    await provider.stop();
+  }
+}
+
+async function observe(rig: PaymentsRig, provider: FakePaymentProvider, reads: Reads, id: string, outcomes: string[]): Promise<Observed> {
+  const ledger = provider.charges.filter((c) => c.paymentId === id).map((c) => c.chargeId);
+  /** A result without what differs by construction (the provider's charge id: compared with its own ledger). */
+  const result = (r: ChargeResult | undefined) => {
+    if (r?.status !== 'succeeded') return r;
+    const { chargeId, ...rest } = r;
+    return { ...rest, chargeId: ledger.length === 1 && chargeId === ledger[0] ? 'the ledger charge' : chargeId };
+  };
+  const record = await rig.store.get(keyFromMessageId('payments', id));
+  if (!record) return { outcomes, charges: ledger.length, record: 'none' };
+  const entityKey = chargeEntityKey(record.recordId, record.createdAtMs, record.digest);
+  const entity = await reads.entity(entityKey);
+  const run = await reads.run(chargeInstanceId(entityKey));
+  const row = await paymentRowOf(rig, id);
+  return {
+    outcomes,
+    charges: ledger.length,
+    record: { status: record.status, attempt: record.attempt, result: result(record.result as ChargeResult | undefined) },
+    paymentRow: row && { state: row.state, amount: row.amount, currency: row.currency, reason: row.reason, chargeId: chargeIdOf(row, ledger) },
+    entity: entity && {
+      status: entity.status,
+      attempt: 'attempt' in entity ? entity.attempt : undefined,
+      result: entity.status === 'completed' ? result(entity.result) : undefined,
+      reason: entity.status === 'failed' ? entity.reason : undefined,
+    },
+    run: { state: run.state, output: result(run.output as ChargeResult | undefined) },
+  };
+}
+
+function chargeIdOf(row: Record<string, unknown>, ledger: string[]): unknown {
+  if (row.chargeId === undefined) return undefined;
+  return ledger.length === 1 && row.chargeId === ledger[0] ? 'the ledger charge' : row.chargeId;
+}
+
+async function paymentRowOf(rig: PaymentsRig, id: string): Promise<Record<string, unknown> | undefined> {
+  const address = rig.store.addressOf(keyFromMessageId('payments', id));
+  return rig.store.client.getEntity<Record<string, unknown>>(address.partitionKey, `${address.rowKey}~payment`).catch(() => undefined);
+}
+
+function executorReads(workflow: LocalChargeWorkflow): Reads {
+  return {
+    entity: (entityKey) => workflow.entityState(entityKey),
+    run: async (instanceId) => {
+      const status = await workflow.status(instanceId);
+      return status.state === 'completed' ? { state: 'completed', output: status.output } : { state: status.state };
+    },
+  };
+}
+
+function realReads(rig: PaymentsRig): Reads {
+  const real = rig.workflow as { entityStateWhen(key: string, settled: (s: ChargeEntityState | undefined) => boolean): Promise<ChargeEntityState | undefined> };
+  const engine = (rig.backend as { engine: { clientBindingData: string } }).engine;
+  return {
+    // The run tells the entity its result one-way: read it once it has applied it.
+    entity: (entityKey) => real.entityStateWhen(entityKey, (state) => state?.status !== 'inProgress'),
+    run: async (instanceId) => {
+      const rpc = (JSON.parse(engine.clientBindingData) as { rpcBaseUrl: string }).rpcBaseUrl;
+      const response = await fetch(`${rpc}instances/${encodeURIComponent(instanceId)}`);
+      if (response.status === 404) return { state: 'none' };
+      const status = (await response.json()) as { runtimeStatus: string; output?: unknown };
+      const state = status.runtimeStatus.toLowerCase();
+      return state === 'completed' ? { state, output: status.output } : { state };
+    },
+  };
+}
+
+/** The script's invariants on the engine's results (so that agreement is not agreement on nothing). */
+function expectScriptInvariants(observed: Record<string, Observed>): void {
+  const charges = Object.fromEntries(Object.entries(observed).map(([id, o]) => [id, o.charges]));
+  expect(charges).toEqual({ 'd-ok': 1, 'd-503': 1, 'd-timeout': 1, 'd-lost-answer': 1, 'd-declined': 0, 'd-duplicate': 1, 'd-held': 0 });
+  // Each fault cost one more call: the script ran what it says.
+  const calls = Object.fromEntries(Object.entries(observed).map(([id, o]) => [id, o.providerCalls]));
+  expect(calls).toEqual({ 'd-ok': 1, 'd-503': 2, 'd-timeout': 2, 'd-lost-answer': 2, 'd-declined': 1, 'd-duplicate': 1, 'd-held': 0 });
+  expect(observed['d-ok']).toMatchObject({
+    record: { status: 'COMPLETED', result: { status: 'succeeded', chargeId: 'the ledger charge' } },
+    entity: { status: 'completed' },
+  });
+  expect(observed['d-declined']).toMatchObject({ record: { status: 'COMPLETED', result: { status: 'declined' } } });
+  expect((observed['d-duplicate'].outcomes as string[]).at(-1)).toBe('duplicate');
+  expect(observed['d-held']).toMatchObject({
+    record: { status: 'COMPLETED', attempt: 2, result: { status: 'failed', code: 'held-for-operator' } },
+    entity: { status: 'failed' },
+  });
+}
+
+describe.each(['handoff', 'hold'] as const)('%s design: the executor agrees with the real engine', (design) => {
+  realEngineTest(
+    `${design}: the same scripted payments (faults, a duplicate, a held takeover) give the same outcomes, charges, records, Payment rows, entity states and run outputs on the executor and on the real engine`,
+    async () => {
+      const executor = await runScript('executor', design);
+      const real = await runScript('real', design);
+      // The executor agrees with the engine on every payment, and what they agree on is what the script says.
+      for (const { id } of SCRIPT) expect({ id, ...executor[id] }).toEqual({ id, ...real[id] });
+      expectScriptInvariants(real);
+    },
+    REAL_ENGINE_TIMEOUT_MS,
+  );
+});
