@@ -6,9 +6,10 @@ import { join } from 'node:path';
  * Clean stops, on real processes: the demo and the bench are started as child processes (compiled
  * into dist/test-tools, apart from `npm run build`'s dist/src), a signal is sent to that process
  * only (not to its group, as `kill <pid>` does), and no process it started may remain afterwards.
- * Linux only (children are read from /proc). The demo runs with `--durable replay` here: this is about
- * signals, and the real engine would first wait for the machine-wide port lock and a host start (the real
- * engine's host registers its stop with the same signal handling, and ends when its parent's pipe closes).
+ * Linux only (children are read from /proc). The demo runs its orders part only here (`--orders-share 1`: Azurite and
+ * the Cosmos emulator, no Durable engine): this is about signals, and the payments part's real engine would first
+ * wait for the machine-wide port lock and a host start (its host registers its stop with the same signal handling,
+ * and ends when its parent's pipe closes).
  */
 
 const ROOT = join(__dirname, '..', '..');
@@ -89,7 +90,7 @@ maybe('SIGINT and SIGTERM stop everything the tools started', () => {
   ] as const)(
     'the demo on %s: stops Azurite, exits %i',
     async (signal, code) => {
-      const { child, stderr } = await startTool('tools/demo/main.js', ['--messages', '100000', '--time-phase', 'off', '--durable', 'replay'], /settled \d+\//);
+      const { child, stderr } = await startTool('tools/demo/main.js', ['--messages', '100000', '--time-phase', 'off', '--orders-share', '1'], /settled \d+\//);
       const started = childrenOf(child.pid!);
       expect(started.length).toBeGreaterThanOrEqual(1); // Azurite
       child.kill(signal);
@@ -112,7 +113,7 @@ maybe('SIGINT and SIGTERM stop everything the tools started', () => {
   }, 90_000);
 
   it('the demo killed outright (SIGKILL, no handler runs): Azurite still exits with it', async () => {
-    const { child } = await startTool('tools/demo/main.js', ['--messages', '100000', '--time-phase', 'off', '--durable', 'replay'], /settled \d+\//);
+    const { child } = await startTool('tools/demo/main.js', ['--messages', '100000', '--time-phase', 'off', '--orders-share', '1'], /settled \d+\//);
     const started = childrenOf(child.pid!);
     expect(started.length).toBeGreaterThanOrEqual(1);
     child.kill('SIGKILL');

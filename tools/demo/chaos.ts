@@ -74,11 +74,6 @@ export interface ChaosOptions {
    * resubmitted ones are charged again.
    */
   readonly sweepHold?: boolean;
-  /**
-   * The Durable engine of the payments charge: `real` (default: the Durable Task extension and its Azure Storage
-   * provider, tools/durable-host; needs `dotnet`) or `replay` (the local backend replaying with the SDK).
-   */
-  readonly durable?: 'real' | 'replay';
   /** Real engine: Durable host kills (SIGKILL after the provider charged, then a restart) at most per run. */
   readonly maxHostKills?: number;
   /**
@@ -121,7 +116,6 @@ export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, OptionsWithoutDe
   timePhase: true,
   timePhaseAt: 0.5,
   sweepHold: true,
-  durable: 'real',
   maxHostKills: 2,
   rewardsEvents: 300,
   timeoutMs: 600_000,
@@ -259,8 +253,8 @@ export interface ChaosReport {
  * drains background work, verifies, stops all.
  */
 export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<ChaosReport> {
-  const engineTiming = (input.durable ?? DEFAULT_CHAOS_OPTIONS.durable) === 'real' ? REAL_ENGINE_TIMING : {};
-  const o = { ...DEFAULT_CHAOS_OPTIONS, ...engineTiming, ...input };
+  // The charge runs on the real Durable engine: its timing (lock, lease) unless the input sets them.
+  const o = { ...DEFAULT_CHAOS_OPTIONS, ...REAL_ENGINE_TIMING, ...input };
   const started = Date.now();
   const faults = FaultPlan.uniform(o.seed, o.crashRate);
   const ledger = new Ledger();
@@ -303,7 +297,6 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
           leaseMs: o.leaseMs,
           providerTimeoutMs: 500,
           timePhase: o.timePhase,
-          durable: o.durable,
           maxHostKills: o.maxHostKills,
           providerLookup: lookup,
           providerKeyMemoryHours: keyMemoryHours,

@@ -30,11 +30,6 @@ export interface PaymentsPartOptions {
   readonly timePhase?: boolean;
   /** Retention of the dedup records (default 30 days): the time phase jumps past it. */
   readonly retentionMs?: number;
-  /**
-   * The Durable engine (default `real`): the Durable Task extension with its Azure Storage provider
-   * (tools/durable-host), or `replay`, the local backend replaying with durable-functions' SDK (tools/local/durable).
-   */
-  readonly durable?: 'real' | 'replay';
   /** Real engine: at most this many Durable host kills after a charge (each costs a restart and the queues' 1 min visibility timeout). */
   readonly maxHostKills?: number;
   /** `PAYMENTS_DESIGN` (default: the environment's `PAYMENTS_DESIGN`, else `handoff`). */
@@ -107,8 +102,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     restartDelayMs: 100,
     // The functions as registered, invoked as the host does, the charge run by the Durable Task extension and its
     // Azure Storage provider; host crashes are SIGKILLs of the host after the provider charged (the engine runs the
-    // activity again after the restart), a bounded number per run. The SDK-replay backend (`--durable replay`) is
-    // gone (issue 36): 'replay' runs on the real engine too until the demo drops the option.
+    // activity again after the restart), a bounded number per run (the only Durable engine of the demo).
     durable: 'real',
     killHostAfterCharge: (paymentId) =>
       hostKills.count < (options.maxHostKills ?? 2) && env.faults.shouldCrash(CrashPoint.AfterCharge, `${paymentId}#host`) && ++hostKills.count > 0,
@@ -642,7 +636,7 @@ async function verifyPayments(
       reusedKeysWithheld: [...withheld].filter((i) => messages[i].kind === 'reusedKey').length,
       leftInProgress: leftInProgress.length,
       orphanLocalRows: orphanLocalRows.length,
-      // Real engine: host kills requested and restarts. Replay backend: episodes (each a replay of the committed history), activity runs, entity batches, injected host crashes.
+      // Host kills requested and restarts, and the runs left unfinished.
       durable: rig.backend ? { ...rig.backend.counters, unfinishedOrchestrations: unfinished.length } : null,
       ...(phase
         ? {
