@@ -40,7 +40,6 @@ beforeAll(() => {
     crashRate: 0.05,
     consumers: 8,
     seed: 42,
-    durable: 'real',
     // What is unsettled when the run gives up counts as lost: give a busy machine time (the hooks wait longer still).
     timeoutMs: RUN_TIMEOUT_MS,
   }).then(judge);
@@ -215,7 +214,6 @@ describeReal('chaos: the checks catch a broken system', () => {
           seed: 3,
           outages: 0,
           providerUrl: `http://127.0.0.1:${port}`,
-          durable: 'real',
         });
         expect(report.effectiveChargesSource).toBe('external-stats');
         expect(report.doubleCharged).toBeGreaterThan(0);

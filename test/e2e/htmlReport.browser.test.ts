@@ -30,7 +30,7 @@ maybe('the HTML report in headless Chromium', () => {
   // covers a wait for the real engine's machine-wide port lock, which a chaos run elsewhere can hold for many minutes.
   beforeAll(async () => {
     const samples: ChaosProgress[] = [];
-    const report = judge(await runChaos({ messages: 120, seed: 5, outages: 1, durable: 'real', onProgress: (p) => samples.push(p), progressEveryMs: 100 }));
+    const report = judge(await runChaos({ messages: 120, seed: 5, outages: 1, onProgress: (p) => samples.push(p), progressEveryMs: 100 }));
     writeFileSync(file, htmlReport(report, samples));
   }, 2_400_000);
 

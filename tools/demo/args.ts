@@ -1,5 +1,5 @@
 import type { ChaosOptions } from './chaos';
-import { DEFAULT_CHAOS_OPTIONS, REAL_ENGINE_TIMING } from './chaos';
+import { DEFAULT_CHAOS_OPTIONS } from './chaos';
 import { optionReader, parseCommandLine, type OptionSpecs, type OptionValues } from '../cli/commandLine';
 import { checkProviderUrlShape } from './preflight';
 
@@ -25,9 +25,6 @@ export const DEMO_USAGE = `usage: npm run demo -- [options]
   --time-phase on|off     the time phase (default on): at --time-phase-at R of the run (default ${DEFAULT_CHAOS_OPTIONS.timePhaseAt}) the clock jumps
                           past retention, the expiry sweep runs, the DLQ is resubmitted, reused keys are sent after expiry
   --sweep-hold on|off     the sweep keeps the records of dead-lettered payments (default on, as the app's timer does)
-  --durable real|replay   the Durable engine of the charge (default real: the Durable Task extension and its Azure
-                          Storage provider on Azurite, tools/durable-host, needs dotnet; replay: the local backend
-                          replaying with the SDK); real uses --lock-ms ${REAL_ENGINE_TIMING.lockDurationMs} and a ${REAL_ENGINE_TIMING.leaseMs} ms lease unless set
   --provider-key-memory H hours the demo's fake provider remembers an Idempotency-Key, on the demo's clock (default
                           forever; 24 = Stripe's; 0 = it charges on every finished key's call): with the time phase, a
                           memory shorter than the jump leaves the app's records as the only guard against a second charge
@@ -69,7 +66,6 @@ const SPECS: OptionSpecs = {
   ...Object.fromEntries(Object.keys(NUMBER_OPTIONS).map((name) => [name, { type: 'string' }])),
   'time-phase': { type: 'string' },
   'sweep-hold': { type: 'string' },
-  durable: { type: 'string' },
   'provider-key-memory': { type: 'string' },
   'provider-lookup': { type: 'string' },
   'declared-key-memory': { type: 'string' },
@@ -100,7 +96,6 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv = 
   }
   if (values['time-phase'] !== undefined) chaos.timePhase = read.choice('time-phase', ['on', 'off'] as const, 'on') === 'on';
   if (values['sweep-hold'] !== undefined) chaos.sweepHold = read.choice('sweep-hold', ['on', 'off'] as const, 'on') === 'on';
-  if (values.durable !== undefined) chaos.durable = read.choice('durable', ['real', 'replay'] as const, 'real');
   if (read.flag('broker-dedup')) chaos.brokerDuplicateDetection = true;
   if (values['provider-key-memory'] !== undefined && values['provider-key-memory'] !== 'forever')
     chaos.providerKeyMemoryMs = read.number('provider-key-memory', { min: 0, max: 24 * 365 * 10, default: Number.NaN }) * 3_600_000;

@@ -74,12 +74,7 @@ export interface ChaosOptions {
    * resubmitted ones are charged again.
    */
   readonly sweepHold?: boolean;
-  /**
-   * The Durable engine of the payments charge: `real` (default: the Durable Task extension and its Azure Storage
-   * provider, tools/durable-host; needs `dotnet`) or `replay` (the local backend replaying with the SDK).
-   */
-  readonly durable?: 'real' | 'replay';
-  /** Real engine: Durable host kills (SIGKILL after the provider charged, then a restart) at most per run. */
+  /** Durable host kills (SIGKILL after the provider charged, then a restart) at most per run. */
   readonly maxHostKills?: number;
   /**
    * Distinct PaymentSucceeded events of the rewards part (Event Hubs, `rewardsPart.ts`; 0 = off): sent by its own
@@ -113,26 +108,21 @@ export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, OptionsWithoutDe
   consumers: 8,
   seed: 1,
   brokerDuplicateDetection: false,
-  lockDurationMs: 2_000,
+  // On the real engine a charge takes several queue hops (0.5 s polling, scaled) and a host kill stalls the work it
+  // had dequeued for the queues' visibility timeout (1 min, the extension's minimum): a delivery waits 80 % of the
+  // lease, 10 deliveries then cover such a stall.
+  lockDurationMs: 20_000,
   maxDeliveryCount: 10,
-  leaseMs: 1_500,
+  leaseMs: 15_000,
   outages: 2,
   outageMs: 1_000,
   timePhase: true,
   timePhaseAt: 0.5,
   sweepHold: true,
-  durable: 'real',
   maxHostKills: 2,
   rewardsEvents: 300,
   timeoutMs: 600_000,
 };
-
-/**
- * On the real engine a charge takes several queue hops (0.5 s polling, scaled) and a host kill stalls the
- * work it had dequeued for the queues' visibility timeout (1 min, the extension's minimum): a delivery waits
- * 80 % of the lease, 10 deliveries then cover such a stall. Used unless the options set lock and lease.
- */
-export const REAL_ENGINE_TIMING = { lockDurationMs: 20_000, leaseMs: 15_000 } as const;
 
 /** The time phase's figures (payments): the jump, the sweep, the resubmissions, the reused keys after expiry. */
 export interface TimePhaseReport {
@@ -259,8 +249,7 @@ export interface ChaosReport {
  * drains background work, verifies, stops all.
  */
 export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<ChaosReport> {
-  const engineTiming = (input.durable ?? DEFAULT_CHAOS_OPTIONS.durable) === 'real' ? REAL_ENGINE_TIMING : {};
-  const o = { ...DEFAULT_CHAOS_OPTIONS, ...engineTiming, ...input };
+  const o = { ...DEFAULT_CHAOS_OPTIONS, ...input };
   const started = Date.now();
   const faults = FaultPlan.uniform(o.seed, o.crashRate);
   const ledger = new Ledger();
@@ -303,7 +292,6 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
           leaseMs: o.leaseMs,
           providerTimeoutMs: 500,
           timePhase: o.timePhase,
-          durable: o.durable,
           maxHostKills: o.maxHostKills,
           providerLookup: lookup,
           providerKeyMemoryHours: keyMemoryHours,

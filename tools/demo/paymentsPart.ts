@@ -30,12 +30,7 @@ export interface PaymentsPartOptions {
   readonly timePhase?: boolean;
   /** Retention of the dedup records (default 30 days): the time phase jumps past it. */
   readonly retentionMs?: number;
-  /**
-   * The Durable engine (default `real`): the Durable Task extension with its Azure Storage provider
-   * (tools/durable-host), or `replay`, the local backend replaying with durable-functions' SDK (tools/local/durable).
-   */
-  readonly durable?: 'real' | 'replay';
-  /** Real engine: at most this many Durable host kills after a charge (each costs a restart and the queues' 1 min visibility timeout). */
+  /** At most this many Durable host kills after a charge (each costs a restart and the queues' 1 min visibility timeout). */
   readonly maxHostKills?: number;
   /** `PAYMENTS_DESIGN` (default: the environment's `PAYMENTS_DESIGN`, else `handoff`). */
   readonly design?: PaymentsDesign;
@@ -105,18 +100,12 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     providerKeyMemoryHours: options.providerKeyMemoryHours,
     retry: DEMO_RETRY,
     restartDelayMs: 100,
-    // The functions as registered, invoked as the host does. Real engine (default): the charge run by the
-    // Durable Task extension and its Azure Storage provider; host crashes are SIGKILLs of the host after the
-    // provider charged (the engine runs the activity again after the restart), a bounded number per run.
-    // Replay: the local backend replays with durable-functions' SDK; crashes after the charge and before a checkpoint.
-    durable: options.durable === 'replay' ? 'registered' : 'real',
+    // The functions as registered, invoked as the host does, the charge run by the real Durable engine (the Durable
+    // Task extension and its Azure Storage provider); host crashes are SIGKILLs of the host after the provider
+    // charged (the engine runs the activity again after the restart), a bounded number per run.
+    durable: 'real',
     killHostAfterCharge: (paymentId) =>
       hostKills.count < (options.maxHostKills ?? 2) && env.faults.shouldCrash(CrashPoint.AfterCharge, `${paymentId}#host`) && ++hostKills.count > 0,
-    // Replay: the registered RetryOptions (2 s, doubling) in 1/40 of their time: the demo's leases are short.
-    timerScale: 1 / 40,
-    durableCrashBefore: (point, instanceId) =>
-      (point === 'after-activity' && env.faults.shouldCrash(CrashPoint.AfterCharge, instanceId)) ||
-      (point === 'orchestrator' && env.faults.shouldCrash(CrashPoint.AfterCharge, `${instanceId}#checkpoint`)),
   });
   const held = new HeldPayments(workload.messages);
   injectStoreCrashes(rig, env, held);
@@ -609,7 +598,7 @@ async function verifyPayments(
   // (e.g. an orchestrator that is not deterministic on replay) would otherwise only show as slow deliveries.
   const unfinished = rig.backend ? await rig.backend.store.unfinishedInstances() : [];
   if (unfinished.length > 0) violations.push(`${unfinished.length} charge orchestration(s) never finished: ${unfinished.slice(0, 5).join(', ')}`);
-  // Real engine: a charge orchestration may fail only as designed (the provider's retries spent, a stale attempt);
+  // A charge orchestration may fail only as designed (the provider's retries spent, a stale attempt);
   // any other failure (the engine's non-determinism check, a missing function, a bug) is a broken charge, even when
   // a later run or an operator's resubmission completed the payment.
   const failed = rig.backend && 'failedInstances' in rig.backend.store ? await rig.backend.store.failedInstances() : [];
@@ -647,7 +636,7 @@ async function verifyPayments(
       reusedKeysWithheld: [...withheld].filter((i) => messages[i].kind === 'reusedKey').length,
       leftInProgress: leftInProgress.length,
       orphanLocalRows: orphanLocalRows.length,
-      // Real engine: host kills requested and restarts. Replay backend: episodes (each a replay of the committed history), activity runs, entity batches, injected host crashes.
+      // Host kills requested and restarts.
       durable: rig.backend ? { ...rig.backend.counters, unfinishedOrchestrations: unfinished.length } : null,
       ...(phase
         ? {
