@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { cyclesOf, filesUnder, importsOf, overLong, specifiersOf } from '../support/importGraph';
 
 /**
  * The house plan of docs/DESIGN.md, held for the app (src/) and the core package (packages/idempotency/src):
@@ -43,38 +44,6 @@ const CORE_ALLOWED: Record<string, readonly string[]> = {
 
 /** Packages a core room may import (besides `node:` built-ins). */
 const CORE_PACKAGES: Record<string, readonly string[]> = { 'stores/table': ['@azure/data-tables'], 'stores/cosmos': ['@azure/cosmos'] };
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((entry) => {
-    const path = join(dir, entry);
-    return statSync(path).isDirectory() ? filesUnder(path) : path.endsWith('.ts') ? [path] : [];
-  });
-}
-
-/** Import specifiers of a file (static imports, re-exports, require, dynamic import). */
-function specifiersOf(file: string): string[] {
-  const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(/(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|require\(\s*['"]([^'"]+)['"]\s*\)|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map(
-    (m) => m[1] ?? m[2] ?? m[3],
-  );
-}
-
-/** Relative imports of a file, resolved to .ts files. */
-function importsOf(file: string): string[] {
-  return specifiersOf(file)
-    .filter((spec) => spec.startsWith('.'))
-    .map((spec) => {
-      const base = resolve(dirname(file), spec);
-      for (const candidate of [`${base}.ts`, join(base, 'index.ts')]) {
-        try {
-          if (statSync(candidate).isFile()) return candidate;
-        } catch {
-          // try the next form
-        }
-      }
-      return `${base} (unresolved)`;
-    });
-}
 
 const appFolderOf = (file: string) => relative(SRC, file).split(sep)[0];
 function coreRoomOf(file: string): string {
@@ -133,26 +102,12 @@ describe('the house plan (docs/DESIGN.md)', () => {
   });
 
   test('no import cycles between files (app and core)', () => {
-    const cycles: string[] = [];
-    const state = new Map<string, 'visiting' | 'done'>();
-    const visit = (file: string, path: string[]) => {
-      if (state.get(file) === 'done') return;
-      if (state.get(file) === 'visiting') {
-        cycles.push([...path.slice(path.indexOf(file)), file].map((f) => relative(ROOT, f)).join(' -> '));
-        return;
-      }
-      state.set(file, 'visiting');
-      for (const next of graph.get(file) ?? []) if (graph.has(next)) visit(next, [...path, file]);
-      state.set(file, 'done');
-    };
-    for (const file of graph.keys()) visit(file, []);
+    const cycles = cyclesOf(graph, ROOT);
     expect(cycles).toEqual([]);
   });
 
   test(`no file in src/ or the core is over ${MAX_LINES} lines`, () => {
-    const long = [...graph.keys()]
-      .map((f) => [relative(ROOT, f), readFileSync(f, 'utf8').split('\n').length] as const)
-      .filter(([, lines]) => lines > MAX_LINES);
+    const long = overLong(graph.keys(), MAX_LINES, ROOT);
     expect(long).toEqual([]);
   });
 
