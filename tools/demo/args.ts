@@ -1,5 +1,5 @@
-import type { ChaosOptions } from './chaos';
-import { DEFAULT_CHAOS_OPTIONS } from './chaos';
+import type { ChaosOptions } from './chaosOptions';
+import { DEFAULT_CHAOS_OPTIONS } from './chaosOptions';
 import { optionReader, parseCommandLine, type OptionSpecs, type OptionValues } from '../cli/commandLine';
 import { checkProviderUrlShape } from './preflight';
 

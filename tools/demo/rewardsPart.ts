@@ -13,7 +13,7 @@ import { workerBatchHandler } from '../local/eventHubs/workerBatch';
 import { WorkerHost } from '../local/host/WorkerHost';
 import { localHubSink } from '../producer/eventSinks';
 import { buildRewardsPlan, expectedBalances } from '../producer/rewardEvents';
-import type { ChaosReport } from './chaos';
+import type { ChaosReport } from './chaosReport';
 import type { ChaosEnvironment, PartReport } from './part';
 
 export interface RewardsPartOptions {
