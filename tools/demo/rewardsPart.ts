@@ -5,7 +5,7 @@ import { loadSettings } from '../../src/config/settings';
 import { toNumber } from 'azure-functions-idempotency/internal';
 import { pointsFor } from '../../src/rewards/rewardEvent';
 import { AzuriteBlob } from '../azurite/AzuriteBlob';
-import { mulberry32 } from '../fakeProvider/FakePaymentProvider';
+import { mulberry32 } from '../fakeProvider/random';
 import { BlobCheckpointStore } from '../local/eventHubs/BlobCheckpointStore';
 import { LocalEventHub } from '../local/eventHubs/LocalEventHub';
 import { LocalEventHubsHost, type BatchHandler } from '../local/eventHubs/LocalEventHubsHost';
