@@ -47,7 +47,7 @@ export function ensureDurableHostBuilt(log: (line: string) => void = () => undef
  * @returns the directory holding `src/functions/*.js` and `tools/durable-host/bridge.js`
  */
 export function builtApp(): string {
-  if (__filename.endsWith('.js')) return path.resolve(__dirname, '..', '..', '..');
+  if (__filename.endsWith('.js')) return path.resolve(__dirname, '..', '..'); // dist/tools/durable-host -> dist
   const out = path.join(HOST_DIR, 'obj', 'app');
   return withFileLock(path.join(tmpdir(), 'durable-host-app.lock'), () => {
     const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
