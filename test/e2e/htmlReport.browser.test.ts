@@ -26,8 +26,7 @@ maybe('the HTML report in headless Chromium', () => {
   const file = join(dir, 'report.html');
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  // The report is under test, on the real engine as the demo runs it: the SDK-replay backend (`--durable replay`)
-  // stalls at about half of a run since the issue-34 merges (found at the session's end, not yet diagnosed). The bound
+  // The report is under test, on the real engine, the demo's only one (issue 36 removed `--durable replay`). The bound
   // covers a wait for the real engine's machine-wide port lock, which a chaos run elsewhere can hold for many minutes.
   beforeAll(async () => {
     const samples: ChaosProgress[] = [];
