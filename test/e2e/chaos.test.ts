@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { runChaos, type ChaosReport } from '../../tools/demo/chaos';
+import { runChaos } from '../../tools/demo/chaos';
+import type { ChaosReport } from '../../tools/demo/chaosReport';
 import { judge } from '../../tools/demo/verdict';
 import { dotnetAvailable } from '../../tools/local/durable/DurableEngineHost';
 

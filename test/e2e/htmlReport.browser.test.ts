@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { runChaos, type ChaosProgress } from '../../tools/demo/chaos';
+import { runChaos } from '../../tools/demo/chaos';
+import type { ChaosProgress } from '../../tools/demo/chaosReport';
 import { htmlReport, TIMELINE_SERIES } from '../../tools/demo/htmlReport';
 import { judge } from '../../tools/demo/verdict';
 import { countColour, decodePng, dumpDom, findChromium, screenshot } from '../support/chromium';
@@ -25,7 +26,8 @@ maybe('the HTML report in headless Chromium', () => {
   const file = join(dir, 'report.html');
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  // The report is under test, on the real engine as the demo runs it (its only Durable engine). The bound covers a wait for the real engine's machine-wide port lock, which a chaos run elsewhere can hold for many minutes.
+  // The report is under test, on the real engine, the demo's only one (issue 36 removed `--durable replay`). The bound
+  // covers a wait for the real engine's machine-wide port lock, which a chaos run elsewhere can hold for many minutes.
   beforeAll(async () => {
     const samples: ChaosProgress[] = [];
     const report = judge(await runChaos({ messages: 120, seed: 5, outages: 1, onProgress: (p) => samples.push(p), progressEveryMs: 100 }));

@@ -1,15 +1,16 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { REAL_ENGINE_TIMEOUT_MS } from '../support/realEngine';
 
 /**
  * Clean stops, on real processes: the demo and the bench are started as child processes (compiled
  * into dist/test-tools, apart from `npm run build`'s dist/src), a signal is sent to that process
  * only (not to its group, as `kill <pid>` does), and no process it started may remain afterwards.
- * Linux only (children are read from /proc). The demo runs its orders part only here (`--orders-share 1`: Azurite and
- * the Cosmos emulator, no Durable engine): this is about signals, and the payments part's real engine would first
- * wait for the machine-wide port lock and a host start (its host registers its stop with the same signal handling,
- * and ends when its parent's pipe closes).
+ * Linux only (children are read from /proc). The demo runs on the real Durable engine, as always: it may
+ * first wait for the machine-wide port lock and a host start (the host registers its stop with the same
+ * signal handling, and ends when its parent's pipe closes). A small run (2,000 messages, no time phase)
+ * is stopped once it settles its first messages.
  */
 
 const ROOT = join(__dirname, '..', '..');
@@ -53,11 +54,11 @@ async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
 }
 
 /** Starts a tool and waits until its stderr shows `ready` (by then it has started its children). */
-async function startTool(script: string, args: string[], ready: RegExp): Promise<{ child: ChildProcess; stderr: () => string }> {
+async function startTool(script: string, args: string[], ready: RegExp, readyWithinMs = 60_000): Promise<{ child: ChildProcess; stderr: () => string }> {
   const child = spawn(process.execPath, [join(OUT, script), ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += String(d)));
-  const ok = await waitFor(() => ready.test(stderr) || child.exitCode !== null, 60_000);
+  const ok = await waitFor(() => ready.test(stderr) || child.exitCode !== null, readyWithinMs);
   if (!ok || child.exitCode !== null) throw new Error(`${script} did not get ready: ${stderr}`);
   return { child, stderr: () => stderr };
 }
@@ -66,6 +67,9 @@ function exited(child: ChildProcess): Promise<{ code: number | null; signal: Nod
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 }
+
+/** A bounded demo run on the real engine (the only one it has). */
+const DEMO_ARGS = ['--messages', '2000', '--time-phase', 'off'];
 
 maybe('SIGINT and SIGTERM stop everything the tools started', () => {
   beforeAll(() => {
@@ -90,16 +94,16 @@ maybe('SIGINT and SIGTERM stop everything the tools started', () => {
   ] as const)(
     'the demo on %s: stops Azurite, exits %i',
     async (signal, code) => {
-      const { child, stderr } = await startTool('tools/demo/main.js', ['--messages', '100000', '--time-phase', 'off', '--orders-share', '1'], /settled \d+\//);
+      const { child, stderr } = await startTool('tools/demo/main.js', DEMO_ARGS, /settled \d+\//, REAL_ENGINE_TIMEOUT_MS);
       const started = childrenOf(child.pid!);
       expect(started.length).toBeGreaterThanOrEqual(1); // Azurite
       child.kill(signal);
       const result = await exited(child);
       expect(result).toEqual({ code, signal: null });
       expect(stderr()).toMatch(new RegExp(`demo: ${signal} received, stopping \\d+ thing\\(s\\) it started`));
-      expect(await waitFor(() => started.every((pid) => !alive(pid)), 5_000)).toBe(true);
+      expect(await waitFor(() => started.every((pid) => !alive(pid)), 60_000)).toBe(true);
     },
-    90_000,
+    REAL_ENGINE_TIMEOUT_MS,
   );
 
   it('the bench on SIGTERM: stops Azurite, exits 143', async () => {
@@ -112,12 +116,16 @@ maybe('SIGINT and SIGTERM stop everything the tools started', () => {
     expect(await waitFor(() => started.every((pid) => !alive(pid)), 5_000)).toBe(true);
   }, 90_000);
 
-  it('the demo killed outright (SIGKILL, no handler runs): Azurite still exits with it', async () => {
-    const { child } = await startTool('tools/demo/main.js', ['--messages', '100000', '--time-phase', 'off', '--orders-share', '1'], /settled \d+\//);
-    const started = childrenOf(child.pid!);
-    expect(started.length).toBeGreaterThanOrEqual(1);
-    child.kill('SIGKILL');
-    await exited(child);
-    expect(await waitFor(() => started.every((pid) => !alive(pid)), 5_000)).toBe(true);
-  }, 90_000);
+  it(
+    'the demo killed outright (SIGKILL, no handler runs): Azurite still exits with it',
+    async () => {
+      const { child } = await startTool('tools/demo/main.js', DEMO_ARGS, /settled \d+\//, REAL_ENGINE_TIMEOUT_MS);
+      const started = childrenOf(child.pid!);
+      expect(started.length).toBeGreaterThanOrEqual(1);
+      child.kill('SIGKILL');
+      await exited(child);
+      expect(await waitFor(() => started.every((pid) => !alive(pid)), 60_000)).toBe(true);
+    },
+    REAL_ENGINE_TIMEOUT_MS,
+  );
 });

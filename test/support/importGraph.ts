@@ -1,12 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
-/**
- * The import graph of TypeScript files, read as text (the house-plan tests of src/, the core package and tools/):
- * files under a folder, their import specifiers, relative imports resolved to files, cycles and long files.
- */
-
-/** The `.ts` files under `dir`, skipping the folders named in `skip` (build output). */
+/** The .ts files under `dir`, recursively (`skip` names folders to leave out, e.g. build output). */
 export function filesUnder(dir: string, skip: readonly string[] = []): string[] {
   return readdirSync(dir).flatMap((entry) => {
     const path = join(dir, entry);
@@ -23,7 +18,7 @@ export function specifiersOf(file: string): string[] {
   );
 }
 
-/** Relative imports of a file, resolved to .ts files (`<path> (unresolved)` when none exists). */
+/** Relative imports of a file, resolved to .ts files. */
 export function importsOf(file: string): string[] {
   return specifiersOf(file)
     .filter((spec) => spec.startsWith('.'))
@@ -40,7 +35,7 @@ export function importsOf(file: string): string[] {
     });
 }
 
-/** Each import cycle among the graph's files, as `a -> b -> a` (paths relative to `root`). */
+/** The import cycles among the graph's files, each as `a -> b -> a` (paths relative to `root`). */
 export function cyclesOf(graph: ReadonlyMap<string, readonly string[]>, root: string): string[] {
   const cycles: string[] = [];
   const state = new Map<string, 'visiting' | 'done'>();
@@ -58,7 +53,10 @@ export function cyclesOf(graph: ReadonlyMap<string, readonly string[]>, root: st
   return cycles;
 }
 
-/** The files over `maxLines` lines, with their line counts (paths relative to `root`). */
-export function longFiles(files: Iterable<string>, root: string, maxLines: number): Array<readonly [string, number]> {
-  return [...files].map((f) => [relative(root, f), readFileSync(f, 'utf8').split('\n').length] as const).filter(([, lines]) => lines > maxLines);
+/** The files over `maxLines` lines, as `path: N lines` (relative to `root`). */
+export function overLong(files: Iterable<string>, maxLines: number, root: string): string[] {
+  return [...files]
+    .map((f) => [relative(root, f), readFileSync(f, 'utf8').split('\n').length] as const)
+    .filter(([, lines]) => lines > maxLines)
+    .map(([f, lines]) => `${f}: ${lines} lines`);
 }

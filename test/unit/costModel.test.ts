@@ -1,14 +1,5 @@
-import {
-  COSMOS_RU_PER_PAYMENT,
-  cosmosStoreLines,
-  costPerMillion,
-  durableQueueOpsPerPayment,
-  queueOpsForGoal,
-  termsOf,
-  type CostLine,
-  type CostOptions,
-  type RunCounts,
-} from '../../tools/cost/costModel';
+import { costPerMillion, durableQueueOpsPerPayment, type CostLine, type CostOptions, type RunCounts } from '../../tools/cost/costModel';
+import { COSMOS_RU_PER_PAYMENT, cosmosStoreLines, queueOpsForGoal, termsOf } from '../../tools/cost/costTerms';
 import { diffHostCounts, hostRecordsPriced, levelFor, recordsAt, totalOf, type HostLogCount } from '../../tools/cost/hostTelemetry';
 import { monthBill } from '../../tools/cost/monthView';
 import { DEFAULT_PRICES, MONTHLY_GRANTS, PRICE_SOURCES, pricesWith, type Prices } from '../../tools/cost/prices';

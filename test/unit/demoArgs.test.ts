@@ -1,6 +1,6 @@
 import { UsageError } from '../../tools/cli/commandLine';
 import { parseDemoArgs } from '../../tools/demo/args';
-import { defaultDeclaredKeyMemoryHours, defaultProviderLookup } from '../../tools/demo/chaos';
+import { defaultDeclaredKeyMemoryHours, defaultProviderLookup } from '../../tools/demo/chaosOptions';
 import { buildPaymentsWorkload } from '../../tools/demo/paymentsWorkload';
 import { JumpClock } from '../../tools/local/JumpClock';
 

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { checkProvider, checkProviderUrlShape } from '../../tools/demo/preflight';
 import { formatEta, formatProgress } from '../../tools/demo/report';
-import type { ChaosReport } from '../../tools/demo/chaos';
+import type { ChaosReport } from '../../tools/demo/chaosReport';
 import type { PartReport } from '../../tools/demo/part';
 import { withRewards } from '../../tools/demo/rewardsPart';
 import { environmentViolation, judge, outageViolation, outcomeViolation, verdictLine } from '../../tools/demo/verdict';

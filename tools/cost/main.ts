@@ -11,7 +11,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { optionReader, parseCommandLine, USAGE_EXIT_CODE, UsageError, usageErrorLine } from '../cli/commandLine';
-import { costPerMillion, cosmosStoreLines, queueOpsForGoal, termsOf, type CostEstimate, type CostLine, type CostOptions, type RunCounts } from './costModel';
+import { costPerMillion, type CostEstimate, type CostLine, type CostOptions, type RunCounts } from './costModel';
+import { cosmosStoreLines, queueOpsForGoal, termsOf } from './costTerms';
 import { hostJsonLogLevels } from './hostTelemetry';
 import { monthBill } from './monthView';
 import { DEFAULT_PRICES, PRICE_SOURCES, PRICES_AS_OF, pricesWith, type Prices } from './prices';

@@ -1,5 +1,5 @@
-import type { ChaosOptions } from './chaos';
-import { DEFAULT_CHAOS_OPTIONS, REAL_ENGINE_TIMING } from './chaos';
+import type { ChaosOptions } from './chaosOptions';
+import { DEFAULT_CHAOS_OPTIONS } from './chaosOptions';
 import { optionReader, parseCommandLine, type OptionSpecs, type OptionValues } from '../cli/commandLine';
 import { checkProviderUrlShape } from './preflight';
 
@@ -25,8 +25,6 @@ export const DEMO_USAGE = `usage: npm run demo -- [options]
   --time-phase on|off     the time phase (default on): at --time-phase-at R of the run (default ${DEFAULT_CHAOS_OPTIONS.timePhaseAt}) the clock jumps
                           past retention, the expiry sweep runs, the DLQ is resubmitted, reused keys are sent after expiry
   --sweep-hold on|off     the sweep keeps the records of dead-lettered payments (default on, as the app's timer does)
-                          the charge runs on the real Durable engine (the Durable Task extension and its Azure Storage
-                          provider on Azurite, tools/durable-host, needs dotnet): --lock-ms ${REAL_ENGINE_TIMING.lockDurationMs} and a ${REAL_ENGINE_TIMING.leaseMs} ms lease unless set
   --provider-key-memory H hours the demo's fake provider remembers an Idempotency-Key, on the demo's clock (default
                           forever; 24 = Stripe's; 0 = it charges on every finished key's call): with the time phase, a
                           memory shorter than the jump leaves the app's records as the only guard against a second charge

@@ -1,4 +1,4 @@
-import { mulberry32 } from '../fakeProvider/FakePaymentProvider';
+import { mulberry32 } from '../fakeProvider/random';
 
 /** Where a consumer crash can be injected on a message's path. */
 export const CrashPoint = {

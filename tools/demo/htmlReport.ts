@@ -1,4 +1,4 @@
-import type { ChaosProgress, ChaosReport } from './chaos';
+import type { ChaosProgress, ChaosReport } from './chaosReport';
 import { duplicatesExplained, reportSections } from './report';
 import { environmentViolation, unchargedDeadLetters, verdictLine } from './verdict';
 

@@ -1,5 +1,6 @@
 import { AzuriteTable } from '../azurite/AzuriteTable';
-import { FakePaymentProvider, mulberry32 } from '../fakeProvider/FakePaymentProvider';
+import { FakePaymentProvider } from '../fakeProvider/FakePaymentProvider';
+import { mulberry32 } from '../fakeProvider/random';
 import { sendWebhooks } from '../fakeProvider/WebhookSender';
 import { RecordingPaymentQueue, startHttpRig } from '../local/httpRig';
 

@@ -1,6 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { DEFAULT_CHAOS_OPTIONS, runChaos, type ChaosProgress } from './chaos';
+import { runChaos } from './chaos';
+import { DEFAULT_CHAOS_OPTIONS } from './chaosOptions';
+import type { ChaosProgress } from './chaosReport';
 import { USAGE_EXIT_CODE, usageErrorLine, UsageError } from '../cli/commandLine';
 import { installStopSignals } from '../cli/stopSignals';
 import { DEMO_USAGE, parseDemoArgs } from './args';

@@ -1,6 +1,6 @@
 import { ParkReason } from '../../src/messaging/ParkingStore';
 import { OrderMessageType, OrderStatus } from '../../src/orders/messages';
-import { mulberry32 } from '../fakeProvider/FakePaymentProvider';
+import { mulberry32 } from '../fakeProvider/random';
 import type { PlannedSend } from './paymentsWorkload';
 
 /** What a logical message on the orders queue is meant to test, and so what the consumer must do with it. */

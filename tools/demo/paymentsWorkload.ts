@@ -1,5 +1,5 @@
 import { ParkReason } from '../../src/messaging/ParkingStore';
-import { mulberry32 } from '../fakeProvider/FakePaymentProvider';
+import { mulberry32 } from '../fakeProvider/random';
 
 /** What a logical message is meant to test, and so what the consumer must do with it. */
 export type PaymentKind =

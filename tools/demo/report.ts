@@ -1,5 +1,6 @@
 import { wrapWords } from '../cli/wrapWords';
-import { formatDuration, type ChaosProgress, type ChaosReport } from './chaos';
+import { formatDuration } from './buildReport';
+import type { ChaosProgress, ChaosReport } from './chaosReport';
 import { verdictLine } from './verdict';
 
 /** How far the run is: settled copies (completed or dead-lettered) of the planned sends. */

@@ -5,7 +5,7 @@ import { loadSettings } from '../../src/config/settings';
 import { toNumber } from 'azure-functions-idempotency/internal';
 import { pointsFor } from '../../src/rewards/rewardEvent';
 import { AzuriteBlob } from '../azurite/AzuriteBlob';
-import { mulberry32 } from '../fakeProvider/FakePaymentProvider';
+import { mulberry32 } from '../fakeProvider/random';
 import { BlobCheckpointStore } from '../local/eventHubs/BlobCheckpointStore';
 import { LocalEventHub } from '../local/eventHubs/LocalEventHub';
 import { LocalEventHubsHost, type BatchHandler } from '../local/eventHubs/LocalEventHubsHost';
@@ -13,7 +13,7 @@ import { workerBatchHandler } from '../local/eventHubs/workerBatch';
 import { WorkerHost } from '../local/host/WorkerHost';
 import { localHubSink } from '../producer/eventSinks';
 import { buildRewardsPlan, expectedBalances } from '../producer/rewardEvents';
-import type { ChaosReport } from './chaos';
+import type { ChaosReport } from './chaosReport';
 import type { ChaosEnvironment, PartReport } from './part';
 
 export interface RewardsPartOptions {

@@ -1,4 +1,4 @@
-import type { ChaosReport } from './chaos';
+import type { ChaosReport } from './chaosReport';
 
 /**
  * The run's verdict, and the rule that keeps a broken environment from passing.

@@ -74,8 +74,12 @@ var lifetime = host.Services.GetRequiredService<IHostApplicationLifetime>();
 var stopping = new TaskCompletionSource();
 lifetime.ApplicationStopping.Register(() => stopping.TrySetResult());
 await Task.WhenAny(stdinClosed, stopping.Task);
+// A bounded stop: with the parent killed, its Azurite (this hub's storage) is gone too, and the storage provider's
+// retries would keep the process alive for minutes; exit within 10 s whatever still runs.
+_ = Task.Delay(TimeSpan.FromSeconds(10)).ContinueWith(_ => Environment.Exit(0));
 await host.StopAsync(TimeSpan.FromSeconds(5));
 NodeBridge.Instance?.Dispose();
+Environment.Exit(0);
 return 0;
 
 /// <summary>The durableClient input binding's data, as the extension converts its client for an out-of-process function.</summary>

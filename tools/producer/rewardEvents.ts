@@ -1,4 +1,4 @@
-import { mulberry32 } from '../fakeProvider/FakePaymentProvider';
+import { mulberry32 } from '../fakeProvider/random';
 import { PAYMENT_SUCCEEDED, pointsFor, type PaymentSucceeded } from '../../src/rewards/rewardEvent';
 
 /**

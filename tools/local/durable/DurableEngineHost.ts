@@ -1,135 +1,16 @@
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, readdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { whenStopped } from '../../cli/stopSignals';
+import { acquirePortLock } from '../../cli/lockFile';
+import { ROOT, ensureDurableHostBuilt, builtApp } from '../../durable-host/hostBuild';
+/** The host's build, kept importable from here (its home is tools/durable-host/hostBuild.ts). */
+export { builtApp, dotnetAvailable } from '../../durable-host/hostBuild';
 
-/** The repository root (this file is at tools/local/durable/, compiled or not). */
-const ROOT = (() => {
-  let dir = __dirname;
-  while (!existsSync(path.join(dir, 'host.json'))) dir = path.dirname(dir);
-  return dir;
-})();
-const HOST_DIR = path.join(ROOT, 'tools', 'durable-host');
-const HOST_DLL = path.join(HOST_DIR, 'bin', 'Release', 'net10.0', 'DurableHost.dll');
 /** The extension's local RPC endpoint port: fixed (LocalHttpListener), so one host per machine at a time. */
 export const DURABLE_RPC_PORT = 17071;
-
-/** Whether `dotnet` can run here (the real-engine tests are skipped with a NOT RUN notice without it). */
-export function dotnetAvailable(): boolean {
-  return spawnSync('dotnet', ['--version'], { stdio: 'ignore' }).status === 0;
-}
-
-function newestMtimeMs(dir: string, test: (file: string) => boolean): number {
-  return readdirSync(dir)
-    .filter(test)
-    .reduce((m, f) => Math.max(m, statSync(path.join(dir, f)).mtimeMs), 0);
-}
-
-/**
- * Builds `tools/durable-host` (restore + build, `npm run durable-host:build`) unless its DLL is newer than its
- * sources: NuGet's package cache and the DLL make a second build free. Serialised by a lock file.
- * @returns the DLL's path
- */
-export function ensureDurableHostBuilt(log: (line: string) => void = () => undefined): string {
-  const sourcesMs = newestMtimeMs(HOST_DIR, (f) => f.endsWith('.cs') || f.endsWith('.csproj'));
-  if (existsSync(HOST_DLL) && statSync(HOST_DLL).mtimeMs >= sourcesMs) return HOST_DLL;
-  return withFileLock(path.join(tmpdir(), 'durable-host-build.lock'), () => {
-    if (existsSync(HOST_DLL) && statSync(HOST_DLL).mtimeMs >= sourcesMs) return HOST_DLL;
-    log('building tools/durable-host (dotnet build -c Release)');
-    execFileSync('dotnet', ['build', HOST_DIR, '-c', 'Release', '-nologo', '-v', 'q'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    return HOST_DLL;
-  });
-}
-
-/**
- * The built app the bridge loads. Run from `dist/` (the demo, the bench: `tsc -b tsconfig.tools.json`
- * built it), that `dist/`; under Jest (sources), the same compilation (`tsconfig.tools.json`) into
- * `tools/durable-host/obj/app`, so it never races another test writing `dist/`.
- * @returns the directory holding `src/functions/*.js` and `tools/durable-host/bridge.js`
- */
-export function builtApp(): string {
-  if (__filename.endsWith('.js')) return path.resolve(__dirname, '..', '..', '..');
-  const out = path.join(HOST_DIR, 'obj', 'app');
-  return withFileLock(path.join(tmpdir(), 'durable-host-app.lock'), () => {
-    const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    execFileSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.tools.json'), '--outDir', out, '--tsBuildInfoFile', path.join(out, 'tsbuildinfo')], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    return out;
-  });
-}
-
-/** Runs `fn` holding an exclusive lock file (another process's lock is waited for; a dead owner's is taken). */
-function withFileLock<T>(file: string, fn: () => T): T {
-  acquireLockSync(file);
-  try {
-    return fn();
-  } finally {
-    unlinkSync(file);
-  }
-}
-
-/**
- * One try at the lock file: created exclusively with this process's pid written through the same descriptor.
- * Returns false while a live owner holds it; a dead owner's file is removed (the caller tries again at once).
- */
-function tryTakeLock(file: string): boolean | 'retry' {
-  try {
-    const fd = openSync(file, 'wx');
-    try {
-      writeSync(fd, String(process.pid));
-    } finally {
-      closeSync(fd);
-    }
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    if (ownerAlive(file)) return false;
-    try {
-      unlinkSync(file);
-    } catch {
-      /* another waiter took it */
-    }
-    return 'retry';
-  }
-}
-
-function acquireLockSync(file: string): void {
-  for (;;) {
-    const taken = tryTakeLock(file);
-    if (taken === true) return;
-    if (taken === false) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
-  }
-}
-
-function ownerAlive(file: string): boolean {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return true; // removed meanwhile: the next try decides
-  }
-  if (text === '') return true; // just created, its pid not written yet
-  const pid = Number(text);
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function acquirePortLock(file: string): Promise<void> {
-  for (;;) {
-    const taken = tryTakeLock(file);
-    if (taken === true) return;
-    if (taken === false) await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 export interface DurableEngineHostOptions {
   /** The task hub's storage account (`AzureWebJobsStorage`): `AzuriteStorage.connectionString`. */
