@@ -289,8 +289,12 @@ describe('price sources', () => {
     for (const source of PRICE_SOURCES) {
       expect(source.url).toMatch(/^https:\/\//);
       expect(source.asOf).toMatch(/^\d{4}-\d{2}-\d{2}$/);
-      expect(['read', 'recorded']).toContain(source.status);
+      expect(['read', 'copy', 'recorded']).toContain(source.status);
+      if (source.status === 'copy') expect(source.evidence).toMatch(/\d{4}-\d{2}-\d{2}/);
     }
+    // Every price the model multiplies by names where it comes from.
+    const covered = new Set(PRICE_SOURCES.flatMap((s) => s.prices));
+    expect(Object.keys(DEFAULT_PRICES).filter((name) => !covered.has(name as keyof Prices))).toEqual([]);
     expect(PRICE_SOURCES.map((s) => s.covers).join(' ')).toMatch(/Event Hubs.*Cosmos|Cosmos.*Event Hubs/s);
   });
 });
