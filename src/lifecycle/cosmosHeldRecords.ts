@@ -1,9 +1,7 @@
 import type { Container } from '@azure/cosmos';
-import type { Clock } from 'azure-functions-idempotency/internal';
-import { rowDocument, ttlSeconds, type MarkerDocument } from 'azure-functions-idempotency/internal';
-import { CosmosMarkers } from 'azure-functions-idempotency/internal';
-import { StoreRequestError, StoreUnavailableError } from 'azure-functions-idempotency/internal';
-import { tableAddress } from 'azure-functions-idempotency/internal';
+import { type Clock, StoreRequestError, StoreUnavailableError } from 'azure-functions-idempotency';
+// Internal: the Cosmos hold pass rewrites the store's documents in place (their layout, ids and calls are the store's).
+import { rowDocument, ttlSeconds, type MarkerDocument, CosmosMarkers, tableAddress } from 'azure-functions-idempotency/internal';
 import type { HeldKeysSource, HoldCounts } from './heldRecords';
 
 const MAX_ATTEMPTS = 5;

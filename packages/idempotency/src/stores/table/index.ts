@@ -2,3 +2,4 @@
 export { TableIdempotencyStore } from './TableIdempotencyStore';
 export type { TableIdempotencyStoreOptions } from '../../protocol/storeOptions';
 export type { TableAddress } from '../../protocol/address';
+export { classifyStoreError, toDomainError } from './storeErrors';
