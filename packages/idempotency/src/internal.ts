@@ -15,6 +15,7 @@ export * from './protocol/localRows';
 export * from './protocol/IdempotencyStore';
 export * from './stores/table/TableIdempotencyStore';
 export * from './protocol/storeOptions';
+export * from './stores/table/tableStoreOptions';
 export * from './protocol/CompletedKeyCache';
 export * from './wrappers/makeIdempotent';
 export { classifyStoreError, toDomainError } from './stores/table/storeErrors';
