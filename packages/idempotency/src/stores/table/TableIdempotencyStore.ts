@@ -21,7 +21,7 @@ import { leaseMsOption } from '../../protocol/options';
 import { RecordStatus, type IdempotencyRecord } from '../../protocol/record';
 import { cachedDecision, isOwnWrite, isStillHeldBy, reopenBy, sameRowProperties } from '../../protocol/recordRules';
 import { resultJsonWithin } from '../../protocol/resultJson';
-import { tableAddress, type TableAddress } from '../../protocol/address';
+import { tableAddress, type TableAddress } from './partitions';
 import { MAX_REASON_LENGTH } from '../../protocol/storeOptions';
 import { resolveTableStoreOptions, type TableIdempotencyStoreOptions } from './tableStoreOptions';
 import { TableClaimWorkflow, type StateOf } from './tableAcquire';

@@ -2,7 +2,7 @@ import type { Clock } from '../../protocol/clock';
 import type { IdempotencyRecord } from '../../protocol/record';
 import { requireOptionsObject } from '../../protocol/options';
 import { resolveStoreOptions, type ResolvedStoreOptions } from '../../protocol/storeOptions';
-import { DEFAULT_PARTITION_COUNT, validatePartitionCount } from '../../protocol/address';
+import { DEFAULT_PARTITION_COUNT, validatePartitionCount } from './partitions';
 
 export interface TableIdempotencyStoreOptions {
   /** Partitions the records spread over; fixed for a table's lifetime. Default 16. */
