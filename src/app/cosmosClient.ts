@@ -1,7 +1,7 @@
 import { CosmosClient, type Container } from '@azure/cosmos';
 import { DefaultAzureCredential } from '@azure/identity';
 import type { Settings } from '../config/settings';
-import { ConfigurationError } from 'azure-functions-idempotency/internal';
+import { ConfigurationError } from 'azure-functions-idempotency';
 
 /**
  * The Cosmos DB container of the idempotency records (`IDEMPOTENCY_STORE=cosmos`): `COSMOS_IDEMPOTENCY_CONTAINER`

@@ -4,7 +4,7 @@ import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityStat
 import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestrationInput } from '../payments/chargeOrchestration';
 import { LookupUnsupportedError, type PaymentProviderClient } from '../payments/PaymentProviderClient';
 import { HELD_FOR_OPERATOR } from '../payments/providerLookup';
-import type { Claim, IdempotencyStore } from 'azure-functions-idempotency/internal';
+import type { Claim, IdempotencyStore } from 'azure-functions-idempotency';
 import { completeRecord, type CompleteRecordInput, type CompleteRecordOutcome, type RecordedCharge } from '../payments/completeRecord';
 import type { ChargeResult } from '../payments/schema';
 import { MetricNames, Telemetry } from '../telemetry/Telemetry';

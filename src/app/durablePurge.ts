@@ -1,6 +1,6 @@
 import type { InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
-import type { Clock } from 'azure-functions-idempotency/internal';
+import type { Clock } from 'azure-functions-idempotency';
 import type { ChargeOrchestrationInput } from '../payments/chargeOrchestration';
 import { CHARGE_ENTITY } from './durableCharge';
 import { instancePage } from './durableInstances';

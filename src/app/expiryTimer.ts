@@ -7,7 +7,7 @@ import type { HeldKeysSource } from '../lifecycle/heldRecords';
 import { holdCosmosRecords } from '../lifecycle/cosmosHeldRecords';
 import { assertScheduleRenewsHolds } from '../lifecycle/timerSchedule';
 import { recordSweepMetrics } from '../lifecycle/sweepMetrics';
-import { systemClock } from 'azure-functions-idempotency/internal';
+import { systemClock } from 'azure-functions-idempotency';
 import { cosmosIdempotencyContainer } from './cosmosClient';
 import { paymentsDeadLetterSource } from './deadLetterSource';
 import { durableClientOf, purgeDurableRecords } from './durablePurge';

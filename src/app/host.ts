@@ -1,6 +1,6 @@
 import type { InvocationContext, Timer } from '@azure/functions';
 import type { Feature } from '../config/features';
-import { ConfigurationError } from 'azure-functions-idempotency/internal';
+import { ConfigurationError } from 'azure-functions-idempotency';
 import { allowMethods } from '../http/allowedMethods';
 import { notConfiguredAnswer } from '../http/notConfigured';
 import { makeOrdersHandler } from '../orders/ordersHandler';

@@ -1,6 +1,7 @@
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
 import type { Settings } from '../config/settings';
-import { TableIdempotencyStore } from 'azure-functions-idempotency/internal';
+import { systemClock } from 'azure-functions-idempotency';
+import { TableIdempotencyStore } from 'azure-functions-idempotency/table';
 import type { ApiAnswer, ApiRequest } from '../http/httpTypes';
 import { ALL_HTTP_METHODS, allowMethods } from '../http/allowedMethods';
 import { paymentsApi, type PaymentQueue } from '../http/paymentsApi';
@@ -8,7 +9,6 @@ import { PaymentStateTable } from '../http/PaymentStateTable';
 import { paymentStatus } from '../http/paymentStatus';
 import { PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
 import { paymentWebhook } from '../http/paymentWebhook';
-import { systemClock } from 'azure-functions-idempotency/internal';
 import { invocationLogSink } from '../telemetry/invocationLogSink';
 import { Telemetry } from '../telemetry/Telemetry';
 import { serviceBusPaymentQueue } from './paymentQueue';

@@ -1,7 +1,7 @@
 import { CosmosClient, type Container } from '@azure/cosmos';
 import { DefaultAzureCredential } from '@azure/identity';
 import type { Settings } from '../config/settings';
-import { ConfigurationError } from 'azure-functions-idempotency/internal';
+import { ConfigurationError } from 'azure-functions-idempotency';
 import { OrdersStore } from '../orders/OrdersStore';
 import type { OrdersHandlerDeps } from '../orders/ordersHandler';
 import { Telemetry } from '../telemetry/Telemetry';

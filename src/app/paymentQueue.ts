@@ -1,7 +1,7 @@
 import { DefaultAzureCredential } from '@azure/identity';
 import { ServiceBusClient, type ServiceBusSender } from '@azure/service-bus';
 import type { Settings } from '../config/settings';
-import { ConfigurationError } from 'azure-functions-idempotency/internal';
+import { ConfigurationError } from 'azure-functions-idempotency';
 import type { PaymentQueue } from '../http/paymentsApi';
 
 /**

@@ -1,5 +1,4 @@
-import type { Clock } from 'azure-functions-idempotency/internal';
-import type { IdempotencyRecord } from 'azure-functions-idempotency/internal';
+import type { Clock, IdempotencyRecord } from 'azure-functions-idempotency';
 import { chargeEntityKey, chargeInstanceId } from '../payments/ChargeWorkflow';
 import { MetricNames, type Telemetry } from '../telemetry/Telemetry';
 import { PaymentRetryRefusedError } from './paymentRetry';

@@ -1,11 +1,7 @@
-import { IdempotencyError } from 'azure-functions-idempotency/internal';
-import { keyFromMessageId } from 'azure-functions-idempotency/internal';
-import { RecordStatus, type IdempotencyRecord } from 'azure-functions-idempotency/internal';
-import type { ReopenableStore } from 'azure-functions-idempotency/internal';
+import { IdempotencyError, keyFromMessageId, RecordStatus, type IdempotencyRecord, type ReopenableStore, payloadDigest } from 'azure-functions-idempotency';
 import { chargeEntityKey, chargeInstanceId } from '../payments/ChargeWorkflow';
 import { HANDOFF_VERSION, type ChargeOrchestrationInput, type RetryBudget } from '../payments/chargeOrchestration';
 import type { ProviderCapability } from '../payments/providerLookup';
-import { payloadDigest } from 'azure-functions-idempotency/internal';
 import { PAYMENT_ROW, paymentRow } from '../payments/paymentRow';
 import { DEFAULT_PROVIDER, PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
 import { PaymentRequestedSchema, type ChargeResult } from '../payments/schema';

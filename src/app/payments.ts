@@ -1,6 +1,6 @@
 import type { Settings } from '../config/settings';
-import { ConfigurationError } from 'azure-functions-idempotency/internal';
-import type { TableIdempotencyStore } from 'azure-functions-idempotency/internal';
+import { ConfigurationError } from 'azure-functions-idempotency';
+import type { TableIdempotencyStore } from 'azure-functions-idempotency/table';
 import type { ParkingStore } from '../messaging/ParkingStore';
 import type { ChargeWorkflow } from '../payments/ChargeWorkflow';
 import { waitBudgetMsOf } from '../payments/chargePatience';

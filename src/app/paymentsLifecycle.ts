@@ -1,7 +1,6 @@
 import * as df from 'durable-functions';
 import type { Settings } from '../config/settings';
-import { systemClock, type Clock } from 'azure-functions-idempotency/internal';
-import { keyFromMessageId } from 'azure-functions-idempotency/internal';
+import { systemClock, type Clock, keyFromMessageId } from 'azure-functions-idempotency';
 import { cosmosLapsedInProgressRecords } from '../lifecycle/cosmosLapsedRecords';
 import { lapsedInProgressRecords } from '../lifecycle/lapsedRecords';
 import { chargeEntityKey } from '../payments/ChargeWorkflow';

@@ -1,7 +1,6 @@
 import type { InvocationContext } from '@azure/functions';
 import type { Settings } from '../config/settings';
-import { systemClock } from 'azure-functions-idempotency/internal';
-import { ConfigurationError } from 'azure-functions-idempotency/internal';
+import { systemClock, ConfigurationError } from 'azure-functions-idempotency';
 import { assertMarkersOutliveReplay, sweepFailureStrikes, sweepRewardMarkers } from '../lifecycle/rewardMarkers';
 import { strikesPartitionOf } from '../messaging/failureStrikes';
 import { tableClientsOf, type WiringOverrides } from './stores';

@@ -1,11 +1,9 @@
 import type { Container } from '@azure/cosmos';
 import type { TableClient } from '@azure/data-tables';
 import type { Settings } from '../config/settings';
-import type { Clock } from 'azure-functions-idempotency/internal';
-import { CosmosIdempotencyStore } from 'azure-functions-idempotency/internal';
-import type { IdempotencyStore, ReopenableStore } from 'azure-functions-idempotency/internal';
-import type { IdempotencyRecord } from 'azure-functions-idempotency/internal';
-import { TableIdempotencyStore } from 'azure-functions-idempotency/internal';
+import type { Clock, IdempotencyStore, ReopenableStore, IdempotencyRecord } from 'azure-functions-idempotency';
+import { TableIdempotencyStore } from 'azure-functions-idempotency/table';
+import { CosmosIdempotencyStore } from 'azure-functions-idempotency/cosmos';
 import { retentionMsOf } from '../lifecycle/retention';
 import { ParkingStore } from '../messaging/ParkingStore';
 import type { Telemetry } from '../telemetry/Telemetry';

@@ -1,8 +1,7 @@
 import { TableClient, type TableServiceClientOptions } from '@azure/data-tables';
 import { DefaultAzureCredential } from '@azure/identity';
 import type { Settings } from '../config/settings';
-import { DEFAULT_STORE_TIMEOUT_MS } from 'azure-functions-idempotency/internal';
-import { ConfigurationError } from 'azure-functions-idempotency/internal';
+import { DEFAULT_STORE_TIMEOUT_MS, ConfigurationError } from 'azure-functions-idempotency';
 
 /** The settings a table client is built from. */
 export type TableClientSettings = Pick<

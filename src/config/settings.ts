@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigurationError } from 'azure-functions-idempotency/internal';
+import { ConfigurationError } from 'azure-functions-idempotency';
 
 /**
  * Every app setting the code reads, read and validated once into one typed object. Names are the

@@ -1,6 +1,6 @@
 import type { TableClient } from '@azure/data-tables';
-import { StoreUnavailableError } from 'azure-functions-idempotency/internal';
-import { classifyStoreError } from 'azure-functions-idempotency/internal';
+import { StoreUnavailableError } from 'azure-functions-idempotency';
+import { classifyStoreError } from 'azure-functions-idempotency/table';
 import type { PaymentEvent } from './paymentEvents';
 
 /** The Payment row as the provider's webhooks leave it: the newest event applied wins. */

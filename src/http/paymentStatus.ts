@@ -1,6 +1,4 @@
-import type { IdempotencyStore } from 'azure-functions-idempotency/internal';
-import { keyFromMessageId } from 'azure-functions-idempotency/internal';
-import { RecordStatus } from 'azure-functions-idempotency/internal';
+import { type IdempotencyStore, keyFromMessageId, RecordStatus } from 'azure-functions-idempotency';
 import { PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
 import { PaymentRequestedSchema, type ChargeResult } from '../payments/schema';
 import { jsonAnswer, problemAnswer, type ApiAnswer, type ApiRequest } from './httpTypes';

@@ -1,8 +1,7 @@
 import type { TableClient } from '@azure/data-tables';
-import { systemClock, type Clock } from 'azure-functions-idempotency/internal';
-import { ConfigurationError } from 'azure-functions-idempotency/internal';
-import { isExpired } from 'azure-functions-idempotency/internal';
-import { DEFAULT_PARTITION_COUNT, partitionName, validatePartitionCount } from 'azure-functions-idempotency/internal';
+import { systemClock, type Clock, ConfigurationError } from 'azure-functions-idempotency';
+// Internal: the expiry sweep walks the Table store's partitions and applies its expiry rule (the store's row layout).
+import { isExpired, DEFAULT_PARTITION_COUNT, partitionName, validatePartitionCount } from 'azure-functions-idempotency/internal';
 import { holdRecords, type HeldAddress, type HeldKeysSource } from './heldRecords';
 import { readSweepPosition, writeSweepPosition, type SweepPosition } from './sweepCheckpoint';
 import { actionsOf, deleteExpired } from './sweepDelete';

@@ -1,9 +1,7 @@
 import type { Container } from '@azure/cosmos';
-import type { Clock } from 'azure-functions-idempotency/internal';
-import { rowDocument, ttlSeconds, type MarkerDocument } from 'azure-functions-idempotency/internal';
-import { CosmosMarkers } from 'azure-functions-idempotency/internal';
-import { StoreRequestError, StoreUnavailableError } from 'azure-functions-idempotency/internal';
-import { tableAddress } from 'azure-functions-idempotency/internal';
+import { type Clock, StoreRequestError, StoreUnavailableError } from 'azure-functions-idempotency';
+// Internal: the Cosmos hold pass rewrites the store's documents in place (their layout, ids and calls are the store's).
+import { rowDocument, ttlSeconds, type MarkerDocument, CosmosMarkers, scopedKeyHash } from 'azure-functions-idempotency/internal';
 import type { HeldKeysSource, HoldCounts } from './heldRecords';
 
 const MAX_ATTEMPTS = 5;
@@ -34,7 +32,7 @@ export interface CosmosHoldOptions {
  */
 export async function holdCosmosRecords(container: Container, sources: readonly HeldKeysSource[], options: CosmosHoldOptions): Promise<HoldCounts> {
   const recordIds = new Set<string>();
-  for (const source of sources) for (const key of await source.heldKeys()) recordIds.add(tableAddress(key).rowKey);
+  for (const source of sources) for (const key of await source.heldKeys()) recordIds.add(scopedKeyHash(key));
   const counts: HoldCounts = { held: recordIds.size, heldWithRecord: 0, extended: 0, requests: 0 };
   const markers = new CosmosMarkers(container, options.callTimeoutMs, (charge) => {
     counts.requests++;

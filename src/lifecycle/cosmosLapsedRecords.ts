@@ -1,8 +1,7 @@
 import type { Container } from '@azure/cosmos';
-import { markerToRecord } from 'azure-functions-idempotency/internal';
-import { cosmosStoreError } from 'azure-functions-idempotency/internal';
-import { RecordStatus, type IdempotencyRecord } from 'azure-functions-idempotency/internal';
-import { MARKER_KIND } from 'azure-functions-idempotency/internal';
+import { RecordStatus, type IdempotencyRecord } from 'azure-functions-idempotency';
+// Internal: the reconciler queries the Cosmos store's documents directly (their layout and error mapping are the store's).
+import { markerToRecord, cosmosStoreError, MARKER_KIND } from 'azure-functions-idempotency/internal';
 
 /**
  * The reconciler's read of the Cosmos DB store (`IDEMPOTENCY_STORE=cosmos`; the Table store's is `lapsedRecords.ts`):

@@ -1,5 +1,4 @@
-import { InvalidKeyError } from 'azure-functions-idempotency/internal';
-import { keyFromMessageId, type IdempotencyKey } from 'azure-functions-idempotency/internal';
+import { InvalidKeyError, keyFromMessageId, type IdempotencyKey } from 'azure-functions-idempotency';
 import type { HeldKeysSource } from './heldRecords';
 
 /** A page of a dead-letter queue as a peek returns it (`@azure/service-bus` `peekMessages`: next messages, no lock). */

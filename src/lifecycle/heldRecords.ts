@@ -1,10 +1,8 @@
 import type { TableClient } from '@azure/data-tables';
-import type { Clock } from 'azure-functions-idempotency/internal';
-import type { IdempotencyKey } from 'azure-functions-idempotency/internal';
-import { StoreRequestError } from 'azure-functions-idempotency/internal';
-import { classifyStoreError, toDomainError } from 'azure-functions-idempotency/internal';
-import { tableAddress } from 'azure-functions-idempotency/internal';
-import { int64, toNumber } from 'azure-functions-idempotency/internal';
+import { type Clock, type IdempotencyKey, StoreRequestError } from 'azure-functions-idempotency';
+import { classifyStoreError, toDomainError } from 'azure-functions-idempotency/table';
+// Internal: the hold pass reads and extends the Table store's marker rows in place (their address and encoding are the store's row layout).
+import { tableAddress, int64, toNumber } from 'azure-functions-idempotency/internal';
 
 /**
  * Records whose message is not resolved yet: the sweep keeps them, whatever their age.

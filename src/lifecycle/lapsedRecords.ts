@@ -1,8 +1,8 @@
 import type { TableClient } from '@azure/data-tables';
-import { RecordStatus, type IdempotencyRecord } from 'azure-functions-idempotency/internal';
-import { toDomainError } from 'azure-functions-idempotency/internal';
-import { allPartitions } from 'azure-functions-idempotency/internal';
-import { MARKER_KIND, toRecord } from 'azure-functions-idempotency/internal';
+import { RecordStatus, type IdempotencyRecord } from 'azure-functions-idempotency';
+import { toDomainError } from 'azure-functions-idempotency/table';
+// Internal: the reconciler queries the Table store's marker rows directly (partitions, marker kind, row decoding: the store's row layout).
+import { allPartitions, MARKER_KIND, toRecord } from 'azure-functions-idempotency/internal';
 
 /**
  * The reconciler's read of the Table store (docs/lifecycle.md "Reconciling runs that ended without their record"):

@@ -1,4 +1,4 @@
-import { ConfigurationError } from 'azure-functions-idempotency/internal';
+import { ConfigurationError } from 'azure-functions-idempotency';
 import type { Settings } from '../config/settings';
 
 const SECOND_MS = 1_000;

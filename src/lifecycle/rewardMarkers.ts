@@ -1,9 +1,7 @@
 import type { TableClient, TransactionAction } from '@azure/data-tables';
 import type { Settings } from '../config/settings';
-import { systemClock, type Clock } from 'azure-functions-idempotency/internal';
-import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from 'azure-functions-idempotency/internal';
-import { ConfigurationError } from 'azure-functions-idempotency/internal';
-import { toDomainError } from 'azure-functions-idempotency/internal';
+import { systemClock, type Clock, DEFAULT_STORE_TIMEOUT_MS, withDeadline, ConfigurationError } from 'azure-functions-idempotency';
+import { toDomainError } from 'azure-functions-idempotency/table';
 
 const DAY_MS = 86_400_000;
 /** Kept beyond the hub's retention: clock skew, a sweep that runs late, a batch retried at the edge of retention. */

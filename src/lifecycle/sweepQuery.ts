@@ -1,6 +1,7 @@
 import type { TableClient } from '@azure/data-tables';
-import type { RecordStatus } from 'azure-functions-idempotency/internal';
-import { toDomainError } from 'azure-functions-idempotency/internal';
+import type { RecordStatus } from 'azure-functions-idempotency';
+import { toDomainError } from 'azure-functions-idempotency/table';
+// Internal: the expiry sweep queries the Table store's rows directly (marker kind, local rows: the store's row layout).
 import { LOCAL_ROWS_PROPERTY, MARKER_KIND, parseLocalRows } from 'azure-functions-idempotency/internal';
 import type { VersionedRow } from './conditionalBatchDelete';
 

@@ -1,5 +1,5 @@
 import type { Settings } from '../config/settings';
-import { ConfigurationError } from 'azure-functions-idempotency/internal';
+import { ConfigurationError } from 'azure-functions-idempotency';
 
 const DAY_S = 86_400;
 const DAY_MS = 86_400_000;

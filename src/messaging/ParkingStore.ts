@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { TableClient, TableEntity } from '@azure/data-tables';
-import { systemClock, type Clock } from 'azure-functions-idempotency/internal';
-import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from 'azure-functions-idempotency/internal';
+import { systemClock, type Clock, DEFAULT_STORE_TIMEOUT_MS, withDeadline } from 'azure-functions-idempotency';
+import { toDomainError } from 'azure-functions-idempotency/table';
+// Internal: callTimeoutMs is checked with the core's option check and bound, so it fails as the stores' does (not the package's API).
 import { integerOption, MAX_STORE_TIMEOUT_MS } from 'azure-functions-idempotency/internal';
-import { toDomainError } from 'azure-functions-idempotency/internal';
 import { bodyBytes } from './bodyBytes';
 import { messageIdText, type MessageInfo } from './messageInfo';
 

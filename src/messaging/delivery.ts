@@ -1,4 +1,4 @@
-import type { Clock } from 'azure-functions-idempotency/internal';
+import type { Clock } from 'azure-functions-idempotency';
 import type { Telemetry } from '../telemetry/Telemetry';
 import type { MessageInfo } from './messageInfo';
 import { ParkReason, type ParkingStore } from './ParkingStore';

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { TableClient } from '@azure/data-tables';
-import { systemClock, type Clock } from 'azure-functions-idempotency/internal';
-import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from 'azure-functions-idempotency/internal';
-import { toDomainError } from 'azure-functions-idempotency/internal';
+import { systemClock, type Clock, DEFAULT_STORE_TIMEOUT_MS, withDeadline } from 'azure-functions-idempotency';
+import { toDomainError } from 'azure-functions-idempotency/table';
+// Internal: int64/toNumber are the core's Table Int64 encoding, reused for this app's own rows (Table plumbing, not the package's API).
 import { int64, toNumber } from 'azure-functions-idempotency/internal';
 
 /** Failures of one batch, the same way, after which its events are taken one by one and the failing ones parked. */

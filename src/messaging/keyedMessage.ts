@@ -1,7 +1,5 @@
 import type { z } from 'zod';
-import { InvalidKeyError } from 'azure-functions-idempotency/internal';
-import { assertMetadataNotFromBody } from 'azure-functions-idempotency/internal';
-import { keyFromMessageId, type IdempotencyKey } from 'azure-functions-idempotency/internal';
+import { InvalidKeyError, assertMetadataNotFromBody, keyFromMessageId, type IdempotencyKey } from 'azure-functions-idempotency';
 import { decodeBody } from './body';
 import { park, type Delivery } from './delivery';
 import { messageIdText } from './messageInfo';

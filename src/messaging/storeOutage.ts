@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from 'azure-functions-idempotency/internal';
+import { StoreUnavailableError } from 'azure-functions-idempotency';
 
 /**
  * Riding out a store outage inside one delivery (docs/durable.md "A storage outage of minutes"). A delivery that

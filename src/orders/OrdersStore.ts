@@ -1,5 +1,5 @@
 import type { Container, CosmosClient, JSONObject, OperationInput } from '@azure/cosmos';
-import { StoreRequestError, StoreUnavailableError } from 'azure-functions-idempotency/internal';
+import { StoreRequestError, StoreUnavailableError } from 'azure-functions-idempotency';
 import { classifyCosmosError, cosmosDomainError, cosmosStatusOf, isRetryableCosmosStatus } from './cosmosErrors';
 import type { OrderDocument, OrderPlacement } from './documents';
 

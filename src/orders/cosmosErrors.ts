@@ -1,5 +1,4 @@
-import { StoreRequestError, StoreUnavailableError } from 'azure-functions-idempotency/internal';
-import { conflictOfStatus, type StoreConflict } from 'azure-functions-idempotency/internal';
+import { StoreRequestError, StoreUnavailableError, conflictOfStatus, type StoreConflict } from 'azure-functions-idempotency';
 
 /** The Cosmos answers the orders store decides on (the Table store's, see `conflictOfStatus`); anything else becomes a domain error. */
 export type CosmosConflict = StoreConflict;

@@ -1,4 +1,4 @@
-import { IdempotencyError } from 'azure-functions-idempotency/internal';
+import { IdempotencyError } from 'azure-functions-idempotency';
 
 /**
  * A status change arrived for an order that does not exist yet (the `OrderPlaced` may still be on

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { payloadDigest } from 'azure-functions-idempotency/internal';
+import { payloadDigest } from 'azure-functions-idempotency';
 import { park, report, type Delivery } from '../messaging/delivery';
 import { decodeKeyedMessage } from '../messaging/keyedMessage';
 import { ParkReason } from '../messaging/ParkingStore';

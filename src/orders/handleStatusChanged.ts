@@ -1,4 +1,4 @@
-import { payloadDigest } from 'azure-functions-idempotency/internal';
+import { payloadDigest } from 'azure-functions-idempotency';
 import { decodeBody } from '../messaging/body';
 import { ParkReason } from '../messaging/ParkingStore';
 import { messageIdText } from '../messaging/messageInfo';

@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from 'azure-functions-idempotency/internal';
+import { systemClock, type Clock } from 'azure-functions-idempotency';
 import { park, type Delivery } from '../messaging/delivery';
 import { messageInfoFrom } from '../messaging/messageInfo';
 import { ParkReason, type ParkingStore } from '../messaging/ParkingStore';

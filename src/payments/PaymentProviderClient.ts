@@ -1,4 +1,4 @@
-import { IdempotencyError } from 'azure-functions-idempotency/internal';
+import { IdempotencyError } from 'azure-functions-idempotency';
 import type { ChargeResult, PaymentRequested } from './schema';
 
 /** A provider failure worth retrying with the same `Idempotency-Key` (5xx, 409 in flight, timeouts, network). */

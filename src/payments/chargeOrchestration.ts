@@ -1,7 +1,6 @@
-import { IdempotencyError } from 'azure-functions-idempotency/internal';
+import { IdempotencyError, type Claim } from 'azure-functions-idempotency';
 import type { ChargeEntityOperation, ChargeEntityReply } from './chargeEntity';
 import type { CompleteRecordInput, RecordedCharge } from './completeRecord';
-import type { Claim } from 'azure-functions-idempotency/internal';
 import type { ChargeResult, PaymentRequested } from './schema';
 import { PROVIDER_RETRY } from './chargePatience';
 import { planProviderCall, type LegacyLookupMode, type ProviderCapability } from './providerLookup';

@@ -1,4 +1,4 @@
-import { IdempotencyError } from 'azure-functions-idempotency/internal';
+import { IdempotencyError } from 'azure-functions-idempotency';
 
 /**
  * The durable-timer retry arithmetic of the handoff run (src/payments/chargeOrchestration.ts): the provider's retry

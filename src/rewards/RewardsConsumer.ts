@@ -1,5 +1,4 @@
-import { StoreUnavailableError } from 'azure-functions-idempotency/internal';
-import type { InvocationContextLike } from 'azure-functions-idempotency/internal';
+import { StoreUnavailableError, type InvocationContextLike } from 'azure-functions-idempotency';
 import { bodyBytes } from '../messaging/bodyBytes';
 import { DEFAULT_MAX_STRIKES, failureSignature, type FailureStrikes } from '../messaging/failureStrikes';
 import { ParkReason, type ParkingStore } from '../messaging/ParkingStore';

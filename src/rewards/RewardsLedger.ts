@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { TableClient, TableEntity, TransactionAction } from '@azure/data-tables';
-import { systemClock, type Clock } from 'azure-functions-idempotency/internal';
-import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from 'azure-functions-idempotency/internal';
-import { StoreUnavailableError } from 'azure-functions-idempotency/internal';
-import { scopedKeyString } from 'azure-functions-idempotency/internal';
-import { classifyStoreError, toDomainError } from 'azure-functions-idempotency/internal';
+import { systemClock, type Clock, DEFAULT_STORE_TIMEOUT_MS, withDeadline, StoreUnavailableError, scopedKeyString } from 'azure-functions-idempotency';
+import { classifyStoreError, toDomainError } from 'azure-functions-idempotency/table';
+// Internal: int64/toNumber are the core's Table Int64 encoding, reused for this app's own rows (Table plumbing, not the package's API).
 import { int64, toNumber } from 'azure-functions-idempotency/internal';
 import { IdentityIndex } from './identityIndex';
 import type { RewardEvent } from './rewardEvent';

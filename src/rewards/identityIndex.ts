@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { TableClient, TableEntity, TransactionAction } from '@azure/data-tables';
-import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from 'azure-functions-idempotency/internal';
-import { StoreUnavailableError } from 'azure-functions-idempotency/internal';
-import { classifyStoreError, toDomainError } from 'azure-functions-idempotency/internal';
+import { DEFAULT_STORE_TIMEOUT_MS, withDeadline, StoreUnavailableError } from 'azure-functions-idempotency';
+import { classifyStoreError, toDomainError } from 'azure-functions-idempotency/table';
+// Internal: int64 is the core's Table Int64 encoding, reused for this app's own rows (Table plumbing, not the package's API).
 import { int64 } from 'azure-functions-idempotency/internal';
 import type { RewardEvent } from './rewardEvent';
 

@@ -1,9 +1,5 @@
 import { z } from 'zod';
-import { InvalidKeyError } from 'azure-functions-idempotency/internal';
-import { payloadDigest } from 'azure-functions-idempotency/internal';
-import type { IdempotencyKey } from 'azure-functions-idempotency/internal';
-import type { InvocationContextLike } from 'azure-functions-idempotency/internal';
-import { defaultBatchEventKey } from 'azure-functions-idempotency/internal';
+import { InvalidKeyError, payloadDigest, type IdempotencyKey, type InvocationContextLike, defaultBatchEventKey } from 'azure-functions-idempotency';
 import { decodeBody } from '../messaging/body';
 import { ParkReason } from '../messaging/ParkingStore';
 

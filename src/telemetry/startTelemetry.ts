@@ -1,6 +1,6 @@
 import { ManagedIdentityCredential, type TokenCredential } from '@azure/identity';
 import type { AzureMonitorOpenTelemetryOptions, useAzureMonitor } from 'applicationinsights';
-import { ConfigurationError } from 'azure-functions-idempotency/internal';
+import { ConfigurationError } from 'azure-functions-idempotency';
 
 type Env = Readonly<Record<string, string | undefined>>;
 

@@ -88,6 +88,21 @@ describe('the house plan (docs/DESIGN.md)', () => {
     expect([...new Set(named)].filter((s) => !(`.${s.slice(CORE_NAME.length)}` in exportsMap))).toEqual([]);
   });
 
+  test('src/ imports `/internal` (outside semver) only under a comment saying why; everything else comes from a public entry', () => {
+    const internal = `${CORE_NAME}/internal`;
+    const unexplained = appFiles.flatMap((f) => {
+      const lines = readFileSync(f, 'utf8').split('\n');
+      return lines.flatMap((line, i) =>
+        line.includes(`'${internal}'`) && !/^\/\/ Internal: \S/.test(lines[i - 1] ?? '') ? [`${relative(SRC, f)}:${i + 1}`] : [],
+      );
+    });
+    expect(unexplained).toEqual([]);
+    const users = appFiles.filter((f) => specifiersOf(f).includes(internal));
+    // The few that read the stores' rows and documents (the sweep, hold passes, reconciler) or reuse Table plumbing.
+    expect(users.length).toBeGreaterThan(0);
+    expect(users.length).toBeLessThanOrEqual(11);
+  });
+
   test('the core: protocol imports no other room, wrappers import the protocol, each store imports the protocol only', () => {
     expect(violationsOf(CORE, coreFiles, coreRoomOf, CORE_ALLOWED)).toEqual([]);
   });

@@ -45,13 +45,18 @@ describe('the package: azure-functions-idempotency', () => {
         'payloadDigest',
         'scopedKeyString',
         'systemClock',
+        // For a consumer's own storage calls beside the store, and its own keyOf from trigger metadata.
+        'withDeadline',
+        'DEFAULT_STORE_TIMEOUT_MS',
+        'conflictOfStatus',
+        'assertMetadataNotFromBody',
       ].sort(),
     );
     expect(publicApi).not.toHaveProperty('default');
   });
 
-  test('each store is its own subpath, exporting its store alone', () => {
-    expect(Object.keys(table)).toEqual(['TableIdempotencyStore']);
+  test('each store is its own subpath, exporting its store (the Table one also its SDK error mapping, for your own Table calls)', () => {
+    expect(Object.keys(table).sort()).toEqual(['TableIdempotencyStore', 'classifyStoreError', 'toDomainError']);
     expect(Object.keys(cosmos)).toEqual(['CosmosIdempotencyStore']);
     expect(Object.keys(memory)).toEqual(['InMemoryIdempotencyStore']);
   });

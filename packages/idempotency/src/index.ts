@@ -1,6 +1,7 @@
 /**
  * The public API of `azure-functions-idempotency` (the package's `.` export): the wrappers, keys, errors and
- * the store contract. The stores are subpaths, so a Table user never loads Cosmos code:
+ * the store contract, and the helpers a consumer's own storage calls share with the stores (deadline, conflicts).
+ * The stores are subpaths, so a Table user never loads Cosmos code:
  * `azure-functions-idempotency/table`, `/cosmos`, `/memory`. Named exports only; the decision rules, row
  * encodings, SDK calls and caches behind the stores are internals and may change without notice.
  *
@@ -15,6 +16,7 @@ export { LeaseHeartbeat } from './wrappers/LeaseHeartbeat';
 export type { HeartbeatTimers } from './wrappers/LeaseHeartbeat';
 export { defaultInvocationKey } from './wrappers/invocationKey';
 export type { InvocationContextLike } from './wrappers/invocationKey';
+export { assertMetadataNotFromBody } from './wrappers/hostMetadata';
 
 export type {
   IdempotencyStore,
@@ -35,6 +37,10 @@ export type { IdempotencyKey } from './protocol/keys';
 export { payloadDigest } from './wrappers/digest';
 export { systemClock } from './protocol/clock';
 export type { Clock } from './protocol/clock';
+export { withDeadline, DEFAULT_STORE_TIMEOUT_MS } from './protocol/deadline';
+export type { StoreCallKind } from './protocol/deadline';
+export { conflictOfStatus } from './protocol/storeConflict';
+export type { StoreConflict } from './protocol/storeConflict';
 
 export {
   IdempotencyError,

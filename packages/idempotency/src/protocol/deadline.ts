@@ -1,6 +1,6 @@
 import { StoreUnavailableError } from './errors';
 
-/** Default deadline of one store call (SDK retries included), in milliseconds. */
+/** Default deadline of one store call (SDK retries included), in milliseconds: the stores' `callTimeoutMs` default. */
 export const DEFAULT_STORE_TIMEOUT_MS = 5_000;
 
 /** What a store call does: a read that gets no answer decided nothing; a write may have landed. */
@@ -9,7 +9,8 @@ export type StoreCallKind = 'read' | 'write';
 /**
  * Runs one store call under a deadline. `call` receives an `abortSignal` to hand to the SDK (it
  * aborts the request and any retry); whatever the SDK does with it, the returned promise settles
- * by the deadline.
+ * by the deadline. The stores run every SDK call through it; run your own calls beside them (your rows, side
+ * tables) through it too, and they fail as the store's do.
  *
  * ```ts
  * await withDeadline(5_000, 'claim', 'write', (abortSignal) => client.createEntity(entity, { abortSignal }));

@@ -1,7 +1,8 @@
 /**
  * The three answers of a store (Table Storage or Cosmos DB) that are decisions, not failures:
  * insert-if-absent found the item (409), a conditional write lost its ETag (412), the item is
- * gone (404). Both stores' error classifiers map statuses through {@link conflictOfStatus}.
+ * gone (404). Both stores' error classifiers map statuses through {@link conflictOfStatus}; so can a classifier
+ * of your own (e.g. for another SDK's errors).
  */
 export type StoreConflict = 'exists' | 'conditionFailed' | 'notFound';
 

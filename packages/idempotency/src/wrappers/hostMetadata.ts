@@ -52,7 +52,14 @@ export function fieldsCopiedFromBody(body: unknown): CopiedFields {
 }
 
 /**
- * Refuses a key read from trigger metadata `names` that the body may have replaced (see 1 above).
+ * Refuses a key read from trigger metadata fields `names` that the body may have replaced: the Functions host
+ * copies a JSON text body's top-level fields over the trigger metadata (case-insensitive) before the handler sees
+ * it (see 1 above). The built-in key helpers apply it; apply it in a `keyOf` of yours that reads
+ * `context.triggerMetadata`, with the body as the handler received it. `trigger` names the key in the error.
+ *
+ * ```ts
+ * assertMetadataNotFromBody(message, ['messageId'], 'Service Bus MessageId');
+ * ```
  * @throws InvalidKeyError naming the field, the cause and the remedies (`keyOf`, or `dataType: 'binary'`).
  */
 export function assertMetadataNotFromBody(body: unknown, names: readonly string[], trigger: string): void {

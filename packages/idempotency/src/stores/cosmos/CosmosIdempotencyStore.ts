@@ -22,7 +22,7 @@ import { leaseMsOption } from '../../protocol/options';
 import { RecordStatus, type IdempotencyRecord } from '../../protocol/record';
 import { cachedDecision, claimOf, isOwnWrite, isStillHeldBy, reopenBy, sameRowProperties } from '../../protocol/recordRules';
 import { resultJsonWithin } from '../../protocol/resultJson';
-import { tableAddress } from '../../protocol/address';
+import { scopedKeyHash } from '../../protocol/recordId';
 import { MAX_REASON_LENGTH } from '../../protocol/storeOptions';
 import { localRowsAfter } from '../../protocol/localRows';
 
@@ -79,7 +79,7 @@ export class CosmosIdempotencyStore implements ReopenableStore {
 
   /** The record id (and partition key value) of `key`: SHA-256 hex of the scoped key, as the Table store's RowKey. @throws InvalidKeyError */
   recordIdOf(key: IdempotencyKey): string {
-    return tableAddress(key).rowKey;
+    return scopedKeyHash(key);
   }
 
   async claim(key: IdempotencyKey, digest: string, options: ClaimOptions = {}): Promise<ClaimOutcome> {

@@ -3,7 +3,7 @@ import type { CosmosRequestCharge } from './CosmosMarkers';
 import { ConfigurationError } from '../../protocol/errors';
 import type { IdempotencyRecord } from '../../protocol/record';
 import { requireOptionsObject } from '../../protocol/options';
-import { resolveTableStoreOptions, type ResolvedTableStoreOptions } from '../../protocol/storeOptions';
+import { resolveStoreOptions, type ResolvedStoreOptions } from '../../protocol/storeOptions';
 
 export interface CosmosIdempotencyStoreOptions {
   /** Default lease of a claim. Default 5 minutes. */
@@ -24,18 +24,17 @@ export interface CosmosIdempotencyStoreOptions {
 }
 
 /** The options of a Cosmos store, defaulted and checked. */
-export type ResolvedCosmosStoreOptions = Omit<ResolvedTableStoreOptions, 'partitionCount'>;
+export type ResolvedCosmosStoreOptions = ResolvedStoreOptions;
 
 /**
- * Defaults and bounds of {@link CosmosIdempotencyStoreOptions}: the Table store's (docs/DESIGN.md, "Records
- * and leases"), so settings that build one store build the other.
+ * Defaults and bounds of {@link CosmosIdempotencyStoreOptions}: the options every store takes, as the Table store
+ * checks them (`resolveStoreOptions`, docs/DESIGN.md, "Records and leases"), so settings that build one store build
+ * the other.
  * @throws ConfigurationError naming the first option out of bounds.
  */
 export function resolveCosmosStoreOptions(options: CosmosIdempotencyStoreOptions): ResolvedCosmosStoreOptions {
   requireOptionsObject(options, 'CosmosIdempotencyStore options');
   if (options.onRequestCharge !== undefined && typeof options.onRequestCharge !== 'function')
     throw new ConfigurationError('onRequestCharge must be a function');
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars
-  const { partitionCount, ...resolved } = resolveTableStoreOptions({ ...options, partitionCount: undefined });
-  return resolved;
+  return resolveStoreOptions(options, 'CosmosIdempotencyStore options');
 }

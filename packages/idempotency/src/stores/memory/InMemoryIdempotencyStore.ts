@@ -18,7 +18,7 @@ import {
   type IntendedWrite,
 } from '../../protocol/recordRules';
 import { resultJsonWithin } from '../../protocol/resultJson';
-import { tableAddress } from '../../protocol/address';
+import { scopedKeyHash } from '../../protocol/recordId';
 import { MAX_REASON_LENGTH, MAX_RESULT_BYTES_LIMIT } from '../../protocol/storeOptions';
 import { localRowsAfter, staleRowsOnTakeover } from '../../protocol/localRows';
 
@@ -185,7 +185,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
       createdAtMs = generationAfterTakeover(decision, existing, now);
     }
     const record: IdempotencyRecord = {
-      recordId: tableAddress(key).rowKey,
+      recordId: scopedKeyHash(key),
       consumer: key.consumer,
       key: key.key,
       digest,

@@ -5,7 +5,7 @@ import type { LocalEffect } from '../../protocol/IdempotencyStore';
 import type { IdempotencyRecord } from '../../protocol/record';
 import { classifyStoreError, toDomainError } from './storeErrors';
 import type { StoreConflict } from '../../protocol/storeConflict';
-import type { TableAddress } from '../../protocol/address';
+import type { TableAddress } from './partitions';
 import { effectEntity, localRowKey, toRecord } from './tableRows';
 
 /** How a marker is written: insert-if-absent, or replace / merge only if its ETag matches. */

@@ -1,4 +1,5 @@
 /** `azure-functions-idempotency/table`: the Azure Table Storage store (peer dependency `@azure/data-tables`). */
 export { TableIdempotencyStore } from './TableIdempotencyStore';
-export type { TableIdempotencyStoreOptions } from '../../protocol/storeOptions';
-export type { TableAddress } from '../../protocol/address';
+export type { TableIdempotencyStoreOptions } from './tableStoreOptions';
+export type { TableAddress } from './partitions';
+export { classifyStoreError, toDomainError } from './storeErrors';

@@ -17,7 +17,8 @@ function errorCodeOf(error: SdkErrorShape): string | undefined {
  * Classifies a Table SDK error: the three expected conflicts come back as a `StoreConflict`;
  * everything else is turned into a `StoreUnavailableError` (retryable: network failures,
  * timeouts, 408, 429, 5xx) or a `StoreRequestError` (not retryable: other 4xx) and thrown.
- * No raw SDK error leaves this function.
+ * No raw SDK error leaves this function. The store classifies its own calls with it; classify your own Table
+ * calls beside the store (your rows, side tables) with it too, and they fail as the store's do.
  */
 export function classifyStoreError(error: unknown, operation: string, kind?: StoreCallKind): StoreConflict {
   const e = (error ?? {}) as SdkErrorShape;

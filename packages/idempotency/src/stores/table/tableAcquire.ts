@@ -7,7 +7,7 @@ import { scopedKeyString, type IdempotencyKey } from '../../protocol/keys';
 import type { MarkerTable } from './MarkerTable';
 import { RecordStatus, type IdempotencyRecord } from '../../protocol/record';
 import { decideClaim, generationAfterTakeover } from '../../protocol/recordRules';
-import type { TableAddress } from '../../protocol/address';
+import type { TableAddress } from './partitions';
 import { staleRowsOnTakeover } from '../../protocol/localRows';
 import { markerEntity, toRecord, type MarkerFields, type MarkerState } from './tableRows';
 import { MAX_UNRESOLVED_CLAIMS } from '../../protocol/storeOptions';

@@ -7,7 +7,7 @@ import { scopedKeyString, type IdempotencyKey } from '../../protocol/keys';
 import type { MarkerTable } from './MarkerTable';
 import { RecordStatus } from '../../protocol/record';
 import { claimOf, decideClaim } from '../../protocol/recordRules';
-import type { TableAddress } from '../../protocol/address';
+import type { TableAddress } from './partitions';
 import { markerEntity, toRecord, type MarkerFields } from './tableRows';
 
 /** Most actions of one entity-group transaction. */

@@ -3,7 +3,7 @@ import { StoreRequestError } from '../../protocol/errors';
 import type { LocalEffect } from '../../protocol/IdempotencyStore';
 import type { IdempotencyKey } from '../../protocol/keys';
 import type { IdempotencyRecord, RecordStatus } from '../../protocol/record';
-import type { TableAddress } from '../../protocol/address';
+import type { TableAddress } from './partitions';
 import { LOCAL_ROWS_PROPERTY, MARKER_KIND, parseLocalRows } from '../../protocol/localRows';
 
 /**

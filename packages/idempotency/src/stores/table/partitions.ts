@@ -1,7 +1,8 @@
-import { createHash } from 'node:crypto';
-import { ConfigurationError } from './errors';
-import type { IdempotencyKey } from './keys';
-import { assertValidKey, scopedKeyString } from './keys';
+import { ConfigurationError } from '../../protocol/errors';
+import type { IdempotencyKey } from '../../protocol/keys';
+import { scopedKeyHash } from '../../protocol/recordId';
+
+/** The Table store's partition layout (a Table concern: the other stores use only the record id, `scopedKeyHash`). */
 
 /** Default number of partitions the records spread over; see docs/DESIGN.md, "Partition layout". */
 export const DEFAULT_PARTITION_COUNT = 16;
@@ -18,8 +19,7 @@ export interface TableAddress {
  * Maps any scoped key (any characters, any length up to the key limit) to a valid PartitionKey /
  * RowKey pair, deterministically:
  *
- * - RowKey = SHA-256 (hex, 64 characters) of the unambiguous scoped key. Hex is always valid
- *   (no `/ \ # ?`, no control characters); SHA-256 makes collisions impractical.
+ * - RowKey = the record id every store uses ({@link scopedKeyHash}: SHA-256 hex of the scoped key).
  * - PartitionKey = `p` + the hash's leading bits modulo `partitionCount`, as 3 hex digits, so
  *   load spreads evenly across `partitionCount` partitions and each can be swept on its own.
  *
@@ -27,8 +27,7 @@ export interface TableAddress {
  * @throws InvalidKeyError for a key the helpers of `keys.ts` would not build (see `assertValidKey`).
  */
 export function tableAddress(key: IdempotencyKey, partitionCount: number = DEFAULT_PARTITION_COUNT): TableAddress {
-  assertValidKey(key);
-  const rowKey = createHash('sha256').update(scopedKeyString(key), 'utf8').digest('hex');
+  const rowKey = scopedKeyHash(key);
   return { partitionKey: partitionName(Number.parseInt(rowKey.slice(0, 8), 16) % partitionCount), rowKey };
 }
 
