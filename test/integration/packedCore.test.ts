@@ -16,6 +16,9 @@ import { useAzurite } from '../support/azurite';
 const ROOT = join(__dirname, '..', '..');
 const PACKAGE = join(ROOT, 'packages', 'idempotency');
 const BASE = ['@azure/functions', '@azure/data-tables', '@types/node'];
+/** A file in dist/ that no source builds (as a module's output left behind after the module was removed). */
+const STALE_OUTPUT = 'stale-removed-module.js';
+
 /** The issue's goal, beyond the base: at most 5 packages and 3 MB. */
 const MAX_ADDED_PACKAGES = 5;
 const MAX_ADDED_BYTES = 3 * 1024 * 1024;
@@ -82,7 +85,11 @@ let basePackages: number;
 beforeAll(() => {
   app = mkdtempSync(join(tmpdir(), 'packed-core-'));
   // The tarball, as `npm publish` would ship it (the package built first).
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', PACKAGE], { stdio: 'inherit' });
+  // Output of a module since removed must not ship: the package's `prepack` (npm pack and publish run it) builds
+  // from a clean dist/. Run here by name, as the installs below ignore scripts.
+  mkdirSync(join(PACKAGE, 'dist'), { recursive: true });
+  writeFileSync(join(PACKAGE, 'dist', STALE_OUTPUT), 'module.exports = {};\n');
+  execFileSync('npm', ['run', 'prepack', '--loglevel=error'], { cwd: PACKAGE, stdio: 'inherit' });
   const tarball = join(app, npm(['pack', '--pack-destination', app], PACKAGE).trim().split('\n').pop()!);
   // A fresh app with the base packages at the repository's versions.
   const lockPackages = lockSubset(BASE);
@@ -118,6 +125,10 @@ describe('the packed core in a fresh Functions app', () => {
     expect(after.bytes - before.bytes).toBeLessThanOrEqual(MAX_ADDED_BYTES);
     const shipped = readdirSync(join(app, 'node_modules', 'azure-functions-idempotency')).sort();
     expect(shipped).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'dist', 'package.json']);
+    // Built from a clean dist/: what no source builds does not ship (the package's own build is still there).
+    expect(existsSync(join(app, 'node_modules', 'azure-functions-idempotency', 'dist', STALE_OUTPUT))).toBe(false);
+    expect(existsSync(join(PACKAGE, 'dist', STALE_OUTPUT))).toBe(false);
+    expect(existsSync(join(PACKAGE, 'dist', 'index.js'))).toBe(true);
   });
 
   test('the quickstart compiles there with strict TypeScript and runs against Azurite; a Table user loads no Cosmos code', () => {
