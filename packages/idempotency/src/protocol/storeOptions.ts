@@ -43,7 +43,9 @@ export function resolveStoreOptions(options: CommonStoreOptions, what: string): 
   const retentionMs = integerOption(options.retentionMs, 'retentionMs', 1, MAX_RETENTION_MS);
   const maxResultBytes = integerOption(options.maxResultBytes ?? MAX_RESULT_BYTES_LIMIT, 'maxResultBytes', 1, Number.MAX_SAFE_INTEGER);
   if (maxResultBytes > MAX_RESULT_BYTES_LIMIT) {
-    throw new ConfigurationError(`maxResultBytes ${maxResultBytes} is above the Table Storage limit of ${MAX_RESULT_BYTES_LIMIT}`);
+    throw new ConfigurationError(
+      `maxResultBytes ${maxResultBytes} is above the limit every store keeps, ${MAX_RESULT_BYTES_LIMIT} (one Table string property: a result must fit every store)`,
+    );
   }
   const callTimeoutMs = integerOption(options.callTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS, 'callTimeoutMs', 1, MAX_STORE_TIMEOUT_MS);
   const clock = options.clock ?? systemClock;
