@@ -14,7 +14,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { installStopSignals } from '../cli/stopSignals';
-import { optionReader, parseCommandLine, USAGE_EXIT_CODE, UsageError, usageErrorLine } from '../cli/commandLine';
+import { optionReader, parseCommandLine, runTool, UsageError } from '../cli/commandLine';
 import { hostTelemetryLines } from '../cost/hostTelemetry';
 import { sideBySide, splitLines } from './designSummary';
 import { DesignUnavailableError, runDesign, type DesignReport, type PaymentsDesign } from './paymentsDesignRun';
@@ -91,12 +91,4 @@ function designList(text: string): PaymentsDesign[] {
   return [...new Set(designs)] as PaymentsDesign[];
 }
 
-main().catch((error: unknown) => {
-  if (error instanceof UsageError) {
-    process.stderr.write(`${usageErrorLine(error, 'npm run bench:durable')}\n`);
-    process.exitCode = USAGE_EXIT_CODE;
-    return;
-  }
-  process.stderr.write(`bench:durable crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exitCode = 1;
-});
+runTool('npm run bench:durable', main);

@@ -10,9 +10,9 @@
 import { performance } from 'node:perf_hooks';
 import { AzuriteTable } from '../azurite/AzuriteTable';
 import { BenchTables } from './BenchTables';
-import { USAGE_EXIT_CODE, usageErrorLine, UsageError } from '../cli/commandLine';
+import { runTool } from '../cli/commandLine';
 import { installStopSignals } from '../cli/stopSignals';
-import { BENCH_USAGE, parseBenchOptions, type BenchOptions } from './options';
+import { BENCH_USAGE, parseBenchOptions } from './options';
 import { measurePurgeSection } from './purgeSection';
 import { buildReport, formatTable } from './report';
 import { formatCosmosSection, measureCosmosSection } from './cosmosSection';
@@ -23,19 +23,8 @@ import { measureThroughput } from './throughputSection';
 const PURGE_RECORDS = 32_000;
 
 async function main(): Promise<void> {
-  let options: BenchOptions | 'help';
-  try {
-    options = parseBenchOptions(process.argv.slice(2));
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`${usageErrorLine(error, 'npm run bench')}\n`);
-    process.exitCode = USAGE_EXIT_CODE;
-    return;
-  }
-  if (options === 'help') {
-    process.stdout.write(`${BENCH_USAGE}\n`);
-    return;
-  }
+  const options = parseBenchOptions(process.argv.slice(2));
+  if (options === 'help') return void process.stdout.write(`${BENCH_USAGE}\n`);
   // Progress goes to stderr so that stdout holds only the report (with --json: one JSON line).
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const started = performance.now();
@@ -65,7 +54,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`bench crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exitCode = 1;
-});
+runTool('npm run bench', main);

@@ -156,3 +156,19 @@ export function optionReader(values: OptionValues): OptionReader {
 export function usageErrorLine(error: UsageError, command: string): string {
   return `${error.message} (usage: ${command} -- --help)`;
 }
+
+/**
+ * Runs a tool's `main` and sets the exit code it returns: a {@link UsageError} prints {@link usageErrorLine} and exits
+ * 2, any other error prints `<command> failed: <stack>` and exits 1.
+ */
+export function runTool(command: string, main: () => Promise<number | void>): void {
+  main().then(
+    (code) => void (code !== undefined && (process.exitCode = code)),
+    (error: unknown) => {
+      const usage = error instanceof UsageError;
+      const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      process.stderr.write(`${usage ? usageErrorLine(error, command) : `${command} failed: ${text}`}\n`);
+      process.exitCode = usage ? USAGE_EXIT_CODE : 1;
+    },
+  );
+}

@@ -22,11 +22,6 @@ export function whenStopped(cleanup: Cleanup): () => void {
   return () => void cleanups.delete(cleanup);
 }
 
-/** Cleanups registered now (for tests). */
-export function pendingCleanups(): number {
-  return cleanups.size;
-}
-
 const SIGNAL_EXIT: Record<'SIGINT' | 'SIGTERM', number> = { SIGINT: 130, SIGTERM: 143 };
 
 /**

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { runChaos } from './chaos';
 import { DEFAULT_CHAOS_OPTIONS } from './chaosOptions';
 import type { ChaosProgress } from './chaosReport';
-import { USAGE_EXIT_CODE, usageErrorLine, UsageError } from '../cli/commandLine';
+import { runTool, USAGE_EXIT_CODE } from '../cli/commandLine';
 import { installStopSignals } from '../cli/stopSignals';
 import { DEMO_USAGE, parseDemoArgs } from './args';
 import { htmlReport } from './htmlReport';
@@ -23,19 +23,9 @@ import { formatHttpPart, runHttpPart } from './httpPart';
  * writes an HTML page. Exits 1 when an invariant fails (or the environment broke the run), 2 on a
  * usage error or an unusable provider URL, 130/143 on SIGINT/SIGTERM after stopping what it started.
  */
-async function main(): Promise<number> {
-  let args;
-  try {
-    args = parseDemoArgs(process.argv.slice(2));
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    console.error(usageErrorLine(error, 'npm run demo'));
-    return USAGE_EXIT_CODE;
-  }
-  if (args.help) {
-    console.log(DEMO_USAGE);
-    return 0;
-  }
+async function main(): Promise<number | void> {
+  const args = parseDemoArgs(process.argv.slice(2));
+  if (args.help) return void console.log(DEMO_USAGE);
   if (args.chaos.providerUrl) {
     const problem = await checkProvider(args.chaos.providerUrl);
     if (problem) {
@@ -72,12 +62,4 @@ async function main(): Promise<number> {
   return report.ok && http.ok ? 0 : 1;
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
-    process.exitCode = 1;
-  },
-);
+runTool('npm run demo', main);

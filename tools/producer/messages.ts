@@ -1,5 +1,6 @@
 import type { ServiceBusMessage } from '@azure/service-bus';
 import { z } from 'zod';
+import { UsageError } from '../cli/commandLine';
 import { OrderMessageType, OrderStatus, orderStatusChangedSchema, type OrderStatusChanged } from '../../src/orders/messages';
 
 /**
@@ -88,10 +89,8 @@ export interface PlanOptions {
   readonly runId: string;
 }
 
-/** Thrown when a built body breaks its schema; the message names every bad field. */
-export class InvalidMessageError extends Error {
-  override readonly name = 'InvalidMessageError';
-}
+/** Thrown when a built body breaks its schema (a usage error: exit 2); the message names every bad field. */
+export class InvalidMessageError extends UsageError {}
 
 /** The business id of message `index` (1-based), e.g. `pay-run1-0001`. */
 export function businessIdOf(options: Pick<PlanOptions, 'idPrefix'>, index: number): string {

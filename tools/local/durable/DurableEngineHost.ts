@@ -21,11 +21,7 @@ export interface DurableEngineHostOptions {
   readonly appSettings: Readonly<Record<string, string>>;
   /** Entry files of the built app, relative to it; default the payments registrations. */
   readonly entries?: readonly string[];
-  /**
-   * Laid over host.json's `extensions.durableTask` (same shape). Tests and the demo scale time with it, said where
-   * used: `maxQueuePollingInterval` (host.json 10 s: an idle hub waits that long per queue hop) and the queues'
-   * visibility timeouts (5 min by default: after a host crash its dequeued messages reappear only then).
-   */
+  /** Laid over host.json's `extensions.durableTask` (same shape): tests and the demo scale time with it. */
   readonly overrides?: Readonly<Record<string, unknown>>;
   /** Receives the host's log lines (warnings and errors of the extension, the app's stderr). */
   readonly log?: (line: string) => void;
@@ -91,11 +87,6 @@ export class DurableEngineHost {
     return this.child?.pid;
   }
 
-  /** What the running host process does (see {@link DurableEngineHostOptions.role}). */
-  get role(): DurableHostRole {
-    return this.currentRole;
-  }
-
   /**
    * Stops the host process (SIGTERM: it finishes and releases what it holds) and starts one of the other role on the
    * same task hub, keeping the port lock: the work a `client` host queued is run by the `worker` it becomes.
@@ -135,10 +126,6 @@ export class DurableEngineHost {
   /** The host.json the host applies (its `extensions.durableTask` and `logging.logLevel`). */
   get hostJsonPath(): string {
     return this.options.hostJson ?? path.join(ROOT, 'host.json');
-  }
-
-  get hubName(): string {
-    return this.options.hubName;
   }
 
   private async launch(): Promise<void> {
@@ -220,11 +207,7 @@ export class DurableEngineHost {
     if (!child) return;
     this.child = undefined;
     this.counters.kills++;
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
+    signalGroup(child.pid, 'SIGKILL');
     await this.exited;
   }
 
@@ -254,26 +237,21 @@ export class DurableEngineHost {
     const child = this.child;
     this.child = undefined;
     if (child && child.exitCode === null && child.signalCode === null) {
-      const timer = setTimeout(() => {
-        try {
-          process.kill(-child.pid!, 'SIGKILL');
-        } catch {
-          /* gone */
-        }
-      }, 10_000);
-      try {
-        process.kill(-child.pid!, 'SIGTERM');
-      } catch {
-        /* gone */
-      }
+      const timer = setTimeout(() => signalGroup(child.pid, 'SIGKILL'), 10_000);
+      signalGroup(child.pid, 'SIGTERM');
       await this.exited;
       clearTimeout(timer);
       // The Node worker of a host stopped by SIGTERM ends when its stdin closes; make sure of it.
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        /* the group is empty */
-      }
+      signalGroup(child.pid, 'SIGKILL');
     }
+  }
+}
+
+/** Signals the process group led by `pid` (the host and its Node worker); nothing when it is gone. */
+function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid!, signal);
+  } catch {
+    /* gone */
   }
 }
