@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     log(`bench: throughput, ${options.rounds} rounds + 1 warm-up, ${options.messages} messages per variant, concurrency ${options.concurrency}...`);
     const throughput = await measureThroughput(tables, azurite.pid, { ...options, log });
     log('bench: expiry sweep...');
-    const purge = await measurePurgeSection({ connectionString: azurite.connectionString, tables, records: PURGE_RECORDS });
+    const purge = await measurePurgeSection(azurite.connectionString, PURGE_RECORDS);
     log('bench: the Cosmos store beside the Table store (in-process Cosmos emulator)...');
     const cosmos = await measureCosmosSection(options.messages, options.concurrency, roundTrips);
     const report = buildReport(options, roundTrips, throughput, purge, (performance.now() - started) / 1000);

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { TableClient } from '@azure/data-tables';
 import { keyFromMessageId, makeIdempotent, partitionName, payloadDigest, TableIdempotencyStore, type Claim } from 'azure-functions-idempotency/internal';
 import type { BenchTables, CountedTable } from './BenchTables';
-import { cpuBetween, sampleCpu } from './cpuMeter';
+import { processesBetween, sampleProcesses } from './cpuMeter';
 import { runConcurrent } from './runConcurrent';
 import { median, percentile } from './stats';
 
@@ -213,9 +213,11 @@ async function runVariant(
   }
 
   const before = counted.reduce((s, t) => s + t.counter.count, 0);
-  const cpuBefore = sampleCpu(serverPid);
+  const pids = { client: 'self', server: serverPid } as const;
+  const cpuBefore = sampleProcesses(pids);
   const seconds = await runConcurrent(messages, concurrency, task);
-  const cpu = cpuBetween(cpuBefore, sampleCpu(serverPid));
+  const { processes, machineMs } = processesBetween(cpuBefore, sampleProcesses(pids));
+  const [clientMs, serverMs] = [processes.client!, processes.server];
   const roundTrips = counted.reduce((s, t) => s + t.counter.count, 0) - before;
   return {
     variant,
@@ -223,12 +225,10 @@ async function runVariant(
     seconds,
     perSecond: messages / seconds,
     roundTripsPerMessage: roundTrips / messages,
-    clientCpuMsPerMessage: cpu.clientMs / messages,
-    serverCpuMsPerMessage: cpu.serverMs === undefined ? undefined : cpu.serverMs / messages,
+    clientCpuMsPerMessage: clientMs / messages,
+    serverCpuMsPerMessage: serverMs === undefined ? undefined : serverMs / messages,
     otherLoad:
-      cpu.machineMs === undefined || cpu.serverMs === undefined
-        ? undefined
-        : Math.max(0, cpu.machineMs - cpu.clientMs - cpu.serverMs) / (seconds * 1000 * availableParallelism()),
+      machineMs === undefined || serverMs === undefined ? undefined : Math.max(0, machineMs - clientMs - serverMs) / (seconds * 1000 * availableParallelism()),
   };
 }
 
