@@ -10,14 +10,14 @@
  * payments one at a time, to measure the billed active time of a payment alone (thin traffic). Then, handoff only,
  * `--split-payments` (default 64; 0 = none) paced and as many in a burst with the Durable host as a client only (the
  * trigger alone, as when the charges run on other instances), and one worker's drain of them. `--out` writes the whole run as JSON
- * (the input of `npm run cost`). A design this build lacks is reported as unavailable, not measured.
+ * (the input of `npm run cost`).
  */
 import { writeFileSync } from 'node:fs';
 import { installStopSignals } from '../cli/stopSignals';
 import { optionReader, parseCommandLine, runTool, UsageError } from '../cli/commandLine';
 import { hostTelemetryLines } from '../cost/hostTelemetry';
 import { sideBySide, splitLines } from './designSummary';
-import { DesignUnavailableError, runDesign, type DesignReport, type PaymentsDesign } from './paymentsDesignRun';
+import { runDesign, type DesignReport, type PaymentsDesign } from './paymentsDesignRun';
 
 const USAGE =
   'usage: npm run bench:durable -- [--designs hold,handoff] [--payments N] [--concurrency N] [--provider-ms N] [--idle-seconds N] [--sparse-payments N] [--split-payments N] [--out FILE] [--json]\n';
@@ -49,24 +49,14 @@ async function main(): Promise<void> {
   installStopSignals('bench:durable');
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const runs: Partial<Record<PaymentsDesign, DesignReport>> = {};
-  const unavailable: Partial<Record<PaymentsDesign, string>> = {};
   const startedAt = new Date().toISOString();
-  for (const design of designs) {
-    try {
-      runs[design] = await runDesign({ design, payments, concurrency, providerMs, idleSeconds, sparsePayments, splitPayments, log });
-    } catch (error) {
-      if (!(error instanceof DesignUnavailableError)) throw error;
-      unavailable[design] = error.message;
-      log(`bench:durable: ${error.message}: not measured`);
-    }
-  }
+  for (const design of designs) runs[design] = await runDesign({ design, payments, concurrency, providerMs, idleSeconds, sparsePayments, splitPayments, log });
   const result = {
     kind: 'payments-design-bench',
     version: 1,
     startedAt,
     options: { payments, concurrency, providerMs, idleSeconds, sparsePayments, splitPayments },
     runs,
-    unavailable,
   };
   if (out) writeFileSync(out, `${JSON.stringify(result, null, 1)}\n`);
   const rows = sideBySide(runs.hold, runs.handoff);
@@ -81,7 +71,6 @@ async function main(): Promise<void> {
   for (const [design, run] of Object.entries(runs))
     for (const line of hostTelemetryLines(design, run.payments, run.hostTelemetry.records, run.hostTelemetry.levels)) process.stdout.write(`${line}\n`);
   for (const line of splitLines(runs.hold, runs.handoff, concurrency, providerMs)) process.stdout.write(`${line}\n`);
-  for (const [design, why] of Object.entries(unavailable)) process.stdout.write(`${design}: not measured (${why})\n`);
   if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
