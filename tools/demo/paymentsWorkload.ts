@@ -64,9 +64,7 @@ export interface WorkloadOptions {
   /** Extra copies per message: the integer part always, the fraction with that probability (0.3 = 30 % get one). */
   readonly duplicateRate: number;
   readonly seed: number;
-  /** Shares of the messages (defaults: 2 % malformed, 3 % reused keys, 5 % declines). */
-  readonly malformedShare?: number;
-  readonly reusedShare?: number;
+  /** Share of declines (default 5 %; 2 % of the messages are malformed, 3 % reused keys). */
   readonly declineShare?: number;
   /** Goes into every paymentId, so runs against one long-lived external provider never share a key. */
   readonly runTag?: string;
@@ -85,8 +83,7 @@ export interface WorkloadOptions {
  */
 export function buildPaymentsWorkload(options: WorkloadOptions): PaymentsWorkload {
   const random = mulberry32(options.seed ^ 0x5eed);
-  const malformed = options.malformedShare ?? 0.02;
-  const reused = options.reusedShare ?? 0.03;
+  const [malformed, reused] = [0.02, 0.03];
   const decline = options.declineShare ?? 0.05;
   const messages: LogicalMessage[] = [];
   const reusable: number[] = [];

@@ -1,4 +1,5 @@
 import { AzuriteTable } from '../azurite/AzuriteTable';
+import { runTool } from '../cli/commandLine';
 import { RecordingPaymentQueue, startHttpRig } from './httpRig';
 
 /**
@@ -29,7 +30,4 @@ async function main(): Promise<void> {
   await azurite.stop();
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : String(error));
-  process.exitCode = 1;
-});
+runTool('httpServe', main);

@@ -8,6 +8,7 @@ import type { Clock } from 'azure-functions-idempotency/internal';
 import { Telemetry } from '../../src/telemetry/Telemetry';
 import { LocalChargeWorkflow, type RunStep } from './LocalChargeWorkflow';
 import { startRealEnginePayments } from './durable/realEnginePayments';
+import type { ServiceBusMetadata } from './host/serviceBusRequest';
 import type { PaymentsDesign } from '../../src/payments/PaymentsConsumer';
 import type { RetryBudget } from '../../src/payments/chargeOrchestration';
 import type { CompleteRecordInput } from '../../src/payments/completeRecord';
@@ -66,13 +67,6 @@ export interface PaymentsRigOptions {
 /** The context an activity is invoked with (the app's activities do not read it). */
 function activityContext(functionName: string): InvocationContext {
   return new InvocationContext({ invocationId: randomUUID(), functionName, logHandler: () => undefined });
-}
-
-/** Trigger metadata of one delivery, as the Service Bus trigger passes it. */
-export interface DeliveryMetadata {
-  readonly messageId?: unknown;
-  readonly deliveryCount?: number;
-  readonly correlationId?: string;
 }
 
 /**
@@ -143,7 +137,7 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
   const handler = makePaymentsHandler({ consumer: () => consumer, telemetry: () => telemetry, workflow: () => workflow });
 
   /** One delivery through the real handler; resolves to its result, rejects when it would be abandoned. */
-  function deliver(body: unknown, metadata: DeliveryMetadata) {
+  function deliver(body: unknown, metadata: ServiceBusMetadata) {
     const context = new InvocationContext({
       invocationId: randomUUID(),
       functionName: 'paymentsConsumer',
