@@ -11,12 +11,7 @@ export const COUNT_POLICY_NAME = 'countRoundTrips';
  * `Sign` phase, i.e. after the retry and redirect policies and right before the transport, so
  * every attempt on the wire is counted once (an SDK retry is a second round trip, as it is on
  * the bill). Transactions (`submitTransaction`) go through the same pipeline: one `$batch`, one count.
- *
- * @throws Error when the pipeline does not order the policy after the retry policy (SDK change).
- *
- * @example
- * const counter = RoundTripCounter.attach(client);
- * const n = await counter.measure(() => store.claim(key, digest)); // 1 for a fresh key
+ * `attach` throws when the pipeline does not order the policy after the retry policy (an SDK change).
  */
 export class RoundTripCounter {
   private requests = 0;
@@ -37,13 +32,9 @@ export class RoundTripCounter {
     return counter;
   }
 
-  /** Requests sent since attach (or the last reset). */
+  /** Requests sent since attach. */
   get count(): number {
     return this.requests;
-  }
-
-  reset(): void {
-    this.requests = 0;
   }
 
   /** Runs `work` and returns how many requests it sent (meaningful only when nothing else uses the client meanwhile). */

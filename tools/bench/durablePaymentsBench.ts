@@ -1,16 +1,7 @@
 /**
- * `npm run bench:durable [-- --designs hold,handoff --payments N --concurrency N --provider-ms N --idle-seconds N
- * --sparse-payments N --out FILE --json]`: the payments consumer on the REAL Durable engine (docs/durable.md), once per design
- * (`PAYMENTS_DESIGN`: `hold` = the delivery polls the charge until it finishes; `handoff` = it acknowledges once the
- * charge is durably started), same workload each time: fresh payments, a provider that takes `--provider-ms`
- * (default 1,000), `--concurrency` receivers (default 16: host.json `maxConcurrentCalls`). Prints side by side,
- * from counts of the run: consumer execution time p50/p99, status polls per payment, payments per second through
- * one host, storage transactions per payment by kind (counted on the wire), Service Bus operations per payment,
- * the app's log volume, the Durable host's log records and bytes at host.json's levels by category, idle polling per second, and the ratios handoff/hold. Then `--sparse-payments` (default 4)
- * payments one at a time, to measure the billed active time of a payment alone (thin traffic). Then, handoff only,
- * `--split-payments` (default 64; 0 = none) paced and as many in a burst with the Durable host as a client only (the
- * trigger alone, as when the charges run on other instances), and one worker's drain of them. `--out` writes the whole run as JSON
- * (the input of `npm run cost`).
+ * `npm run bench:durable`: the payments consumer on the REAL Durable engine, once per design (`PAYMENTS_DESIGN`), the
+ * same workload each time, counted on the wire and printed side by side with the ratios handoff/hold; `--out` writes
+ * the whole run as JSON (the input of `npm run cost`). Options and figures: docs/performance.md.
  */
 import { writeFileSync } from 'node:fs';
 import { installStopSignals } from '../cli/stopSignals';

@@ -1,11 +1,7 @@
 /**
- * `npm run bench [-- --messages N --concurrency N --rounds N --json]`: starts its own Azurite (in
- * memory, loopback, a free port) and measures, in one run, the store's round trips per message
- * (counted on the wire), the idempotent consumer's throughput against the same handler without
- * idempotency, fresh-claim latency, and the expiry sweep (when plugged in). See docs/performance.md.
- *
- * Exit code 0 whether or not targets are met (the report says); 1 when it crashes, 2 on a bad option.
- * Azurite is stopped in every case.
+ * `npm run bench` (docs/performance.md): on its own Azurite (in memory, loopback, stopped in every case), the
+ * store's round trips per message, throughput against the same handler without idempotency, fresh-claim latency,
+ * the expiry sweep, and the Cosmos store beside the Table store. Options and exit codes: `BENCH_USAGE`.
  */
 import { performance } from 'node:perf_hooks';
 import { AzuriteTable } from '../azurite/AzuriteTable';

@@ -34,10 +34,6 @@ export interface PurgeBenchResult extends PurgeMeasurement {
  * timed), runs the expiry sweep until done and measures it; then writes the same number again and
  * deletes them with plain batches of 100 (keys known, no query, unconditional) as the baseline.
  * Each run uses fresh tables, which it drops afterwards.
- *
- * @example
- * const r = await purgeBench({ connectionString: azurite.connectionString, records: 10_000 });
- * console.log(`${r.perRoundTrip.toFixed(1)} records/round trip, ${r.perSecond.toFixed(0)}/s (raw ${r.baseline.perSecond.toFixed(0)}/s)`);
  */
 export async function purgeBench(options: PurgeBenchOptions): Promise<PurgeBenchResult> {
   const records = options.records ?? 10_000;

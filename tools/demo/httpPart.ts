@@ -33,7 +33,7 @@ type Caller = keyof typeof CALLERS;
  * every 202 for a key is byte for byte the same; no caller ever gets another caller's answer; every
  * reused key is refused with 422; every bad signature is refused; every Payment row is at its newest event.
  */
-export async function runHttpPart(options: { seed: number; payments?: number }): Promise<HttpPartReport> {
+export async function runHttpPart(options: { seed: number }): Promise<HttpPartReport> {
   const random = mulberry32(options.seed ^ 0x4777);
   const azurite = await AzuriteTable.start();
   const queue = new RecordingPaymentQueue();
@@ -80,7 +80,7 @@ export async function runHttpPart(options: { seed: number; payments?: number }):
       failures.push(`${caller} ${key}: never accepted`);
     };
 
-    const total = options.payments ?? 24;
+    const total = 24;
     for (let i = 0; i < total; i++) {
       const caller: Caller = i % 2 === 0 ? 'alice' : 'bob';
       // Both callers use the same key values (k-0, k-1, ...) for their own, different payments.

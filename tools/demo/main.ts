@@ -13,15 +13,8 @@ import { judge } from './verdict';
 import { formatHttpPart, runHttpPart } from './httpPart';
 
 /**
- * `npm run demo`: the app's main job, locally. Starts Azurite (in memory, loopback, free port),
- * the fake payment provider (unless PAYMENT_PROVIDER_URL names one on loopback, checked before the
- * run), the Cosmos emulator (in process, loopback) and a local Service Bus; sends a seeded workload
- * with duplicates, malformed messages, reused keys and declines through the real payments handler, and
- * orders with shuffled, repeated status versions through the real orders handler, with crashes,
- * provider faults and storage outages injected; prints progress (stderr: a bar on a terminal, plain
- * lines otherwise), the verdict and a table (stdout); `--json` adds one JSON line last, `--report`
- * writes an HTML page. Exits 1 when an invariant fails (or the environment broke the run), 2 on a
- * usage error or an unusable provider URL, 130/143 on SIGINT/SIGTERM after stopping what it started.
+ * `npm run demo` (docs/demo.md): the chaos run (`runChaos`), then the HTTP part; progress on stderr (a bar on a
+ * terminal, plain lines otherwise), the verdict and the figures on stdout. Options and exit codes: `DEMO_USAGE`.
  */
 async function main(): Promise<number | void> {
   const args = parseDemoArgs(process.argv.slice(2));
