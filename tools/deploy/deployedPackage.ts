@@ -134,14 +134,9 @@ function linkProductionModules(root: string, dir: string): void {
     if (folder) symlinkSync(relative(dirname(at), join(dir, folder)), at, 'dir');
     else symlinkSync(join(cached, name), at, 'dir');
   };
-  mkdirSync(join(dir, 'node_modules'));
-  for (const name of readdirSync(cached)) {
-    if (name.startsWith('.')) continue;
-    if (!name.startsWith('@')) link(name);
-    else {
-      mkdirSync(join(dir, 'node_modules', name));
-      for (const inner of readdirSync(join(cached, name))) link(`${name}/${inner}`);
-    }
+  for (const name of installedPackages(cached)) {
+    mkdirSync(dirname(join(dir, 'node_modules', name)), { recursive: true });
+    link(name);
   }
 }
 

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { whenStopped } from '../../cli/stopSignals';
 import { acquirePortLock } from '../../cli/lockFile';
-import { ROOT, ensureDurableHostBuilt, builtApp } from '../../durable-host/hostBuild';
+import { REPO_ROOT } from '../../cli/repoRoot';
+import { ensureDurableHostBuilt, builtApp } from '../../durable-host/hostBuild';
 /** The host's build, kept importable from here (its home is tools/durable-host/hostBuild.ts). */
 export { builtApp, dotnetAvailable } from '../../durable-host/hostBuild';
 
@@ -125,7 +126,7 @@ export class DurableEngineHost {
 
   /** The host.json the host applies (its `extensions.durableTask` and `logging.logLevel`). */
   get hostJsonPath(): string {
-    return this.options.hostJson ?? path.join(ROOT, 'host.json');
+    return this.options.hostJson ?? path.join(REPO_ROOT, 'host.json');
   }
 
   private async launch(): Promise<void> {
