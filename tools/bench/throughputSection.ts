@@ -40,8 +40,6 @@ export interface VariantSummary {
   readonly roundTripsPerMessage: number;
   readonly clientCpuMsPerMessage: number;
   readonly serverCpuMsPerMessage: number | undefined;
-  /** Round trips per second the variant drove (perSecond x round trips per message). */
-  readonly roundTripsPerSecond: number;
 }
 
 export interface ThroughputFigures {
@@ -68,7 +66,6 @@ export interface ThroughputFigures {
   readonly ratioIdempotentQuiet: number | undefined;
   /** Fresh claims at `concurrency`, every claim of every measured round, in ms. */
   readonly claimLatencyMs: { readonly p50: number; readonly p99: number; readonly samples: number };
-  readonly runs: readonly VariantRun[];
 }
 
 const RETENTION_MS = 7 * 86_400_000;
@@ -138,7 +135,6 @@ export async function measureThroughput(
     ),
     predictedRatioFromCpu: cpuRatios.some(Number.isNaN) ? undefined : median(cpuRatios),
     claimLatencyMs: { p50: percentile(latencies, 50), p99: percentile(latencies, 99), samples: latencies.length },
-    runs,
   };
 }
 
@@ -277,15 +273,12 @@ async function writeBusinessRow(client: TableClient, msg: OrderMessage): Promise
 }
 
 function summarize(runs: readonly VariantRun[]): VariantSummary {
-  const perSecond = median(runs.map((r) => r.perSecond));
-  const roundTripsPerMessage = median(runs.map((r) => r.roundTripsPerMessage));
   const server = runs.map((r) => r.serverCpuMsPerMessage);
   return {
-    perSecond,
-    roundTripsPerMessage,
+    perSecond: median(runs.map((r) => r.perSecond)),
+    roundTripsPerMessage: median(runs.map((r) => r.roundTripsPerMessage)),
     clientCpuMsPerMessage: median(runs.map((r) => r.clientCpuMsPerMessage)),
     serverCpuMsPerMessage: server.every((s) => s !== undefined) ? median(server) : undefined,
-    roundTripsPerSecond: perSecond * roundTripsPerMessage,
   };
 }
 

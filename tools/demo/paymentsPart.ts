@@ -37,20 +37,11 @@ const RETENTION_MS = 30 * 86_400_000;
 const DEMO_RETRY: RetryBudget = { budgetMs: 600_000, firstDelayMs: 1_000, maxDelayMs: 10_000 };
 
 /**
- * The payments consumer in the chaos run: the real handler (through the rig) with crashes
- * injected before and after the claim, after the provider charged (Durable host crash, replayed)
- * and before the claim is completed; its seeded workload; and its invariants:
- *
- * - every valid, non-declined payment whose message was completed is charged exactly once, with
- *   its own amount; one that is only in the dead-letter queue is charged at most once (an
- *   operator's resubmit completes it without charging again): so
- *   `effectiveCharges == chargeable - chargeableAwaitingOperator` (uncharged and dead-lettered);
- * - declines, malformed messages and reused keys are never charged; no payment is charged twice;
- * - every malformed message is parked with its reason, every reused-key message with `key-reused`;
- * - nothing is lost: each logical message is completed with its expected outcome, or dead-lettered,
- *   or (broker duplicate detection on) dropped by the broker as a resend of a known MessageId.
- *   A reused-key message is sent once its original is completed; if the original is dead-lettered
- *   instead, it is withheld (reported), since the consumer would rightly see it as the key's first use.
+ * The payments consumer in the chaos run: the real handler (through the rig) with crashes injected before and after
+ * the claim, after the provider charged (Durable host crash, replayed) and before the claim is completed; its seeded
+ * workload; and its invariants (docs/demo.md): each chargeable payment charged exactly once with its own amount
+ * (`effectiveCharges == chargeable - chargeableAwaitingOperator`), nothing else charged, malformed and reused-key
+ * messages parked with their reason, nothing lost (a reuse whose original was dead-lettered is withheld, reported).
  */
 export async function startPaymentsPart(env: ChaosEnvironment, options: PaymentsPartOptions): Promise<ChaosPart> {
   // An external provider is long-lived and has its own decline rules: give this run's paymentIds a

@@ -37,14 +37,10 @@ export interface RewardsPart {
 const HUB_PARTITIONS = 4;
 
 /**
- * The demo's rewards part (docs/demo.md): the app's `rewardsConsumer` as the worker invokes it (the
- * registration of `src/functions/rewards.ts`, built from settings), on the local Event Hubs (4 partitions,
- * checkpoints and ownership on an Azurite blob service), with its tables behind the run's storage proxy (the
- * storage outages reach it: a batch that fails is retried forever). An independent producer (the CLI's plan,
- * `npm run send -- --kind rewards`) sends PaymentSucceeded events over the run, some twice; two hosts share the
- * partitions and crash at random after the function returned and before the checkpoint (the batch replays on
- * the next owner: a partition move). Invariant: every customer's balance = the points of its distinct events,
- * counted from what the hub actually holds.
+ * The demo's rewards part (docs/demo.md, "Rewards on Event Hubs in the chaos run"): the app's `rewardsConsumer` as
+ * the worker invokes it, on the local Event Hubs behind the run's storage proxy; two hosts that crash before their
+ * checkpoints; an independent producer (the CLI's plan). Invariant: every customer's balance = the points of its
+ * distinct events, counted from what the hub actually holds.
  */
 export async function startRewardsPart(env: ChaosEnvironment, options: RewardsPartOptions): Promise<RewardsPart> {
   const blobs = await AzuriteBlob.start();

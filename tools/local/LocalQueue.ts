@@ -15,17 +15,10 @@ interface Entry {
 }
 
 /**
- * One queue with Service Bus peek-lock semantics, in process (tests and the demo only):
- *
- * - `receive` locks the first available message for `lockDurationMs` and increments its delivery count;
- * - `complete` removes it, only while the caller's lock is valid (else {@link MessageLockLostError},
- *   and the message stays: it will be delivered again);
- * - `abandon` makes it available at once (at the head) for the next receive;
- * - a lock that expires unsettled makes the message available again (a crashed or slow receiver);
- * - a message whose delivery count reached `maxDeliveryCount` goes to the dead-letter queue
- *   (reason `MaxDeliveryCountExceeded`, with its last error) instead of being delivered again;
- * - with a duplicate-detection window, a send whose MessageId was sent within the window is dropped
- *   (send side only: it never stops redelivery).
+ * One queue with Service Bus peek-lock semantics, in process (tests and the demo only): `receive` locks the first
+ * available message and counts the delivery; `complete` removes it only while the caller's lock is valid; `abandon`
+ * and an expired lock make it available again at the head, or dead-letter it at `maxDeliveryCount`; a duplicate-
+ * detection window drops a send whose MessageId was sent within it (send side only: it never stops redelivery).
  *
  * ```
  *  send --> [ready] --receive--> locked(token, until) --complete--> gone
