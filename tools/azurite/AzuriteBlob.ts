@@ -7,8 +7,4 @@ export class AzuriteBlob extends AzuriteProcess {
     await instance.restart();
     return instance;
   }
-
-  get port(): number {
-    return this.ports.blob!;
-  }
 }

@@ -56,10 +56,6 @@ export class AzuriteProcess {
     return `DefaultEndpointsProtocol=http;AccountName=${DEV_ACCOUNT};AccountKey=${DEV_KEY};${endpoints}`;
   }
 
-  get running(): boolean {
-    return this.child !== undefined;
-  }
-
   /** Process id of the running Azurite (e.g. to read its CPU time), or undefined when stopped. */
   get pid(): number | undefined {
     return this.child?.pid;

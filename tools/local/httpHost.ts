@@ -37,8 +37,6 @@ export interface LocalHttpHostOptions {
  */
 export class LocalHttpHost {
   private readonly sockets = new Set<Socket>();
-  /** Requests answered, by function name and status (e.g. `paymentsApi 202`). */
-  readonly answered = new Map<string, number>();
 
   private constructor(
     private readonly server: Server,
@@ -79,10 +77,10 @@ export class LocalHttpHost {
     const url = new URL(req.url ?? '/', this.url);
     const path = url.pathname.replace(/\/+$/, '');
     const route = this.options.routes.find((r) => routePattern(r.route).test(path));
-    if (!route) return this.write(res, 'none', 404, {}, Buffer.alloc(0));
+    if (!route) return this.write(res, 404, {}, Buffer.alloc(0));
     const method = (req.method ?? 'GET').toUpperCase();
-    if (!route.methods.includes(method)) return this.write(res, route.name, 405, {}, Buffer.alloc(0));
-    if (route.authLevel === 'function' && !this.hasValidKey(req, url)) return this.write(res, route.name, 401, {}, Buffer.alloc(0));
+    if (!route.methods.includes(method)) return this.write(res, 405, {}, Buffer.alloc(0));
+    if (route.authLevel === 'function' && !this.hasValidKey(req, url)) return this.write(res, 401, {}, Buffer.alloc(0));
 
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
@@ -103,11 +101,11 @@ export class LocalHttpHost {
       response = new HttpResponse(await route.handler(request, context));
     } catch (error) {
       this.options.log?.(route.name, 'error', `handler threw: ${error instanceof Error ? error.name : typeof error}`);
-      return this.write(res, route.name, 500, {}, Buffer.alloc(0));
+      return this.write(res, 500, {}, Buffer.alloc(0));
     }
     const outHeaders: Record<string, string> = {};
     response.headers.forEach((value, name) => (outHeaders[name] = value));
-    this.write(res, route.name, response.status, outHeaders, Buffer.from(await response.arrayBuffer()));
+    this.write(res, response.status, outHeaders, Buffer.from(await response.arrayBuffer()));
   }
 
   private hasValidKey(req: IncomingMessage, url: URL): boolean {
@@ -121,9 +119,7 @@ export class LocalHttpHost {
     });
   }
 
-  private write(res: ServerResponse, name: string, status: number, headers: Record<string, string>, body: Buffer): void {
-    const label = `${name} ${status}`;
-    this.answered.set(label, (this.answered.get(label) ?? 0) + 1);
+  private write(res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer): void {
     if (res.destroyed) return; // the client timed out and closed: the work was done, nobody reads the answer
     res.writeHead(status, { ...headers, 'content-length': String(body.length) });
     res.end(body);
