@@ -71,7 +71,7 @@ export class DurableEngineHost {
   private locked = false;
   private currentRole: DurableHostRole;
   private telemetryWaiters: Array<(json: string) => void> = [];
-  readonly counters = { kills: 0 };
+  readonly counters = { starts: 0, kills: 0 };
   /** Last lines the host wrote (for failure messages). */
   readonly recentLog: string[] = [];
 
@@ -151,6 +151,7 @@ export class DurableEngineHost {
     // Its own process group: kill() ends the host and its Node worker together, as a crashed VM would.
     const child = spawn('dotnet', [this.dll], { env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child = child;
+    this.counters.starts++;
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     const remember = (line: string) => {
       this.recentLog.push(line);
