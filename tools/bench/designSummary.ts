@@ -2,10 +2,8 @@ import { percentile, round } from './stats';
 import { totalOf, type HostLogCount, type LogLevels } from '../cost/hostTelemetry';
 
 /**
- * CPU ms per burst message of the split phase (/proc): the bench process (the trigger and the local bus; before
- * 2026-12-02 b also the counting proxies), the client-role Durable host (the start API), the counting proxies'
- * process, the two Azurites (the app's tables, the task hub's storage), and the whole machine (all processes).
- * `counters`, `appAzurite`, `engineAzurite`: runs whose counting proxies ran in a process of their own.
+ * CPU ms per burst message of the split phase, by process (/proc), and the whole machine's. `counters`, `appAzurite`,
+ * `engineAzurite`: runs whose counting proxies ran in a process of their own (before 2026-12-02 b: in the bench's).
  */
 export interface CpuMsPerMessage {
   readonly benchProcess: number;
@@ -16,11 +14,7 @@ export interface CpuMsPerMessage {
   readonly machine?: number;
 }
 
-/**
- * Pauses of 200 ms or more of each Node process's event loop in the split phase's paced part (s since it began,
- * ms): the bench process (the trigger), the counting proxies, the app's Azurite and the task hub's Azurite. The
- * Durable host (dotnet) is not watched.
- */
+/** Pauses of 200 ms or more of each Node process's event loop in the split phase's paced part (s since it began, ms). */
 export type ProcessStalls = Readonly<Record<string, ReadonlyArray<{ readonly atS: number; readonly ms: number }>>>;
 
 /** The counts of one design's run that the summary and the cost script read (a subset of the bench's JSON). */
@@ -72,10 +66,8 @@ export interface DesignCounts {
 }
 
 /**
- * Storage requests grouped for reading: the claim's tables (`app.table`), Durable's queues by operation, its
- * tables by table (History, Instances, ...), its blobs by container and operation.
- * Keys are `account.service.resource.operation`; the group drops the resource for queues (control + work items
- * together, by operation) and the operation for tables.
+ * Storage requests (`account.service.resource.operation`) grouped for reading: the claim's tables, Durable's queues by
+ * operation, its tables by table, its blobs by container and operation.
  */
 export function groupOf(key: string): string {
   const [account, service, resource, ...rest] = key.split('.');

@@ -45,11 +45,9 @@ export const LOCAL_MAX_QUEUE_POLLING_MS = 500;
 const INVOCATION_TRACE = /bridge-invocation (\{.*\})$/;
 
 /**
- * One design on the real Durable engine, counted on the wire: fresh payments sent to a local Service Bus queue,
- * `concurrency` receivers calling the registered `paymentsConsumer` (lock auto-renewal as the host does), the
- * charge run by the Durable Task extension on its own Azurite behind a {@link StorageTrafficCounter}, the
- * consumer's tables behind another, the trigger's Durable client calls through {@link countingRpcProxy}, every
- * Durable execution timed by the bridge, the app's log records captured by an in-memory OpenTelemetry exporter.
+ * One design on the real Durable engine, counted on the wire (docs/performance.md): fresh payments on a local Service
+ * Bus queue, `concurrency` receivers calling the registered `paymentsConsumer`, both Azurites behind storage counters,
+ * the Durable client's calls through a counting proxy, every execution timed by the bridge, the app's log records.
  */
 export async function runDesign(options: DesignRunOptions) {
   const { design, payments, concurrency, providerMs, log } = options;

@@ -1,12 +1,9 @@
 import { parseArgs } from 'node:util';
 
 /**
- * The one command-line parser of the tools (demo, bench, producer, provider): `node:util` `parseArgs`
- * (strict, no positionals; `--name value` and `--name=value`) and option readers that word every
- * problem alike, e.g. `--messages must be an integer from 1 to 100000, got "x"`.
- *
- * A tool prints its usage on stdout and exits 0 for `--help`; on a {@link UsageError} it prints one
- * line on stderr ({@link usageErrorLine}) and exits 2 ({@link USAGE_EXIT_CODE}).
+ * The one command-line parser of the tools (docs/development.md): `node:util` `parseArgs` (strict, no positionals)
+ * and option readers that word every problem alike; `--help` prints the usage and exits 0, a {@link UsageError}
+ * prints one line on stderr and exits 2 ({@link runTool}).
  */
 
 /** Exit code of a bad command line. */

@@ -52,10 +52,8 @@ export interface EngineHooks<Tag> {
 }
 
 /**
- * A local delivery engine with Service Bus semantics for the demo and tests: named queues
- * ({@link LocalQueue}: peek-lock, lock expiry, abandon, dead-lettering, duplicate detection) and
- * N competing receivers per consumer, each handling one message at a time, settling as the
- * Functions Service Bus trigger does (return -> complete, throw -> abandon).
+ * A local delivery engine with Service Bus semantics for the demo and tests: named {@link LocalQueue}s and N competing
+ * receivers per consumer, one message at a time each, settling as the trigger does (return completes, throw abandons).
  */
 export class LocalServiceBus<Tag = unknown> {
   private readonly queues = new Map<string, LocalQueue<Tag>>();

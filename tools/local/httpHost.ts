@@ -27,13 +27,10 @@ export interface LocalHttpHostOptions {
 }
 
 /**
- * A local stand-in for the Functions host's HTTP front, for tests and the demo: node's http server on
- * loopback, each request adapted to the Functions v4 `HttpRequest` (method, absolute URL, headers, the
- * raw body bytes, query) and an `InvocationContext`, the handler's `HttpResponseInit` written back
- * through the library's own `HttpResponse` (so status, headers and body bytes are what a client of
- * the real host gets). Like the host: `/api/<route>`, 404 for an unknown route, 405 for another method,
- * 401 (empty body) without a valid function key on `authLevel: 'function'`, 500 when the handler throws.
- * Not modelled: the host's own request limits and timeouts, EasyAuth.
+ * A local stand-in for the Functions host's HTTP front, for tests and the demo: each loopback request adapted to the
+ * v4 `HttpRequest` and an `InvocationContext`, the answer written through the library's own `HttpResponse`. Like the
+ * host: `/api/<route>`, 404 unknown route, 405 other method, 401 without a valid function key on `authLevel:
+ * 'function'`, 500 when the handler throws. Not modelled: the host's request limits and timeouts, EasyAuth.
  */
 export class LocalHttpHost {
   private readonly sockets = new Set<Socket>();

@@ -19,10 +19,8 @@ export interface OrdersRigOptions {
 }
 
 /**
- * The orders consumer wired for local runs (the demo; tests build it by hand): the app's own wiring
- * (`src/app/orders.ts`, the settings' defaults) with overrides: a Cosmos container partitioned on
- * `/orderId` (created here, as the Bicep templates do in Azure) and parking on Azurite. `deliver` calls the handler
- * through an `InvocationContext` whose trigger metadata is what the Service Bus trigger gives.
+ * The orders consumer wired for the demo: the app's own wiring (`src/app/orders.ts`) on a Cosmos container created
+ * here as infra/ creates it, parking on Azurite. `deliver` calls the handler as the Service Bus trigger would.
  */
 export async function startOrdersRig(options: OrdersRigOptions) {
   const prefix = `o${randomUUID().replace(/-/g, '').slice(0, 8)}`;

@@ -25,11 +25,7 @@ import type { TableIdempotencyStore } from 'azure-functions-idempotency/internal
 export interface PaymentsRigOptions {
   /** Table Storage connection string (Azurite). */
   readonly tableConnectionString: string;
-  /**
-   * Storage of the local Durable executor (entity states, instances); default `tableConnectionString`.
-   * The demo points it past its outage proxy: Durable's backend storage (AzureWebJobsStorage) has
-   * its own resilience in Azure, which the local executor does not model.
-   */
+  /** Storage of the local Durable executor; default `tableConnectionString` (the demo's is past its outage proxy). */
   readonly durableTableConnectionString?: string;
   /** Table names get this prefix, so several rigs can share one Azurite. */
   readonly tablePrefix?: string;
@@ -45,11 +41,9 @@ export interface PaymentsRigOptions {
   readonly activityRetry?: { maxAttempts: number; firstRetryIntervalMs: number };
   readonly clock?: Clock;
   /**
-   * `real`: the functions as registered, the charge run by the real Durable engine (`tools/durable-host`, the
-   * Durable Task extension and its Azure Storage provider on an Azurite of its own: `durable/realEnginePayments.ts`).
-   * `executor` (default): the handler factory called directly, the charge by `LocalChargeWorkflow` running the app's
-   * orchestration steps and activity bodies (the consumer's own tests: crash points at each step, fast; tied to the
-   * real engine by test/durable/realEngine.differential.test.ts).
+   * `real`: the functions as registered, the charge run by the real Durable engine (`durable/realEnginePayments.ts`).
+   * `executor` (default): the handler called directly, the charge by `LocalChargeWorkflow` (fast, crash points at
+   * each step; tied to the real engine by test/durable/realEngine.differential.test.ts).
    */
   readonly durable?: 'real' | 'executor';
   /** Real engine: after the provider charged `paymentId`, true kills the Durable host (then it is restarted). */

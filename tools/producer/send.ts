@@ -8,11 +8,7 @@ import { buildSendPlan, toServiceBusMessage, type PlannedMessage } from './messa
 import { sendRewards } from './sendRewards';
 import { wantsRewards } from './rewardsArgs';
 
-/**
- * Producer CLI: sends payments or orders to Service Bus, optionally with duplicates and reused keys, to
- * exercise the idempotent consumers. `npm run send -- --help`. All decisions live in args.ts and
- * messages.ts (unit-tested); this file only talks to the network.
- */
+/** `npm run send`: payments or orders to Service Bus, with duplicates and reused keys; the decisions live in args.ts and messages.ts. */
 
 function createClient(connection: Exclude<ProducerConnection, { kind: 'none' }>): ServiceBusClient {
   return connection.kind === 'identity'

@@ -57,10 +57,9 @@ export interface HostTelemetryCounts {
 export type DurableHostRole = 'worker' | 'client';
 
 /**
- * The real Durable engine as a child process (`tools/durable-host`, see docs/durable.md): the WebJobs host
- * with the Durable Task extension and its Azure Storage provider, running the built app's orchestrations,
- * entities and activities through the Node bridge. `start`, `kill` (SIGKILL of the host and its Node worker:
- * a crash, nothing flushed), `restart`, `stop`. Holds the machine-wide lock of port 17071 from start to stop.
+ * The real Durable engine as a child process (`tools/durable-host`, docs/durable.md), running the built app's Durable
+ * functions through the Node bridge: `start`, `kill` (a crash: SIGKILL of the host and its Node worker), `restart`,
+ * `stop`. Holds the machine-wide lock of port 17071 from start to stop.
  */
 export class DurableEngineHost {
   private child: ChildProcess | undefined;

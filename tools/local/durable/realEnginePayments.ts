@@ -39,12 +39,10 @@ const UNFINISHED_ORCHESTRATIONS =
   ['Completed', 'Failed', 'Terminated', 'Canceled'].map((status) => `RuntimeStatus ne '${status}'`).join(' and ');
 
 /**
- * The payments functions on the real Durable engine: the orchestration, entity and activity run by the Durable
- * Task extension and its Azure Storage provider (`tools/durable-host`, the built app's registrations) on an
- * Azurite of their own; the Service Bus trigger, registered by the same `registerPaymentsFunctions` and invoked
- * here as the host invokes it, gets the `durableClient` binding data the extension produced, so its client talks
- * to the extension's own HTTP endpoint. `killAfterCharge` makes real host crashes: SIGKILL of the host and its
- * Node worker after the provider charged, before the engine checkpointed the result; then a restart.
+ * The payments functions on the real Durable engine (`tools/durable-host`, on an Azurite of its own); the Service Bus
+ * trigger, registered by the same `registerPaymentsFunctions`, invoked here as the host invokes it, with the
+ * `durableClient` binding data the extension produced. `killAfterCharge` makes real host crashes: SIGKILL of the
+ * host and its Node worker after the provider charged, before the engine checkpointed the result; then a restart.
  */
 export async function startRealEnginePayments(options: RealEnginePaymentsOptions) {
   const storage = await AzuriteStorage.start();

@@ -17,12 +17,10 @@ export interface HostOptions {
 }
 
 /**
- * A Functions host's Event Hubs listener, locally: it claims a fair share of the hub's partitions through
- * the checkpoint store's ownership blobs (taking over those whose owner stopped renewing), reads each owned
- * partition from its checkpoint, hands batches to the handler in order, and checkpoints a batch only after
- * the handler returned. A batch whose handler throws runs again (retry forever, as the app's retry policy
- * asks). `crash()` stops at once: no checkpoint for the batch in flight, ownership left to expire, so the
- * next owner replays from the last checkpoint, as after a real host crash or a partition move.
+ * A Functions host's Event Hubs listener, locally: it claims a fair share of the partitions through the ownership
+ * blobs (taking over expired ones), hands each owned partition's batches to the handler in order from its checkpoint,
+ * and checkpoints a batch only after the handler returned (a batch that throws runs again, forever). `crash()` stops
+ * at once: the next owner replays from the last checkpoint, as after a real host crash or a partition move.
  */
 export class LocalEventHubsHost {
   readonly ownerId = randomUUID();
