@@ -19,10 +19,8 @@ export type PaymentKind =
   | 'reusedAfterExpiry';
 
 /**
- * Time phase: a valid payment that cannot finish until an operator fixes something (every delivery
- * fails until the clock jumps), so it is dead-lettered and resubmitted after the sweep.
- * `afterCharge`: its first claim charges the provider, then completing fails; `beforeCharge`: it
- * never reaches the provider before the DLQ.
+ * Time phase: a valid payment every delivery of which fails until the operator's fix (the jump): dead-lettered, then
+ * resubmitted after the sweep; `afterCharge` is charged by its first claim, `beforeCharge` never before the DLQ.
  */
 export type HeldForOperator = 'beforeCharge' | 'afterCharge';
 
@@ -141,12 +139,9 @@ export function buildPaymentsWorkload(options: WorkloadOptions): PaymentsWorkloa
 }
 
 /**
- * The time phase's share of the workload (its own seeded generator, so the rest is unchanged):
- * payments held for an operator, chosen among charges in the first 30 % of the run (sent once,
- * no producer copies: they are dead-lettered before the phase), and reused keys after expiry: charges
- * in the second half of the run become the paymentId of a charge of the first 40 % with another
- * amount. Originals are never the target of a `reusedKey` too, so the phase's reuse meets the
- * record it expects (swept) rather than a reuse of its own.
+ * The time phase's share of the workload (its own seeded generator, so the rest is unchanged): payments held for an
+ * operator among the first 30 % of charges (sent once), and reused keys after expiry: charges of the second half
+ * take the paymentId of a charge of the first 40 % (never a `reusedKey` target) with another amount.
  */
 function addTimePhase(messages: LogicalMessage[], reusable: number[], options: WorkloadOptions): void {
   const random = mulberry32(options.seed ^ 0x71e);

@@ -141,10 +141,8 @@ export class LocalQueue<Tag = unknown> {
   }
 
   /**
-   * An operator's resubmission: every dead-lettered message that `select` accepts leaves the DLQ
-   * and is sent again as a new message (same MessageId, body, properties; a new sequence number,
-   * delivery count 0). Duplicate detection does not apply (as Service Bus Explorer's resubmit,
-   * which sends a copy). Returns the messages resubmitted.
+   * An operator's resubmission: the dead-lettered messages `select` accepts are sent again as new messages (a new
+   * sequence number, delivery count 0; no duplicate detection, as Service Bus Explorer's resubmit). @returns them.
    */
   resubmitDeadLetters(select: (dead: DeadLetteredMessage<Tag>) => boolean = () => true): DeadLetteredMessage<Tag>[] {
     const chosen = this.dlq.filter(select);
