@@ -7,11 +7,9 @@ type Policy = Parameters<Pipeline['addPolicy']>[0];
 export const COUNT_POLICY_NAME = 'countRoundTrips';
 
 /**
- * Counts the HTTP requests a `TableClient` sends, exactly: a pipeline policy placed after the
- * `Sign` phase, i.e. after the retry and redirect policies and right before the transport, so
- * every attempt on the wire is counted once (an SDK retry is a second round trip, as it is on
- * the bill). Transactions (`submitTransaction`) go through the same pipeline: one `$batch`, one count.
- * `attach` throws when the pipeline does not order the policy after the retry policy (an SDK change).
+ * Counts the HTTP requests a `TableClient` sends, exactly: a pipeline policy right before the transport (after the
+ * retry policy: an SDK retry is a second round trip, as on the bill; a `$batch` is one). `attach` throws when the
+ * pipeline does not order it after the retry policy (an SDK change).
  */
 export class RoundTripCounter {
   private requests = 0;

@@ -214,9 +214,8 @@ export function splitLines(hold: DesignCounts | undefined, handoff: DesignCounts
 }
 
 /**
- * Messages a second one core would acknowledge if only the trigger (bench process: trigger + bus) and the Durable
- * start API used it: derived from CPU time, not a throughput measured (the machine's other processes share its
- * cores). Only when the counting proxies ran apart (else the bench process's figure includes them).
+ * Messages a second one core would acknowledge if only the trigger and the Durable start API used it: derived from
+ * CPU time, not measured; only when the counting proxies ran apart (else the bench process's figure includes them).
  */
 export function triggerPerCore(cpu: CpuMsPerMessage | undefined): number | undefined {
   if (!cpu || cpu.counters === undefined || cpu.durableHost === undefined) return undefined;

@@ -28,10 +28,8 @@ export interface DesignRunOptions {
   /** Payments sent one at a time after the workload (thin traffic: each billed alone); 0 = none. */
   readonly sparsePayments: number;
   /**
-   * Handoff only: payments of the split phase (0 = none). The Durable host becomes a `client` (it runs no
-   * orchestration), so the trigger is measured alone, as when the charges run on other instances: first this many
-   * paced at the holding design's ceiling (concurrency / provider seconds per second), then as many at once (a
-   * burst); then the host becomes a `worker` again and drains what was queued.
+   * Handoff only: payments of the split phase (0 = none): with the Durable host as a `client`, this many paced at the
+   * holding design's ceiling, then as many at once (the trigger alone); then a `worker` drains what was queued.
    */
   readonly splitPayments?: number;
   readonly log: (line: string) => void;

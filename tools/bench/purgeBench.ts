@@ -32,10 +32,8 @@ export interface PurgeBenchResult extends PurgeMeasurement {
 }
 
 /**
- * Purge benchmark: writes `records` expired records across the partitions (batched inserts, not
- * timed), runs the expiry sweep until done and measures it; then writes the same number again and
- * deletes them with plain batches of 100 (keys known, no query, unconditional) as the baseline.
- * Each run uses fresh tables, which it drops afterwards.
+ * Purge benchmark: writes `records` expired records (not timed), measures the expiry sweep until done, then the same
+ * rows deleted with plain batches of 100 (keys known, no query) as the baseline; on fresh tables, dropped afterwards.
  */
 export async function purgeBench(options: PurgeBenchOptions): Promise<PurgeBenchResult> {
   const records = options.records ?? 10_000;

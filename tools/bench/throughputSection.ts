@@ -74,9 +74,8 @@ const PARTITIONS = 16;
 const QUIET_LOAD = 0.1;
 
 /**
- * Runs every variant once per round on fresh tables of the same Azurite, at the same
- * concurrency, in an order that rotates each round (so no variant always runs first or last
- * on a warmer or noisier machine). Round 0 is a warm-up and is not reported.
+ * Runs every variant once per round on fresh tables, in an order that rotates each round (no variant always first on
+ * a warmer or noisier machine). Round 0 is a warm-up, not reported.
  */
 export async function measureThroughput(
   tables: BenchTables,
@@ -228,11 +227,7 @@ async function runVariant(
   };
 }
 
-/**
- * The idempotent consumer's requests measured alone, in the order they must run on one table:
- * fresh claims (each one timed: the claim latency), their completions, then reads of the records
- * (the second request of a duplicate).
- */
+/** The idempotent consumer's requests alone, in their order on one table: fresh claims (timed), completions, reads. */
 function stepTask(variant: StepVariant, steps: StepsFixture, latencies: number[] | undefined): (i: number) => Promise<void> {
   const { store, claims, messages } = steps;
   const key = (i: number) => keyFromMessageId('bench', messages[i].id);

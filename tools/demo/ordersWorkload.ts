@@ -73,10 +73,8 @@ export function statusOfVersion(version: number): OrderStatus {
 }
 
 /**
- * A seeded orders workload: valid orders (1-4 lines) each followed by 0..k status changes, a few
- * malformed messages (bad JSON, bad schema, MessageId not the orderId, no MessageId, unknown
- * `type`, a status with version 0) and some reused order ids with other items; every message gets
- * `duplicateRate` extra copies (producer retries). The same options give the same workload.
+ * A seeded orders workload: orders with 0..4 status changes each, malformed messages and reused order ids, every
+ * message with `duplicateRate` extra copies. The same options give the same workload.
  */
 export function buildOrdersWorkload(options: OrdersWorkloadOptions): OrdersWorkload {
   const random = mulberry32(options.seed ^ 0x0de75);

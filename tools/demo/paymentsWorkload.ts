@@ -74,10 +74,8 @@ export interface WorkloadOptions {
 }
 
 /**
- * A seeded payments workload: mostly valid payments, some declines, a few malformed messages
- * (bad JSON, bad schema, MessageId not the paymentId, no MessageId) and some reused keys (an
- * earlier paymentId with another amount), each message with `duplicateRate` extra copies sent a
- * little later (producer retries). The same options give the same workload.
+ * A seeded payments workload: payments, declines, malformed messages and reused keys, each message with
+ * `duplicateRate` extra copies sent a little later. The same options give the same workload.
  */
 export function buildPaymentsWorkload(options: WorkloadOptions): PaymentsWorkload {
   const random = mulberry32(options.seed ^ 0x5eed);

@@ -1,11 +1,7 @@
 import { optionReader, parseCommandLine, runTool } from '../cli/commandLine';
 import { FakePaymentProvider } from './FakePaymentProvider';
 
-/**
- * `npm run provider`: the fake payment provider on 127.0.0.1, for `func start` and for the demo's
- * PAYMENT_PROVIDER_URL. Honours Idempotency-Key, serves GET /__stats; no faults unless asked.
- * Stops on SIGINT / SIGTERM.
- */
+/** `npm run provider`: the fake payment provider on 127.0.0.1, for `func start` and the demo's PAYMENT_PROVIDER_URL. */
 const USAGE = `usage: npm run provider -- [--port 4010] [--seed 1] [--key-memory-hours H] [--lookup by-key|none]
   --port  TCP port on 127.0.0.1 (default 4010, the one local.settings.json.example names; 0 = any free port)
   --seed  seed of the provider's own randomness (default 1, 0 to 4294967295)

@@ -160,9 +160,8 @@ export class LocalQueue<Tag = unknown> {
   }
 
   /**
-   * Service Bus after a pause longer than the messages' time to live, on a queue that dead-letters on expiration (ours,
-   * `deadLetteringOnMessageExpiration: true`): every message enqueued so far, waiting or locked, goes to the DLQ with
-   * reason `TTLExpiredException`; a locked one's delivery then finds its lock lost. Returns how many.
+   * A pause longer than the messages' time to live, on a queue that dead-letters on expiration (ours): every message,
+   * waiting or locked, goes to the DLQ (`TTLExpiredException`). @returns how many.
    */
   expireAll(): number {
     const entries = [...this.locked.values(), ...this.ready].sort((a, b) => a.sequenceNumber - b.sequenceNumber);

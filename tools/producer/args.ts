@@ -83,9 +83,7 @@ const SPECS: OptionSpecs = {
 };
 
 /**
- * Parses `argv` (without node and script) with the tools' shared parser and reads
- * SERVICEBUS_FULLY_QUALIFIED_NAMESPACE, SERVICEBUS_CONNECTION_STRING, PAYMENTS_QUEUE_NAME and
- * ORDERS_QUEUE_NAME from `env`. Returns `'help'` for --help.
+ * Parses `argv` (and the namespace, connection string and queue names from `env`); `'help'` for --help.
  * @throws UsageError naming every bad option.
  */
 export function parseProducerArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, runId: string): ProducerOptions | 'help' {

@@ -9,11 +9,7 @@ import { AzuriteProcess, freePort } from '../../azurite/AzuriteProcess';
 const RARE_GC_SWEEPS =
   "for (const service of ['queue', 'blob']) require(require('path').join(require('path').dirname(process.argv[1]), service, 'utils', 'constants.js')).DEFAULT_GC_INTERVAL_MS = 86400000;";
 
-/**
- * Azurite with its blob, queue and table services in memory on free loopback ports: the storage account of a
- * Durable task hub (the Azure Storage provider keeps leases in blobs, work items in queues, history and
- * instances in tables). `AzuriteTable` (table service only) is enough for the idempotency store.
- */
+/** Azurite's blob, queue and table services in memory on free loopback ports: a Durable task hub's storage account. */
 export class AzuriteStorage extends AzuriteProcess {
   static async start(): Promise<AzuriteStorage> {
     const storage = new AzuriteStorage({ blob: await freePort(), queue: await freePort(), table: await freePort() }, RARE_GC_SWEEPS);

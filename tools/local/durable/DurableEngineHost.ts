@@ -26,11 +26,7 @@ export interface DurableEngineHostOptions {
   readonly overrides?: Readonly<Record<string, unknown>>;
   /** Receives the host's log lines (warnings and errors of the extension, the app's stderr). */
   readonly log?: (line: string) => void;
-  /**
-   * `worker` (default) runs the hub's orchestrations, entities and activities; `client` registers none and serves
-   * only the durableClient's HTTP API (starts, status): the bench measures the trigger alone with it, the work
-   * waiting in the hub's queues until {@link DurableEngineHost.switchRole} makes the host a worker.
-   */
+  /** `worker` (default) runs the hub's Durable functions; `client` only serves the durableClient's HTTP API (docs/durable.md). */
   readonly role?: DurableHostRole;
   /** The host.json the host applies (default: the repository's); a test gives one with other logging levels. */
   readonly hostJson?: string;
@@ -172,10 +168,8 @@ export class DurableEngineHost {
   }
 
   /**
-   * The log records the running host process let through at host.json's `logging.logLevel` so far (what the
-   * Functions host would forward to Application Insights), by category and level, with their bytes: the host's
-   * `CountingLoggerProvider` (tools/durable-host/TelemetryCounter.cs). Counts start at 0 with each host process.
-   * @throws Error when no host process runs or it does not answer within 10 s
+   * The log records this host process let through at host.json's levels so far, by category and level, with their
+   * bytes (TelemetryCounter.cs). @throws Error when no host process runs or it does not answer within 10 s
    */
   async telemetryCounts(): Promise<HostTelemetryCounts> {
     const child = this.child;
