@@ -46,9 +46,11 @@ export interface ExpirySweeperOptions {
 
 /** What one {@link ExpirySweeper.sweep} run did (counts only). `skipped` = `skippedLeased + skippedHeld + skippedChanged + alreadyDeleted`. */
 export interface SweepReport {
-  /** Held keys the sources listed (0 without `holds`), those with a record, and the records whose retention moved. */
+  /** Held keys the sources listed (0 without `holds`; a key listed twice counts once). */
   readonly held: number;
+  /** Held keys that had a record. */
   readonly heldWithRecord: number;
+  /** Held records whose retention this run moved forward. */
   readonly heldExtended: number;
   /** Past retention but held (their retention could not be moved in time for this run's query): kept. */
   readonly skippedHeld: number;
@@ -78,6 +80,7 @@ export interface SweepReport {
   readonly checkpointSaved: boolean;
   /** Records whose retention ended at or before this time were candidates (epoch ms). */
   readonly cutoffMs: number;
+  /** How long the run took, in ms (by the sweeper's clock). */
   readonly durationMs: number;
 }
 
@@ -111,11 +114,15 @@ export interface SweepReport {
  * ```
  */
 export class ExpirySweeper {
-  /** The options as resolved (defaults applied). */
+  /** Partitions walked (option `partitionCount`, default 16). */
   readonly partitionCount: number;
+  /** Time one run may take, in ms (option `budgetMs`). */
   readonly budgetMs: number;
+  /** Rows per query page (option `pageSize`, default 1000). */
   readonly pageSize: number;
+  /** Deletes per transaction (option `batchSize`, default 100). */
   readonly batchSize: number;
+  /** RowKey of the checkpoint row (option `checkpointName`, default `expiry`). */
   readonly checkpointName: string;
   private readonly clock: Clock;
   private readonly log: ((message: string) => void) | undefined;
@@ -127,6 +134,7 @@ export class ExpirySweeper {
    * @throws ConfigurationError when an option is out of range, or `holds` are given without `holdMs`.
    */
   constructor(
+    /** The table swept. */
     readonly client: TableClient,
     options: ExpirySweeperOptions,
   ) {
