@@ -105,12 +105,10 @@ export interface SweepReport {
  * checkpoint moves only with `If-Match`.
  *
  * @example
+ * A timer function (`app` of `@azure/functions`) that sweeps the store's table every hour:
  * ```ts
- * import { app } from '@azure/functions';
- * import { ExpirySweeper } from 'azure-functions-idempotency/table';
- *
  * const sweeper = new ExpirySweeper(tableClient, { partitionCount: 16, budgetMs: 240_000, log: console.log });
- * app.timer('idempotencyExpiry', { schedule: '0 0 * * * *', handler: async () => void (await sweeper.sweep()) }); // hourly
+ * app.timer('idempotencyExpiry', { schedule: '0 0 * * * *', handler: async () => void (await sweeper.sweep()) });
  * ```
  */
 export class ExpirySweeper {
