@@ -159,9 +159,9 @@ describe('producer: messages', () => {
 
   test('a body that breaks its schema is an InvalidMessageError naming the field', () => {
     expect(() => buildBody({ ...payments, amount: 0 }, 'pay-1')).toThrow(InvalidMessageError);
-    expect(() => buildBody({ ...payments, amount: 0 }, 'pay-1')).toThrow(/amount: must be greater than zero/);
-    expect(() => buildBody({ ...payments, currency: 'usd' }, 'pay-1')).toThrow(/currency: must be an ISO 4217 code/);
-    expect(() => buildBody(payments, 'x'.repeat(129))).toThrow(/paymentId: must be at most 128 characters/);
+    expect(() => buildBody({ ...payments, amount: 0 }, 'pay-1')).toThrow(/amount: /);
+    expect(() => buildBody({ ...payments, currency: 'usd' }, 'pay-1')).toThrow(/currency: an ISO 4217 code/);
+    expect(() => buildBody(payments, 'x'.repeat(129))).toThrow(/paymentId: 1-128 characters/);
     expect(() => buildBody({ ...orders, unitPrice: 1.5 }, 'ord-1')).toThrow(/items\.0\.unitPrice: must be an integer/);
   });
 

@@ -10,9 +10,8 @@ const TICK_MS = 20;
 const PREFIX = 'STALL ';
 
 /**
- * JavaScript for `node -e`: in the process it runs in, writes `STALL <atMs> <ms>` to stderr for each pause of its
- * event loop of {@link STALL_MS} or more (a 20 ms timer that fired that much late: the process ran something long
- * and synchronous, collected garbage, or was not scheduled). The timer does not keep the process alive.
+ * JavaScript for `node -e`: writes `STALL <atMs> <ms>` to stderr for each pause of the process's event loop of
+ * {@link STALL_MS} or more (a 20 ms timer that fired that much late); the timer does not keep the process alive.
  */
 export const STALL_WATCH_SOURCE =
   `(() => { let last = Date.now(); setInterval(() => { const now = Date.now(); const gap = now - last - ${TICK_MS}; ` +

@@ -13,8 +13,6 @@ export interface CountedTable {
  * and round-trip counter. SDK default retry options: a retry is counted like any request.
  */
 export class BenchTables {
-  private readonly counters: RoundTripCounter[] = [];
-
   constructor(private readonly connectionString: string) {
     if (!/TableEndpoint=http:\/\/127\.0\.0\.1:\d+\//.test(connectionString)) {
       throw new Error('the benchmark only sends traffic to a loopback Azurite (TableEndpoint=http://127.0.0.1:<port>/...)');
@@ -25,13 +23,6 @@ export class BenchTables {
   async create(prefix: string): Promise<CountedTable> {
     const client = TableClient.fromConnectionString(this.connectionString, `${prefix}${randomBytes(5).toString('hex')}`, { allowInsecureConnection: true });
     await client.createTable();
-    const counter = RoundTripCounter.attach(client);
-    this.counters.push(counter);
-    return { client, counter };
-  }
-
-  /** Requests sent by every table made here so far. */
-  get totalRoundTrips(): number {
-    return this.counters.reduce((sum, c) => sum + c.count, 0);
+    return { client, counter: RoundTripCounter.attach(client) };
   }
 }

@@ -21,9 +21,8 @@ export interface RemoteRpcProxy {
 }
 
 /**
- * The bench's counting proxies ({@link StorageTrafficCounter}, `countingRpcProxy`) in a child process of their
- * own, so that this process's CPU time is the trigger's and the bus's, and the proxies' is read apart (`pid`).
- * The child exits when this process ends its IPC channel (`stop`) or dies.
+ * The bench's counting proxies in a child process of their own, so that this process's CPU time is the trigger's and
+ * the bus's (the proxies' is read apart, `pid`). The child exits when this process ends its IPC channel or dies.
  */
 export class CountersProcess {
   private nextId = 0;

@@ -7,16 +7,9 @@ type Policy = Parameters<Pipeline['addPolicy']>[0];
 export const COUNT_POLICY_NAME = 'countRoundTrips';
 
 /**
- * Counts the HTTP requests a `TableClient` sends, exactly: a pipeline policy placed after the
- * `Sign` phase, i.e. after the retry and redirect policies and right before the transport, so
- * every attempt on the wire is counted once (an SDK retry is a second round trip, as it is on
- * the bill). Transactions (`submitTransaction`) go through the same pipeline: one `$batch`, one count.
- *
- * @throws Error when the pipeline does not order the policy after the retry policy (SDK change).
- *
- * @example
- * const counter = RoundTripCounter.attach(client);
- * const n = await counter.measure(() => store.claim(key, digest)); // 1 for a fresh key
+ * Counts the HTTP requests a `TableClient` sends, exactly: a pipeline policy right before the transport (after the
+ * retry policy: an SDK retry is a second round trip, as on the bill; a `$batch` is one). `attach` throws when the
+ * pipeline does not order it after the retry policy (an SDK change).
  */
 export class RoundTripCounter {
   private requests = 0;
@@ -37,13 +30,9 @@ export class RoundTripCounter {
     return counter;
   }
 
-  /** Requests sent since attach (or the last reset). */
+  /** Requests sent since attach. */
   get count(): number {
     return this.requests;
-  }
-
-  reset(): void {
-    this.requests = 0;
   }
 
   /** Runs `work` and returns how many requests it sent (meaningful only when nothing else uses the client meanwhile). */

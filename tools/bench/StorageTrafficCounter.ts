@@ -15,14 +15,9 @@ export interface StorageCounts {
 export type ResourceAlias = (service: StorageService, resource: string) => string;
 
 /**
- * A counting HTTP proxy on loopback in front of Azurite's blob, queue and table endpoints: every request a client
- * sends through it (SDK retries included: each attempt is a request on the wire, and a billed transaction in Azure)
- * is forwarded unchanged and counted by kind ({@link classifyStorageRequest}). A queue dequeue is refined by its
- * answer: `get` when it returned messages, `emptyGet` when the queue was empty (an idle poll, billed all the same).
- *
- * ```
- *  engine --> 127.0.0.1:<proxy blob|queue|table> --count--> 127.0.0.1:<azurite blob|queue|table>
- * ```
+ * A counting HTTP proxy on loopback in front of Azurite's blob, queue and table endpoints: every request sent through
+ * it (each SDK retry too: a billed transaction in Azure) is forwarded unchanged and counted by kind
+ * ({@link classifyStorageRequest}); a dequeue counts as `get` with messages, `emptyGet` without (an idle poll).
  */
 export class StorageTrafficCounter {
   private readonly requests = new Map<string, number>();

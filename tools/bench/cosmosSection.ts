@@ -1,7 +1,7 @@
 import { CosmosClient, type PluginConfig } from '@azure/cosmos';
-import { CosmosIdempotencyStore, keyFromMessageId, payloadDigest, type ClaimOutcome } from 'azure-functions-idempotency/internal';
+import { CosmosIdempotencyStore, keyFromMessageId, payloadDigest } from 'azure-functions-idempotency/internal';
 import { CosmosEmulator } from '../cosmos/CosmosEmulator';
-import type { RoundTripFigures } from './roundTripSection';
+import { expectKind, type RoundTripFigures } from './roundTripSection';
 import { runConcurrent } from './runConcurrent';
 
 /** Requests on the wire and request units per message of one case, on the Cosmos store. */
@@ -113,9 +113,4 @@ export function formatCosmosSection(figures: CosmosFigures): string {
     row('transactional (commit)', figures.table.transactional, figures.transactional),
     `  ${figures.note}`,
   ].join('\n');
-}
-
-function expectKind<K extends ClaimOutcome['kind']>(outcome: ClaimOutcome, kind: K): Extract<ClaimOutcome, { kind: K }> {
-  if (outcome.kind !== kind) throw new Error(`expected ${kind}, got ${outcome.kind}`);
-  return outcome as Extract<ClaimOutcome, { kind: K }>;
 }

@@ -1,10 +1,6 @@
 import type { ResourceAlias } from './StorageTrafficCounter';
 
-/**
- * How a counter names resources, as data (it crosses to the counters' process): `prefix` strips a table prefix
- * (`benchIdempotency` -> `Idempotency`); `hub` strips a task hub's name and partition suffix
- * (`benchhandoffab12c-control-03` -> `control`).
- */
+/** How a counter names resources, as data for the counters' process: `prefix` strips a table prefix, `hub` a task hub's name and partition suffix. */
 export type AliasSpec = { readonly prefix: string } | { readonly hub: string };
 
 export function aliasOf(spec: AliasSpec): ResourceAlias {

@@ -3,11 +3,7 @@ import { countingRpcProxy } from './countingRpcProxy';
 import { aliasOf, type AliasSpec } from './counterAliases';
 import { StorageTrafficCounter } from './StorageTrafficCounter';
 
-/**
- * The counting proxies in a process of their own (started by {@link CountersProcess}): the bench process then
- * runs the trigger and the bus alone, so its CPU time per message is the trigger's, not the proxies'. Answers IPC
- * requests `{ id, op, args }` with `{ id, ok, value | error }`.
- */
+/** The child process of {@link CountersProcess}: answers IPC requests `{ id, op, args }` with `{ id, ok, value | error }`. */
 type Request =
   | { id: number; op: 'storage'; args: { connectionString: string; alias: AliasSpec } }
   | { id: number; op: 'rpc'; args: { target: string } }

@@ -1,15 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** CPU milliseconds (user + system) used so far by this process and, on Linux, by another process. */
-export interface CpuSample {
-  readonly clientMs: number;
-  /** undefined where /proc is not readable (not Linux) or the process is gone. */
-  readonly serverMs: number | undefined;
-  /** Busy CPU of the whole machine, all cores (/proc/stat); undefined where not readable. */
-  readonly machineMs: number | undefined;
-}
-
 let ticksPerSecond: number | undefined;
 
 function clockTicks(): number {
@@ -23,13 +14,8 @@ function clockTicks(): number {
   return ticksPerSecond;
 }
 
-/** CPU time of this process, and of `serverPid` read from /proc/<pid>/stat (utime + stime). */
-export function sampleCpu(serverPid: number | undefined): CpuSample {
-  const usage = process.cpuUsage();
-  return { clientMs: (usage.user + usage.system) / 1000, serverMs: processCpuMs(serverPid), machineMs: machineBusyMs() };
-}
-
-export function processCpuMs(pid: number | undefined): number | undefined {
+/** CPU ms (utime + stime) of `pid`, read from /proc/<pid>/stat; undefined off Linux or when it is gone. */
+function processCpuMs(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -42,7 +28,8 @@ export function processCpuMs(pid: number | undefined): number | undefined {
   }
 }
 
-export function machineBusyMs(): number | undefined {
+/** Busy CPU ms of the whole machine, all cores (/proc/stat). */
+function machineBusyMs(): number | undefined {
   try {
     // cpu  user nice system idle iowait irq softirq steal ...
     const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
@@ -51,15 +38,6 @@ export function machineBusyMs(): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** CPU used between two samples. */
-export function cpuBetween(before: CpuSample, after: CpuSample): CpuSample {
-  return {
-    clientMs: after.clientMs - before.clientMs,
-    serverMs: before.serverMs === undefined || after.serverMs === undefined ? undefined : after.serverMs - before.serverMs,
-    machineMs: before.machineMs === undefined || after.machineMs === undefined ? undefined : after.machineMs - before.machineMs,
-  };
 }
 
 /** CPU ms used so far by each named process (this one is `process.cpuUsage`), and by the whole machine. */

@@ -1,11 +1,9 @@
-import { percentile } from './stats';
+import { percentile, round } from './stats';
 import { totalOf, type HostLogCount, type LogLevels } from '../cost/hostTelemetry';
 
 /**
- * CPU ms per burst message of the split phase (/proc): the bench process (the trigger and the local bus; before
- * 2026-12-02 b also the counting proxies), the client-role Durable host (the start API), the counting proxies'
- * process, the two Azurites (the app's tables, the task hub's storage), and the whole machine (all processes).
- * `counters`, `appAzurite`, `engineAzurite`: runs whose counting proxies ran in a process of their own.
+ * CPU ms per burst message of the split phase, by process (/proc), and the whole machine's. `counters`, `appAzurite`,
+ * `engineAzurite`: runs whose counting proxies ran in a process of their own (before 2026-12-02 b: in the bench's).
  */
 export interface CpuMsPerMessage {
   readonly benchProcess: number;
@@ -16,11 +14,7 @@ export interface CpuMsPerMessage {
   readonly machine?: number;
 }
 
-/**
- * Pauses of 200 ms or more of each Node process's event loop in the split phase's paced part (s since it began,
- * ms): the bench process (the trigger), the counting proxies, the app's Azurite and the task hub's Azurite. The
- * Durable host (dotnet) is not watched.
- */
+/** Pauses of 200 ms or more of each Node process's event loop in the split phase's paced part (s since it began, ms). */
 export type ProcessStalls = Readonly<Record<string, ReadonlyArray<{ readonly atS: number; readonly ms: number }>>>;
 
 /** The counts of one design's run that the summary and the cost script read (a subset of the bench's JSON). */
@@ -72,10 +66,8 @@ export interface DesignCounts {
 }
 
 /**
- * Storage requests grouped for reading: the claim's tables (`app.table`), Durable's queues by operation, its
- * tables by table (History, Instances, ...), its blobs by container and operation.
- * Keys are `account.service.resource.operation`; the group drops the resource for queues (control + work items
- * together, by operation) and the operation for tables.
+ * Storage requests (`account.service.resource.operation`) grouped for reading: the claim's tables, Durable's queues by
+ * operation, its tables by table, its blobs by container and operation.
  */
 export function groupOf(key: string): string {
   const [account, service, resource, ...rest] = key.split('.');
@@ -174,7 +166,7 @@ export function splitLines(hold: DesignCounts | undefined, handoff: DesignCounts
       `${split.paced.warmupMs ? ` after ${split.paced.warmupMs.length} warm-up messages (max ${Math.max(...split.paced.warmupMs)} ms)` : ''}: p50 ${split.paced.executionMsP50} ms, p99 ${split.paced.executionMsP99} ms` +
       `${split.paced.eventLoopDelayMaxMs !== undefined ? ` (this process's longest event-loop delay ${split.paced.eventLoopDelayMaxMs} ms)` : ''}; ` +
       `at once: p50 ${split.burst.executionMsP50} ms, p99 ${split.burst.executionMsP99} ms, ${split.burst.acksPerSecond} acknowledged/s`,
-    `split: trigger storage requests per message ${round2(Object.values(split.triggerStoragePerMessage).reduce((a, b) => a + b, 0))} (${Object.entries(
+    `split: trigger storage requests per message ${round(Object.values(split.triggerStoragePerMessage).reduce((a, b) => a + b, 0))} (${Object.entries(
       split.triggerStoragePerMessage,
     )
       .sort(([a], [b]) => a.localeCompare(b))
@@ -201,11 +193,11 @@ export function splitLines(hold: DesignCounts | undefined, handoff: DesignCounts
         ]
       : []),
     `split: one Durable worker then drained at ${split.drain.paymentsPerSecond} payments/s; charged ${split.charged} of ${split.payments}`,
-    `split: trigger alone vs the holding design's ceiling (${round2(ceiling)}/s = ${concurrency} calls / ${providerMs / 1000} s): ${round2(split.burst.acksPerSecond / ceiling)}x`,
+    `split: trigger alone vs the holding design's ceiling (${round(ceiling)}/s = ${concurrency} calls / ${providerMs / 1000} s): ${round(split.burst.acksPerSecond / ceiling)}x`,
   ];
   if (hold)
     lines.push(
-      `split: trigger alone vs hold measured in this run (${hold.paymentsPerSecond} payments/s): ${round2(split.burst.acksPerSecond / hold.paymentsPerSecond)}x`,
+      `split: trigger alone vs hold measured in this run (${hold.paymentsPerSecond} payments/s): ${round(split.burst.acksPerSecond / hold.paymentsPerSecond)}x`,
     );
   // The hold cannot reach concurrency / provider time: each message is held for a whole payment, measured alone.
   const holdAloneMs = hold?.sparse?.consumerExecutionMs.length ? percentile([...hold.sparse.consumerExecutionMs], 50) : undefined;
@@ -213,23 +205,22 @@ export function splitLines(hold: DesignCounts | undefined, handoff: DesignCounts
     const heldCeiling = concurrency / (holdAloneMs / 1000);
     const perCore = triggerPerCore(split.burst.cpuMsPerMessage);
     lines.push(
-      `split: trigger alone vs the hold's ceiling at its own time per payment (${round2(heldCeiling)}/s = ${concurrency} calls / ${round2(holdAloneMs / 1000)} s, ` +
-        `the p50 of a payment alone in this run): ${round2(split.burst.acksPerSecond / heldCeiling)}x measured` +
-        (perCore !== undefined ? `, ${round2(perCore / heldCeiling)}x for one core (derived from CPU)` : ''),
+      `split: trigger alone vs the hold's ceiling at its own time per payment (${round(heldCeiling)}/s = ${concurrency} calls / ${round(holdAloneMs / 1000)} s, ` +
+        `the p50 of a payment alone in this run): ${round(split.burst.acksPerSecond / heldCeiling)}x measured` +
+        (perCore !== undefined ? `, ${round(perCore / heldCeiling)}x for one core (derived from CPU)` : ''),
     );
   }
   return lines;
 }
 
 /**
- * Messages a second one core would acknowledge if only the trigger (bench process: trigger + bus) and the Durable
- * start API used it: derived from CPU time, not a throughput measured (the machine's other processes share its
- * cores). Only when the counting proxies ran apart (else the bench process's figure includes them).
+ * Messages a second one core would acknowledge if only the trigger and the Durable start API used it: derived from
+ * CPU time, not measured; only when the counting proxies ran apart (else the bench process's figure includes them).
  */
 export function triggerPerCore(cpu: CpuMsPerMessage | undefined): number | undefined {
   if (!cpu || cpu.counters === undefined || cpu.durableHost === undefined) return undefined;
   const ms = cpu.benchProcess + cpu.durableHost;
-  return ms > 0 ? round2(1000 / ms) : undefined;
+  return ms > 0 ? round(1000 / ms) : undefined;
 }
 
 function cpuLine(cpu: CpuMsPerMessage, ceiling: number): string {
@@ -241,9 +232,9 @@ function cpuLine(cpu: CpuMsPerMessage, ceiling: number): string {
   const perCore = triggerPerCore(cpu);
   return (
     `split: CPU ms per burst message: trigger + bus ${cpu.benchProcess}, Durable host (start API) ${cpu.durableHost ?? '-'}, counting proxies ${cpu.counters}, ` +
-    `Azurite ${round2((cpu.appAzurite ?? 0) + (cpu.engineAzurite ?? 0))}, whole machine ${cpu.machine ?? '-'}` +
+    `Azurite ${round((cpu.appAzurite ?? 0) + (cpu.engineAzurite ?? 0))}, whole machine ${cpu.machine ?? '-'}` +
     (perCore !== undefined
-      ? `; one core for the trigger and the start API alone: ${perCore} messages/s (derived from CPU), ${round2(perCore / ceiling)}x the hold's ceiling`
+      ? `; one core for the trigger and the start API alone: ${perCore} messages/s (derived from CPU), ${round(perCore / ceiling)}x the hold's ceiling`
       : '')
   );
 }
@@ -261,8 +252,4 @@ function stallsLine(stalls: ProcessStalls): string {
         .join(', ')}${list.length > 5 ? ` (+${list.length - 5})` : ''}`,
   );
   return `split: event-loop pauses of 200 ms or more while paced: ${shown.join('; ')} (watched: ${watched})`;
-}
-
-function round2(x: number): number {
-  return Math.round(x * 100) / 100;
 }

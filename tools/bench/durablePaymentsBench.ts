@@ -1,23 +1,14 @@
 /**
- * `npm run bench:durable [-- --designs hold,handoff --payments N --concurrency N --provider-ms N --idle-seconds N
- * --sparse-payments N --out FILE --json]`: the payments consumer on the REAL Durable engine (docs/durable.md), once per design
- * (`PAYMENTS_DESIGN`: `hold` = the delivery polls the charge until it finishes; `handoff` = it acknowledges once the
- * charge is durably started), same workload each time: fresh payments, a provider that takes `--provider-ms`
- * (default 1,000), `--concurrency` receivers (default 16: host.json `maxConcurrentCalls`). Prints side by side,
- * from counts of the run: consumer execution time p50/p99, status polls per payment, payments per second through
- * one host, storage transactions per payment by kind (counted on the wire), Service Bus operations per payment,
- * the app's log volume, the Durable host's log records and bytes at host.json's levels by category, idle polling per second, and the ratios handoff/hold. Then `--sparse-payments` (default 4)
- * payments one at a time, to measure the billed active time of a payment alone (thin traffic). Then, handoff only,
- * `--split-payments` (default 64; 0 = none) paced and as many in a burst with the Durable host as a client only (the
- * trigger alone, as when the charges run on other instances), and one worker's drain of them. `--out` writes the whole run as JSON
- * (the input of `npm run cost`). A design this build lacks is reported as unavailable, not measured.
+ * `npm run bench:durable`: the payments consumer on the REAL Durable engine, once per design (`PAYMENTS_DESIGN`), the
+ * same workload each time, counted on the wire and printed side by side with the ratios handoff/hold; `--out` writes
+ * the whole run as JSON (the input of `npm run cost`). Options and figures: docs/performance.md.
  */
 import { writeFileSync } from 'node:fs';
 import { installStopSignals } from '../cli/stopSignals';
-import { optionReader, parseCommandLine, USAGE_EXIT_CODE, UsageError, usageErrorLine } from '../cli/commandLine';
+import { optionReader, parseCommandLine, runTool, UsageError } from '../cli/commandLine';
 import { hostTelemetryLines } from '../cost/hostTelemetry';
 import { sideBySide, splitLines } from './designSummary';
-import { DesignUnavailableError, runDesign, type DesignReport, type PaymentsDesign } from './paymentsDesignRun';
+import { runDesign, type DesignReport, type PaymentsDesign } from './paymentsDesignRun';
 
 const USAGE =
   'usage: npm run bench:durable -- [--designs hold,handoff] [--payments N] [--concurrency N] [--provider-ms N] [--idle-seconds N] [--sparse-payments N] [--split-payments N] [--out FILE] [--json]\n';
@@ -49,24 +40,14 @@ async function main(): Promise<void> {
   installStopSignals('bench:durable');
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const runs: Partial<Record<PaymentsDesign, DesignReport>> = {};
-  const unavailable: Partial<Record<PaymentsDesign, string>> = {};
   const startedAt = new Date().toISOString();
-  for (const design of designs) {
-    try {
-      runs[design] = await runDesign({ design, payments, concurrency, providerMs, idleSeconds, sparsePayments, splitPayments, log });
-    } catch (error) {
-      if (!(error instanceof DesignUnavailableError)) throw error;
-      unavailable[design] = error.message;
-      log(`bench:durable: ${error.message}: not measured`);
-    }
-  }
+  for (const design of designs) runs[design] = await runDesign({ design, payments, concurrency, providerMs, idleSeconds, sparsePayments, splitPayments, log });
   const result = {
     kind: 'payments-design-bench',
     version: 1,
     startedAt,
     options: { payments, concurrency, providerMs, idleSeconds, sparsePayments, splitPayments },
     runs,
-    unavailable,
   };
   if (out) writeFileSync(out, `${JSON.stringify(result, null, 1)}\n`);
   const rows = sideBySide(runs.hold, runs.handoff);
@@ -81,7 +62,6 @@ async function main(): Promise<void> {
   for (const [design, run] of Object.entries(runs))
     for (const line of hostTelemetryLines(design, run.payments, run.hostTelemetry.records, run.hostTelemetry.levels)) process.stdout.write(`${line}\n`);
   for (const line of splitLines(runs.hold, runs.handoff, concurrency, providerMs)) process.stdout.write(`${line}\n`);
-  for (const [design, why] of Object.entries(unavailable)) process.stdout.write(`${design}: not measured (${why})\n`);
   if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
@@ -91,12 +71,4 @@ function designList(text: string): PaymentsDesign[] {
   return [...new Set(designs)] as PaymentsDesign[];
 }
 
-main().catch((error: unknown) => {
-  if (error instanceof UsageError) {
-    process.stderr.write(`${usageErrorLine(error, 'npm run bench:durable')}\n`);
-    process.exitCode = USAGE_EXIT_CODE;
-    return;
-  }
-  process.stderr.write(`bench:durable crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exitCode = 1;
-});
+runTool('npm run bench:durable', main);

@@ -1,18 +1,14 @@
 /**
- * `npm run bench [-- --messages N --concurrency N --rounds N --json]`: starts its own Azurite (in
- * memory, loopback, a free port) and measures, in one run, the store's round trips per message
- * (counted on the wire), the idempotent consumer's throughput against the same handler without
- * idempotency, fresh-claim latency, and the expiry sweep (when plugged in). See docs/performance.md.
- *
- * Exit code 0 whether or not targets are met (the report says); 1 when it crashes, 2 on a bad option.
- * Azurite is stopped in every case.
+ * `npm run bench` (docs/performance.md): on its own Azurite (in memory, loopback, stopped in every case), the
+ * store's round trips per message, throughput against the same handler without idempotency, fresh-claim latency,
+ * the expiry sweep, and the Cosmos store beside the Table store. Options and exit codes: `BENCH_USAGE`.
  */
 import { performance } from 'node:perf_hooks';
 import { AzuriteTable } from '../azurite/AzuriteTable';
 import { BenchTables } from './BenchTables';
-import { USAGE_EXIT_CODE, usageErrorLine, UsageError } from '../cli/commandLine';
+import { runTool } from '../cli/commandLine';
 import { installStopSignals } from '../cli/stopSignals';
-import { BENCH_USAGE, parseBenchOptions, type BenchOptions } from './options';
+import { BENCH_USAGE, parseBenchOptions } from './options';
 import { measurePurgeSection } from './purgeSection';
 import { buildReport, formatTable } from './report';
 import { formatCosmosSection, measureCosmosSection } from './cosmosSection';
@@ -23,19 +19,8 @@ import { measureThroughput } from './throughputSection';
 const PURGE_RECORDS = 32_000;
 
 async function main(): Promise<void> {
-  let options: BenchOptions | 'help';
-  try {
-    options = parseBenchOptions(process.argv.slice(2));
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`${usageErrorLine(error, 'npm run bench')}\n`);
-    process.exitCode = USAGE_EXIT_CODE;
-    return;
-  }
-  if (options === 'help') {
-    process.stdout.write(`${BENCH_USAGE}\n`);
-    return;
-  }
+  const options = parseBenchOptions(process.argv.slice(2));
+  if (options === 'help') return void process.stdout.write(`${BENCH_USAGE}\n`);
   // Progress goes to stderr so that stdout holds only the report (with --json: one JSON line).
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const started = performance.now();
@@ -50,7 +35,7 @@ async function main(): Promise<void> {
     log(`bench: throughput, ${options.rounds} rounds + 1 warm-up, ${options.messages} messages per variant, concurrency ${options.concurrency}...`);
     const throughput = await measureThroughput(tables, azurite.pid, { ...options, log });
     log('bench: expiry sweep...');
-    const purge = await measurePurgeSection({ connectionString: azurite.connectionString, tables, records: PURGE_RECORDS });
+    const purge = await measurePurgeSection(azurite.connectionString, PURGE_RECORDS);
     log('bench: the Cosmos store beside the Table store (in-process Cosmos emulator)...');
     const cosmos = await measureCosmosSection(options.messages, options.concurrency, roundTrips);
     const report = buildReport(options, roundTrips, throughput, purge, (performance.now() - started) / 1000);
@@ -65,7 +50,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`bench crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exitCode = 1;
-});
+runTool('npm run bench', main);

@@ -14,7 +14,7 @@ import { percentile, round } from './stats';
 import { diffCounts } from './StorageTrafficCounter';
 import { countBy, merge, splitPhase } from './splitPhase';
 
-/** The two payments designs of issue 23 (`PAYMENTS_DESIGN`). */
+/** The two payments designs (`PAYMENTS_DESIGN`). */
 export type PaymentsDesign = 'hold' | 'handoff';
 
 export interface DesignRunOptions {
@@ -28,17 +28,12 @@ export interface DesignRunOptions {
   /** Payments sent one at a time after the workload (thin traffic: each billed alone); 0 = none. */
   readonly sparsePayments: number;
   /**
-   * Handoff only: payments of the split phase (0 = none). The Durable host becomes a `client` (it runs no
-   * orchestration), so the trigger is measured alone, as when the charges run on other instances: first this many
-   * paced at the holding design's ceiling (concurrency / provider seconds per second), then as many at once (a
-   * burst); then the host becomes a `worker` again and drains what was queued.
+   * Handoff only: payments of the split phase (0 = none): with the Durable host as a `client`, this many paced at the
+   * holding design's ceiling, then as many at once (the trigger alone); then a `worker` drains what was queued.
    */
   readonly splitPayments?: number;
   readonly log: (line: string) => void;
 }
-
-/** The design is not in this build (the hand-off lands with `PAYMENTS_DESIGN`): nothing is measured for it. */
-export class DesignUnavailableError extends Error {}
 
 /** host.json's Service Bus settings the local bus copies: 60 s locks (infra default), auto-renewal for 5 min. */
 const LOCK_MS = 60_000;
@@ -48,12 +43,9 @@ export const LOCAL_MAX_QUEUE_POLLING_MS = 500;
 const INVOCATION_TRACE = /bridge-invocation (\{.*\})$/;
 
 /**
- * One design on the real Durable engine, counted on the wire: fresh payments sent to a local Service Bus queue,
- * `concurrency` receivers calling the registered `paymentsConsumer` (lock auto-renewal as the host does), the
- * charge run by the Durable Task extension on its own Azurite behind a {@link StorageTrafficCounter}, the
- * consumer's tables behind another, the trigger's Durable client calls through {@link countingRpcProxy}, every
- * Durable execution timed by the bridge, the app's log records captured by an in-memory OpenTelemetry exporter.
- * @throws DesignUnavailableError when `design` is `handoff` and this build has no `PAYMENTS_DESIGN` setting.
+ * One design on the real Durable engine, counted on the wire (docs/performance.md): fresh payments on a local Service
+ * Bus queue, `concurrency` receivers calling the registered `paymentsConsumer`, both Azurites behind storage counters,
+ * the Durable client's calls through a counting proxy, every execution timed by the bridge, the app's log records.
  */
 export async function runDesign(options: DesignRunOptions) {
   const { design, payments, concurrency, providerMs, log } = options;
@@ -72,9 +64,6 @@ export async function runDesign(options: DesignRunOptions) {
       IDEMPOTENCY_CACHE_SIZE: '0',
       PAYMENTS_DESIGN: design,
     });
-    const chosen = (settings as { PAYMENTS_DESIGN?: string }).PAYMENTS_DESIGN;
-    if (chosen !== design && !(design === 'hold' && chosen === undefined))
-      throw new DesignUnavailableError(`design '${design}' is not in this build (settings have no PAYMENTS_DESIGN=${design})`);
     // The Durable host inherits this process's environment: the built app reads the design, the bridge times executions.
     const savedEnv = { PAYMENTS_DESIGN: process.env.PAYMENTS_DESIGN, DURABLE_BRIDGE_TRACE_INVOCATIONS: process.env.DURABLE_BRIDGE_TRACE_INVOCATIONS };
     cleanup.push(async () => {
@@ -120,13 +109,14 @@ export async function runDesign(options: DesignRunOptions) {
     const idle = diffCounts(await engine.snapshot(), idleBefore);
 
     log(`bench:durable: ${design}: ${payments} payments, ${concurrency} receivers, provider ${providerMs} ms...`);
-    const before = {
+    const counts = async () => ({
       app: await appCounter.snapshot(),
       engine: await engine.snapshot(),
       executions: durableExecutions.length,
       logs: logExporter.getFinishedLogRecords().length,
       host: await real.backend.engine.telemetryCounts(),
-    };
+    });
+    const before = await counts();
     const rpcBefore = await rpc.counts();
     const consumerExecutions: Execution[] = [];
     const bus = new LocalServiceBus({ lockDurationMs: LOCK_MS, maxDeliveryCount: 10 }, { autoRenewLock: RENEWAL });
@@ -154,13 +144,7 @@ export async function runDesign(options: DesignRunOptions) {
     const ackedSeconds = (performance.now() - started) / 1000;
     await real.workflow.drain(600_000);
     const finishedSeconds = (performance.now() - started) / 1000;
-    const after = {
-      app: await appCounter.snapshot(),
-      engine: await engine.snapshot(),
-      executions: durableExecutions.length,
-      logs: logExporter.getFinishedLogRecords().length,
-      host: await real.backend.engine.telemetryCounts(),
-    };
+    const after = await counts();
     const rpcAfter = await rpc.counts();
     const busStats = { ...bus.queue('payments').stats };
     const unfinished = await real.backend.store.unfinishedInstances();

@@ -2,6 +2,8 @@ import { TableClient, type TableEntity, type TransactionAction } from '@azure/da
 import { randomBytes } from 'node:crypto';
 import { keyFromMessageId, toDomainError } from 'azure-functions-idempotency/internal';
 import { ExpirySweeper } from 'azure-functions-idempotency/table';
+import type { CountedTable } from './BenchTables';
+import { RoundTripCounter } from './RoundTripCounter';
 import { expiredRecord, insertInBatches, seedMarkerEntity } from './seedRecords';
 
 export interface PurgeBenchOptions {
@@ -30,14 +32,8 @@ export interface PurgeBenchResult extends PurgeMeasurement {
 }
 
 /**
- * Purge benchmark: writes `records` expired records across the partitions (batched inserts, not
- * timed), runs the expiry sweep until done and measures it; then writes the same number again and
- * deletes them with plain batches of 100 (keys known, no query, unconditional) as the baseline.
- * Each run uses fresh tables, which it drops afterwards.
- *
- * @example
- * const r = await purgeBench({ connectionString: azurite.connectionString, records: 10_000 });
- * console.log(`${r.perRoundTrip.toFixed(1)} records/round trip, ${r.perSecond.toFixed(0)}/s (raw ${r.baseline.perSecond.toFixed(0)}/s)`);
+ * Purge benchmark: writes `records` expired records (not timed), measures the expiry sweep until done, then the same
+ * rows deleted with plain batches of 100 (keys known, no query) as the baseline; on fresh tables, dropped afterwards.
  */
 export async function purgeBench(options: PurgeBenchOptions): Promise<PurgeBenchResult> {
   const records = options.records ?? 10_000;
@@ -73,11 +69,6 @@ export async function purgeBench(options: PurgeBenchOptions): Promise<PurgeBench
   return { records, partitions, ...sweep, baseline };
 }
 
-interface CountedTable {
-  readonly client: TableClient;
-  readonly requests: { count: number };
-}
-
 async function tableFor(connectionString: string): Promise<CountedTable> {
   const client = TableClient.fromConnectionString(connectionString, `purge${randomBytes(6).toString('hex')}`, {
     allowInsecureConnection: /TableEndpoint=http:|UseDevelopmentStorage=true/i.test(connectionString),
@@ -87,17 +78,15 @@ async function tableFor(connectionString: string): Promise<CountedTable> {
   } catch (error) {
     throw toDomainError(error, 'createTable');
   }
-  const requests = { count: 0 };
-  client.pipeline.addPolicy({ name: 'purgeBenchRoundTrips', sendRequest: (request, next) => (requests.count++, next(request)) }, { afterPhase: 'Retry' });
-  return { client, requests };
+  return { client, counter: RoundTripCounter.attach(client) };
 }
 
 async function measure(table: CountedTable, run: () => Promise<number>): Promise<PurgeMeasurement> {
-  const before = table.requests.count;
+  const before = table.counter.count;
   const started = process.hrtime.bigint();
   const deleted = await run();
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const roundTrips = table.requests.count - before;
+  const roundTrips = table.counter.count - before;
   return { deleted, roundTrips, seconds, perRoundTrip: roundTrips ? deleted / roundTrips : 0, perSecond: seconds ? deleted / seconds : 0 };
 }
 

@@ -34,7 +34,7 @@ export interface BenchReport {
   readonly cpuMsPerMessage: Record<string, { client: number; server: number | null }>;
   readonly claimLatencyP50Ms: number;
   readonly claimLatencyP99Ms: number;
-  readonly purgePerRoundTrip: number | null;
+  readonly purgePerRoundTrip: number;
   readonly purgeRatioVsRaw: number | null;
   readonly purgeNote: string;
   readonly targets: readonly Target[];
@@ -46,10 +46,9 @@ export interface BenchReport {
 
 export interface Target {
   readonly name: string;
-  readonly value: number | null;
+  readonly value: number;
   readonly target: string;
-  /** null when the figure is not available (not built). */
-  readonly met: boolean | null;
+  readonly met: boolean;
 }
 
 const WITHIN = 0.1;
@@ -82,7 +81,7 @@ export function buildReport(options: BenchOptions, rt: RoundTripFigures, tp: Thr
       target: `within 10% of bound ${round(boundTx, 3)} (${round(boundTx * (1 - WITHIN), 3)}..${round(boundTx * (1 + WITHIN), 3)})`,
       met: within(tp.ratioTransactional, boundTx),
     },
-    { name: 'purgePerRoundTrip', value: purge.perRoundTrip, target: '>= 90', met: purge.perRoundTrip === null ? null : purge.perRoundTrip >= 90 },
+    { name: 'purgePerRoundTrip', value: purge.perRoundTrip, target: '>= 90', met: purge.perRoundTrip >= 90 },
   ];
 
   const cpu = (name: keyof typeof v) => ({
@@ -112,11 +111,11 @@ export function buildReport(options: BenchOptions, rt: RoundTripFigures, tp: Thr
     cpuMsPerMessage: Object.fromEntries((Object.keys(v) as (keyof typeof v)[]).map((k) => [k, cpu(k)])),
     claimLatencyP50Ms: round(tp.claimLatencyMs.p50, 1),
     claimLatencyP99Ms: round(tp.claimLatencyMs.p99, 1),
-    purgePerRoundTrip: purge.perRoundTrip === null ? null : round(purge.perRoundTrip, 2),
+    purgePerRoundTrip: round(purge.perRoundTrip, 2),
     purgeRatioVsRaw: purge.ratioVsRaw === null ? null : round(purge.ratioVsRaw, 3),
     purgeNote: purge.note,
-    targets: targets.map((t) => ({ ...t, value: t.value === null ? null : round(t.value, 3) })),
-    targetsMet: targets.every((t) => t.met !== false),
+    targets: targets.map((t) => ({ ...t, value: round(t.value, 3) })),
+    targetsMet: targets.every((t) => t.met),
     explanation,
     options: { messages: options.messages, concurrency: options.concurrency, rounds: options.rounds },
     seconds: round(seconds, 1),
@@ -198,17 +197,15 @@ const EXPECTATIONS: Record<string, { expected: string; measured: (value: string)
 
 /** The bench's verdict in plain words: how many expectations were met, then one line per expectation. */
 export function formatExpectations(report: BenchReport): string {
-  const known = report.targets.filter((t) => t.met !== null);
-  const met = known.filter((t) => t.met).length;
-  const notMet = known.filter((t) => !t.met);
+  const notMet = report.targets.filter((t) => !t.met);
+  const met = report.targets.length - notMet.length;
   const head =
     notMet.length === 0
-      ? `bench: all ${met} expectations met${known.length < report.targets.length ? ` (${report.targets.length - known.length} not measured)` : ''}`
-      : `bench: ${met} of ${known.length} expectations met; NOT met: ${notMet.map((t) => t.name).join(', ')} (why: see the explanation below)`;
+      ? `bench: all ${met} expectations met`
+      : `bench: ${met} of ${report.targets.length} expectations met; NOT met: ${notMet.map((t) => t.name).join(', ')} (why: see the explanation below)`;
   const lines = report.targets.map((t) => {
     const words = EXPECTATIONS[t.name] ?? { expected: `${t.name} ${t.target}`, measured: (v: string) => `measured ${v}` };
-    const status = t.met === null ? 'not measured' : t.met ? 'met' : 'NOT met';
-    return `  ${status.padEnd(12)} ${words.expected} (${t.target}): ${t.value === null ? 'no figure' : words.measured(String(t.value))}`;
+    return `  ${(t.met ? 'met' : 'NOT met').padEnd(12)} ${words.expected} (${t.target}): ${words.measured(String(t.value))}`;
   });
   return [head, ...lines].join('\n');
 }
@@ -216,7 +213,7 @@ export function formatExpectations(report: BenchReport): string {
 /** The readable report: the expectations in words, then each figure beside its target. */
 export function formatTable(report: BenchReport, tp: ThroughputFigures): string {
   const rows: string[][] = [['figure', 'value', 'target', 'met']];
-  for (const t of report.targets) rows.push([t.name, t.value === null ? 'null' : String(t.value), t.target, t.met === null ? 'n/a' : t.met ? 'yes' : 'NO']);
+  for (const t of report.targets) rows.push([t.name, String(t.value), t.target, t.met ? 'yes' : 'NO']);
   const lines = [formatExpectations(report), '', table(rows), ''];
   const rateRows: string[][] = [['variant (median of rounds)', 'msg/s', 'round trips/msg', 'client CPU ms/msg', 'Azurite CPU ms/msg']];
   for (const [name, s] of Object.entries(tp.variants)) {

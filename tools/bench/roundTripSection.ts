@@ -37,7 +37,7 @@ export async function measureRoundTrips(tables: BenchTables, messages: number, c
   const plain = await tables.create('rtplain');
   const store = new TableIdempotencyStore(plain.client, { retentionMs: RETENTION_MS });
   const fresh = await counted(plain.counter, messages, concurrency, async (i) => {
-    const outcome = expect(await store.claim(keys[i], digestOf(i)), 'claimed');
+    const outcome = expectKind(await store.claim(keys[i], digestOf(i)), 'claimed');
     await store.complete(outcome.claim, { ok: i });
   });
   const duplicate = await counted(plain.counter, messages, concurrency, async (i) => {
@@ -48,7 +48,7 @@ export async function measureRoundTrips(tables: BenchTables, messages: number, c
   const cachedTable = await tables.create('rtcache');
   const cachedStore = new TableIdempotencyStore(cachedTable.client, { retentionMs: RETENTION_MS, cacheSize: messages });
   await runConcurrent(messages, concurrency, async (i) => {
-    await cachedStore.complete(expect(await cachedStore.claim(keys[i], digestOf(i)), 'claimed').claim, { ok: i });
+    await cachedStore.complete(expectKind(await cachedStore.claim(keys[i], digestOf(i)), 'claimed').claim, { ok: i });
   });
   const duplicateCached = await counted(cachedTable.counter, messages, concurrency, async (i) => {
     expectDuplicate(await cachedStore.claim(keys[i], digestOf(i)), true);
@@ -87,7 +87,8 @@ async function counted(counter: { count: number }, messages: number, concurrency
   return (counter.count - before) / messages;
 }
 
-function expect<K extends ClaimOutcome['kind']>(outcome: ClaimOutcome, kind: K): Extract<ClaimOutcome, { kind: K }> {
+/** `outcome`, when it is of `kind`. @throws Error naming both kinds when not. */
+export function expectKind<K extends ClaimOutcome['kind']>(outcome: ClaimOutcome, kind: K): Extract<ClaimOutcome, { kind: K }> {
   if (outcome.kind !== kind) throw new Error(`expected ${kind}, got ${outcome.kind}`);
   return outcome as Extract<ClaimOutcome, { kind: K }>;
 }

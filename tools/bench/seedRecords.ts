@@ -1,5 +1,6 @@
 import type { TableClient, TableEntity, TransactionAction } from '@azure/data-tables';
 import { randomUUID } from 'node:crypto';
+import { runConcurrent } from './runConcurrent';
 import { MARKER_KIND, RecordStatus, tableAddress, toDomainError, type IdempotencyKey } from 'azure-functions-idempotency/internal';
 
 /** One marker record to write directly, with the fields `TableIdempotencyStore` writes. */
@@ -58,25 +59,16 @@ export function expiredRecord(key: IdempotencyKey, nowMs: number, agoMs = 1_000)
  */
 export async function insertInBatches(client: TableClient, entities: readonly TableEntity[], concurrency = 8): Promise<number> {
   const byPartition = new Map<string, TableEntity[]>();
-  for (const entity of entities) {
-    const list = byPartition.get(entity.partitionKey) ?? [];
-    list.push(entity);
-    byPartition.set(entity.partitionKey, list);
-  }
+  for (const entity of entities) byPartition.set(entity.partitionKey, [...(byPartition.get(entity.partitionKey) ?? []), entity]);
   const batches: TableEntity[][] = [];
   for (const list of byPartition.values()) for (let i = 0; i < list.length; i += 100) batches.push(list.slice(i, i + 100));
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < batches.length) {
-      const batch = batches[next++];
-      try {
-        await client.submitTransaction(batch.map((entity): TransactionAction => ['create', entity]));
-      } catch (error) {
-        throw toDomainError(error, 'seed');
-      }
+  await runConcurrent(batches.length, concurrency, async (i) => {
+    try {
+      await client.submitTransaction(batches[i].map((entity): TransactionAction => ['create', entity]));
+    } catch (error) {
+      throw toDomainError(error, 'seed');
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, batches.length) }, worker));
+  });
   return batches.length;
 }
 

@@ -7,11 +7,7 @@ export interface SlowRequest {
   readonly ms: number;
 }
 
-/**
- * Keeps the slow requests a proxy forwarded (at least `thresholdMs` from request to answer), the last `limit`: to
- * tell which dependency stalled when every delivery in flight stalls at once (Azurite's tables, the task hub's
- * queues, the Durable host's start API).
- */
+/** The last `limit` requests a proxy forwarded that took `thresholdMs` or more: which dependency stalled. */
 export class SlowRequests {
   private readonly kept: SlowRequest[] = [];
 

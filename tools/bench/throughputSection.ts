@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { TableClient } from '@azure/data-tables';
 import { keyFromMessageId, makeIdempotent, partitionName, payloadDigest, TableIdempotencyStore, type Claim } from 'azure-functions-idempotency/internal';
 import type { BenchTables, CountedTable } from './BenchTables';
-import { cpuBetween, sampleCpu } from './cpuMeter';
+import { processesBetween, sampleProcesses } from './cpuMeter';
 import { runConcurrent } from './runConcurrent';
 import { median, percentile } from './stats';
 
@@ -40,8 +40,6 @@ export interface VariantSummary {
   readonly roundTripsPerMessage: number;
   readonly clientCpuMsPerMessage: number;
   readonly serverCpuMsPerMessage: number | undefined;
-  /** Round trips per second the variant drove (perSecond x round trips per message). */
-  readonly roundTripsPerSecond: number;
 }
 
 export interface ThroughputFigures {
@@ -68,7 +66,6 @@ export interface ThroughputFigures {
   readonly ratioIdempotentQuiet: number | undefined;
   /** Fresh claims at `concurrency`, every claim of every measured round, in ms. */
   readonly claimLatencyMs: { readonly p50: number; readonly p99: number; readonly samples: number };
-  readonly runs: readonly VariantRun[];
 }
 
 const RETENTION_MS = 7 * 86_400_000;
@@ -77,9 +74,8 @@ const PARTITIONS = 16;
 const QUIET_LOAD = 0.1;
 
 /**
- * Runs every variant once per round on fresh tables of the same Azurite, at the same
- * concurrency, in an order that rotates each round (so no variant always runs first or last
- * on a warmer or noisier machine). Round 0 is a warm-up and is not reported.
+ * Runs every variant once per round on fresh tables, in an order that rotates each round (no variant always first on
+ * a warmer or noisier machine). Round 0 is a warm-up, not reported.
  */
 export async function measureThroughput(
   tables: BenchTables,
@@ -138,7 +134,6 @@ export async function measureThroughput(
     ),
     predictedRatioFromCpu: cpuRatios.some(Number.isNaN) ? undefined : median(cpuRatios),
     claimLatencyMs: { p50: percentile(latencies, 50), p99: percentile(latencies, 99), samples: latencies.length },
-    runs,
   };
 }
 
@@ -213,9 +208,11 @@ async function runVariant(
   }
 
   const before = counted.reduce((s, t) => s + t.counter.count, 0);
-  const cpuBefore = sampleCpu(serverPid);
+  const pids = { client: 'self', server: serverPid } as const;
+  const cpuBefore = sampleProcesses(pids);
   const seconds = await runConcurrent(messages, concurrency, task);
-  const cpu = cpuBetween(cpuBefore, sampleCpu(serverPid));
+  const { processes, machineMs } = processesBetween(cpuBefore, sampleProcesses(pids));
+  const [clientMs, serverMs] = [processes.client!, processes.server];
   const roundTrips = counted.reduce((s, t) => s + t.counter.count, 0) - before;
   return {
     variant,
@@ -223,20 +220,14 @@ async function runVariant(
     seconds,
     perSecond: messages / seconds,
     roundTripsPerMessage: roundTrips / messages,
-    clientCpuMsPerMessage: cpu.clientMs / messages,
-    serverCpuMsPerMessage: cpu.serverMs === undefined ? undefined : cpu.serverMs / messages,
+    clientCpuMsPerMessage: clientMs / messages,
+    serverCpuMsPerMessage: serverMs === undefined ? undefined : serverMs / messages,
     otherLoad:
-      cpu.machineMs === undefined || cpu.serverMs === undefined
-        ? undefined
-        : Math.max(0, cpu.machineMs - cpu.clientMs - cpu.serverMs) / (seconds * 1000 * availableParallelism()),
+      machineMs === undefined || serverMs === undefined ? undefined : Math.max(0, machineMs - clientMs - serverMs) / (seconds * 1000 * availableParallelism()),
   };
 }
 
-/**
- * The idempotent consumer's requests measured alone, in the order they must run on one table:
- * fresh claims (each one timed: the claim latency), their completions, then reads of the records
- * (the second request of a duplicate).
- */
+/** The idempotent consumer's requests alone, in their order on one table: fresh claims (timed), completions, reads. */
 function stepTask(variant: StepVariant, steps: StepsFixture, latencies: number[] | undefined): (i: number) => Promise<void> {
   const { store, claims, messages } = steps;
   const key = (i: number) => keyFromMessageId('bench', messages[i].id);
@@ -277,15 +268,12 @@ async function writeBusinessRow(client: TableClient, msg: OrderMessage): Promise
 }
 
 function summarize(runs: readonly VariantRun[]): VariantSummary {
-  const perSecond = median(runs.map((r) => r.perSecond));
-  const roundTripsPerMessage = median(runs.map((r) => r.roundTripsPerMessage));
   const server = runs.map((r) => r.serverCpuMsPerMessage);
   return {
-    perSecond,
-    roundTripsPerMessage,
+    perSecond: median(runs.map((r) => r.perSecond)),
+    roundTripsPerMessage: median(runs.map((r) => r.roundTripsPerMessage)),
     clientCpuMsPerMessage: median(runs.map((r) => r.clientCpuMsPerMessage)),
     serverCpuMsPerMessage: server.every((s) => s !== undefined) ? median(server) : undefined,
-    roundTripsPerSecond: perSecond * roundTripsPerMessage,
   };
 }
 

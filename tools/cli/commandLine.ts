@@ -1,12 +1,9 @@
 import { parseArgs } from 'node:util';
 
 /**
- * The one command-line parser of the tools (demo, bench, producer, provider): `node:util` `parseArgs`
- * (strict, no positionals; `--name value` and `--name=value`) and option readers that word every
- * problem alike, e.g. `--messages must be an integer from 1 to 100000, got "x"`.
- *
- * A tool prints its usage on stdout and exits 0 for `--help`; on a {@link UsageError} it prints one
- * line on stderr ({@link usageErrorLine}) and exits 2 ({@link USAGE_EXIT_CODE}).
+ * The one command-line parser of the tools (docs/development.md): `node:util` `parseArgs` (strict, no positionals)
+ * and option readers that word every problem alike; `--help` prints the usage and exits 0, a {@link UsageError}
+ * prints one line on stderr and exits 2 ({@link runTool}).
  */
 
 /** Exit code of a bad command line. */
@@ -155,4 +152,20 @@ export function optionReader(values: OptionValues): OptionReader {
 /** The one line a tool prints on stderr for a usage error: the problem and where the usage is. */
 export function usageErrorLine(error: UsageError, command: string): string {
   return `${error.message} (usage: ${command} -- --help)`;
+}
+
+/**
+ * Runs a tool's `main` and sets the exit code it returns: a {@link UsageError} prints {@link usageErrorLine} and exits
+ * 2, any other error prints `<command> failed: <stack>` and exits 1.
+ */
+export function runTool(command: string, main: () => Promise<number | void>): void {
+  main().then(
+    (code) => void (code !== undefined && (process.exitCode = code)),
+    (error: unknown) => {
+      const usage = error instanceof UsageError;
+      const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      process.stderr.write(`${usage ? usageErrorLine(error, command) : `${command} failed: ${text}`}\n`);
+      process.exitCode = usage ? USAGE_EXIT_CODE : 1;
+    },
+  );
 }

@@ -1,11 +1,7 @@
 /**
- * Clean stops for the tools (demo, bench): SIGINT and SIGTERM stop everything the tool started, then
- * exit with 128 + the signal's number (130, 143).
- *
- * Whatever starts something that outlives a plain `process.exit` (a child process such as Azurite)
- * registers its stop with {@link whenStopped}; servers and proxies inside the process close with it.
- * Children are also spawned so that they exit on their own when the tool dies without a chance to
- * stop them (SIGKILL): see `AzuriteTable`, which watches its stdin.
+ * Clean stops for the tools (demo, bench): SIGINT and SIGTERM stop everything the tool started (what outlives a
+ * plain `process.exit`, such as a child process, registers its stop with {@link whenStopped}), then exit 130 / 143.
+ * Children also exit on their own when the tool dies without a chance to stop them (`AzuriteProcess` watches stdin).
  */
 
 type Cleanup = () => Promise<void> | void;
@@ -20,11 +16,6 @@ const cleanups: Set<Cleanup> = ((globalThis as Record<symbol, unknown>)[Symbol.f
 export function whenStopped(cleanup: Cleanup): () => void {
   cleanups.add(cleanup);
   return () => void cleanups.delete(cleanup);
-}
-
-/** Cleanups registered now (for tests). */
-export function pendingCleanups(): number {
-  return cleanups.size;
 }
 
 const SIGNAL_EXIT: Record<'SIGINT' | 'SIGTERM', number> = { SIGINT: 130, SIGTERM: 143 };

@@ -7,11 +7,9 @@ import { CosmosIdempotencyStore } from 'azure-functions-idempotency/internal';
 import { ensureOrdersContainer } from '../../src/orders/OrdersStore';
 
 /**
- * `@vercel/cosmosdb-server` in this process, plain HTTP on a free loopback port; start it, use it,
- * stop it. Used by the integration tests (through test/support/cosmos.ts) and by the demo.
- * Known gaps of @vercel/cosmosdb-server: transactional batch is NOT atomic (a failing later op
- * leaves earlier writes), TTL is not enforced, queries ignore the partition-key option, any key is
- * accepted. Tests must not assert what only the real service gives.
+ * `@vercel/cosmosdb-server` in this process, plain HTTP on a free loopback port, for the tests and the demo. Its
+ * gaps: a transactional batch is NOT atomic, TTL is not enforced, queries ignore the partition-key option, any key
+ * is accepted; tests must not assert what only the real service gives.
  */
 export class CosmosEmulator {
   private shared: CosmosClient | undefined;

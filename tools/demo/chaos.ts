@@ -19,12 +19,10 @@ import { type ChaosOptions, defaultProviderLookup, defaultDeclaredKeyMemoryHours
 import { buildReport, type PaymentsPhaseFigures, phaseReport, formatDuration, copyId } from './buildReport';
 
 /**
- * Runs the chaos scenario end to end on this machine and checks the invariants: starts Azurite
- * (in memory, free loopback port) behind a TCP proxy (storage outages), the fake provider (or uses
- * `providerUrl`) and the Cosmos emulator (in process, loopback), the consumers (`parts`: payments
- * and orders, `messages` split by `ordersShare`), a local Service Bus with N competing receivers per
- * queue and faults at every step; sends the seeded workload, waits until every message is settled,
- * drains background work, verifies, stops all.
+ * Runs the chaos scenario end to end on this machine (docs/demo.md): Azurite behind a TCP proxy (storage outages),
+ * the provider, the Cosmos emulator, the parts (payments, orders, rewards) on a local Service Bus with competing
+ * receivers and faults at every step; sends the seeded workload, waits until every message is settled, drains
+ * background work, verifies, stops all.
  */
 export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<ChaosReport> {
   const o = { ...DEFAULT_CHAOS_OPTIONS, ...input };

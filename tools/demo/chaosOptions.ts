@@ -1,13 +1,10 @@
 import type { ProviderLookup } from '../../src/payments/providerLookup';
 import type { ChaosProgress } from './chaosReport';
 
+/** The chaos run's options; `npm run demo -- --help` (args.ts) words each one. */
 export interface ChaosOptions {
-  /**
-   * Logical messages of the run (originals, malformed, reused-key and status messages; not copies),
-   * split between the consumers: `round(messages x ordersShare)` to orders, the rest to payments.
-   */
+  /** Logical messages (not copies): `round(messages x ordersShare)` to orders, the rest to payments. */
   readonly messages: number;
-  /** Share of `messages` that goes to the orders consumer (default 0.3; 0 = payments only). */
   readonly ordersShare?: number;
   /** Extra copies the producer sends per message (0.3 = 30 % of messages sent twice). */
   readonly duplicateRate: number;
@@ -16,9 +13,8 @@ export interface ChaosOptions {
   /** Competing receivers per queue. */
   readonly consumers: number;
   readonly seed: number;
-  /** Broker duplicate detection (off by default, so producer duplicates reach the consumers). */
   readonly brokerDuplicateDetection?: boolean;
-  /** Peek-lock duration (renewed while a handler runs, up to host.json's maxAutoLockRenewalDuration, as the host does). */
+  /** Peek-lock duration (renewed while a handler runs, up to host.json's maxAutoLockRenewalDuration). */
   readonly lockDurationMs?: number;
   readonly maxDeliveryCount?: number;
   /** Claim lease; a delivery waits at most 80 % of it for another one's work. */
@@ -28,43 +24,20 @@ export interface ChaosOptions {
   readonly outageMs?: number;
   /** An external provider (loopback only) instead of the demo's own fake one. */
   readonly providerUrl?: string;
-  /**
-   * How long the demo's fake provider remembers an Idempotency-Key, on the demo's (jumping) clock: default
-   * forever; Stripe keeps keys 24 hours, so after the time phase's jump every key is forgotten and only the
-   * app's own records stand between a resubmission and a second charge.
-   */
+  /** How long the demo's fake provider remembers an Idempotency-Key, on the demo's clock (default forever). */
   readonly providerKeyMemoryMs?: number;
-  /**
-   * `PAYMENT_PROVIDER_LOOKUP` the app is told the provider offers (docs/DESIGN.md "Payments: look before you charge
-   * again"), and the demo's own provider's look-up (`none`: it answers `GET /v1/charges?idempotency_key=` 404, as Stripe
-   * has no such list): default {@link defaultProviderLookup}.
-   */
+  /** `PAYMENT_PROVIDER_LOOKUP` the app is told, and the own provider's look-up: default {@link defaultProviderLookup}. */
   readonly providerLookup?: ProviderLookup;
-  /**
-   * `PAYMENT_PROVIDER_KEY_MEMORY_HOURS` the app is told (default: the own provider's memory in hours, at most 24; an
-   * external provider's: 24, Stripe's). Declaring less than the provider keeps is safe; more is not.
-   */
+  /** `PAYMENT_PROVIDER_KEY_MEMORY_HOURS` the app is told: default {@link defaultDeclaredKeyMemoryHours}. */
   readonly declaredKeyMemoryHours?: number;
-  /**
-   * The time phase (default on): at `timePhaseAt` of the run the consumers' clock jumps past
-   * retention, the expiry sweep runs, the dead-letter queue is resubmitted and reused keys after
-   * expiry are sent (docs/demo.md, "The time phase"). Payments only.
-   */
+  /** The time phase (docs/demo.md, "The time phase"; payments only), at `timePhaseAt` of the planned sends. */
   readonly timePhase?: boolean;
-  /** Share of the planned sends completed when the time phase runs (default 0.5). */
   readonly timePhaseAt?: number;
-  /**
-   * The time phase's sweep keeps the records of the payments whose message is in the dead-letter queue (default on,
-   * as the app's expiry timer does). Off shows what happens without it: with a provider that forgets keys, the
-   * resubmitted ones are charged again.
-   */
+  /** The time phase's sweep keeps the records of the payments whose message is in the dead-letter queue. */
   readonly sweepHold?: boolean;
   /** Durable host kills (SIGKILL after the provider charged, then a restart) at most per run. */
   readonly maxHostKills?: number;
-  /**
-   * Distinct PaymentSucceeded events of the rewards part (Event Hubs, `rewardsPart.ts`; 0 = off): sent by its own
-   * producer over the run, consumed by the registered rewardsConsumer with host crashes at twice `crashRate` per batch.
-   */
+  /** Distinct PaymentSucceeded events of the rewards part (`rewardsPart.ts`; 0 = off). */
   readonly rewardsEvents?: number;
   /** Gives up waiting for the queues to drain after this long; what is left counts as lost. */
   readonly timeoutMs?: number;

@@ -30,10 +30,8 @@ export class InjectedCrash extends Error {
 }
 
 /**
- * Decides, per crash point, whether to crash: rate per point, decided from a hash of
- * (seed, point, identity, how many times this identity passed this point). The decision for
- * "message M's n-th pass through point P" is fixed by the seed, whatever the interleaving of
- * concurrent consumers; only the number of passes can differ between runs (timing).
+ * Decides, per crash point, whether to crash, from a hash of (seed, point, identity, pass number): "message M's n-th
+ * pass through point P" is fixed by the seed, whatever the interleaving; only the number of passes depends on timing.
  */
 export class FaultPlan {
   private readonly passes = new Map<string, number>();

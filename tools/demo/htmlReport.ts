@@ -3,11 +3,9 @@ import { duplicatesExplained, reportSections } from './report';
 import { environmentViolation, unchargedDeadLetters, verdictLine } from './verdict';
 
 /**
- * `npm run demo -- --report FILE.html`: one self-contained page (no script or style from anywhere
- * else, no font, no image file): the verdict, a timeline chart of the run drawn as inline SVG from
- * the progress samples, the invariant table and the figures. A few lines of inline script only check
- * that the chart has a size once laid out and say so in `data-chart` on `<body>` (the browser test
- * reads it); the page reads the same without script.
+ * `npm run demo -- --report FILE.html`: one self-contained page: the verdict, the run's timeline as inline SVG, the
+ * invariant table and the figures. Its only script checks that the chart was laid out (`data-chart` on `<body>`, read
+ * by the browser test); the page reads the same without it.
  */
 
 /** A series of the timeline: a cumulative count read from each progress sample. */

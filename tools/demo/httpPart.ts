@@ -25,15 +25,13 @@ const CALLERS = { alice: 'demo-key-alice-000000001', bob: 'demo-key-bob-00000000
 type Caller = keyof typeof CALLERS;
 
 /**
- * The demo's HTTP part: the real `POST /api/payments` and webhook handlers served over loopback HTTP by
- * the local host, on its own Azurite. Clients (two callers) send payments with Idempotency-Keys: some time
- * out and retry with the same key, some race (5 at once), some reuse a key with another body, and both
- * callers use the same key values. Then the fake provider charges the accepted payments and sends its
- * webhooks (duplicates, shuffled, some forged or stale). Invariants: one message per key and caller;
- * every 202 for a key is byte for byte the same; no caller ever gets another caller's answer; every
- * reused key is refused with 422; every bad signature is refused; every Payment row is at its newest event.
+ * The demo's HTTP part: the real `POST /api/payments` and webhook handlers over loopback HTTP, on their own Azurite.
+ * Two callers send payments with the same Idempotency-Key values (timeouts and retries, races, reused keys); the fake
+ * provider then sends its webhooks (duplicates, shuffled, some forged or stale). Invariants: one message per key and
+ * caller, byte-identical replays, no caller gets another's answer, 422 for a reused key, bad signatures refused,
+ * every Payment row at its newest event.
  */
-export async function runHttpPart(options: { seed: number; payments?: number }): Promise<HttpPartReport> {
+export async function runHttpPart(options: { seed: number }): Promise<HttpPartReport> {
   const random = mulberry32(options.seed ^ 0x4777);
   const azurite = await AzuriteTable.start();
   const queue = new RecordingPaymentQueue();
@@ -80,7 +78,7 @@ export async function runHttpPart(options: { seed: number; payments?: number }):
       failures.push(`${caller} ${key}: never accepted`);
     };
 
-    const total = options.payments ?? 24;
+    const total = 24;
     for (let i = 0; i < total; i++) {
       const caller: Caller = i % 2 === 0 ? 'alice' : 'bob';
       // Both callers use the same key values (k-0, k-1, ...) for their own, different payments.

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { runChaos } from './chaos';
 import { DEFAULT_CHAOS_OPTIONS } from './chaosOptions';
 import type { ChaosProgress } from './chaosReport';
-import { USAGE_EXIT_CODE, usageErrorLine, UsageError } from '../cli/commandLine';
+import { runTool, USAGE_EXIT_CODE } from '../cli/commandLine';
 import { installStopSignals } from '../cli/stopSignals';
 import { DEMO_USAGE, parseDemoArgs } from './args';
 import { htmlReport } from './htmlReport';
@@ -13,29 +13,12 @@ import { judge } from './verdict';
 import { formatHttpPart, runHttpPart } from './httpPart';
 
 /**
- * `npm run demo`: the app's main job, locally. Starts Azurite (in memory, loopback, free port),
- * the fake payment provider (unless PAYMENT_PROVIDER_URL names one on loopback, checked before the
- * run), the Cosmos emulator (in process, loopback) and a local Service Bus; sends a seeded workload
- * with duplicates, malformed messages, reused keys and declines through the real payments handler, and
- * orders with shuffled, repeated status versions through the real orders handler, with crashes,
- * provider faults and storage outages injected; prints progress (stderr: a bar on a terminal, plain
- * lines otherwise), the verdict and a table (stdout); `--json` adds one JSON line last, `--report`
- * writes an HTML page. Exits 1 when an invariant fails (or the environment broke the run), 2 on a
- * usage error or an unusable provider URL, 130/143 on SIGINT/SIGTERM after stopping what it started.
+ * `npm run demo` (docs/demo.md): the chaos run (`runChaos`), then the HTTP part; progress on stderr (a bar on a
+ * terminal, plain lines otherwise), the verdict and the figures on stdout. Options and exit codes: `DEMO_USAGE`.
  */
-async function main(): Promise<number> {
-  let args;
-  try {
-    args = parseDemoArgs(process.argv.slice(2));
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    console.error(usageErrorLine(error, 'npm run demo'));
-    return USAGE_EXIT_CODE;
-  }
-  if (args.help) {
-    console.log(DEMO_USAGE);
-    return 0;
-  }
+async function main(): Promise<number | void> {
+  const args = parseDemoArgs(process.argv.slice(2));
+  if (args.help) return void console.log(DEMO_USAGE);
   if (args.chaos.providerUrl) {
     const problem = await checkProvider(args.chaos.providerUrl);
     if (problem) {
@@ -72,12 +55,4 @@ async function main(): Promise<number> {
   return report.ok && http.ok ? 0 : 1;
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
-    process.exitCode = 1;
-  },
-);
+runTool('npm run demo', main);

@@ -22,25 +22,11 @@ export interface OrdersPartOptions {
 const PART = 'orders';
 
 /**
- * The orders consumer in the chaos run: the real handler of `makeOrdersHandler` on the Cosmos
- * emulator (through `tools/local/ordersRig.ts`), parking on Azurite behind the outage proxy.
- * Faults: a crash before the handler (`beforeClaim`: the batch that creates the order document is
- * the claim) and after the batch committed (`afterClaim`: the order exists, the handler never
- * returns); lost acks and slow handlers come from the engine, as for every part. Cosmos outages
- * are not injected (the emulator runs in this process; see docs/demo.md).
- *
- * Invariants, checked against the emulator's own documents (one query over the container):
- * - every valid order exists exactly once with exactly its lines and one audit entry, its digest
- *   that of its first payload; no document belongs to anything else;
- * - every reused-key `OrderPlaced` is parked `key-reused` and the order still holds its first payload;
- * - every malformed message is parked with its reason;
- * - each order's `statusVersion` (and `status`) is the highest version whose message completed as
- *   applied or ignored; a version whose message is only in the DLQ may or may not have been applied
- *   (it is then a range, reported as `ordersStatusUncertain`); an early status parked
- *   `order-not-found` was not applied;
- * - nothing is lost: each logical message completed with its expected outcome, or dead-lettered,
- *   or withheld (a status or reused key whose `OrderPlaced` was dead-lettered first), or dropped by
- *   broker duplicate detection.
+ * The orders consumer in the chaos run (docs/demo.md, "Orders in the chaos run"): the real handler on the Cosmos
+ * emulator (`ordersRig.ts`), parking on Azurite behind the outage proxy, crashes before the handler and after its
+ * batch committed. Invariants, checked against the emulator's own documents: every valid order exactly once with its
+ * lines and one audit entry, reused keys and malformed messages parked with their reason, each order's status at the
+ * highest version that completed (a range when one is only in the DLQ), nothing lost.
  */
 export async function startOrdersPart(env: ChaosEnvironment, options: OrdersPartOptions): Promise<ChaosPart> {
   const workload = buildOrdersWorkload({ messages: options.messages, duplicateRate: options.duplicateRate, seed: env.seed });

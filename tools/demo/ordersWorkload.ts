@@ -53,17 +53,17 @@ export interface OrdersWorkloadOptions {
   /** Extra copies per message: the integer part always, the fraction with that probability. */
   readonly duplicateRate: number;
   readonly seed: number;
-  /**
-   * Shares of the draws (one draw makes a malformed message, a reused key, or an order with its
-   * statuses, so per message these are about a third of it). Defaults: 8 % malformed, 6 % reused keys.
-   */
-  readonly malformedShare?: number;
-  readonly reusedShare?: number;
-  /** Most status versions per order (default 4: each order gets 0..4, uniformly). */
-  readonly maxVersions?: number;
-  /** Share of orders whose statuses are sent at once, racing their `OrderPlaced` (default 8 %). */
-  readonly earlyShare?: number;
 }
+
+/**
+ * Shares of the draws (one draw makes a malformed message, a reused key, or an order with its statuses, so per
+ * message these are about a third of it); most status versions per order (each gets 0..4, uniformly); share of
+ * orders whose statuses are sent at once, racing their `OrderPlaced`.
+ */
+const MALFORMED_SHARE = 0.08;
+const REUSED_SHARE = 0.06;
+const MAX_VERSIONS = 4;
+const EARLY_SHARE = 0.08;
 
 const STATUS_CYCLE = [OrderStatus.Paid, OrderStatus.Shipped, OrderStatus.Delivered, OrderStatus.Cancelled] as const;
 
@@ -73,17 +73,11 @@ export function statusOfVersion(version: number): OrderStatus {
 }
 
 /**
- * A seeded orders workload: valid orders (1-4 lines) each followed by 0..k status changes, a few
- * malformed messages (bad JSON, bad schema, MessageId not the orderId, no MessageId, unknown
- * `type`, a status with version 0) and some reused order ids with other items; every message gets
- * `duplicateRate` extra copies (producer retries). The same options give the same workload.
+ * A seeded orders workload: orders with 0..4 status changes each, malformed messages and reused order ids, every
+ * message with `duplicateRate` extra copies. The same options give the same workload.
  */
 export function buildOrdersWorkload(options: OrdersWorkloadOptions): OrdersWorkload {
   const random = mulberry32(options.seed ^ 0x0de75);
-  const malformedShare = options.malformedShare ?? 0.08;
-  const reusedShare = options.reusedShare ?? 0.06;
-  const maxVersions = options.maxVersions ?? 4;
-  const earlyShare = options.earlyShare ?? 0.08;
   const messages: OrderLogicalMessage[] = [];
   const reusable: number[] = [];
   const extraCopies = () => Math.floor(options.duplicateRate) + (random() < options.duplicateRate % 1 ? 1 : 0);
@@ -93,14 +87,14 @@ export function buildOrdersWorkload(options: OrdersWorkloadOptions): OrdersWorkl
   while (messages.length < options.messages) {
     const index = messages.length;
     const r = random();
-    if (r < malformedShare) {
+    if (r < MALFORMED_SHARE) {
       messages.push({
         index,
         kind: 'malformed',
         ...malformedMessage(index, `bad-${options.seed}-${String(index).padStart(6, '0')}`),
         extraCopies: extraCopies(),
       });
-    } else if (r < malformedShare + reusedShare && reusable.length > 0) {
+    } else if (r < MALFORMED_SHARE + REUSED_SHARE && reusable.length > 0) {
       const original = messages[reusable.splice(Math.floor(random() * reusable.length), 1)[0]];
       const body = original.body as { items: Array<{ sku: string; quantity: number; unitPrice: number }> };
       const items = body.items.map((item, i) => (i === 0 ? { ...item, quantity: item.quantity + 1 + Math.floor(random() * 3) } : item));
@@ -129,8 +123,8 @@ export function buildOrdersWorkload(options: OrdersWorkloadOptions): OrdersWorkl
         extraCopies: extraCopies(),
       });
       reusable.push(index);
-      const versions = Math.min(Math.floor(random() * (maxVersions + 1)), options.messages - messages.length);
-      const early = random() < earlyShare;
+      const versions = Math.min(Math.floor(random() * (MAX_VERSIONS + 1)), options.messages - messages.length);
+      const early = random() < EARLY_SHARE;
       for (let version = 1; version <= versions; version++) {
         messages.push({
           index: messages.length,

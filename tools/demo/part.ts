@@ -46,11 +46,7 @@ export function emptyPartSweep(): { -readonly [K in keyof PartSweepReport]: numb
   };
 }
 
-/**
- * A part's share of the time phase (docs/demo.md, "The time phase"): at a set point of the run the
- * clock jumps past `retentionMs`, the part's held messages are fixed, its store is swept, its
- * dead-letter queue is resubmitted and it sends its reused keys after expiry.
- */
+/** A part's share of the time phase (docs/demo.md, "The time phase"). */
 export interface PartTimePhase {
   /** How far past now every record of the part expires at most (retention + lease). */
   readonly expiresWithinMs: number;
@@ -93,11 +89,7 @@ export interface ChaosPart {
   readonly consumer: QueueConsumer;
   /** Sends made at the start, in order. */
   readonly initialSends: readonly QueueMessage<SendTag>[];
-  /**
-   * Sends that wait until logical message `index` is settled. Called on its first completion, or
-   * on its dead-lettering (then a part may withhold them: e.g. a later reuse of a key whose first
-   * use was never processed would just be that key's first use).
-   */
+  /** Sends that wait until logical message `index` is settled (completed, or dead-lettered: then a part may withhold them). */
   sendsAfterSettled(index: number, settled: 'completed' | 'deadLettered'): readonly QueueMessage<SendTag>[];
   /** All sends of the workload, including those that wait. */
   readonly plannedSends: number;

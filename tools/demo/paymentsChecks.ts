@@ -5,6 +5,7 @@ import type { ChargeResult } from '../../src/payments/schema';
 import type { PaymentsRig } from '../local/paymentsRig';
 import type { LogicalMessage } from './paymentsWorkload';
 import type { FinalResults } from './paymentsHandOff';
+import { runConcurrent } from '../bench/runConcurrent';
 
 export const PART = 'payments';
 
@@ -35,13 +36,9 @@ async function findOrphanLocalRows(rig: PaymentsRig): Promise<string[]> {
   return [...rowKeys].filter((k) => k.includes('~') && !rowKeys.has(k.slice(0, k.indexOf('~'))));
 }
 
+/** `fn` on every item, at most `limit` at once. */
 export async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++]);
-    }),
-  );
+  await runConcurrent(items.length, limit, (i) => fn(items[i]));
 }
 
 /** What the stores hold after the run, for {@link checkStoredState}. */

@@ -11,12 +11,9 @@ export type FinalResults = Map<string, { readonly digest: string; readonly resul
 export type EntityOutcomes = Map<string, ChargeResult>;
 
 /**
- * The ledger as the payments checks read it, with the handoff's acknowledgements resolved: a delivery that handed
- * the charge off (`handedOff`) or found it handed off (`inProgress`) was acknowledged before the charge finished;
- * its outcome is what the run recorded on the key's record for this message's payload (read before the time
- * phase's sweep for deliveries before the jump, at the end for later ones). Resolved as `processed` / `duplicate`
- * with that result; one whose record holds no result for its payload stays as it was, and the checks report it
- * (acknowledged, but the run never completed the record: a lost payment).
+ * The ledger as the payments checks read it, with the handoff's acknowledgements (`handedOff`, `inProgress`) resolved
+ * to `processed` / `duplicate` with what the run recorded for this message's payload (read before the time phase's
+ * sweep, or at the end); one with no such result stays as it was, and the checks report it as a lost payment.
  */
 export function resolveHandOffs(
   ledger: Pick<Ledger, 'fate'>,

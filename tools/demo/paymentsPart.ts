@@ -1,6 +1,6 @@
 import type { ProviderLookup } from '../../src/payments/providerLookup';
 import { ExpirySweeper } from 'azure-functions-idempotency/table';
-import type { PaymentDeliveryResult, PaymentsDesign } from '../../src/payments/PaymentsConsumer';
+import type { PaymentDeliveryResult } from '../../src/payments/PaymentsConsumer';
 import type { QueueMessage } from '../local/LocalQueue';
 import { startPaymentsRig, type PaymentsRig } from '../local/paymentsRig';
 import { CrashPoint } from './faults';
@@ -24,35 +24,24 @@ export interface PaymentsPartOptions {
   readonly providerTimeoutMs: number;
   /** The time phase (docs/demo.md): payments held for an operator, a jump past retention, the sweep, DLQ resubmission, reused keys after expiry. */
   readonly timePhase?: boolean;
-  /** Retention of the dedup records (default 30 days): the time phase jumps past it. */
-  readonly retentionMs?: number;
   /** At most this many Durable host kills after a charge (each costs a restart and the queues' 1 min visibility timeout). */
   readonly maxHostKills?: number;
-  /** `PAYMENTS_DESIGN` (default: the environment's `PAYMENTS_DESIGN`, else `handoff`). */
-  readonly design?: PaymentsDesign;
   /** `PAYMENT_PROVIDER_LOOKUP` and `PAYMENT_PROVIDER_KEY_MEMORY_HOURS` (default the settings': `none`, 24). */
   readonly providerLookup?: ProviderLookup;
   readonly providerKeyMemoryHours?: number;
 }
 
+/** Retention of the dedup records: the time phase jumps past it. */
+const RETENTION_MS = 30 * 86_400_000;
 /** The demo's handoff retry budget: 10 min of durable-timer retries (1 s doubling to 10 s) before a payment ends `failed`. */
 const DEMO_RETRY: RetryBudget = { budgetMs: 600_000, firstDelayMs: 1_000, maxDelayMs: 10_000 };
 
 /**
- * The payments consumer in the chaos run: the real handler (through the rig) with crashes
- * injected before and after the claim, after the provider charged (Durable host crash, replayed)
- * and before the claim is completed; its seeded workload; and its invariants:
- *
- * - every valid, non-declined payment whose message was completed is charged exactly once, with
- *   its own amount; one that is only in the dead-letter queue is charged at most once (an
- *   operator's resubmit completes it without charging again): so
- *   `effectiveCharges == chargeable - chargeableAwaitingOperator` (uncharged and dead-lettered);
- * - declines, malformed messages and reused keys are never charged; no payment is charged twice;
- * - every malformed message is parked with its reason, every reused-key message with `key-reused`;
- * - nothing is lost: each logical message is completed with its expected outcome, or dead-lettered,
- *   or (broker duplicate detection on) dropped by the broker as a resend of a known MessageId.
- *   A reused-key message is sent once its original is completed; if the original is dead-lettered
- *   instead, it is withheld (reported), since the consumer would rightly see it as the key's first use.
+ * The payments consumer in the chaos run: the real handler (through the rig) with crashes injected before and after
+ * the claim, after the provider charged (Durable host crash, replayed) and before the claim is completed; its seeded
+ * workload; and its invariants (docs/demo.md): each chargeable payment charged exactly once with its own amount
+ * (`effectiveCharges == chargeable - chargeableAwaitingOperator`), nothing else charged, malformed and reused-key
+ * messages parked with their reason, nothing lost (a reuse whose original was dead-lettered is withheld, reported).
  */
 export async function startPaymentsPart(env: ChaosEnvironment, options: PaymentsPartOptions): Promise<ChaosPart> {
   // An external provider is long-lived and has its own decline rules: give this run's paymentIds a
@@ -65,18 +54,16 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     timePhase: options.timePhase ?? false,
     ...(external ? { declineShare: 0, runTag: Date.now().toString(36) } : {}),
   });
-  const retentionMs = options.retentionMs ?? 30 * 86_400_000;
   const hostKills = { count: 0 };
-  const design =
-    options.design ??
-    loadSettings({ PAYMENTS_DESIGN: process.env.PAYMENTS_DESIGN, IDEMPOTENCY_TABLE_CONNECTION_STRING: env.tableConnectionString }).PAYMENTS_DESIGN;
+  // The environment's `PAYMENTS_DESIGN`, else `handoff`.
+  const design = loadSettings({ PAYMENTS_DESIGN: process.env.PAYMENTS_DESIGN, IDEMPOTENCY_TABLE_CONNECTION_STRING: env.tableConnectionString }).PAYMENTS_DESIGN;
   const rig = await startPaymentsRig({
     tableConnectionString: env.tableConnectionString,
     durableTableConnectionString: env.directTableConnectionString,
     providerUrl: options.provider.url,
     providerTimeoutMs: options.providerTimeoutMs,
     leaseMs: options.leaseMs,
-    retentionMs,
+    retentionMs: RETENTION_MS,
     clock: env.clock,
     design,
     providerLookup: options.providerLookup,
@@ -123,7 +110,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
 
   const timePhase: PartTimePhase | undefined = options.timePhase
     ? {
-        expiresWithinMs: retentionMs + options.leaseMs,
+        expiresWithinMs: RETENTION_MS + options.leaseMs,
         ready: (ledger) => held.all.every((m) => ledger.fate(PART, m.index).deadLettered.length > 0),
         fix: () => {
           held.fixed = true;
@@ -134,7 +121,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
           await rig.workflow.drain();
           await readResults(rig, workload.messages, resultsBeforeSweep);
         },
-        sweep: (holds) => sweepToTheEnd(new ExpirySweeper(rig.store.client, { budgetMs: 60_000, clock: env.clock, holds, holdMs: retentionMs })),
+        sweep: (holds) => sweepToTheEnd(new ExpirySweeper(rig.store.client, { budgetMs: 60_000, clock: env.clock, holds, holdMs: RETENTION_MS })),
         sendsAfterSweep(ledger) {
           // A reuse is sent only when every copy of its original completed before the jump (so no
           // copy of the original can meet the reuse's record); otherwise it is withheld (reported).

@@ -17,11 +17,7 @@ export interface PaymentsPhaseState {
   readonly withheldReuses: Set<number>;
 }
 
-/**
- * Payments held for an operator (time phase): before the fix, a `beforeCharge` one fails every
- * delivery before its claim; an `afterCharge` one is claimed and charged once, then fails to
- * complete, and fails before the claim on every later delivery. Both end in the DLQ.
- */
+/** Payments held for an operator (time phase): their deliveries fail until the fix, `afterCharge` ones after one charge. */
 export class HeldPayments {
   fixed = false;
   readonly all: readonly LogicalMessage[];

@@ -19,10 +19,8 @@ export type PaymentKind =
   | 'reusedAfterExpiry';
 
 /**
- * Time phase: a valid payment that cannot finish until an operator fixes something (every delivery
- * fails until the clock jumps), so it is dead-lettered and resubmitted after the sweep.
- * `afterCharge`: its first claim charges the provider, then completing fails; `beforeCharge`: it
- * never reaches the provider before the DLQ.
+ * Time phase: a valid payment every delivery of which fails until the operator's fix (the jump): dead-lettered, then
+ * resubmitted after the sweep; `afterCharge` is charged by its first claim, `beforeCharge` never before the DLQ.
  */
 export type HeldForOperator = 'beforeCharge' | 'afterCharge';
 
@@ -64,9 +62,7 @@ export interface WorkloadOptions {
   /** Extra copies per message: the integer part always, the fraction with that probability (0.3 = 30 % get one). */
   readonly duplicateRate: number;
   readonly seed: number;
-  /** Shares of the messages (defaults: 2 % malformed, 3 % reused keys, 5 % declines). */
-  readonly malformedShare?: number;
-  readonly reusedShare?: number;
+  /** Share of declines (default 5 %; 2 % of the messages are malformed, 3 % reused keys). */
   readonly declineShare?: number;
   /** Goes into every paymentId, so runs against one long-lived external provider never share a key. */
   readonly runTag?: string;
@@ -78,15 +74,12 @@ export interface WorkloadOptions {
 }
 
 /**
- * A seeded payments workload: mostly valid payments, some declines, a few malformed messages
- * (bad JSON, bad schema, MessageId not the paymentId, no MessageId) and some reused keys (an
- * earlier paymentId with another amount), each message with `duplicateRate` extra copies sent a
- * little later (producer retries). The same options give the same workload.
+ * A seeded payments workload: payments, declines, malformed messages and reused keys, each message with
+ * `duplicateRate` extra copies sent a little later. The same options give the same workload.
  */
 export function buildPaymentsWorkload(options: WorkloadOptions): PaymentsWorkload {
   const random = mulberry32(options.seed ^ 0x5eed);
-  const malformed = options.malformedShare ?? 0.02;
-  const reused = options.reusedShare ?? 0.03;
+  const [malformed, reused] = [0.02, 0.03];
   const decline = options.declineShare ?? 0.05;
   const messages: LogicalMessage[] = [];
   const reusable: number[] = [];
@@ -144,12 +137,9 @@ export function buildPaymentsWorkload(options: WorkloadOptions): PaymentsWorkloa
 }
 
 /**
- * The time phase's share of the workload (its own seeded generator, so the rest is unchanged):
- * payments held for an operator, chosen among charges in the first 30 % of the run (sent once,
- * no producer copies: they are dead-lettered before the phase), and reused keys after expiry: charges
- * in the second half of the run become the paymentId of a charge of the first 40 % with another
- * amount. Originals are never the target of a `reusedKey` too, so the phase's reuse meets the
- * record it expects (swept) rather than a reuse of its own.
+ * The time phase's share of the workload (its own seeded generator, so the rest is unchanged): payments held for an
+ * operator among the first 30 % of charges (sent once), and reused keys after expiry: charges of the second half
+ * take the paymentId of a charge of the first 40 % (never a `reusedKey` target) with another amount.
  */
 function addTimePhase(messages: LogicalMessage[], reusable: number[], options: WorkloadOptions): void {
   const random = mulberry32(options.seed ^ 0x71e);

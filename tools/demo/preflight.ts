@@ -2,11 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { assertLoopback } from './providerLedger';
 
-/**
- * Checks of the environment before a run, so that a run cannot pass by accident: a provider URL
- * that is not http(s), not loopback, or not answering would make every payment fail and end in the
- * dead-letter queue, where the old invariant counted it as "awaiting an operator".
- */
+/** Checks of `PAYMENT_PROVIDER_URL` before a run: one that is not http(s), not loopback or not answering fails every payment. */
 
 /**
  * The shape of `PAYMENT_PROVIDER_URL`: an http or https URL on a loopback host.

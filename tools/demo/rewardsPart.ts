@@ -5,7 +5,7 @@ import { loadSettings } from '../../src/config/settings';
 import { toNumber } from 'azure-functions-idempotency/internal';
 import { pointsFor } from '../../src/rewards/rewardEvent';
 import { AzuriteBlob } from '../azurite/AzuriteBlob';
-import { mulberry32 } from '../fakeProvider/random';
+import { delay as sleep, mulberry32 } from '../fakeProvider/random';
 import { BlobCheckpointStore } from '../local/eventHubs/BlobCheckpointStore';
 import { LocalEventHub } from '../local/eventHubs/LocalEventHub';
 import { LocalEventHubsHost, type BatchHandler } from '../local/eventHubs/LocalEventHubsHost';
@@ -19,9 +19,6 @@ import type { ChaosEnvironment, PartReport } from './part';
 export interface RewardsPartOptions {
   /** Distinct PaymentSucceeded events the producer sends. */
   readonly events: number;
-  readonly customers?: number;
-  /** Share of the events the producer sends twice (a retry after a lost acknowledgement). */
-  readonly retryShare?: number;
   /** Chance that a host crashes after the function returned a batch and before its checkpoint (then it is replaced). */
   readonly crashRate: number;
 }
@@ -40,14 +37,10 @@ export interface RewardsPart {
 const HUB_PARTITIONS = 4;
 
 /**
- * The demo's rewards part (docs/demo.md): the app's `rewardsConsumer` as the worker invokes it (the
- * registration of `src/functions/rewards.ts`, built from settings), on the local Event Hubs (4 partitions,
- * checkpoints and ownership on an Azurite blob service), with its tables behind the run's storage proxy (the
- * storage outages reach it: a batch that fails is retried forever). An independent producer (the CLI's plan,
- * `npm run send -- --kind rewards`) sends PaymentSucceeded events over the run, some twice; two hosts share the
- * partitions and crash at random after the function returned and before the checkpoint (the batch replays on
- * the next owner: a partition move). Invariant: every customer's balance = the points of its distinct events,
- * counted from what the hub actually holds.
+ * The demo's rewards part (docs/demo.md, "Rewards on Event Hubs in the chaos run"): the app's `rewardsConsumer` as
+ * the worker invokes it, on the local Event Hubs behind the run's storage proxy; two hosts that crash before their
+ * checkpoints; an independent producer (the CLI's plan). Invariant: every customer's balance = the points of its
+ * distinct events, counted from what the hub actually holds.
  */
 export async function startRewardsPart(env: ChaosEnvironment, options: RewardsPartOptions): Promise<RewardsPart> {
   const blobs = await AzuriteBlob.start();
@@ -106,9 +99,9 @@ export async function startRewardsPart(env: ChaosEnvironment, options: RewardsPa
   // The independent producer: its own plan and pace, over the run.
   const plan = buildRewardsPlan({
     count: options.events,
-    customers: options.customers ?? 12,
+    customers: 12,
     retries: 1,
-    retryShare: options.retryShare ?? 0.2,
+    retryShare: 0.2, // sent twice: a retry after a lost acknowledgement
     idPrefix: `pay-${env.seed}`,
     customerPrefix: 'cust',
     source: '/payments',
@@ -224,8 +217,4 @@ function producedByHub(hub: LocalEventHub): { appended: number; distinct: number
 
 function sameBalances(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>): boolean {
   return a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

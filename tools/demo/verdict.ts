@@ -1,20 +1,9 @@
 import type { ChaosReport } from './chaosReport';
 
 /**
- * The run's verdict, and the rule that keeps a broken environment from passing.
- *
- * The charge invariant is `effective charges = chargeable - uncharged in the DLQ`: a payment left in
- * the dead-letter queue for an operator is not lost. That is right for a few payments the injected
- * faults pushed past `maxDeliveryCount`, and wrong for a run whose provider or storage never worked:
- * every payment dead-lettered, 0 charges, "expected 0", all invariants hold.
- *
- * **The rule.** The share of chargeable payments that end uncharged in the DLQ may not exceed the
- * share of deliveries that met an injected fault (crashes at every point, slow handlers, provider
- * faults). A message reaches the DLQ only after `maxDeliveryCount` failed deliveries, so the faults
- * the demo injects explain far fewer dead-letters than that share; more than it means deliveries
- * failed for a reason nobody injected (a provider that is down, a storage that does not answer):
- * the run is a FAIL, and the report says why with the dead-letters' last errors. With no fault
- * injected at all, any uncharged dead-letter fails the run.
+ * The run's verdict, and the rule that keeps a broken environment from passing (docs/demo.md, "Uncharged
+ * dead-letters"): the share of chargeable payments that end uncharged in the DLQ may not exceed the share of
+ * deliveries that met an injected fault; with no fault injected, any uncharged dead-letter fails the run.
  */
 
 /** The figures the rule reads, from a report. */

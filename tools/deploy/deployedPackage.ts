@@ -19,20 +19,11 @@ import { dirname, join, relative, sep } from 'node:path';
 import ignore from 'ignore';
 
 /**
- * What a deployment of this app ships, rebuilt here the way the platform builds it:
- *
- *   1. the upload: the repository as azd (and `func azure functionapp publish`) zips it, minus `.funcignore`
- *      (azd also drops `.azure`, `.funcignore` and `local.settings.json` itself: azure-dev
- *      `cli/azd/pkg/project/project_utils.go` `createDeployableZip`); no `dist/`, no `node_modules`;
- *   2. the remote build (Oryx, `remoteBuild: true`): `npm run build` (here: the core package, a workspace, built
- *      into `packages/idempotency/dist`, then `tsc -p tsconfig.build.json` into a fresh `dist/`, so no stale
- *      compiled file can match `main`), then `npm run build:azure` (`npm prune --omit=dev`): the production
- *      dependencies only, here `npm ci --omit=dev` from the lock file and the workspaces' package.json, cached by
- *      their hash under `~/.cache/idempotent-consumer/prod-install/`; the workspace link in `node_modules`
- *      (`azure-functions-idempotency` -> `packages/idempotency`) points at the staged, built package.
- *
- * `test/integration/deploymentContract.test.ts` loads the result the way the Node worker loads `main`;
- * `npm run package:measure` prints its size and file count.
+ * What a deployment of this app ships, rebuilt here the way the platform builds it (docs/deploy.md, 3.): the upload
+ * (the repository as azd zips it, minus `.funcignore` and what azd always drops), then the remote build (`npm run
+ * build` into a fresh `dist/`, the production dependencies from the lock file, cached by its hash, the workspace
+ * linked to the staged, built package). `test/integration/deploymentContract.test.ts` loads the result as the Node
+ * worker loads `main`; `npm run package:measure` prints its size.
  */
 
 /** Names azd leaves out of every Functions zip, whatever `.funcignore` says. */
@@ -134,14 +125,9 @@ function linkProductionModules(root: string, dir: string): void {
     if (folder) symlinkSync(relative(dirname(at), join(dir, folder)), at, 'dir');
     else symlinkSync(join(cached, name), at, 'dir');
   };
-  mkdirSync(join(dir, 'node_modules'));
-  for (const name of readdirSync(cached)) {
-    if (name.startsWith('.')) continue;
-    if (!name.startsWith('@')) link(name);
-    else {
-      mkdirSync(join(dir, 'node_modules', name));
-      for (const inner of readdirSync(join(cached, name))) link(`${name}/${inner}`);
-    }
+  for (const name of installedPackages(cached)) {
+    mkdirSync(dirname(join(dir, 'node_modules', name)), { recursive: true });
+    link(name);
   }
 }
 

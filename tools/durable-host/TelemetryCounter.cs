@@ -6,13 +6,9 @@ using Newtonsoft.Json.Linq;
 
 /// <summary>
 /// Counts the log records this host would forward to Application Insights, by category and level, with their bytes
-/// (docs/durable.md, "The host's own telemetry, counted"). The Functions host applies host.json's
-/// <c>logging.logLevel</c> to its Application Insights logger as Microsoft.Extensions.Logging filter rules (a category
-/// takes the level of its longest matching prefix, <c>default</c> the rest); this provider is given the same rules
-/// (<see cref="HostJsonLogLevels"/>), so it sees exactly the records those levels let through. Nothing is sent anywhere.
-/// Bytes of a record: the UTF-8 JSON of what becomes a trace row's Message and customDimensions (the formatted
-/// message, Category, LogLevel, EventId/EventName, the state's named values as <c>prop__name</c>, the exception text);
-/// Application Insights' own envelope (operation ids, role, SDK version) is not in it.
+/// (docs/durable.md, "The host's own telemetry, counted"): it is given host.json's <c>logging.logLevel</c> as filter
+/// rules (<see cref="HostJsonLogLevels"/>), as the Functions host's logger is. Nothing is sent anywhere. Bytes: the
+/// UTF-8 JSON of a trace row's Message and customDimensions, without Application Insights' envelope.
 /// </summary>
 public sealed class CountingLoggerProvider : ILoggerProvider
 {

@@ -4,13 +4,8 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { withFileLock } from '../cli/lockFile';
+import { REPO_ROOT as ROOT } from '../cli/repoRoot';
 
-/** The repository root (this file is at tools/durable-host/, compiled or not). */
-export const ROOT = (() => {
-  let dir = __dirname;
-  while (!existsSync(path.join(dir, 'host.json'))) dir = path.dirname(dir);
-  return dir;
-})();
 const HOST_DIR = path.join(ROOT, 'tools', 'durable-host');
 const HOST_DLL = path.join(HOST_DIR, 'bin', 'Release', 'net10.0', 'DurableHost.dll');
 /** Whether `dotnet` can run here (the real-engine tests are skipped with a NOT RUN notice without it). */

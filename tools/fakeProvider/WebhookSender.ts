@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { ChargeRecord } from './FakePaymentProvider';
+import { runConcurrent } from '../bench/runConcurrent';
 
 /** One webhook the fake provider sends, and whether it was signed correctly. */
 export interface SentWebhook {
@@ -70,28 +71,24 @@ export async function sendWebhooks(
     [deliveries[i], deliveries[j]] = [deliveries[j], deliveries[i]];
   }
   const sent: SentWebhook[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < deliveries.length) {
-      const { event, signature } = deliveries[next++];
-      let status = 0;
-      for (let attempt = 0; attempt < 20; attempt++) {
-        const t = Math.floor(Date.now() / 1000) - (signature === 'stale' ? 600 : 0);
-        const secret = signature === 'forged' ? `${options.secret}-forged` : options.secret;
-        const v1 = createHmac('sha256', secret).update(`${t}.`).update(event.body).digest('hex');
-        const response = await fetch(options.url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'provider-signature': `t=${t},v1=${v1}` },
-          body: event.body,
-        });
-        await response.arrayBuffer();
-        status = response.status;
-        if (status !== 409 && status < 500) break;
-        await new Promise((resolve) => setTimeout(resolve, 50 * (attempt + 1)));
-      }
-      sent.push({ eventId: event.id, paymentId: event.paymentId, version: event.version, signature, status });
+  await runConcurrent(deliveries.length, options.concurrency ?? 8, async (i) => {
+    const { event, signature } = deliveries[i];
+    let status = 0;
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const t = Math.floor(Date.now() / 1000) - (signature === 'stale' ? 600 : 0);
+      const secret = signature === 'forged' ? `${options.secret}-forged` : options.secret;
+      const v1 = createHmac('sha256', secret).update(`${t}.`).update(event.body).digest('hex');
+      const response = await fetch(options.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'provider-signature': `t=${t},v1=${v1}` },
+        body: event.body,
+      });
+      await response.arrayBuffer();
+      status = response.status;
+      if (status !== 409 && status < 500) break;
+      await new Promise((resolve) => setTimeout(resolve, 50 * (attempt + 1)));
     }
-  };
-  await Promise.all(Array.from({ length: options.concurrency ?? 8 }, worker));
+    sent.push({ eventId: event.id, paymentId: event.paymentId, version: event.version, signature, status });
+  });
   return { sent, finalVersion };
 }

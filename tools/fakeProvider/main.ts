@@ -1,11 +1,7 @@
-import { optionReader, parseCommandLine, USAGE_EXIT_CODE, usageErrorLine, UsageError } from '../cli/commandLine';
+import { optionReader, parseCommandLine, runTool } from '../cli/commandLine';
 import { FakePaymentProvider } from './FakePaymentProvider';
 
-/**
- * `npm run provider`: the fake payment provider on 127.0.0.1, for `func start` and for the demo's
- * PAYMENT_PROVIDER_URL. Honours Idempotency-Key, serves GET /__stats; no faults unless asked.
- * Stops on SIGINT / SIGTERM.
- */
+/** `npm run provider`: the fake payment provider on 127.0.0.1, for `func start` and the demo's PAYMENT_PROVIDER_URL. */
 const USAGE = `usage: npm run provider -- [--port 4010] [--seed 1] [--key-memory-hours H] [--lookup by-key|none]
   --port  TCP port on 127.0.0.1 (default 4010, the one local.settings.json.example names; 0 = any free port)
   --seed  seed of the provider's own randomness (default 1, 0 to 4294967295)
@@ -40,19 +36,9 @@ export function parseProviderArgs(argv: readonly string[]): { port: number; seed
   return options;
 }
 
-async function main(): Promise<number> {
-  let options: ReturnType<typeof parseProviderArgs>;
-  try {
-    options = parseProviderArgs(process.argv.slice(2));
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    console.error(usageErrorLine(error, 'npm run provider'));
-    return USAGE_EXIT_CODE;
-  }
-  if (options === 'help') {
-    console.log(USAGE);
-    return 0;
-  }
+async function main(): Promise<void> {
+  const options = parseProviderArgs(process.argv.slice(2));
+  if (options === 'help') return void console.log(USAGE);
   const { port, seed, keyMemoryMs, lookup } = options;
   const provider = await FakePaymentProvider.start({ port, seed, keyMemoryMs, lookup });
   const lookupText = lookup === 'none' ? 'GET /v1/charges?idempotency_key= answers 404' : 'GET /v1/charges?idempotency_key=';
@@ -63,15 +49,6 @@ async function main(): Promise<number> {
   });
   await provider.stop();
   console.log(`stopped: ${provider.effectiveCharges} charges`);
-  return 0;
 }
 
-if (require.main === module) {
-  main().then(
-    (code) => (process.exitCode = code),
-    (error: unknown) => {
-      console.error(`provider failed: ${(error as Error).message}`);
-      process.exitCode = 1;
-    },
-  );
-}
+if (require.main === module) runTool('npm run provider', main);

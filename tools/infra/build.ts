@@ -2,8 +2,7 @@ import { relative } from 'node:path';
 import { compileTemplates, formatDiagnostic, REPO_ROOT } from './compileTemplates';
 
 /**
- * `npm run infra:build`: compiles infra/main.bicep with the real Bicep CLI (found, or restored from
- * NuGet with dotnet) and lints it with infra/bicepconfig.json. Exit 0 only with zero errors and zero
+ * `npm run infra:build`: compiles and lints infra/main.bicep with the real Bicep CLI; exit 0 only with zero errors and
  * warnings. Without any Bicep CLI it says so plainly; with CI=true that is a failure, never a skip.
  */
 function main(): number {

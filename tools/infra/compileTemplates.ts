@@ -1,26 +1,8 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import { REPO_ROOT } from '../cli/repoRoot';
 import { bicepVersion, findBicep, runBicep, type BicepCli, type BicepDiagnostic } from './bicepCli';
-
-/** The repository root (this file is tools/infra/*.ts, or dist/tools/infra/*.js once built). */
-export const REPO_ROOT = (() => {
-  let dir = __dirname;
-  while (!existsFile(join(dir, 'package.json')) || !existsFile(join(dir, 'infra', 'main.bicep'))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error(`no repository root above ${__dirname}`);
-    dir = parent;
-  }
-  return dir;
-})();
-
-function existsFile(path: string): boolean {
-  try {
-    readFileSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { REPO_ROOT } from '../cli/repoRoot';
 
 export const MAIN_BICEP = join(REPO_ROOT, 'infra', 'main.bicep');
 /** Where the compiled ARM template goes (ignored by git, not deployed). */
@@ -60,7 +42,7 @@ export function compileTemplates(options: { outFile?: string; log?: (line: strin
   const failures: string[] = [];
   if (build.status !== 0 && !all.some((d) => d.level === 'Error')) failures.push(`bicep build exited ${build.status}: ${build.otherOutput || build.stdout}`);
   if (lint.status !== 0 && !all.some((d) => d.level === 'Error')) failures.push(`bicep lint exited ${lint.status}: ${lint.otherOutput || lint.stdout}`);
-  if (build.status === 0 && !existsFile(outFile)) failures.push(`bicep build wrote no ${outFile}`);
+  if (build.status === 0 && !existsSync(outFile)) failures.push(`bicep build wrote no ${outFile}`);
   return {
     cli,
     version: bicepVersion(cli),

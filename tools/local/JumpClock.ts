@@ -1,10 +1,6 @@
 import type { Clock } from 'azure-functions-idempotency/internal';
 
-/**
- * Real time plus an offset that only grows: `jump(ms)` moves "now" forward at once, as if that
- * much time had passed (weeks, past retention) while the process kept running. Waits still take
- * real time. Used by the demo's time phase; the local Service Bus keeps real time (locks).
- */
+/** Real time plus an offset that only grows (`jump(ms)`: the demo's time phase); waits still take real time. */
 export class JumpClock implements Clock {
   private offset = 0;
 

@@ -15,17 +15,10 @@ interface Entry {
 }
 
 /**
- * One queue with Service Bus peek-lock semantics, in process (tests and the demo only):
- *
- * - `receive` locks the first available message for `lockDurationMs` and increments its delivery count;
- * - `complete` removes it, only while the caller's lock is valid (else {@link MessageLockLostError},
- *   and the message stays: it will be delivered again);
- * - `abandon` makes it available at once (at the head) for the next receive;
- * - a lock that expires unsettled makes the message available again (a crashed or slow receiver);
- * - a message whose delivery count reached `maxDeliveryCount` goes to the dead-letter queue
- *   (reason `MaxDeliveryCountExceeded`, with its last error) instead of being delivered again;
- * - with a duplicate-detection window, a send whose MessageId was sent within the window is dropped
- *   (send side only: it never stops redelivery).
+ * One queue with Service Bus peek-lock semantics, in process (tests and the demo only): `receive` locks the first
+ * available message and counts the delivery; `complete` removes it only while the caller's lock is valid; `abandon`
+ * and an expired lock make it available again at the head, or dead-letter it at `maxDeliveryCount`; a duplicate-
+ * detection window drops a send whose MessageId was sent within it (send side only: it never stops redelivery).
  *
  * ```
  *  send --> [ready] --receive--> locked(token, until) --complete--> gone
@@ -148,10 +141,8 @@ export class LocalQueue<Tag = unknown> {
   }
 
   /**
-   * An operator's resubmission: every dead-lettered message that `select` accepts leaves the DLQ
-   * and is sent again as a new message (same MessageId, body, properties; a new sequence number,
-   * delivery count 0). Duplicate detection does not apply (as Service Bus Explorer's resubmit,
-   * which sends a copy). Returns the messages resubmitted.
+   * An operator's resubmission: the dead-lettered messages `select` accepts are sent again as new messages (a new
+   * sequence number, delivery count 0; no duplicate detection, as Service Bus Explorer's resubmit). @returns them.
    */
   resubmitDeadLetters(select: (dead: DeadLetteredMessage<Tag>) => boolean = () => true): DeadLetteredMessage<Tag>[] {
     const chosen = this.dlq.filter(select);
@@ -169,9 +160,8 @@ export class LocalQueue<Tag = unknown> {
   }
 
   /**
-   * Service Bus after a pause longer than the messages' time to live, on a queue that dead-letters on expiration (ours,
-   * `deadLetteringOnMessageExpiration: true`): every message enqueued so far, waiting or locked, goes to the DLQ with
-   * reason `TTLExpiredException`; a locked one's delivery then finds its lock lost. Returns how many.
+   * A pause longer than the messages' time to live, on a queue that dead-letters on expiration (ours): every message,
+   * waiting or locked, goes to the DLQ (`TTLExpiredException`). @returns how many.
    */
   expireAll(): number {
     const entries = [...this.locked.values(), ...this.ready].sort((a, b) => a.sequenceNumber - b.sequenceNumber);

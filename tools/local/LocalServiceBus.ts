@@ -12,11 +12,7 @@ export interface DeliveryMeta {
   readonly enqueuedTimeUtc: string;
 }
 
-/**
- * A consumer the engine drives: a queue name and the app's handler. Resolving completes the
- * message, rejecting abandons it (Service Bus settlement from Node without `sdkBinding`).
- * The demo runs two: payments and orders.
- */
+/** A consumer the engine drives: a queue and the app's handler (resolving completes the message, rejecting abandons it). */
 export interface QueueConsumer<Result = unknown> {
   readonly name: string;
   readonly queue: string;
@@ -43,19 +39,13 @@ export interface EngineHooks<Tag> {
   readonly onDelivery?: (event: DeliveryEvent<Tag>) => void;
   /** Milliseconds the receiver stalls before calling the handler (a slow handler; > lock duration loses the lock). */
   readonly stallBeforeHandler?: (locked: LockedMessage<Tag>, consumer: string) => number;
-  /**
-   * Lock auto-renewal while the handler runs, as the Functions host does (host.json `maxAutoLockRenewalDuration`):
-   * the lock is renewed `beforeExpiryMs` before it ends, until `maxDurationMs` after the receive (real time: for queues
-   * on the system clock). Absent: none.
-   */
+  /** Lock auto-renewal while the handler runs, as the host does: `beforeExpiryMs` before the end, up to `maxDurationMs`. */
   readonly autoRenewLock?: { readonly beforeExpiryMs: number; readonly maxDurationMs: number };
 }
 
 /**
- * A local delivery engine with Service Bus semantics for the demo and tests: named queues
- * ({@link LocalQueue}: peek-lock, lock expiry, abandon, dead-lettering, duplicate detection) and
- * N competing receivers per consumer, each handling one message at a time, settling as the
- * Functions Service Bus trigger does (return -> complete, throw -> abandon).
+ * A local delivery engine with Service Bus semantics for the demo and tests: named {@link LocalQueue}s and N competing
+ * receivers per consumer, one message at a time each, settling as the trigger does (return completes, throw abandons).
  */
 export class LocalServiceBus<Tag = unknown> {
   private readonly queues = new Map<string, LocalQueue<Tag>>();

@@ -4,14 +4,8 @@ import type { AddressInfo } from 'node:net';
 /**
  * A TCP proxy on a loopback port in front of another loopback port, for injecting network outages
  * (tests and the demo only). `cut()` resets every open connection and every new one until
- * `restore()`: clients see ECONNRESET, exactly as when the service or the network goes away,
- * while the service behind it keeps its state (Azurite runs in memory: restarting it would lose
- * every record, which is not what a storage outage does).
- *
- * ```
- *  client --> 127.0.0.1:<proxy port> --(pipe)--> 127.0.0.1:<target port>
- *             cut(): destroy both ends; refuse new connections until restore()
- * ```
+ * `restore()`: clients see ECONNRESET, as when the service or the network goes away, while the
+ * service behind it keeps its state (restarting Azurite, in memory, would lose every record).
  */
 export class TcpProxy {
   private readonly pairs = new Set<readonly [Socket, Socket]>();

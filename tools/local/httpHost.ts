@@ -27,18 +27,13 @@ export interface LocalHttpHostOptions {
 }
 
 /**
- * A local stand-in for the Functions host's HTTP front, for tests and the demo: node's http server on
- * loopback, each request adapted to the Functions v4 `HttpRequest` (method, absolute URL, headers, the
- * raw body bytes, query) and an `InvocationContext`, the handler's `HttpResponseInit` written back
- * through the library's own `HttpResponse` (so status, headers and body bytes are what a client of
- * the real host gets). Like the host: `/api/<route>`, 404 for an unknown route, 405 for another method,
- * 401 (empty body) without a valid function key on `authLevel: 'function'`, 500 when the handler throws.
- * Not modelled: the host's own request limits and timeouts, EasyAuth.
+ * A local stand-in for the Functions host's HTTP front, for tests and the demo: each loopback request adapted to the
+ * v4 `HttpRequest` and an `InvocationContext`, the answer written through the library's own `HttpResponse`. Like the
+ * host: `/api/<route>`, 404 unknown route, 405 other method, 401 without a valid function key on `authLevel:
+ * 'function'`, 500 when the handler throws. Not modelled: the host's request limits and timeouts, EasyAuth.
  */
 export class LocalHttpHost {
   private readonly sockets = new Set<Socket>();
-  /** Requests answered, by function name and status (e.g. `paymentsApi 202`). */
-  readonly answered = new Map<string, number>();
 
   private constructor(
     private readonly server: Server,
@@ -79,10 +74,10 @@ export class LocalHttpHost {
     const url = new URL(req.url ?? '/', this.url);
     const path = url.pathname.replace(/\/+$/, '');
     const route = this.options.routes.find((r) => routePattern(r.route).test(path));
-    if (!route) return this.write(res, 'none', 404, {}, Buffer.alloc(0));
+    if (!route) return this.write(res, 404, {}, Buffer.alloc(0));
     const method = (req.method ?? 'GET').toUpperCase();
-    if (!route.methods.includes(method)) return this.write(res, route.name, 405, {}, Buffer.alloc(0));
-    if (route.authLevel === 'function' && !this.hasValidKey(req, url)) return this.write(res, route.name, 401, {}, Buffer.alloc(0));
+    if (!route.methods.includes(method)) return this.write(res, 405, {}, Buffer.alloc(0));
+    if (route.authLevel === 'function' && !this.hasValidKey(req, url)) return this.write(res, 401, {}, Buffer.alloc(0));
 
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
@@ -103,11 +98,11 @@ export class LocalHttpHost {
       response = new HttpResponse(await route.handler(request, context));
     } catch (error) {
       this.options.log?.(route.name, 'error', `handler threw: ${error instanceof Error ? error.name : typeof error}`);
-      return this.write(res, route.name, 500, {}, Buffer.alloc(0));
+      return this.write(res, 500, {}, Buffer.alloc(0));
     }
     const outHeaders: Record<string, string> = {};
     response.headers.forEach((value, name) => (outHeaders[name] = value));
-    this.write(res, route.name, response.status, outHeaders, Buffer.from(await response.arrayBuffer()));
+    this.write(res, response.status, outHeaders, Buffer.from(await response.arrayBuffer()));
   }
 
   private hasValidKey(req: IncomingMessage, url: URL): boolean {
@@ -121,9 +116,7 @@ export class LocalHttpHost {
     });
   }
 
-  private write(res: ServerResponse, name: string, status: number, headers: Record<string, string>, body: Buffer): void {
-    const label = `${name} ${status}`;
-    this.answered.set(label, (this.answered.get(label) ?? 0) + 1);
+  private write(res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer): void {
     if (res.destroyed) return; // the client timed out and closed: the work was done, nobody reads the answer
     res.writeHead(status, { ...headers, 'content-length': String(body.length) });
     res.end(body);

@@ -1,11 +1,10 @@
 import { AzuriteTable } from '../azurite/AzuriteTable';
+import { runTool } from '../cli/commandLine';
 import { RecordingPaymentQueue, startHttpRig } from './httpRig';
 
 /**
- * Serves the HTTP functions on loopback for any HTTP client (curl, the `.http` file), as the Functions
- * host would at `http://127.0.0.1:7071/api/...`, on its own in-memory Azurite:
- * `npm run tools:build && node dist/tools/local/httpServe.js [port]`. Function keys `alice` and `bob`,
- * the webhook secret, and every message the payments API enqueues are printed; Ctrl+C stops it.
+ * `npm run tools:build && node dist/tools/local/httpServe.js [port]` (docs/http.md): the HTTP functions on loopback,
+ * as the host would serve them at `http://127.0.0.1:7071/api/...`, on their own in-memory Azurite.
  */
 async function main(): Promise<void> {
   const port = Number(process.argv[2] ?? 7071);
@@ -29,7 +28,4 @@ async function main(): Promise<void> {
   await azurite.stop();
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : String(error));
-  process.exitCode = 1;
-});
+runTool('httpServe', main);

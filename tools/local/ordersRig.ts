@@ -4,50 +4,28 @@ import type { Container } from '@azure/cosmos';
 import { randomUUID } from 'node:crypto';
 import { ordersDepsFromSettings } from '../../src/app/orders';
 import { loadSettings } from '../../src/config/settings';
-import type { Clock } from 'azure-functions-idempotency/internal';
 import { ensureOrdersContainer } from '../../src/orders/OrdersStore';
 import { makeOrdersHandler, ORDERS_CONSUMER } from '../../src/orders/ordersHandler';
-import type { Telemetry } from '../../src/telemetry/Telemetry';
 import { cosmosClientFor } from '../cosmos/CosmosEmulator';
+import type { ServiceBusMetadata } from './host/serviceBusRequest';
 
 export interface OrdersRigOptions {
   /** Cosmos endpoint (loopback: the in-process emulator, `tools/cosmos/CosmosEmulator.ts`). */
   readonly cosmosEndpoint: string;
-  readonly databaseName?: string;
-  /** Default: a fresh unique name, so several rigs can share one emulator. */
-  readonly containerName?: string;
   /** Table Storage connection string for the parking table (Azurite; the demo passes its outage proxy). */
   readonly tableConnectionString: string;
-  /** Table names get this prefix, so several rigs can share one Azurite. */
-  readonly tablePrefix?: string;
   /** The queue's `maxDeliveryCount`: on that delivery a status for a missing order is parked. */
   readonly maxDeliveryCount?: number;
-  readonly telemetry?: Telemetry;
-  readonly clock?: Clock;
-}
-
-/** Trigger metadata of one delivery, as the Service Bus trigger passes it (camel-cased keys). */
-export interface OrdersDeliveryMetadata {
-  readonly messageId?: unknown;
-  readonly deliveryCount?: number;
-  readonly correlationId?: string;
-  /** `{ type: 'OrderStatusChanged' }` for a status change; absent or `{}` for an `OrderPlaced`. */
-  readonly applicationProperties?: Readonly<Record<string, unknown>>;
-  readonly sequenceNumber?: number;
-  readonly lockToken?: string;
-  readonly enqueuedTimeUtc?: string;
 }
 
 /**
- * The orders consumer wired for local runs (the demo; tests build it by hand): the app's own wiring
- * (`src/app/orders.ts`, the settings' defaults) with overrides: a Cosmos container partitioned on
- * `/orderId` (created here, as the Bicep templates do in Azure) and parking on Azurite. `deliver` calls the handler
- * through an `InvocationContext` whose trigger metadata is what the Service Bus trigger gives.
+ * The orders consumer wired for the demo: the app's own wiring (`src/app/orders.ts`) on a Cosmos container created
+ * here as infra/ creates it, parking on Azurite. `deliver` calls the handler as the Service Bus trigger would.
  */
 export async function startOrdersRig(options: OrdersRigOptions) {
-  const prefix = options.tablePrefix ?? `o${randomUUID().replace(/-/g, '').slice(0, 8)}`;
+  const prefix = `o${randomUUID().replace(/-/g, '').slice(0, 8)}`;
   const cosmos = cosmosClientFor(options.cosmosEndpoint);
-  const container: Container = await ensureOrdersContainer(cosmos, options.databaseName ?? 'shop', options.containerName ?? `orders${prefix}`);
+  const container: Container = await ensureOrdersContainer(cosmos, 'shop', `orders${prefix}`);
   const settings = loadSettings({
     IDEMPOTENCY_TABLE_CONNECTION_STRING: options.tableConnectionString,
     COSMOS_ENDPOINT: options.cosmosEndpoint,
@@ -60,15 +38,13 @@ export async function startOrdersRig(options: OrdersRigOptions) {
         allowInsecureConnection: true,
         retryOptions: { maxRetries: 2, retryDelayInMs: 50, maxRetryDelayInMs: 500 },
       }),
-    telemetry: options.telemetry,
-    clock: options.clock,
   });
   const { store, parking, telemetry } = deps;
   await parking.ensureTable();
   const handler = makeOrdersHandler(deps);
 
   /** One delivery through the real handler; resolves to its outcome, rejects when it would be abandoned. */
-  function deliver(body: unknown, metadata: OrdersDeliveryMetadata) {
+  function deliver(body: unknown, metadata: ServiceBusMetadata) {
     const context = new InvocationContext({
       invocationId: randomUUID(),
       functionName: 'ordersConsumer',

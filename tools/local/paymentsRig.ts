@@ -8,6 +8,7 @@ import type { Clock } from 'azure-functions-idempotency/internal';
 import { Telemetry } from '../../src/telemetry/Telemetry';
 import { LocalChargeWorkflow, type RunStep } from './LocalChargeWorkflow';
 import { startRealEnginePayments } from './durable/realEnginePayments';
+import type { ServiceBusMetadata } from './host/serviceBusRequest';
 import type { PaymentsDesign } from '../../src/payments/PaymentsConsumer';
 import type { RetryBudget } from '../../src/payments/chargeOrchestration';
 import type { CompleteRecordInput } from '../../src/payments/completeRecord';
@@ -24,11 +25,7 @@ import type { TableIdempotencyStore } from 'azure-functions-idempotency/internal
 export interface PaymentsRigOptions {
   /** Table Storage connection string (Azurite). */
   readonly tableConnectionString: string;
-  /**
-   * Storage of the local Durable executor (entity states, instances); default `tableConnectionString`.
-   * The demo points it past its outage proxy: Durable's backend storage (AzureWebJobsStorage) has
-   * its own resilience in Azure, which the local executor does not model.
-   */
+  /** Storage of the local Durable executor; default `tableConnectionString` (the demo's is past its outage proxy). */
   readonly durableTableConnectionString?: string;
   /** Table names get this prefix, so several rigs can share one Azurite. */
   readonly tablePrefix?: string;
@@ -44,11 +41,9 @@ export interface PaymentsRigOptions {
   readonly activityRetry?: { maxAttempts: number; firstRetryIntervalMs: number };
   readonly clock?: Clock;
   /**
-   * `real`: the functions as registered, the charge run by the real Durable engine (`tools/durable-host`, the
-   * Durable Task extension and its Azure Storage provider on an Azurite of its own: `durable/realEnginePayments.ts`).
-   * `executor` (default): the handler factory called directly, the charge by `LocalChargeWorkflow` running the app's
-   * orchestration steps and activity bodies (the consumer's own tests: crash points at each step, fast; tied to the
-   * real engine by test/durable/realEngine.differential.test.ts).
+   * `real`: the functions as registered, the charge run by the real Durable engine (`durable/realEnginePayments.ts`).
+   * `executor` (default): the handler called directly, the charge by `LocalChargeWorkflow` (fast, crash points at
+   * each step; tied to the real engine by test/durable/realEngine.differential.test.ts).
    */
   readonly durable?: 'real' | 'executor';
   /** Real engine: after the provider charged `paymentId`, true kills the Durable host (then it is restarted). */
@@ -66,13 +61,6 @@ export interface PaymentsRigOptions {
 /** The context an activity is invoked with (the app's activities do not read it). */
 function activityContext(functionName: string): InvocationContext {
   return new InvocationContext({ invocationId: randomUUID(), functionName, logHandler: () => undefined });
-}
-
-/** Trigger metadata of one delivery, as the Service Bus trigger passes it. */
-export interface DeliveryMetadata {
-  readonly messageId?: unknown;
-  readonly deliveryCount?: number;
-  readonly correlationId?: string;
 }
 
 /**
@@ -143,7 +131,7 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
   const handler = makePaymentsHandler({ consumer: () => consumer, telemetry: () => telemetry, workflow: () => workflow });
 
   /** One delivery through the real handler; resolves to its result, rejects when it would be abandoned. */
-  function deliver(body: unknown, metadata: DeliveryMetadata) {
+  function deliver(body: unknown, metadata: ServiceBusMetadata) {
     const context = new InvocationContext({
       invocationId: randomUUID(),
       functionName: 'paymentsConsumer',

@@ -5,7 +5,7 @@ import { PaymentRetryRefusedError, retryFailedPayment } from '../../src/app/paym
 import { CHARGE_ORCHESTRATION } from '../../src/app/durableCharge';
 import { loadSettings } from '../../src/config/settings';
 import type { ChargeOrchestrationInput } from '../../src/payments/chargeOrchestration';
-import { parseCommandLine, usageErrorLine, UsageError, USAGE_EXIT_CODE } from '../cli/commandLine';
+import { parseCommandLine, runTool, UsageError } from '../cli/commandLine';
 
 export const USAGE = `Retries one payment that ended failed (its provider's transient failures outlasted PAYMENT_RETRY_BUDGET_MINUTES).
 
@@ -92,17 +92,4 @@ export async function runPaymentsRetry(
   }
 }
 
-if (require.main === module) {
-  runPaymentsRetry(process.argv.slice(2), process.env).then(
-    (code) => (process.exitCode = code),
-    (error: unknown) => {
-      if (error instanceof UsageError) {
-        console.error(usageErrorLine(error, 'npm run payments:retry'));
-        process.exitCode = USAGE_EXIT_CODE;
-        return;
-      }
-      console.error(`payments:retry failed: ${(error as Error).message}`);
-      process.exitCode = 1;
-    },
-  );
-}
+if (require.main === module) runTool('npm run payments:retry', () => runPaymentsRetry(process.argv.slice(2), process.env));

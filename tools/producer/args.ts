@@ -83,9 +83,7 @@ const SPECS: OptionSpecs = {
 };
 
 /**
- * Parses `argv` (without node and script) with the tools' shared parser and reads
- * SERVICEBUS_FULLY_QUALIFIED_NAMESPACE, SERVICEBUS_CONNECTION_STRING, PAYMENTS_QUEUE_NAME and
- * ORDERS_QUEUE_NAME from `env`. Returns `'help'` for --help.
+ * Parses `argv` (and the namespace, connection string and queue names from `env`); `'help'` for --help.
  * @throws UsageError naming every bad option.
  */
 export function parseProducerArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, runId: string): ProducerOptions | 'help' {
@@ -139,15 +137,21 @@ export function parseProducerArgs(argv: readonly string[], env: Readonly<Record<
  * A bare namespace name gets `.servicebus.windows.net` appended; a URL is reduced to its host.
  */
 export function connectionFrom(namespaceArg: string | undefined, env: Readonly<Record<string, string | undefined>>): ProducerConnection {
-  const namespace = (namespaceArg ?? env.SERVICEBUS_FULLY_QUALIFIED_NAMESPACE ?? '').trim();
-  if (namespace) {
-    const host = namespace.replace(/^[a-z]+:\/\//i, '').replace(/[:/].*$/, '');
-    if (!/^[A-Za-z][A-Za-z0-9-]{4,48}[A-Za-z0-9](\.[A-Za-z0-9-]+)*$/.test(host)) {
-      throw new UsageError(`--namespace "${namespaceArg ?? namespace}" is not a Service Bus namespace host name`);
-    }
-    return { kind: 'identity', fullyQualifiedNamespace: host.includes('.') ? host : `${host}.servicebus.windows.net` };
-  }
+  const host = namespaceHost(namespaceArg, env.SERVICEBUS_FULLY_QUALIFIED_NAMESPACE, 'Service Bus');
+  if (host) return { kind: 'identity', fullyQualifiedNamespace: host };
   const connectionString = env.SERVICEBUS_CONNECTION_STRING?.trim();
-  if (connectionString) return { kind: 'connectionString', connectionString };
-  return { kind: 'none' };
+  return connectionString ? { kind: 'connectionString', connectionString } : { kind: 'none' };
+}
+
+/**
+ * The fully qualified namespace `--namespace` (else `fromEnv`) names, or undefined when neither is set.
+ * @throws UsageError when it is not a namespace host name.
+ */
+export function namespaceHost(namespaceArg: string | undefined, fromEnv: string | undefined, service: string): string | undefined {
+  const namespace = (namespaceArg ?? fromEnv ?? '').trim();
+  if (!namespace) return undefined;
+  const host = namespace.replace(/^[a-z]+:\/\//i, '').replace(/[:/].*$/, '');
+  if (!/^[A-Za-z][A-Za-z0-9-]{4,48}[A-Za-z0-9](\.[A-Za-z0-9-]+)*$/.test(host))
+    throw new UsageError(`--namespace "${namespaceArg ?? namespace}" is not ${service === 'Event Hubs' ? 'an' : 'a'} ${service} namespace host name`);
+  return host.includes('.') ? host : `${host}.servicebus.windows.net`;
 }

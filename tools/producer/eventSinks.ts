@@ -25,10 +25,8 @@ export type AzureHubTarget =
   | { readonly kind: 'connectionString'; readonly connectionString: string; readonly hub: string };
 
 /**
- * An Azure Event Hub (or the Event Hubs emulator, by connection string). Each planned event is one `sendBatch`
- * with its partition key, so a retry is a second send of the same event, as a producer retrying a send whose
- * acknowledgement it lost. Structured events go with content type `application/cloudevents+json`.
- * Needs Azure Event Hubs Data Sender on the hub (the deployer gets it, see infra/main.bicep).
+ * An Azure Event Hub (or the emulator, by connection string): one `sendBatch` per planned event, with its partition
+ * key (a retry is a second send). Needs Azure Event Hubs Data Sender on the hub (infra/main.bicep gives the deployer).
  */
 export function azureHubSink(target: AzureHubTarget): EventSink {
   const client =

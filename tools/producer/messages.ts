@@ -1,42 +1,25 @@
 import type { ServiceBusMessage } from '@azure/service-bus';
-import { z } from 'zod';
-import { OrderMessageType, OrderStatus, orderStatusChangedSchema, type OrderStatusChanged } from '../../src/orders/messages';
+import { UsageError } from '../cli/commandLine';
+import {
+  OrderMessageType,
+  OrderStatus,
+  orderPlacedSchema,
+  orderStatusChangedSchema,
+  type OrderPlaced,
+  type OrderStatusChanged,
+} from '../../src/orders/messages';
+import { PaymentRequestedSchema, type PaymentRequested } from '../../src/payments/schema';
 
 /**
  * Message bodies the producer sends, validated with the same rules the consumers expect, and the send plan:
  * every message the producer will send, in order, with its MessageId (= the business id). Pure: no I/O.
  */
 
-/** ISO 4217 alphabetic code: three upper-case letters. */
-const currency = z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code: three upper-case letters, e.g. EUR');
-/** Service Bus caps MessageId at 128 characters. */
-const businessId = z.string().trim().min(1, 'must not be empty').max(128, 'must be at most 128 characters (Service Bus MessageId limit)');
-const minorUnits = z.number().int('must be an integer number of minor units (e.g. cents)');
-
-/** A payment request: `amount` in integer minor units, greater than zero. */
-export const paymentSchema = z.object({
-  paymentId: businessId,
-  customerId: businessId,
-  amount: minorUnits.positive('must be greater than zero'),
-  currency,
-});
-export type Payment = z.infer<typeof paymentSchema>;
-
-/** An order line: quantity at least 1, unit price in integer minor units (0 allowed for free items). */
-export const orderItemSchema = z.object({
-  sku: z.string().trim().min(1, 'must not be empty'),
-  quantity: z.number().int('must be an integer').positive('must be at least 1'),
-  unitPrice: minorUnits.nonnegative('must not be negative'),
-});
-
-/** An order with at least one line. */
-export const orderSchema = z.object({
-  orderId: businessId,
-  customerId: businessId,
-  items: z.array(orderItemSchema).min(1, 'an order needs at least one item'),
-  currency,
-});
-export type Order = z.infer<typeof orderSchema>;
+/** The consumers' own schemas: the producer builds only bodies they accept (its ids stay within Service Bus's 128-character MessageId). */
+export const paymentSchema = PaymentRequestedSchema;
+export const orderSchema = orderPlacedSchema;
+type Payment = PaymentRequested;
+type Order = OrderPlaced;
 
 /** Which queue/body shape. */
 export type MessageKind = 'payments' | 'orders';
@@ -88,10 +71,8 @@ export interface PlanOptions {
   readonly runId: string;
 }
 
-/** Thrown when a built body breaks its schema; the message names every bad field. */
-export class InvalidMessageError extends Error {
-  override readonly name = 'InvalidMessageError';
-}
+/** Thrown when a built body breaks its schema (a usage error: exit 2); the message names every bad field. */
+export class InvalidMessageError extends UsageError {}
 
 /** The business id of message `index` (1-based), e.g. `pay-run1-0001`. */
 export function businessIdOf(options: Pick<PlanOptions, 'idPrefix'>, index: number): string {

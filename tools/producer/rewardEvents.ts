@@ -2,10 +2,8 @@ import { mulberry32 } from '../fakeProvider/random';
 import { PAYMENT_SUCCEEDED, pointsFor, type PaymentSucceeded } from '../../src/rewards/rewardEvent';
 
 /**
- * The rewards producer's plan: `PaymentSucceeded` CloudEvents (source + id = the payment's identity, the key the
- * rewards consumer dedups on), the customer id as partition key (one partition per customer, so one instance
- * owns a customer's events), and deliberate producer retries: the same event sent again, unchanged (a send whose
- * acknowledgement was lost), which Event Hubs appends as a second event with a new sequence number. Pure: no I/O.
+ * The rewards producer's plan (pure): `PaymentSucceeded` CloudEvents (source + id: the key the consumer dedups on),
+ * the customer id as partition key, and producer retries: the same event again, which Event Hubs appends anew.
  */
 
 /** How a CloudEvent travels: structured (the whole event as the JSON body) or binary (`cloudEvents:*` properties, the data as the body). */

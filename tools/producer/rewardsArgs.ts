@@ -1,4 +1,5 @@
 import { optionReader, parseCommandLine, UsageError, type OptionSpecs } from '../cli/commandLine';
+import { namespaceHost } from './args';
 import type { AzureHubTarget } from './eventSinks';
 import type { CloudEventMode, RewardsPlanOptions } from './rewardEvents';
 
@@ -94,14 +95,8 @@ export function requireTarget(options: RewardsProducerOptions): AzureHubTarget {
 }
 
 function hubTarget(namespaceArg: string | undefined, hub: string, env: Readonly<Record<string, string | undefined>>): AzureHubTarget | undefined {
-  const namespace = (namespaceArg ?? env.EVENTHUB_FULLY_QUALIFIED_NAMESPACE ?? '').trim();
-  if (namespace) {
-    const host = namespace.replace(/^[a-z]+:\/\//i, '').replace(/[:/].*$/, '');
-    if (!/^[A-Za-z][A-Za-z0-9-]{4,48}[A-Za-z0-9](\.[A-Za-z0-9-]+)*$/.test(host)) {
-      throw new UsageError(`--namespace "${namespaceArg ?? namespace}" is not an Event Hubs namespace host name`);
-    }
-    return { kind: 'identity', fullyQualifiedNamespace: host.includes('.') ? host : `${host}.servicebus.windows.net`, hub };
-  }
+  const host = namespaceHost(namespaceArg, env.EVENTHUB_FULLY_QUALIFIED_NAMESPACE, 'Event Hubs');
+  if (host) return { kind: 'identity', fullyQualifiedNamespace: host, hub };
   const connectionString = env.EVENTHUB_CONNECTION_STRING?.trim();
   return connectionString ? { kind: 'connectionString', connectionString, hub } : undefined;
 }

@@ -2,17 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DefaultAzureCredential } from '@azure/identity';
 import { ServiceBusClient, type ServiceBusSender } from '@azure/service-bus';
-import { USAGE_EXIT_CODE, usageErrorLine, UsageError } from '../cli/commandLine';
+import { runTool } from '../cli/commandLine';
 import { parseProducerArgs, USAGE, type ProducerConnection } from './args';
-import { buildSendPlan, InvalidMessageError, toServiceBusMessage, type PlannedMessage } from './messages';
+import { buildSendPlan, toServiceBusMessage, type PlannedMessage } from './messages';
 import { sendRewards } from './sendRewards';
 import { wantsRewards } from './rewardsArgs';
 
-/**
- * Producer CLI: sends payments or orders to Service Bus, optionally with duplicates and reused keys, to
- * exercise the idempotent consumers. `npm run send -- --help`. All decisions live in args.ts and
- * messages.ts (unit-tested); this file only talks to the network.
- */
+/** `npm run send`: payments or orders to Service Bus, with duplicates and reused keys; the decisions live in args.ts and messages.ts. */
 
 function createClient(connection: Exclude<ProducerConnection, { kind: 'none' }>): ServiceBusClient {
   return connection.kind === 'identity'
@@ -69,20 +65,4 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (error: unknown) => {
-      if (error instanceof UsageError) {
-        console.error(usageErrorLine(error, 'npm run send'));
-        process.exit(USAGE_EXIT_CODE);
-      }
-      if (error instanceof InvalidMessageError) {
-        console.error(`error: ${error.message}`);
-        process.exit(2);
-      }
-      console.error(error instanceof Error ? `error: ${error.message}` : error);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runTool('npm run send', () => main(process.argv.slice(2)));

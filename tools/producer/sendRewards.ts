@@ -3,10 +3,8 @@ import { buildRewardsPlan, expectedBalances, type PlannedEvent } from './rewardE
 import { parseRewardsArgs, requireTarget, REWARDS_USAGE, type RewardsProducerOptions } from './rewardsArgs';
 
 /**
- * `npm run send -- --kind rewards`: plans the events (rewardEvents.ts), then prints them (`--dry-run`) or sends
- * them one by one to the hub (`sinkOf`: the Azure hub the options name; the demo and tests give the local hub),
- * and prints the balance every customer must end with.
- * @returns the exit code. @throws UsageError for bad options, or no hub to send to without `--dry-run`.
+ * `npm run send -- --kind rewards`: prints (`--dry-run`) or sends the planned events to `sinkOf`'s hub, then the
+ * balance every customer must end with. @throws UsageError for bad options, or no hub without `--dry-run`.
  */
 export async function sendRewards(
   argv: readonly string[],

@@ -5,14 +5,10 @@ import { createTableClient } from '../../src/app/tableClient';
 import { ensureOrdersContainer } from '../../src/orders/OrdersStore';
 
 /**
- * What `func start` needs from the local emulators before the first message, created from the app's own
- * settings (`local.settings.json` Values): the four tables in Azurite (`IDEMPOTENCY_TABLE_NAME`,
- * `PARKED_TABLE_NAME`, `PAYMENT_STATE_TABLE_NAME`, `REWARDS_TABLE_NAME`, through `IDEMPOTENCY_TABLE_CONNECTION_STRING`) and the
- * orders consumer's Cosmos database and container (`COSMOS_DATABASE_NAME`, `COSMOS_ORDERS_CONTAINER`:
- * partition key `/orderId`, TTL on, as infra/ deploys it) on the Cosmos DB emulator (`COSMOS_ENDPOINT`,
- * `COSMOS_KEY`). Idempotent: what exists is left as it is. Every setting is checked before anything is created.
- * Not here: the Service Bus emulator's queues (declared in its own Config.json, docs/deploy.md) and the
- * Durable task hub (the host creates it).
+ * What `func start` needs from the local emulators before the first message, created from the app's own settings
+ * (`local.settings.json` Values): the app's four tables in Azurite and the orders container on the Cosmos DB emulator,
+ * as infra/ deploys them. Idempotent; every setting is checked before anything is created. Not here: the Service Bus
+ * emulator's queues (its own Config.json, docs/deploy.md) and the Durable task hub (the host creates it).
  */
 export interface PreparedLocal {
   readonly tables: readonly string[];

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { whenStopped } from '../../cli/stopSignals';
 import { acquirePortLock } from '../../cli/lockFile';
-import { ROOT, ensureDurableHostBuilt, builtApp } from '../../durable-host/hostBuild';
+import { REPO_ROOT } from '../../cli/repoRoot';
+import { ensureDurableHostBuilt, builtApp } from '../../durable-host/hostBuild';
 /** The host's build, kept importable from here (its home is tools/durable-host/hostBuild.ts). */
 export { builtApp, dotnetAvailable } from '../../durable-host/hostBuild';
 
@@ -21,19 +22,11 @@ export interface DurableEngineHostOptions {
   readonly appSettings: Readonly<Record<string, string>>;
   /** Entry files of the built app, relative to it; default the payments registrations. */
   readonly entries?: readonly string[];
-  /**
-   * Laid over host.json's `extensions.durableTask` (same shape). Tests and the demo scale time with it, said where
-   * used: `maxQueuePollingInterval` (host.json 10 s: an idle hub waits that long per queue hop) and the queues'
-   * visibility timeouts (5 min by default: after a host crash its dequeued messages reappear only then).
-   */
+  /** Laid over host.json's `extensions.durableTask` (same shape): tests and the demo scale time with it. */
   readonly overrides?: Readonly<Record<string, unknown>>;
   /** Receives the host's log lines (warnings and errors of the extension, the app's stderr). */
   readonly log?: (line: string) => void;
-  /**
-   * `worker` (default) runs the hub's orchestrations, entities and activities; `client` registers none and serves
-   * only the durableClient's HTTP API (starts, status): the bench measures the trigger alone with it, the work
-   * waiting in the hub's queues until {@link DurableEngineHost.switchRole} makes the host a worker.
-   */
+  /** `worker` (default) runs the hub's Durable functions; `client` only serves the durableClient's HTTP API (docs/durable.md). */
   readonly role?: DurableHostRole;
   /** The host.json the host applies (default: the repository's); a test gives one with other logging levels. */
   readonly hostJson?: string;
@@ -60,10 +53,9 @@ export interface HostTelemetryCounts {
 export type DurableHostRole = 'worker' | 'client';
 
 /**
- * The real Durable engine as a child process (`tools/durable-host`, see docs/durable.md): the WebJobs host
- * with the Durable Task extension and its Azure Storage provider, running the built app's orchestrations,
- * entities and activities through the Node bridge. `start`, `kill` (SIGKILL of the host and its Node worker:
- * a crash, nothing flushed), `restart`, `stop`. Holds the machine-wide lock of port 17071 from start to stop.
+ * The real Durable engine as a child process (`tools/durable-host`, docs/durable.md), running the built app's Durable
+ * functions through the Node bridge: `start`, `kill` (a crash: SIGKILL of the host and its Node worker), `restart`,
+ * `stop`. Holds the machine-wide lock of port 17071 from start to stop.
  */
 export class DurableEngineHost {
   private child: ChildProcess | undefined;
@@ -89,11 +81,6 @@ export class DurableEngineHost {
   /** The host process's pid while it runs (its CPU time is read from /proc by the bench). */
   get pid(): number | undefined {
     return this.child?.pid;
-  }
-
-  /** What the running host process does (see {@link DurableEngineHostOptions.role}). */
-  get role(): DurableHostRole {
-    return this.currentRole;
   }
 
   /**
@@ -134,11 +121,7 @@ export class DurableEngineHost {
 
   /** The host.json the host applies (its `extensions.durableTask` and `logging.logLevel`). */
   get hostJsonPath(): string {
-    return this.options.hostJson ?? path.join(ROOT, 'host.json');
-  }
-
-  get hubName(): string {
-    return this.options.hubName;
+    return this.options.hostJson ?? path.join(REPO_ROOT, 'host.json');
   }
 
   private async launch(): Promise<void> {
@@ -185,10 +168,8 @@ export class DurableEngineHost {
   }
 
   /**
-   * The log records the running host process let through at host.json's `logging.logLevel` so far (what the
-   * Functions host would forward to Application Insights), by category and level, with their bytes: the host's
-   * `CountingLoggerProvider` (tools/durable-host/TelemetryCounter.cs). Counts start at 0 with each host process.
-   * @throws Error when no host process runs or it does not answer within 10 s
+   * The log records this host process let through at host.json's levels so far, by category and level, with their
+   * bytes (TelemetryCounter.cs). @throws Error when no host process runs or it does not answer within 10 s
    */
   async telemetryCounts(): Promise<HostTelemetryCounts> {
     const child = this.child;
@@ -220,11 +201,7 @@ export class DurableEngineHost {
     if (!child) return;
     this.child = undefined;
     this.counters.kills++;
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
+    signalGroup(child.pid, 'SIGKILL');
     await this.exited;
   }
 
@@ -254,26 +231,21 @@ export class DurableEngineHost {
     const child = this.child;
     this.child = undefined;
     if (child && child.exitCode === null && child.signalCode === null) {
-      const timer = setTimeout(() => {
-        try {
-          process.kill(-child.pid!, 'SIGKILL');
-        } catch {
-          /* gone */
-        }
-      }, 10_000);
-      try {
-        process.kill(-child.pid!, 'SIGTERM');
-      } catch {
-        /* gone */
-      }
+      const timer = setTimeout(() => signalGroup(child.pid, 'SIGKILL'), 10_000);
+      signalGroup(child.pid, 'SIGTERM');
       await this.exited;
       clearTimeout(timer);
       // The Node worker of a host stopped by SIGTERM ends when its stdin closes; make sure of it.
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        /* the group is empty */
-      }
+      signalGroup(child.pid, 'SIGKILL');
     }
+  }
+}
+
+/** Signals the process group led by `pid` (the host and its Node worker); nothing when it is gone. */
+function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid!, signal);
+  } catch {
+    /* gone */
   }
 }

@@ -2,10 +2,9 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
- * An HTTP pass-through in front of the payment provider (tests and the demo): it forwards every request and,
- * once the provider has answered a charge, asks `afterCharge` what to do before the answer goes back to the
- * activity. `'hold'` never answers (the demo kills the Durable host there: the provider charged, the engine has
- * not checkpointed the activity's result, so after the restart the activity runs again with the same key).
+ * An HTTP pass-through in front of the payment provider: once the provider has answered a charge, `afterCharge` says
+ * whether the answer goes back to the activity; `'hold'` never answers (the Durable host is then killed: after the
+ * restart the activity runs again with the same key).
  */
 export class ProviderTap {
   private constructor(

@@ -17,11 +17,7 @@ export interface RealEnginePaymentsOptions {
   readonly overrides: PaymentsOverrides;
   /** Task hub name (letters and digits); default `payments` + a random suffix. */
   readonly hubName?: string;
-  /**
-   * Time scaled for local runs: host.json's `maxQueuePollingInterval` (10 s: an idle hub waits that long per queue
-   * hop, in Azure too) -> 500 ms. Everything else is host.json's, e.g. the queues' 1 min visibility timeout (how
-   * long a dead host's dequeued messages stay hidden). Override with `durableOverrides`.
-   */
+  /** Laid over host.json's `extensions.durableTask`; default {@link LOCAL_TIME_SCALE}. */
   readonly durableOverrides?: Readonly<Record<string, unknown>>;
   /** After the provider answered a charge: true kills the Durable host before the activity hears it, then restarts it. */
   readonly killAfterCharge?: (paymentId: string) => boolean;
@@ -32,7 +28,7 @@ export interface RealEnginePaymentsOptions {
   readonly engineStorage?: (connectionString: string) => Promise<string>;
 }
 
-/** See {@link RealEnginePaymentsOptions.durableOverrides}. */
+/** Time scaled for local runs: host.json's `maxQueuePollingInterval` (10 s: an idle hub's wait per queue hop) -> 500 ms. */
 export const LOCAL_TIME_SCALE = {
   storageProvider: { maxQueuePollingInterval: '00:00:00.500' },
 } as const;
@@ -43,12 +39,10 @@ const UNFINISHED_ORCHESTRATIONS =
   ['Completed', 'Failed', 'Terminated', 'Canceled'].map((status) => `RuntimeStatus ne '${status}'`).join(' and ');
 
 /**
- * The payments functions on the real Durable engine: the orchestration, entity and activity run by the Durable
- * Task extension and its Azure Storage provider (`tools/durable-host`, the built app's registrations) on an
- * Azurite of their own; the Service Bus trigger, registered by the same `registerPaymentsFunctions` and invoked
- * here as the host invokes it, gets the `durableClient` binding data the extension produced, so its client talks
- * to the extension's own HTTP endpoint. `killAfterCharge` makes real host crashes: SIGKILL of the host and its
- * Node worker after the provider charged, before the engine checkpointed the result; then a restart.
+ * The payments functions on the real Durable engine (`tools/durable-host`, on an Azurite of its own); the Service Bus
+ * trigger, registered by the same `registerPaymentsFunctions`, invoked here as the host invokes it, with the
+ * `durableClient` binding data the extension produced. `killAfterCharge` makes real host crashes: SIGKILL of the
+ * host and its Node worker after the provider charged, before the engine checkpointed the result; then a restart.
  */
 export async function startRealEnginePayments(options: RealEnginePaymentsOptions) {
   const storage = await AzuriteStorage.start();
@@ -100,11 +94,7 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
     }
   }
 
-  /**
-   * Rows of the hub's Instances table that match `filter`, with only the columns asked for. The filter runs in
-   * the storage service, so a poll moves only the matching rows: the drain used to list every row (inputs and
-   * outputs included) four times a second, which kept the engine's Azurite too busy to serve the engine.
-   */
+  /** Rows of the hub's Instances table that match `filter` (run in the storage service), with the columns asked for. */
   async function instancesWhere<T extends object>(filter: string, select: string[]): Promise<Array<T & { partitionKey: string }>> {
     const rows: Array<T & { partitionKey: string }> = [];
     try {
@@ -130,10 +120,7 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
 
   /**
    * Waits until every orchestration of the hub is final, for as long as their number keeps falling: it gives up
-   * only after `stalledMs` without one finishing (a run waiting on a retry timer or a host restart makes no
-   * progress for a while), or after `capMs` in all. A slower machine drains more slowly, not wrongly: the demo's
-   * 2,000 messages took the engine over 240 s on a machine a third slower than the one a fixed bound was set on.
-   * It polls the count at 100 ms, doubling to 2 s, so short waits end soon and long ones cost little.
+   * only after `stalledMs` without one finishing, or after `capMs` in all. Polls at 100 ms, doubling to 2 s.
    */
   async function drain(stalledMs = 120_000, capMs = 30 * 60_000): Promise<void> {
     const cap = Date.now() + capMs;
@@ -205,10 +192,8 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
 }
 
 /**
- * The app settings of the consumer's dedup table, for the built app in the engine's worker: the handoff run's
- * `completePaymentRecord` activity writes the record there (the consumer's table, through the same endpoint the
- * trigger uses: a storage outage of the consumer is one of the activity too). The table name is the one the
- * overrides' client has (the rigs prefix their tables).
+ * The app settings of the consumer's dedup table for the engine's worker (the handoff run's `completePaymentRecord`
+ * writes the record there, through the trigger's endpoint), with the table name the overrides' client has.
  */
 function recordStoreSettings(options: RealEnginePaymentsOptions): Record<string, string> {
   const { settings, overrides } = options;

@@ -13,11 +13,9 @@ export interface Ownership {
 }
 
 /**
- * Checkpoints and partition ownership on Azurite's blobs, in the layout of the Event Hubs processor's
- * `BlobCheckpointStore` that the Functions extension uses: container `azure-webjobs-eventhub`, blobs
- * `<namespace>/<hub>/<consumer group>/checkpoint/<partition>` (metadata `sequencenumber`, `offset`) and
- * `.../ownership/<partition>` (metadata `ownerid`), names lower-cased. Ownership changes only with
- * `If-Match` (or `If-None-Match: *` for the first claim), so two hosts never both win a partition.
+ * Checkpoints and partition ownership on Azurite's blobs, in the layout the Functions extension's checkpoint store
+ * uses (`<namespace>/<hub>/<consumer group>/checkpoint|ownership/<partition>`, lower-cased). Ownership changes only
+ * with `If-Match` (`If-None-Match: *` for the first claim), so two hosts never both win a partition.
  */
 export class BlobCheckpointStore {
   private readonly container: ContainerClient;

@@ -12,9 +12,8 @@ export interface StoredEvent {
 }
 
 /**
- * An Event Hub in process memory for tests and the demo: `partitionCount` append-only partitions.
- * `send` appends (a producer's retry is a second `send`: a new sequence number and offset, the same
- * body); events with a partition key always land in the partition its hash picks.
+ * An Event Hub in process memory for tests and the demo: append-only partitions; an event with a partition key lands
+ * in the partition its hash picks; a producer's retry is a second `send` (a new sequence number, the same body).
  */
 export class LocalEventHub {
   readonly partitions: StoredEvent[][];

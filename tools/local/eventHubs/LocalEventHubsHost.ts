@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { delay as sleep } from '../../fakeProvider/random';
 import type { BlobCheckpointStore, Ownership } from './BlobCheckpointStore';
 import type { LocalEventHub, StoredEvent } from './LocalEventHub';
 
@@ -16,20 +17,16 @@ export interface HostOptions {
 }
 
 /**
- * A Functions host's Event Hubs listener, locally: it claims a fair share of the hub's partitions through
- * the checkpoint store's ownership blobs (taking over those whose owner stopped renewing), reads each owned
- * partition from its checkpoint, hands batches to the handler in order, and checkpoints a batch only after
- * the handler returned. A batch whose handler throws runs again (retry forever, as the app's retry policy
- * asks). `crash()` stops at once: no checkpoint for the batch in flight, ownership left to expire, so the
- * next owner replays from the last checkpoint, as after a real host crash or a partition move.
+ * A Functions host's Event Hubs listener, locally: it claims a fair share of the partitions through the ownership
+ * blobs (taking over expired ones), hands each owned partition's batches to the handler in order from its checkpoint,
+ * and checkpoints a batch only after the handler returned (a batch that throws runs again, forever). `crash()` stops
+ * at once: the next owner replays from the last checkpoint, as after a real host crash or a partition move.
  */
 export class LocalEventHubsHost {
   readonly ownerId = randomUUID();
   private readonly owned = new Map<string, Ownership>();
   private running = false;
   private loop: Promise<void> | undefined;
-  /** Batches delivered, failed and retried, for the reports. */
-  readonly stats = { batches: 0, failures: 0, events: 0 };
 
   constructor(
     private readonly hub: LocalEventHub,
@@ -49,10 +46,6 @@ export class LocalEventHubsHost {
   async crash(): Promise<void> {
     this.running = false;
     await this.loop?.catch(() => undefined);
-  }
-
-  get partitions(): string[] {
-    return [...this.owned.keys()];
   }
 
   private async run(): Promise<void> {
@@ -93,21 +86,18 @@ export class LocalEventHubsHost {
     if (events.length === 0) return false;
     for (;;) {
       if (!this.running || !this.owned.has(partitionId)) return true;
-      this.stats.batches++;
       try {
         await this.handler(
           events.map((event) => structuredClone(event.body)),
           { triggerMetadata: this.metadata(partitionId, events) },
         );
       } catch {
-        this.stats.failures++;
         await sleep(this.options.retryDelayMs ?? 20);
         continue;
       }
       if (!this.running) return true; // crashed while the handler ran: no checkpoint
       const last = events[events.length - 1];
       await this.store.checkpoint(partitionId, last.sequenceNumber, last.offset);
-      this.stats.events += events.length;
       return true;
     }
   }
@@ -123,8 +113,4 @@ export class LocalEventHubsHost {
       systemPropertiesArray: events.map((e) => ({ SequenceNumber: e.sequenceNumber, Offset: e.offset, PartitionKey: e.partitionKey })),
     };
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -5,11 +5,9 @@ import type { BatchHandler } from './LocalEventHubsHost';
 export type BatchDataType = 'string' | 'binary';
 
 /**
- * A `cardinality: 'many'` batch as the Functions host sends it to the Node worker: the bodies as one typed
- * collection (`collectionString` of the events' texts, or `collectionBytes`), the trigger metadata with the
- * Event Hubs extension's PascalCase names (`PartitionContext`, `SequenceNumberArray`, `PropertiesArray`...) as
- * JSON. `@azure/functions` then parses the texts (`tryJsonParse`) and camel-cases the metadata, which is what the
- * handler sees.
+ * A `cardinality: 'many'` batch as the Functions host sends it to the Node worker: the bodies as one typed collection
+ * (strings or bytes), the trigger metadata with the extension's PascalCase names as JSON; `@azure/functions` then
+ * parses the texts and camel-cases the metadata, which is what the handler sees.
  */
 export function rpcBatchRequest(
   bindingName: string,

@@ -34,11 +34,9 @@ export class InvocationFailedError extends Error {
 }
 
 /**
- * The Node worker's part, in process: captures the functions an app registers through
- * `@azure/functions-core` (metadata and handler, as the worker indexes them) and invokes them as the
- * worker does, through the programming model `@azure/functions` gave it: `getInvocationModel(coreCtx)`,
- * `getArguments()` (the request's typed data decoded, trigger metadata camel-cased, extra inputs set),
- * `invokeFunction`, `getResponse` (the return value as typed data). No hooks, no gRPC.
+ * The Node worker's part, in process: captures the functions an app registers through `@azure/functions-core` and
+ * invokes them as the worker does, through the programming model `@azure/functions` gave it (`getInvocationModel`,
+ * `getArguments`, `invokeFunction`, `getResponse`). No hooks, no gRPC.
  */
 export class WorkerHost {
   private readonly functions = new Map<string, RegisteredFunction>();

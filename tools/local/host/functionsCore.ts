@@ -1,12 +1,8 @@
 /**
- * A stand-in for `@azure/functions-core`, the module the Node worker provides to the app. `@azure/functions`
- * registers every function through it (`registerFunction(metadata, callback)`) and hands it its programming
- * model (`setProgrammingModel`), which the worker then uses to turn each invocation request into the
- * handler's arguments and its result into the response. `installFunctionsCore()` makes this module answer
- * to that name; `WorkerHost` reads what was registered here.
- *
- * `@azure/functions` looks the module up once and keeps it, so this is one module for the whole process:
- * registrations go to the capture that is open (`openCapture`), and are dropped (as in test mode) when none is.
+ * A stand-in for `@azure/functions-core`, the module the Node worker provides to the app: `@azure/functions`
+ * registers every function through it and hands it its programming model, which `WorkerHost` then invokes.
+ * `installFunctionsCore()` makes this module answer to that name. `@azure/functions` looks the module up once, so
+ * registrations go to the capture that is open (`captureRegistrations`), and are dropped when none is.
  */
 import Module from 'node:module';
 
