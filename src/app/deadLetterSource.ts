@@ -2,7 +2,7 @@ import { DefaultAzureCredential } from '@azure/identity';
 import { ServiceBusClient } from '@azure/service-bus';
 import type { Settings } from '../config/settings';
 import { deadLetterKeysSource, MAX_HELD_DEAD_LETTERS } from '../lifecycle/deadLetterKeys';
-import type { HeldKeysSource } from '../lifecycle/heldRecords';
+import type { HeldKeysSource } from 'azure-functions-idempotency/table';
 import { PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
 
 /**

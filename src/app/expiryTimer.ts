@@ -1,9 +1,8 @@
 import type { InvocationContext, Timer } from '@azure/functions';
 import { metrics, type Meter } from '@opentelemetry/api';
 import type { Settings } from '../config/settings';
-import { ExpirySweeper } from '../lifecycle/ExpirySweeper';
+import { ExpirySweeper, type HeldKeysSource } from 'azure-functions-idempotency/table';
 import { assertRetentionCoversRedelivery, retentionMsOf } from '../lifecycle/retention';
-import type { HeldKeysSource } from '../lifecycle/heldRecords';
 import { holdCosmosRecords } from '../lifecycle/cosmosHeldRecords';
 import { assertScheduleRenewsHolds } from '../lifecycle/timerSchedule';
 import { recordSweepMetrics } from '../lifecycle/sweepMetrics';

@@ -1,8 +1,8 @@
 import type { Container } from '@azure/cosmos';
 import { type Clock, StoreRequestError, StoreUnavailableError } from 'azure-functions-idempotency';
-// Internal: the Cosmos hold pass rewrites the store's documents in place (their layout, ids and calls are the store's).
-import { rowDocument, ttlSeconds, type MarkerDocument, CosmosMarkers, scopedKeyHash } from 'azure-functions-idempotency/internal';
-import type { HeldKeysSource, HoldCounts } from './heldRecords';
+import type { HeldKeysSource } from 'azure-functions-idempotency/table';
+// Internal: the Cosmos hold pass rewrites the store's documents in place (their layout, ids and calls are the store's), and counts as the Table hold does (HoldCounts).
+import { rowDocument, ttlSeconds, type MarkerDocument, CosmosMarkers, scopedKeyHash, type HoldCounts } from 'azure-functions-idempotency/internal';
 
 const MAX_ATTEMPTS = 5;
 const READ = 'expiryTimer.cosmosHold.read';
@@ -20,7 +20,7 @@ export interface CosmosHoldOptions {
 
 /**
  * The hold pass of the expiry timer on the Cosmos store (`IDEMPOTENCY_STORE=cosmos`): the same rule as the Table
- * hold (`heldRecords.ts`) with Cosmos's expiry, the documents' `ttl`. For each key the sources list whose record's
+ * hold (the `holds` of the `ExpirySweeper`, `azure-functions-idempotency/table`) with Cosmos's expiry, the documents' `ttl`. For each key the sources list whose record's
  * retention ends within `holdMs` of now, moves `retentionExpiresAtMs` to now + 2 x `holdMs` and the `ttl` of the
  * marker and of its local rows to match (`ttlSeconds`: the service counts it from this write), in one replace with
  * If-Match on the marker's `_etag` (a transactional batch with the rows). Status, lease, result, attempt and rows'

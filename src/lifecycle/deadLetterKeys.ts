@@ -1,5 +1,5 @@
 import { InvalidKeyError, keyFromMessageId, type IdempotencyKey } from 'azure-functions-idempotency';
-import type { HeldKeysSource } from './heldRecords';
+import type { HeldKeysSource } from 'azure-functions-idempotency/table';
 
 /** A page of a dead-letter queue as a peek returns it (`@azure/service-bus` `peekMessages`: next messages, no lock). */
 export type PeekPage = (maxMessages: number) => Promise<ReadonlyArray<{ readonly messageId?: unknown }>>;

@@ -1,6 +1,6 @@
 import type { Meter } from '@opentelemetry/api';
 import { MetricNames } from '../telemetry/Telemetry';
-import type { SweepReport } from './ExpirySweeper';
+import type { SweepReport } from 'azure-functions-idempotency/table';
 
 /**
  * Adds one run's counts to the purge counters of `meter` (use `metrics.getMeter('idempotent-consumer')`).

@@ -13,7 +13,7 @@ import {
 } from 'azure-functions-idempotency/internal';
 import { TTL_MARGIN_SECONDS } from 'azure-functions-idempotency/internal';
 import { holdCosmosRecords } from '../../src/lifecycle/cosmosHeldRecords';
-import type { HeldKeysSource } from '../../src/lifecycle/heldRecords';
+import type { HeldKeysSource } from 'azure-functions-idempotency/table';
 import { useAzurite } from '../support/azurite';
 import { CosmosEmulator } from '../support/cosmos';
 import { cosmosClientWithFaults } from '../support/cosmosFaults';

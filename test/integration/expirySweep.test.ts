@@ -3,18 +3,18 @@ import { InvocationContext } from '@azure/functions';
 import { MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
 import {
   ConfigurationError,
+  deleteRowsIfUnchanged,
   keyFromMessageId,
   payloadDigest,
   RecordStatus,
+  SWEEP_STATE_PARTITION,
   TableIdempotencyStore,
   type Clock,
   type IdempotencyKey,
 } from 'azure-functions-idempotency/internal';
 import { expiryTimerFromSettings } from '../../src/app/expiryTimer';
 import { loadSettings } from '../../src/config/settings';
-import { deleteRowsIfUnchanged } from '../../src/lifecycle/conditionalBatchDelete';
-import { ExpirySweeper, type SweepReport } from '../../src/lifecycle/ExpirySweeper';
-import { SWEEP_STATE_PARTITION } from '../../src/lifecycle/sweepCheckpoint';
+import { ExpirySweeper, type SweepReport } from 'azure-functions-idempotency/table';
 import { expiredRecord, insertInBatches, seedMarkerEntity, type SeedRecord } from '../../tools/bench/seedRecords';
 import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';

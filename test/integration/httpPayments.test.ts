@@ -1,5 +1,5 @@
 import { RecordingPaymentQueue, startHttpRig } from '../../tools/local/httpRig';
-import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
+import { ExpirySweeper } from 'azure-functions-idempotency/table';
 import { useAzurite } from '../support/azurite';
 import { FakeClock } from '../support/tables';
 

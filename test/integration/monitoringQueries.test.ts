@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { providerFromSettings } from '../../src/app/payments';
 import { loadSettings } from '../../src/config/settings';
-import type { SweepReport } from '../../src/lifecycle/ExpirySweeper';
+import type { SweepReport } from 'azure-functions-idempotency/table';
 import { recordSweepMetrics } from '../../src/lifecycle/sweepMetrics';
 import { Outcome, reportOutcome } from '../../src/messaging/reportOutcome';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';

@@ -1,7 +1,7 @@
 import { createTableClient } from '../../src/app/tableClient';
 import { loadSettings } from '../../src/config/settings';
 import { StoreUnavailableError } from 'azure-functions-idempotency/internal';
-import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
+import { ExpirySweeper } from 'azure-functions-idempotency/table';
 import { ParkingStore } from '../../src/messaging/ParkingStore';
 import { ParkReason } from '../../src/messaging/ParkingStore';
 import { useAzurite } from '../support/azurite';

@@ -1,5 +1,5 @@
 import { keyFromMessageId, payloadDigest } from 'azure-functions-idempotency/internal';
-import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
+import { ExpirySweeper } from 'azure-functions-idempotency/table';
 import { PaymentRetryError } from '../../src/payments/PaymentsConsumer';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
 import { startPaymentsRig, type PaymentsRigOptions } from '../../tools/local/paymentsRig';

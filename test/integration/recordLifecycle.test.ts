@@ -11,7 +11,7 @@ import {
   type ClaimOutcome,
   type LocalEffect,
 } from 'azure-functions-idempotency/internal';
-import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
+import { ExpirySweeper } from 'azure-functions-idempotency/table';
 import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';
 

@@ -15,7 +15,7 @@ import {
   type ClaimOutcome,
   type LocalEffect,
 } from 'azure-functions-idempotency/internal';
-import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
+import { ExpirySweeper } from 'azure-functions-idempotency/table';
 import { mulberry32 } from '../../tools/fakeProvider/FakePaymentProvider';
 import { useAzurite } from '../support/azurite';
 import { MODEL_LEASE_MS, MODEL_RETENTION_MS, RecordModel, type ModelDecision } from '../support/recordModel';

@@ -14,7 +14,7 @@ import {
   type LocalEffect,
 } from 'azure-functions-idempotency/internal';
 import { TTL_MARGIN_SECONDS } from 'azure-functions-idempotency/internal';
-import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
+import { ExpirySweeper } from 'azure-functions-idempotency/table';
 import { mulberry32 } from '../../tools/fakeProvider/FakePaymentProvider';
 import { useAzurite } from '../support/azurite';
 import { CosmosEmulator, cosmosClientFor } from '../support/cosmos';

@@ -2,8 +2,8 @@ import { InvocationContext } from '@azure/functions';
 import { keyFromMessageId, payloadDigest, TableIdempotencyStore, type IdempotencyKey } from 'azure-functions-idempotency/internal';
 import { expiryTimerFromSettings } from '../../src/app/expiryTimer';
 import { loadSettings } from '../../src/config/settings';
-import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
-import type { HeldKeysSource } from '../../src/lifecycle/heldRecords';
+import { ExpirySweeper } from 'azure-functions-idempotency/table';
+import type { HeldKeysSource } from 'azure-functions-idempotency/table';
 import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';
 

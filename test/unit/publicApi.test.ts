@@ -55,8 +55,8 @@ describe('the package: azure-functions-idempotency', () => {
     expect(publicApi).not.toHaveProperty('default');
   });
 
-  test('each store is its own subpath, exporting its store (the Table one also its SDK error mapping, for your own Table calls)', () => {
-    expect(Object.keys(table).sort()).toEqual(['TableIdempotencyStore', 'classifyStoreError', 'toDomainError']);
+  test('each store is its own subpath, exporting its store (the Table one also its expiry sweep and SDK error mapping, for your own Table calls)', () => {
+    expect(Object.keys(table).sort()).toEqual(['ExpirySweeper', 'TableIdempotencyStore', 'classifyStoreError', 'toDomainError']);
     expect(Object.keys(cosmos)).toEqual(['CosmosIdempotencyStore']);
     expect(Object.keys(memory)).toEqual(['InMemoryIdempotencyStore']);
   });

@@ -1,7 +1,7 @@
 import { TableClient, type TableEntity, type TransactionAction } from '@azure/data-tables';
 import { randomBytes } from 'node:crypto';
 import { keyFromMessageId, toDomainError } from 'azure-functions-idempotency/internal';
-import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
+import { ExpirySweeper } from 'azure-functions-idempotency/table';
 import type { CountedTable } from './BenchTables';
 import { RoundTripCounter } from './RoundTripCounter';
 import { expiredRecord, insertInBatches, seedMarkerEntity } from './seedRecords';

@@ -4,7 +4,7 @@ import { JumpClock } from '../local/JumpClock';
 import { LocalServiceBus } from '../local/LocalServiceBus';
 import type { LocalQueue } from '../local/LocalQueue';
 import { deadLetterKeysSource, MAX_HELD_DEAD_LETTERS } from '../../src/lifecycle/deadLetterKeys';
-import type { HeldKeysSource } from '../../src/lifecycle/heldRecords';
+import type { HeldKeysSource } from 'azure-functions-idempotency/table';
 import { TcpProxy } from '../local/TcpProxy';
 import { HOST_MAX_AUTO_LOCK_RENEWAL_MS } from '../../src/messaging/storeOutage';
 import { CrashPoint, FaultPlan, InjectedCrash, SLOW_HANDLER } from './faults';

@@ -1,6 +1,6 @@
-import type { HeldKeysSource } from '../../src/lifecycle/heldRecords';
+import type { HeldKeysSource } from 'azure-functions-idempotency/table';
 import type { Clock } from 'azure-functions-idempotency/internal';
-import type { SweepReport } from '../../src/lifecycle/ExpirySweeper';
+import type { SweepReport } from 'azure-functions-idempotency/table';
 import type { QueueMessage } from '../local/LocalQueue';
 import type { QueueConsumer } from '../local/LocalServiceBus';
 import type { FaultPlan } from './faults';

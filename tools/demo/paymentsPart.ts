@@ -1,5 +1,5 @@
 import type { ProviderLookup } from '../../src/payments/providerLookup';
-import { ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
+import { ExpirySweeper } from 'azure-functions-idempotency/table';
 import type { PaymentDeliveryResult } from '../../src/payments/PaymentsConsumer';
 import type { QueueMessage } from '../local/LocalQueue';
 import { startPaymentsRig, type PaymentsRig } from '../local/paymentsRig';

@@ -1,5 +1,5 @@
 import { StoreUnavailableError } from 'azure-functions-idempotency/internal';
-import { type ExpirySweeper } from '../../src/lifecycle/ExpirySweeper';
+import { type ExpirySweeper } from 'azure-functions-idempotency/table';
 import { emptyPartSweep, type PartSweepReport } from './part';
 import type { LogicalMessage } from './paymentsWorkload';
 

@@ -1,8 +1,7 @@
 import type { TableClient } from '@azure/data-tables';
-import type { RecordStatus } from 'azure-functions-idempotency';
-import { toDomainError } from 'azure-functions-idempotency/table';
-// Internal: the expiry sweep queries the Table store's rows directly (marker kind, local rows: the store's row layout).
-import { LOCAL_ROWS_PROPERTY, MARKER_KIND, parseLocalRows } from 'azure-functions-idempotency/internal';
+import { LOCAL_ROWS_PROPERTY, MARKER_KIND, parseLocalRows } from '../../../protocol/localRows';
+import type { RecordStatus } from '../../../protocol/record';
+import { toDomainError } from '../storeErrors';
 import type { VersionedRow } from './conditionalBatchDelete';
 
 /** The expiry sweep's reads: which markers it selects, and how it reads them page by page. */

@@ -1,6 +1,6 @@
 import type { TableClient } from '@azure/data-tables';
-import { IdempotencyError, StoreRequestError } from 'azure-functions-idempotency';
-import { classifyStoreError } from 'azure-functions-idempotency/table';
+import { IdempotencyError, StoreRequestError } from '../../../protocol/errors';
+import { classifyStoreError } from '../storeErrors';
 
 /** Reserved PartitionKey of the sweep's own rows; never a record partition (those are `pXXX`). */
 export const SWEEP_STATE_PARTITION = 'sweep-state';

@@ -1,7 +1,8 @@
 import type { TableClient } from '@azure/data-tables';
-import { systemClock, type Clock, ConfigurationError } from 'azure-functions-idempotency';
-// Internal: the expiry sweep walks the Table store's partitions and applies its expiry rule (the store's row layout).
-import { isExpired, DEFAULT_PARTITION_COUNT, partitionName, validatePartitionCount } from 'azure-functions-idempotency/internal';
+import { systemClock, type Clock } from '../../../protocol/clock';
+import { ConfigurationError } from '../../../protocol/errors';
+import { isExpired } from '../../../protocol/recordRules';
+import { DEFAULT_PARTITION_COUNT, partitionName, validatePartitionCount } from '../partitions';
 import { holdRecords, type HeldAddress, type HeldKeysSource } from './heldRecords';
 import { readSweepPosition, writeSweepPosition, type SweepPosition } from './sweepCheckpoint';
 import { actionsOf, deleteExpired } from './sweepDelete';
@@ -11,11 +12,16 @@ export { MAX_PAGE_SIZE } from './sweepQuery';
 /** Most actions in one entity-group transaction. */
 export const MAX_BATCH_SIZE = 100;
 
+/**
+ * Options of an {@link ExpirySweeper}. Only `budgetMs` is required; an out-of-range value throws
+ * `ConfigurationError` from the constructor.
+ */
 export interface ExpirySweeperOptions {
-  /** Partitions of the table (`IDEMPOTENCY_PARTITION_COUNT`). Default 16. */
+  /** Partitions of the table: the `partitionCount` the store was given. Default 16. */
   readonly partitionCount?: number;
-  /** Time a run may take (`EXPIRY_SWEEP_BUDGET_SECONDS` x 1000); it stops after the chunk in hand. */
+  /** Time one run may take, in ms (e.g. a little under the timer's period); it stops after the chunk in hand. */
   readonly budgetMs: number;
+  /** What "now" is (the cutoff and the budget); the store's clock. Default `systemClock`. */
   readonly clock?: Clock;
   /** Rows per query page, at most 1000 (the default). */
   readonly pageSize?: number;
@@ -26,20 +32,25 @@ export interface ExpirySweeperOptions {
   /** Receives one summary line per run (counts only, never keys or payloads). */
   readonly log?: (message: string) => void;
   /**
-   * Where held keys come from (messages not resolved yet, e.g. the payments dead-letter queue): their records are
-   * kept and their retention moved forward, whatever their age (`heldRecords.ts`). A source that fails fails the run
-   * before anything is deleted.
+   * Where held keys come from (messages not resolved yet, e.g. a dead-letter queue an operator may resubmit from):
+   * their records are kept and their retention moved forward, whatever their age ({@link HeldKeysSource}). A source
+   * that throws fails the run before anything is deleted.
    */
   readonly holds?: readonly HeldKeysSource[];
-  /** With `holds`: how long a held record must still live after a run (the redelivery window of a resubmitted copy). */
+  /**
+   * Required with `holds`: how long a held record must still live after a run, in ms (e.g. how long a resubmitted
+   * copy can take to be delivered). A held record close to its end is moved to now + 2 x `holdMs`.
+   */
   readonly holdMs?: number;
 }
 
-/** What one run did. `skipped` = `skippedLeased + skippedHeld + skippedChanged + alreadyDeleted`. */
+/** What one {@link ExpirySweeper.sweep} run did (counts only). `skipped` = `skippedLeased + skippedHeld + skippedChanged + alreadyDeleted`. */
 export interface SweepReport {
-  /** Held keys the sources listed (0 without `holds`), those with a record, and the records whose retention moved. */
+  /** Held keys the sources listed (0 without `holds`; a key listed twice counts once). */
   readonly held: number;
+  /** Held keys that had a record. */
   readonly heldWithRecord: number;
+  /** Held records whose retention this run moved forward. */
   readonly heldExtended: number;
   /** Past retention but held (their retention could not be moved in time for this run's query): kept. */
   readonly skippedHeld: number;
@@ -69,41 +80,59 @@ export interface SweepReport {
   readonly checkpointSaved: boolean;
   /** Records whose retention ended at or before this time were candidates (epoch ms). */
   readonly cutoffMs: number;
+  /** How long the run took, in ms (by the sweeper's clock). */
   readonly durationMs: number;
 }
 
 /**
- * Deletes expired idempotency records, and nothing else, from the table, partition by partition.
+ * Deletes expired idempotency records of a {@link TableIdempotencyStore}'s table, and nothing else,
+ * partition by partition. Table Storage has no TTL: without a sweep, records pile up forever. Run
+ * one {@link ExpirySweeper.sweep} per tick of a timer function.
  *
- * A record goes only when it is past retention and holds no valid lease ({@link isExpired}), and
- * only in the version that was checked: every delete is conditional on the row's ETag, so a record
- * re-claimed after the query survives. Local-effect rows and the sweep's own rows are never
- * selected (`kind eq 'idempotency-marker'`).
+ * A record goes only when it is past retention (`retentionExpiresAtMs`) and holds no valid lease,
+ * and only in the version that was checked: every delete is conditional on the row's ETag, so a
+ * record re-claimed after the query survives, and an in-progress record under its lease stays.
+ * A record's local-effect rows go with it, in the same transaction; other rows of the table and the
+ * sweep's own checkpoint row (PartitionKey `sweep-state`) are never selected.
  *
  * Cost: one query page per up to 1,000 candidates, one transaction per up to 100 deletes of one
- * partition, plus one checkpoint read and write per run (docs/lifecycle.md, "Cost").
+ * partition, plus one checkpoint read and write per run.
  *
- * Runs stop after the chunk in hand once the budget is spent (every run makes progress) and save
- * a checkpoint (partition, last RowKey done); the next run resumes there and wraps around, so no
- * partition is skipped forever. Overlapping runs are safe: a delete that finds its row gone (404)
- * or changed (412) fails its transaction, and the chunk is re-read and retried; the checkpoint
- * moves only with `If-Match`.
+ * Runs stop after the chunk in hand once `budgetMs` is spent (every run makes progress) and save
+ * a checkpoint (partition, last RowKey done) in the table; the next run resumes there and wraps
+ * around, so no partition is skipped forever. Overlapping runs are safe: a delete that finds its
+ * row gone (404) or changed (412) fails its transaction, and the chunk is re-read and retried; the
+ * checkpoint moves only with `If-Match`.
  *
  * @example
- * const report = await new ExpirySweeper(tableClient, { budgetMs: 240_000 }).sweep();
+ * A timer function (`app` of `@azure/functions`) that sweeps the store's table every hour:
+ * ```ts
+ * const sweeper = new ExpirySweeper(tableClient, { partitionCount: 16, budgetMs: 240_000, log: console.log });
+ * app.timer('idempotencyExpiry', { schedule: '0 0 * * * *', handler: async () => void (await sweeper.sweep()) });
+ * ```
  */
 export class ExpirySweeper {
+  /** Partitions walked (option `partitionCount`, default 16). */
   readonly partitionCount: number;
+  /** Time one run may take, in ms (option `budgetMs`). */
   readonly budgetMs: number;
+  /** Rows per query page (option `pageSize`, default 1000). */
   readonly pageSize: number;
+  /** Deletes per transaction (option `batchSize`, default 100). */
   readonly batchSize: number;
+  /** RowKey of the checkpoint row (option `checkpointName`, default `expiry`). */
   readonly checkpointName: string;
   private readonly clock: Clock;
   private readonly log: ((message: string) => void) | undefined;
   private readonly holds: readonly HeldKeysSource[];
   private readonly holdMs: number;
 
+  /**
+   * @param client - the store's table (the client the {@link TableIdempotencyStore} was given).
+   * @throws ConfigurationError when an option is out of range, or `holds` are given without `holdMs`.
+   */
   constructor(
+    /** The table swept. */
     readonly client: TableClient,
     options: ExpirySweeperOptions,
   ) {
@@ -119,8 +148,11 @@ export class ExpirySweeper {
   }
 
   /**
-   * One run: from the checkpoint, partition by partition, at most once round all partitions.
-   * @throws StoreUnavailableError (retry on the next tick) / StoreRequestError; never a raw SDK error.
+   * One run: the held keys first, then from the checkpoint, partition by partition, at most once round all
+   * partitions, until `budgetMs` is spent.
+   * @returns what the run did ({@link SweepReport}).
+   * @throws StoreUnavailableError (retry on the next tick) / StoreRequestError, never a raw SDK error; the error of a
+   *   held-keys source (nothing deleted).
    */
   async sweep(): Promise<SweepReport> {
     const startMs = this.clock.nowMs();

@@ -1,18 +1,23 @@
 import type { TableClient } from '@azure/data-tables';
-import { type Clock, type IdempotencyKey, StoreRequestError } from 'azure-functions-idempotency';
-import { classifyStoreError, toDomainError } from 'azure-functions-idempotency/table';
-// Internal: the hold pass reads and extends the Table store's marker rows in place (their address and encoding are the store's row layout).
-import { tableAddress, int64, toNumber } from 'azure-functions-idempotency/internal';
+import type { Clock } from '../../../protocol/clock';
+import { StoreRequestError } from '../../../protocol/errors';
+import type { IdempotencyKey } from '../../../protocol/keys';
+import { tableAddress } from '../partitions';
+import { classifyStoreError, toDomainError } from '../storeErrors';
+import { int64, toNumber } from '../tableRows';
 
 /**
- * Records whose message is not resolved yet: the sweep keeps them, whatever their age.
+ * Keys whose records must be kept: an {@link ExpirySweeper} given this source (option `holds`) deletes none of
+ * their records, whatever their age, and moves their retention forward.
  *
- * A message an operator may still resubmit (dead-lettered: after `maxDeliveryCount`, on TTL expiry, or held
- * for an operator) can come back long after retention. Its record (and its outcome) must still be there, or the
- * resubmission is claimed afresh and, with a provider that has forgotten the key (Stripe keeps keys 24 h), charged
- * a second time. Each sweep run first reads the held keys from every source (e.g. the payments dead-letter
- * queue, `src/app/deadLetterKeys.ts`) and moves each held record's retention forward; the run's deletes then never
- * touch them. See docs/lifecycle.md, "Held records".
+ * A message that may still come back long after retention (e.g. dead-lettered, and an operator may resubmit it)
+ * needs its record (and its outcome) to be there, or the resubmission is claimed afresh and its work runs a second
+ * time. Each sweep run first reads the held keys from every source, then deletes.
+ *
+ * @example
+ * ```ts
+ * const held: HeldKeysSource = { name: 'orders dead-letter queue', heldKeys: async () => (await peekAll()).map((m) => keyFromMessageId('orders', m.messageId)) };
+ * ```
  */
 export interface HeldKeysSource {
   /** For logs and errors, e.g. `payments dead-letter queue`. */
@@ -24,7 +29,7 @@ export interface HeldKeysSource {
   heldKeys(): Promise<readonly IdempotencyKey[]>;
 }
 
-/** What the hold pass of one run did. */
+/** What the hold pass of one run did (internal; the run's {@link SweepReport} carries these counts). */
 export interface HoldCounts {
   /** Keys the sources listed (a key listed twice counts once). */
   held: number;
@@ -46,7 +51,7 @@ const MAX_ATTEMPTS = 5;
  * ends within `holdMs` of now, moves it to now + 2 x `holdMs` (one `If-Match` merge of `retentionExpiresAtMs`;
  * 412 -> re-read and decide again). A held record therefore always has at least `holdMs` to live when a run ends,
  * and is written once per `holdMs`, not on every run. `holdMs` is the redelivery window of a resubmitted copy
- * (`redeliveryWindow(settings).totalMs`): a copy resubmitted just after a run is delivered within it.
+ * (how long a resubmitted copy can take to be delivered): a copy resubmitted just after a run is delivered within it.
  * A record the store itself would call expired is extended too (a resubmission must find it alive, not take it
  * over as a new lifetime). Nothing else changes: status, lease, result and attempt stay as they are.
  * @returns the held addresses (the run deletes none of them) and the pass's counts.

@@ -1,8 +1,8 @@
 import type { TableClient } from '@azure/data-tables';
-import { IdempotencyError, StoreRequestError } from 'azure-functions-idempotency';
-import { classifyStoreError } from 'azure-functions-idempotency/table';
-// Internal: the expiry sweep deletes the Table store's rows by the store's own expiry rule and row layout.
-import { isExpired, localRowKey } from 'azure-functions-idempotency/internal';
+import { IdempotencyError, StoreRequestError } from '../../../protocol/errors';
+import { isExpired } from '../../../protocol/recordRules';
+import { classifyStoreError } from '../storeErrors';
+import { localRowKey } from '../tableRows';
 import { deleteRowsIfUnchanged, type VersionedRow } from './conditionalBatchDelete';
 import { markerRangeFilter, queryMarkers, type SweepCounts, type SweepRow } from './sweepQuery';
 
