@@ -37,6 +37,7 @@ export type { IdempotencyKey } from './protocol/keys';
 export { payloadDigest } from './wrappers/digest';
 export { systemClock } from './protocol/clock';
 export type { Clock } from './protocol/clock';
+export type { CommonStoreOptions } from './protocol/storeOptions';
 export { withDeadline, DEFAULT_STORE_TIMEOUT_MS } from './protocol/deadline';
 export type { StoreCallKind } from './protocol/deadline';
 export { conflictOfStatus } from './protocol/storeConflict';

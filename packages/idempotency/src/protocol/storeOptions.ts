@@ -9,15 +9,25 @@ export const MAX_RESULT_BYTES_LIMIT = 32 * 1024;
 
 /**
  * The options every store takes (docs/DESIGN.md, "Records and leases"), so settings that build one store build
- * another. Each store's public options list them again with its own (the Table store's `partitionCount`, Cosmos's
+ * another. Each store's options extend them with its own (the Table store's `partitionCount`, Cosmos's
  * `onRequestCharge`); this is what the shared check below reads.
  */
 export interface CommonStoreOptions {
+  /** Default lease of a claim. Default 5 minutes. */
   readonly leaseMs?: number;
+  /** How long a record is kept after its last write. Required: derive it from the broker (see retention). */
   readonly retentionMs: number;
+  /** Largest stored result, in UTF-8 bytes of its JSON. Default and ceiling 32 KiB (every store's: one contract). */
   readonly maxResultBytes?: number;
+  /** Entries of the in-process cache of completed keys; 0 (default) turns it off. */
   readonly cacheSize?: number;
+  /**
+   * Which completed records the cache may hold: false for a result the consumer may reopen later (the
+   * payments operator's retry of a `failed` charge), so a duplicate always reads it from the store. Must not
+   * throw (a throw counts as false). Default: every completed record.
+   */
   readonly cacheable?: (record: IdempotencyRecord) => boolean;
+  /** Deadline of each store call (SDK retries included), then `StoreUnavailableError`. Default 5 s. */
   readonly callTimeoutMs?: number;
   readonly clock?: Clock;
 }

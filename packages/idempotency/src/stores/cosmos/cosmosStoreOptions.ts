@@ -1,24 +1,10 @@
-import type { Clock } from '../../protocol/clock';
 import type { CosmosRequestCharge } from './CosmosMarkers';
 import { ConfigurationError } from '../../protocol/errors';
-import type { IdempotencyRecord } from '../../protocol/record';
 import { requireOptionsObject } from '../../protocol/options';
-import { resolveStoreOptions, type ResolvedStoreOptions } from '../../protocol/storeOptions';
+import { resolveStoreOptions, type CommonStoreOptions, type ResolvedStoreOptions } from '../../protocol/storeOptions';
 
-export interface CosmosIdempotencyStoreOptions {
-  /** Default lease of a claim. Default 5 minutes. */
-  readonly leaseMs?: number;
-  /** How long a record is kept after its last write (its documents' TTL follows it). Required: derive it from the broker. */
-  readonly retentionMs: number;
-  /** Largest stored result, in UTF-8 bytes of its JSON. Default and ceiling 32 KiB (the Table store's: one contract). */
-  readonly maxResultBytes?: number;
-  /** Entries of the in-process cache of completed keys; 0 (default) turns it off. */
-  readonly cacheSize?: number;
-  /** Which completed records the cache may hold (the Table store's option: false for a result the consumer may reopen). */
-  readonly cacheable?: (record: IdempotencyRecord) => boolean;
-  /** Deadline of each store call (SDK retries included), then `StoreUnavailableError`. Default 5 s. */
-  readonly callTimeoutMs?: number;
-  readonly clock?: Clock;
+/** The Cosmos store's options: those every store takes (its documents' TTL follows `retentionMs`), and an RU listener. */
+export interface CosmosIdempotencyStoreOptions extends CommonStoreOptions {
   /** Told the request charge (RU) of every answer, from its `x-ms-request-charge` header. Must not throw (ignored if it does). */
   readonly onRequestCharge?: (charge: CosmosRequestCharge) => void;
 }
