@@ -3,8 +3,9 @@
 // left in place: nothing that is loading them (the repository's app, its tests) loses a module.
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const root = new URL('..', import.meta.url).pathname;
+const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
 const src = join(root, 'src');
 const OUTPUT = /\.(d\.ts|js)$/;
