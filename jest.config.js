@@ -12,6 +12,8 @@ module.exports = {
     // The worker provides @azure/functions-core; the local host (tools/local/host) stands in for it.
     '^@azure/functions-core$': '<rootDir>/tools/local/host/functionsCore.ts',
   },
+  // The core package's dist/ for the tests that compile the app against it (test/support/buildCorePackage.ts).
+  globalSetup: '<rootDir>/test/support/buildCorePackage.ts',
   testTimeout: 60000,
   // Integration tests each start their own Azurite / Cosmos emulator on a free port.
   maxWorkers: 2,
