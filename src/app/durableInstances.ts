@@ -27,6 +27,9 @@ export function statusWithoutInput(client: df.DurableClient): df.GetStatusOption
   return { showInput: (rpcBaseUrlOf(client) ? 'false' : false) as unknown as boolean };
 }
 
+/** The HTTP GET the instance query sends (`fetch`; the simulator answers it as the extension does). */
+export type HttpGet = (url: URL, init: { headers: Record<string, string> }) => Promise<Response>;
+
 /** One page of final instances created before a time (the extension's `GET instances/`). */
 export interface InstancePage {
   readonly statuses: ReadonlyArray<{ instanceId: string; runtimeStatus: string; input?: unknown }>;
@@ -43,6 +46,7 @@ export interface InstancePage {
 export async function instancePage(
   client: df.DurableClient,
   filter: { createdBeforeMs: number; runtimeStatus: readonly df.OrchestrationRuntimeStatus[]; pageSize: number; continuationToken?: string },
+  http: HttpGet = fetch,
 ): Promise<InstancePage> {
   const base = rpcBaseUrlOf(client);
   if (!base) {
@@ -61,7 +65,7 @@ export async function instancePage(
     'showInput=true',
   ].join('&');
   const headers: Record<string, string> = filter.continuationToken ? { 'x-ms-continuation-token': filter.continuationToken } : {};
-  const answer = await fetch(new URL(`instances/?${query}`, base), { headers });
+  const answer = await http(new URL(`instances/?${query}`, base), { headers });
   if (answer.status !== 200) throw new Error(`Durable instance query answered HTTP ${answer.status}: ${(await answer.text()).slice(0, 300)}`);
   const statuses = (await answer.json()) as InstancePage['statuses'];
   const token = answer.headers.get('x-ms-continuation-token');

@@ -3,7 +3,7 @@ import * as df from 'durable-functions';
 import type { Clock } from 'azure-functions-idempotency';
 import type { ChargeOrchestrationInput } from '../payments/chargeOrchestration';
 import { CHARGE_ENTITY } from './durableCharge';
-import { instancePage } from './durableInstances';
+import { instancePage, type HttpGet } from './durableInstances';
 
 /** What one purge did: charge orchestrations and their `paymentCharge` entities removed from the task hub. */
 export interface DurablePurgeReport {
@@ -47,7 +47,7 @@ export type RecordLive = (idempotencyKey: string, entityKey: string) => Promise<
  */
 export async function purgeDurableRecords(
   client: df.DurableClient,
-  options: { cutoffMs: number; budgetMs: number; clock: Clock; recordLive: RecordLive; pageSize?: number },
+  options: { cutoffMs: number; budgetMs: number; clock: Clock; recordLive: RecordLive; pageSize?: number; http?: HttpGet },
 ): Promise<DurablePurgeReport> {
   const deadline = options.clock.nowMs() + options.budgetMs;
   const counts = { found: 0, orchestrations: 0, entities: 0, keptLive: 0, pages: 0 };
@@ -55,7 +55,7 @@ export async function purgeDurableRecords(
   do {
     if (options.clock.nowMs() >= deadline) return { ...counts, stoppedByBudget: true };
     const pageSize = options.pageSize ?? PURGE_PAGE_SIZE;
-    const page = await instancePage(client, { createdBeforeMs: options.cutoffMs, runtimeStatus: FINAL, pageSize, continuationToken });
+    const page = await instancePage(client, { createdBeforeMs: options.cutoffMs, runtimeStatus: FINAL, pageSize, continuationToken }, options.http);
     counts.pages++;
     continuationToken = page.continuationToken;
     for (const status of page.statuses.filter((s) => s.instanceId.startsWith(CHARGE_INSTANCE_PREFIX))) {

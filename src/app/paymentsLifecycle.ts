@@ -1,6 +1,6 @@
 import * as df from 'durable-functions';
 import type { Settings } from '../config/settings';
-import { systemClock, type Clock, keyFromMessageId } from 'azure-functions-idempotency';
+import { systemClock, type Clock, keyFromMessageId, type IdempotencyRecord, type IdempotencyStore, type ReopenableStore } from 'azure-functions-idempotency';
 import { cosmosLapsedInProgressRecords } from '../lifecycle/cosmosLapsedRecords';
 import { lapsedInProgressRecords } from '../lifecycle/lapsedRecords';
 import { chargeEntityKey } from '../payments/ChargeWorkflow';
@@ -45,6 +45,53 @@ export async function runStateOf(client: df.DurableClient, instanceId: string): 
   }
 }
 
+/** What one reconciler pass runs on: the in-progress records' source, the task hub's client, the consumer's store. */
+export interface ReconcileOn {
+  readonly records: (lapsedBeforeMs: number) => AsyncIterable<IdempotencyRecord>;
+  readonly client: df.DurableClient;
+  readonly store: ReopenableStore;
+  readonly settings: Settings;
+  readonly telemetry: Telemetry;
+  readonly clock: Clock;
+  readonly budgetMs: number;
+}
+
+/**
+ * One reconciler pass (`reconcilePayments`): run states from the task hub, restarts through the operator's retry
+ * path (`retryFailedPayment`, origin `reconciler`) with the settings' retry budget and provider capability.
+ */
+export function reconcileOn(on: ReconcileOn): Promise<ReconcileReport> {
+  const { client, store, settings } = on;
+  const workflow = new DurableChargeWorkflow(client);
+  return reconcilePayments({
+    records: on.records,
+    runState: (instanceId) => runStateOf(client, instanceId),
+    restart: (paymentId) =>
+      retryFailedPayment(
+        {
+          store,
+          start: (id, input) => workflow.start(id, input),
+          retry: retryBudgetOf(settings),
+          provider: providerCapabilityOf(settings),
+          nowMs: () => on.clock.nowMs(),
+          origin: 'reconciler',
+        },
+        paymentId,
+      ),
+    telemetry: on.telemetry,
+    clock: on.clock,
+    budgetMs: on.budgetMs,
+  });
+}
+
+/** The purge's liveness check: the payments record of the key exists and is of the lifetime whose entity key is given. */
+export function recordLiveIn(store: IdempotencyStore): RecordLive {
+  return async (idempotencyKey, entityKey) => {
+    const record = await store.get(keyFromMessageId(PAYMENTS_CONSUMER, idempotencyKey));
+    return record !== undefined && chargeEntityKey(record.recordId, record.createdAtMs, record.digest) === entityKey;
+  };
+}
+
 /**
  * The reconciler (`reconcilePayments`) and the purge's liveness check wired from settings: the payments
  * consumer's store (`IDEMPOTENCY_STORE`), the handoff retry budget and `PAYMENT_PROVIDER_LOOKUP` for restarted runs.
@@ -60,32 +107,19 @@ export function paymentsLifecycleFromSettings(settings: Settings, overrides: Wir
   return {
     async reconcile(client, budgetMs, telemetry) {
       if (settings.PAYMENTS_DESIGN !== 'handoff') return { skipped: 'PAYMENTS_DESIGN=hold: the broker keeps each message until its charge is done' };
-      const workflow = new DurableChargeWorkflow(client);
-      return reconcilePayments({
+      return reconcileOn({
         records: (lapsedBeforeMs) =>
           cosmos
             ? cosmosLapsedInProgressRecords(cosmos, { consumer: PAYMENTS_CONSUMER, lapsedBeforeMs })
             : lapsedInProgressRecords(tableStore.client, { consumer: PAYMENTS_CONSUMER, partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT, lapsedBeforeMs }),
-        runState: (instanceId) => runStateOf(client, instanceId),
-        restart: (paymentId) =>
-          retryFailedPayment(
-            {
-              store,
-              start: (id, input) => workflow.start(id, input),
-              retry: retryBudgetOf(settings),
-              provider: providerCapabilityOf(settings),
-              origin: 'reconciler',
-            },
-            paymentId,
-          ),
+        client,
+        store,
+        settings,
         telemetry,
         clock,
         budgetMs,
       });
     },
-    async recordLive(idempotencyKey, entityKey) {
-      const record = await store.get(keyFromMessageId(PAYMENTS_CONSUMER, idempotencyKey));
-      return record !== undefined && chargeEntityKey(record.recordId, record.createdAtMs, record.digest) === entityKey;
-    },
+    recordLive: recordLiveIn(store),
   };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../../protocol/clock';
 import { ConfigurationError, LeaseLostError } from '../../protocol/errors';
-import type { Claim, ClaimOptions, ClaimOutcome, ClaimRequest, CommitOutcome, IdempotencyStore, LocalEffect } from '../../protocol/IdempotencyStore';
+import type { Claim, ClaimOptions, ClaimOutcome, ClaimRequest, CommitOutcome, LocalEffect, ReopenableStore, ReopenOutcome } from '../../protocol/IdempotencyStore';
 import { assertValidKey, scopedKeyString, type IdempotencyKey } from '../../protocol/keys';
 import { assertDistinctKeys, validateEffects } from '../../protocol/localEffects';
 import { integerOption, leaseMsOption, MAX_RETENTION_MS, requireOptionsObject } from '../../protocol/options';
@@ -13,6 +13,7 @@ import {
   isExpired,
   isOwnWrite,
   isStillHeldBy,
+  reopenBy,
   sameRowProperties,
   storedRowProperties,
   type IntendedWrite,
@@ -51,7 +52,7 @@ interface Entry {
  * const store = new InMemoryIdempotencyStore({ leaseMs: 1_000, clock });
  * const handler = makeIdempotent(myHandler, { store, consumer: 'orders' });
  */
-export class InMemoryIdempotencyStore implements IdempotencyStore {
+export class InMemoryIdempotencyStore implements ReopenableStore {
   readonly leaseMs: number;
   readonly retentionMs: number;
   readonly maxResultBytes: number;
@@ -147,12 +148,43 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     return new Map([...(this.entries.get(scopedKeyString(key))?.rows ?? [])].map(([name, properties]) => [name, { ...properties }]));
   }
 
-  /** Deletes the records past retention (and not under a valid lease), as the Table store's expiry sweep does. @returns how many. */
-  deleteExpired(): number {
+  /** Reopens a completed record for a new claim, by the same rules as the Table and Cosmos stores ({@link ReopenableStore.reopen}). */
+  async reopen(record: IdempotencyRecord, reason: string): Promise<ReopenOutcome> {
+    return reopenBy(
+      record,
+      reason,
+      MAX_REASON_LENGTH,
+      async (claim, change) => {
+        const intended = { status: change.status, leaseExpiresAtMs: change.leaseExpiresAtMs, resultJson: change.resultJson, localRows: claim.localRows };
+        const entry = this.held(claim, 'reopen', intended, []);
+        if (entry === 'ownWrite') return this.copyOf(claim.key);
+        const { resultJson, ...rest } = change;
+        return copyRecord(this.write(entry, { ...rest, result: parsed(resultJson) }));
+      },
+      () => undefined,
+    );
+  }
+
+  async readLocalRow(key: IdempotencyKey, name: string): Promise<Readonly<Record<string, unknown>> | undefined> {
+    assertValidKey(key);
+    const row = this.entries.get(scopedKeyString(key))?.rows.get(name);
+    return row && { ...row };
+  }
+
+  /** Every record held (copies), in insertion order: what a test or a simulation looks over. */
+  records(): IdempotencyRecord[] {
+    return [...this.entries.values()].map((entry) => copyRecord(entry.record));
+  }
+
+  /**
+   * Deletes the records past retention (and not under a valid lease), as the Table store's expiry sweep does; those
+   * `keep` answers true for stay (the sweep's held records). @returns how many.
+   */
+  deleteExpired(keep: (record: IdempotencyRecord) => boolean = () => false): number {
     const now = this.clock.nowMs();
     let deleted = 0;
     for (const [scoped, entry] of this.entries) {
-      if (isExpired(entry.record, now)) {
+      if (isExpired(entry.record, now) && !keep(copyRecord(entry.record))) {
         this.entries.delete(scoped);
         deleted++;
       }

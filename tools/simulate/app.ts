@@ -1,0 +1,272 @@
+import type { InvocationContext } from '@azure/functions';
+import { keyFromMessageId } from 'azure-functions-idempotency';
+import { loadSettings, type Settings } from '../../src/config/settings';
+import { DurableChargeWorkflow } from '../../src/app/DurableChargeWorkflow';
+import { CHARGE_ACTIVITY, COMPLETE_RECORD_ACTIVITY, chargePaymentOrchestrator, chargeProviderActivity, completeRecordActivity } from '../../src/app/durableCharge';
+import { purgeDurableRecords } from '../../src/app/durablePurge';
+import { retryBudgetOf } from '../../src/app/payments';
+import { paymentsRideOutPlan } from '../../src/app/paymentsFunctions';
+import { makePaymentsHandler } from '../../src/app/paymentsHandler';
+import { reconcileOn, recordLiveIn } from '../../src/app/paymentsLifecycle';
+import { retryFailedPayment } from '../../src/app/paymentRetry';
+import { assertRetentionCoversRedelivery, retentionMsOf } from '../../src/lifecycle/retention';
+import type { ParkingStore } from '../../src/messaging/ParkingStore';
+import { waitBudgetMsOf } from '../../src/payments/chargePatience';
+import { chargeEntityKey, chargeInstanceId } from '../../src/payments/ChargeWorkflow';
+import { PaymentsConsumer, PAYMENTS_CONSUMER } from '../../src/payments/PaymentsConsumer';
+import { TransientProviderError, type PaymentProviderClient } from '../../src/payments/PaymentProviderClient';
+import { providerCapabilityOf } from '../../src/payments/providerLookup';
+import { SimBus } from './bus';
+import { SimDurableClient } from './client';
+import type { FaultRates, Mutation } from './faults';
+import { SimTaskHub } from './hub';
+import { SimProvider } from './provider';
+import type { Random } from './random';
+import { SimStore } from './store';
+import { SimTelemetry } from './telemetry';
+import type { World } from './world';
+
+/** The settings the simulated app runs with: the app's defaults, a short retention so a schedule reaches the purge. */
+export function simSettings(lookup: 'none' | 'by-key'): Settings {
+  const settings = loadSettings({
+    IDEMPOTENCY_TABLE_CONNECTION_STRING: 'UseDevelopmentStorage=true',
+    PAYMENT_PROVIDER_URL: 'http://provider.invalid',
+    SERVICEBUS_MESSAGE_TTL_SECONDS: String(6 * 3_600),
+    DLQ_RESUBMIT_MARGIN_DAYS: '0.5',
+    IDEMPOTENCY_RETENTION_DAYS: '1',
+    PAYMENT_PROVIDER_LOOKUP: lookup,
+    PAYMENT_PROVIDER_KEY_MEMORY_HOURS: '24',
+  });
+  assertRetentionCoversRedelivery(settings);
+  return settings;
+}
+
+/**
+ * The app's own code for the payments lifecycle, wired to the simulated world: the Service Bus trigger
+ * (`makePaymentsHandler`: claim, start, ack, the outage ride-out) with `DurableChargeWorkflow`, the `chargePayment`
+ * orchestrator and its activities (`chargeProviderActivity`, `completeRecordActivity`) run by the simulated task hub,
+ * and the expiry timer's payments parts in its order: the sweep (holding dead-lettered keys), the reconciler
+ * (`reconcileOn`), the purge (`purgeDurableRecords`). The operator's retry is `retryFailedPayment`.
+ */
+export class SimApp {
+  readonly settings: Settings;
+  readonly store: SimStore;
+  readonly hub: SimTaskHub;
+  readonly client: SimDurableClient;
+  readonly bus: SimBus;
+  readonly provider: SimProvider;
+  readonly telemetry: SimTelemetry;
+  /** Payments whose record was seen completed (the sweep may delete it later). */
+  readonly completedOnce = new Set<string>();
+  readonly retentionMs: number;
+  /** Keys an operator released (retried after checking at the provider). */
+  readonly released = new Map<string, number>();
+  /** Records the sweep deleted, with what was still alive then (the invariants read it). */
+  readonly sweptWhileLive: string[] = [];
+  readonly purgedWhileLive: string[] = [];
+
+  constructor(
+    private readonly world: World,
+    random: Random,
+    rates: FaultRates,
+    lookup: 'none' | 'by-key',
+    mutation?: Mutation,
+  ) {
+    this.settings = simSettings(lookup);
+    this.retentionMs = retentionMsOf(this.settings);
+    this.telemetry = new SimTelemetry(world);
+    const settings = this.settings;
+    this.store = new SimStore(world, random.fork(), { unavailable: rates['table-unavailable'], lostAnswer: rates['table-lost-answer'], emptyPage: rates['table-empty-page'] }, {
+      leaseMs: settings.IDEMPOTENCY_LEASE_SECONDS * 1000,
+      retentionMs: retentionMsOf(settings),
+    });
+    this.hub = new SimTaskHub(world, random.fork(), {
+      queueWait: rates['df-queue-wait'],
+      activityCrash: rates['df-activity-crash'],
+      hostRestart: rates['df-host-restart'],
+      duplicateStart: rates['df-duplicate-start'],
+      timerLate: rates['df-timer-late'],
+    });
+    this.client = new SimDurableClient(world, random.fork(), this.hub, rates['table-empty-page']);
+    this.provider = new SimProvider(
+      world,
+      random.fork(),
+      {
+        error5xx: rates['provider-5xx'],
+        error5xxAfter: rates['provider-5xx-after'],
+        lostAnswer: rates['provider-lost-answer'],
+        lookupLagMs: rates['provider-lookup-lag'] > 0 ? 60_000 : 0,
+      },
+      lookup,
+      settings.PAYMENT_PROVIDER_KEY_MEMORY_HOURS * 3_600_000,
+    );
+    this.bus = new SimBus(world, random.fork(), {
+      lockMs: settings.SERVICEBUS_LOCK_DURATION_SECONDS * 1000,
+      maxAutoLockRenewalMs: 300_000,
+      maxDeliveryCount: settings.SERVICEBUS_MAX_DELIVERY_COUNT,
+      duplicateDetectionMs: 10 * 60_000,
+      lockLostRate: rates['sb-lock-lost'],
+      resubmit: rates['sb-resubmit'] > 0,
+    });
+    const telemetry = this.telemetry.telemetry;
+    const consumer = new PaymentsConsumer({
+      store: this.store,
+      parking: { park: async () => undefined } as unknown as ParkingStore,
+      telemetry,
+      clock: world,
+      sleep: (ms) => world.sleep(ms),
+      waitBudgetMs: waitBudgetMsOf(settings),
+      design: 'handoff',
+      retry: retryBudgetOf(settings),
+      provider: providerCapabilityOf(settings),
+    });
+    this.bus.trigger = makePaymentsHandler({
+      consumer: () => consumer,
+      telemetry: () => telemetry,
+      workflow: () => new DurableChargeWorkflow(this.client.asDurableClient()),
+      rideOut: paymentsRideOutPlan(settings),
+      nowMs: () => world.nowMs(),
+      sleep: (ms) => world.sleep(ms),
+    });
+    this.hub.functions = { orchestrator: chargePaymentOrchestrator, activities: this.activities(mutation) };
+    this.hub.onPurge = (instanceId) => {
+      const why = this.aliveForPurge(instanceId);
+      if (why) this.purgedWhileLive.push(`${instanceId.slice(0, 30)}: purged while ${why}`);
+    };
+  }
+
+  /** What still needs an instance or entity about to be purged, if anything. */
+  private aliveForPurge(instanceId: string): string | undefined {
+    const entityPrefix = '@paymentcharge@';
+    const entityKey = instanceId.startsWith(entityPrefix) ? instanceId.slice(entityPrefix.length) : instanceId.slice('payment-'.length);
+    const record = this.store.inner.records().find((r) => chargeEntityKey(r.recordId, r.createdAtMs, r.digest) === entityKey);
+    if (record) return `its record (${record.key}, ${record.status}) exists`;
+    const run = this.hub.instances.get(chargeInstanceId(entityKey));
+    if (run && ['Pending', 'Running', 'Suspended'].includes(run.status)) return `its run is ${run.status}`;
+    return undefined;
+  }
+
+  /** The activities by the names they are registered under (a mutation may break that). */
+  private activities(mutation?: Mutation): Map<string, (input: unknown) => Promise<unknown>> {
+    const context = {} as InvocationContext;
+    let keySeq = 0;
+    const charge = async (input: unknown) => {
+      const session = this.provider.session();
+      const provider = {
+        findCharge: session.findCharge,
+        charge: async (payment: Parameters<typeof session.charge>[0], key: string, correlationId?: string) => {
+          const result = await session.charge(payment, mutation === 'key-per-call' ? `${key}#${++keySeq}` : key, correlationId);
+          if (mutation === 'decline-transient' && result.status === 'declined') throw new TransientProviderError('declined (retried as transient)', 402);
+          return result;
+        },
+      } as unknown as PaymentProviderClient;
+      return chargeProviderActivity(provider, () => this.telemetry.telemetry, () => this.store)(input, context);
+    };
+    const record = completeRecordActivity(() => this.store, () => this.telemetry.telemetry);
+    return new Map<string, (input: unknown) => Promise<unknown>>([
+      [mutation === 'activity-renamed' ? `${CHARGE_ACTIVITY}V2` : CHARGE_ACTIVITY, charge],
+      [COMPLETE_RECORD_ACTIVITY, async (input) => record(input, context)],
+    ]);
+  }
+
+  /** The faults stop (the quiet phase): what is broken (a suspended run, a dead letter) stays as it is. */
+  quiet(): void {
+    for (const part of [this.store, this.hub, this.client, this.provider, this.bus]) part.quiet();
+  }
+
+  /** The instance id of a record's lifetime. */
+  instanceIdOf(record: { recordId: string; createdAtMs: number; digest: string }): string {
+    return chargeInstanceId(chargeEntityKey(record.recordId, record.createdAtMs, record.digest));
+  }
+
+  /** Notes the payments whose record is completed now (called each tick). */
+  observe(): void {
+    for (const r of this.store.inner.records()) if (r.consumer === PAYMENTS_CONSUMER && r.status === 'COMPLETED') this.completedOnce.add(r.key);
+  }
+
+  /** The instance id of the payment's current record (its lifetime), if it has one. */
+  instanceOf(paymentId: string): string | undefined {
+    const record = this.store.inner.records().find((r) => r.consumer === PAYMENTS_CONSUMER && r.key === paymentId);
+    return record && chargeInstanceId(chargeEntityKey(record.recordId, record.createdAtMs, record.digest));
+  }
+
+  /** One expiry timer tick, the payments parts in the app's order (`expiryTimerFromSettings`), within its budget. */
+  async tick(): Promise<void> {
+    const { world, settings } = this;
+    const budgetMs = settings.EXPIRY_SWEEP_BUDGET_SECONDS * 1000;
+    const startedMs = world.nowMs();
+    const left = () => Math.max(0, budgetMs - (world.nowMs() - startedMs));
+    this.sweep();
+    const telemetry = this.telemetry.telemetry;
+    try {
+      const client = this.client.asDurableClient();
+      const reconciled = await reconcileOn({
+        records: (lapsedBeforeMs) => this.store.lapsedInProgress(PAYMENTS_CONSUMER, lapsedBeforeMs),
+        client,
+        store: this.store,
+        settings,
+        telemetry,
+        clock: world,
+        budgetMs: left(),
+      });
+      if (reconciled.resolved.length > 0) world.log(`timer: reconciler restarted ${reconciled.resolved.map((r) => `${r.paymentId} (${r.reason})`).join(', ')}`);
+      const purged = await purgeDurableRecords(client, {
+        cutoffMs: world.nowMs() - retentionMsOf(settings),
+        budgetMs: left(),
+        clock: world,
+        recordLive: recordLiveIn(this.store),
+        http: this.client.fetch,
+      });
+      if (purged.orchestrations + purged.entities > 0 || purged.pages > 1)
+        world.log(`timer: purge ${purged.orchestrations} run(s), ${purged.entities} entit(ies), ${purged.keptLive} kept, ${purged.pages} page(s)`);
+    } catch (error) {
+      world.log(`timer: tick failed: ${error instanceof Error ? error.message : String(error)}`.slice(0, 200));
+    }
+  }
+
+  /** The expiry sweep: records past retention, except those whose message is dead-lettered (the hold). */
+  private sweep(): void {
+    const held = this.bus.deadLettered();
+    const live = (paymentId: string) => {
+      const instanceId = this.instanceOf(paymentId);
+      const run = instanceId ? this.hub.instances.get(instanceId) : undefined;
+      if (run && ['Pending', 'Running', 'Suspended'].includes(run.status)) return `run ${run.status}`;
+      if (this.bus.messages.some((m) => m.messageId === paymentId && (m.state === 'active' || m.state === 'locked'))) return 'message in the queue';
+      return undefined;
+    };
+    const deleted = this.store.inner.deleteExpired((record) => {
+      if (held.has(record.key)) return true;
+      const alive = live(record.key);
+      if (alive) this.sweptWhileLive.push(`${record.key}: swept while its ${alive}`);
+      return false;
+    });
+    if (deleted > 0) this.world.log(`timer: sweep deleted ${deleted} record(s)`);
+  }
+
+  /** The operator's retry of a failed or held payment (after checking at the provider), through the app's command. */
+  async operatorRetry(paymentId: string): Promise<void> {
+    this.released.set(paymentId, this.world.nowMs());
+    try {
+      const workflow = new DurableChargeWorkflow(this.client.asDurableClient());
+      const report = await retryFailedPayment(
+        {
+          store: this.store,
+          start: (id, input) => workflow.start(id, input),
+          retry: retryBudgetOf(this.settings),
+          provider: providerCapabilityOf(this.settings),
+          nowMs: () => this.world.nowMs(),
+          checkedAtProvider: true,
+        },
+        paymentId,
+      );
+      this.world.log(`operator: retried ${paymentId} as attempt ${report.attempt}`);
+    } catch (error) {
+      this.world.log(`operator: retry of ${paymentId} refused: ${error instanceof Error ? error.message : String(error)}`.slice(0, 200));
+    }
+  }
+
+  /** The record of a payment now. */
+  record(paymentId: string) {
+    return this.store.inner.records().find((r) => r.key === keyFromMessageId(PAYMENTS_CONSUMER, paymentId).key && r.consumer === PAYMENTS_CONSUMER);
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * The faults the simulator injects, each one Azure (or the provider) documents: docs/simulation.md has the catalogue
+ * with the sources. A schedule draws, per fault it may inject, a rate from its levels (0 included, so some schedules
+ * have few faults); `--faults` narrows the set.
+ */
+export const FAULTS = {
+  /** Table Storage: a request times out or answers 500/503 before it lands (the store says StoreUnavailableError). */
+  'table-unavailable': [0, 0.01, 0.05],
+  /** Table Storage: the write lands and its answer is lost (a timeout or a reset after the service applied it). */
+  'table-lost-answer': [0, 0.01, 0.03],
+  /** Table Storage: a query page comes back with no rows and a continuation token (Instances table and records). */
+  'table-empty-page': [0, 0.3, 0.8],
+  /** Table Storage: 403 or 404 for a while (a role change propagating, a table deleted and created again). */
+  'table-forbidden': [0, 1],
+  /** Service Bus: a delivery's lock is lost (renewal failed or outlasted): the message is delivered again meanwhile. */
+  'sb-lock-lost': [0, 0.05, 0.2],
+  /** Service Bus: the producer sends the message again (inside or outside the duplicate detection window). */
+  'sb-resend': [0, 0.2, 0.5],
+  /** Service Bus: an operator resubmits a dead-lettered message (hours later). */
+  'sb-resubmit': [0, 1],
+  /** Durable: a queue message (control or work item) waits minutes to hours before a worker takes it. */
+  'df-queue-wait': [0, 0.05, 0.2],
+  /** Durable: the worker dies while an activity runs (after its provider call, or before): the activity runs again. */
+  'df-activity-crash': [0, 0.05, 0.2],
+  /** Durable: the host restarts after an episode sent its messages and before its history was written. */
+  'df-host-restart': [0, 0.05, 0.15],
+  /** Durable: two starts of one instance id race; the provider keeps the first's input (check-then-act). */
+  'df-duplicate-start': [0, 1],
+  /** Durable: an operator terminates a run. */
+  'df-terminate': [0, 0.1, 0.3],
+  /** Durable: an operator suspends a run (and resumes it later, or never). */
+  'df-suspend': [0, 0.1],
+  /** Durable: a durable timer fires late (the control queue's backlog, a scaled-in app). */
+  'df-timer-late': [0, 0.1, 0.4],
+  /** Provider: the charge is made and its answer is lost (timeout, reset). */
+  'provider-lost-answer': [0, 0.05, 0.2],
+  /** Provider: 5xx before the charge (nothing charged). */
+  'provider-5xx': [0, 0.05, 0.2],
+  /** Provider: 5xx after the charge was made. */
+  'provider-5xx-after': [0, 0.05, 0.1],
+  /** Provider: a look-up does not see a charge made less than its lag ago (a search index). */
+  'provider-lookup-lag': [0, 1],
+  /** Functions: the expiry timer fires late or skips a run (scale to zero, a host restart: `isPastDue`). */
+  'timer-late': [0, 0.2, 0.5],
+} as const;
+
+export type FaultName = keyof typeof FAULTS;
+export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];
+
+/** A schedule's fault rates: 0 for a fault it does not inject. */
+export type FaultRates = Record<FaultName, number>;
+
+/** Parses `--faults a,b` (or `all`); throws on a name not in the catalogue. */
+export function parseFaults(list: string | undefined): readonly FaultName[] {
+  if (list === undefined || list === 'all') return FAULT_NAMES;
+  if (list === 'none' || list === '') return [];
+  const names = list.split(',').map((name) => name.trim());
+  for (const name of names) if (!(name in FAULTS)) throw new Error(`unknown fault ${name}: one of ${FAULT_NAMES.join(', ')}`);
+  return names as FaultName[];
+}
+
+/**
+ * Deliberate mistakes the simulator must catch (the same ones the demo and CI inject on the real engine): the
+ * activity mints a new Idempotency-Key per call; the run calls an activity name nobody registered; declines are
+ * retried as transient failures. `--mutate` applies one; the simulator has to fail with a named invariant.
+ */
+export const MUTATIONS = ['key-per-call', 'activity-renamed', 'decline-transient'] as const;
+export type Mutation = (typeof MUTATIONS)[number];

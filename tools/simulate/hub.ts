@@ -1,0 +1,300 @@
+import type * as df from 'durable-functions';
+import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityState } from '../../src/payments/chargeEntity';
+import { CHARGE_ENTITY } from '../../src/app/durableCharge';
+import type { Random } from './random';
+import type { World } from './world';
+
+/** A run's status as the task hub keeps it (the extension's `runtimeStatus`). */
+export type HubStatus = 'Pending' | 'Running' | 'Completed' | 'Failed' | 'Terminated' | 'Suspended';
+
+/** One step a run yields (what `context.df.*` returns in the fake context). */
+export type HubTask =
+  | { readonly kind: 'entity'; readonly entityKey: string; readonly operation: ChargeEntityOperation }
+  | { readonly kind: 'activity'; readonly name: string; readonly input: unknown }
+  | { readonly kind: 'timer'; readonly atMs: number };
+
+/** A task's outcome in a run's history, with the time of the episode that took it in (`currentUtcDateTime` after it). */
+interface HistoryResult {
+  readonly ok: boolean;
+  readonly value?: unknown;
+  readonly error?: string;
+  readonly episodeMs: number;
+}
+
+export interface Instance {
+  readonly id: string;
+  status: HubStatus;
+  input: unknown;
+  createdMs: number;
+  /** Each start is a new execution: messages of an earlier one are dropped. */
+  execution: number;
+  /** The first episode's time (ExecutionStarted): `currentUtcDateTime` until the first task completes. */
+  startedMs?: number;
+  results: HistoryResult[];
+  /** Tasks scheduled and signals sent, as written to history (a replay does not send them again). */
+  scheduled: number;
+  signals: number;
+  output?: unknown;
+  /** Episodes held while suspended. */
+  held: Array<() => void>;
+}
+
+/** The task hub's faults (rates per message or per episode). */
+export interface HubFaults {
+  queueWait: number;
+  activityCrash: number;
+  hostRestart: number;
+  duplicateStart: number;
+  timerLate: number;
+}
+
+/** The extension's queue visibility timeout (host.json): a message a dead worker took reappears after it. */
+export const VISIBILITY_MS = 60_000;
+
+/** What runs the app's code for the hub: the orchestrator and activities by name (the registrations). */
+export interface HubFunctions {
+  readonly orchestrator: (context: df.OrchestrationContext) => Generator<unknown, unknown, unknown>;
+  readonly activities: ReadonlyMap<string, (input: unknown) => Promise<unknown>>;
+}
+
+/**
+ * Durable Functions on the Azure Storage provider, as the simulator needs it: instances with their history, replayed
+ * from the start at each episode (the app's orchestrator over a context whose `callEntity`/`callActivity`/
+ * `createTimer`/`signalEntity` return task descriptions), the `paymentCharge` entities (operations one at a time,
+ * de-duplicated by request id), activities at least once, durable timers, and the queue waits between them. Faults:
+ * waits of minutes to hours, a worker that dies in an activity (it runs again after the visibility timeout), a host
+ * that dies after an episode sent its messages and before it wrote history (the episode runs again and sends them
+ * again), a duplicate start that keeps the first input, late timers.
+ */
+export class SimTaskHub {
+  readonly instances = new Map<string, Instance>();
+  readonly entities = new Map<string, { state?: ChargeEntityState; seen: Set<string> }>();
+  /** Counts for the cost figures. */
+  readonly counts = { episodes: 0, activities: 0, entityOps: 0 };
+  functions?: HubFunctions;
+  /** Told before anything is purged (the invariants check what was still alive). */
+  onPurge?: (instanceId: string) => void;
+
+  constructor(
+    private readonly world: World,
+    private readonly random: Random,
+    private readonly faults: HubFaults,
+  ) {}
+
+  /** No more faults (the schedule's quiet phase). */
+  quiet(): void {
+    Object.assign(this.faults, { queueWait: 0, activityCrash: 0, hostRestart: 0, duplicateStart: 0, timerLate: 0 });
+  }
+
+  /** A queue hop: milliseconds to seconds, or (a fault) minutes to hours. */
+  private hopMs(): number {
+    return this.random.chance(this.faults.queueWait) ? this.random.logBetween(60_000, 6 * 3_600_000) : this.random.logBetween(5, 2_000);
+  }
+
+  /** `startNew`: a new execution unless one is pending or running (then the extension refuses: 409). */
+  start(instanceId: string, input: unknown): void {
+    const existing = this.instances.get(instanceId);
+    if (existing && (existing.status === 'Pending' || existing.status === 'Running' || existing.status === 'Suspended')) {
+      if (existing.status === 'Pending' && this.random.chance(this.faults.duplicateStart)) {
+        this.world.log(`hub: duplicate start of ${short(instanceId)} accepted, its input dropped (check-then-act)`);
+        return;
+      }
+      throw new Error(`An orchestration with instance ID '${instanceId}' already exists (HTTP 409)`);
+    }
+    const instance: Instance = {
+      id: instanceId,
+      status: 'Pending',
+      input,
+      createdMs: this.world.nowMs(),
+      execution: (existing?.execution ?? 0) + 1,
+      results: [],
+      scheduled: 0,
+      signals: 0,
+      held: [],
+    };
+    this.instances.set(instanceId, instance);
+    this.world.log(`hub: start ${short(instanceId)} execution ${instance.execution}`);
+    this.enqueueEpisode(instance, instance.execution);
+  }
+
+  private enqueueEpisode(instance: Instance, execution: number, delayMs = this.hopMs()): void {
+    this.world.at(this.world.nowMs() + delayMs, () => this.episode(instance.id, execution));
+  }
+
+  /** One orchestrator work item: replay the history, then act on what the run does next. */
+  private episode(instanceId: string, execution: number): void {
+    const instance = this.instances.get(instanceId);
+    if (!instance || instance.execution !== execution) return;
+    if (instance.status === 'Suspended') {
+      instance.held.push(() => this.episode(instanceId, execution));
+      return;
+    }
+    if (instance.status !== 'Pending' && instance.status !== 'Running') return;
+    this.counts.episodes++;
+    const now = this.world.nowMs();
+    const startedMs = instance.startedMs ?? now;
+    const replay = this.replay(instance, startedMs);
+    const newSignals = replay.signals.slice(instance.signals);
+    const task = replay.next && replay.taskIndex >= instance.scheduled ? replay.next : undefined;
+    const send = () => {
+      for (const [offset, signal] of newSignals.entries()) this.sendToEntity(instance, `s${instance.signals + offset}`, signal.entityKey, signal.operation);
+      if (task) this.dispatch(instance, execution, replay.taskIndex, task);
+    };
+    if (this.random.chance(this.faults.hostRestart)) {
+      // The provider sends the episode's messages before it writes its history: a crash between sends them again.
+      send();
+      this.world.log(`hub: host restart after ${short(instanceId)} sent its messages, before its history`);
+      this.enqueueEpisode(instance, execution, VISIBILITY_MS + this.hopMs());
+      return;
+    }
+    instance.startedMs = startedMs;
+    if (instance.status === 'Pending') instance.status = 'Running';
+    send();
+    instance.signals = replay.signals.length;
+    if (task) instance.scheduled = replay.taskIndex + 1;
+    if (replay.done) {
+      instance.status = replay.failed === undefined ? 'Completed' : 'Failed';
+      instance.output = replay.failed ?? replay.output;
+      this.world.log(`hub: ${short(instanceId)} ${instance.status}${replay.failed ? `: ${replay.failed}` : ''}`);
+    }
+  }
+
+  /** Runs the orchestrator from the start over the history; stops at the first task without a result. */
+  private replay(instance: Instance, startedMs: number) {
+    const functions = this.functions!;
+    let currentMs = startedMs;
+    const signals: Array<{ entityKey: string; operation: ChargeEntityOperation }> = [];
+    const context = {
+      df: {
+        getInput: () => structuredClone(instance.input),
+        get currentUtcDateTime() {
+          return new Date(currentMs);
+        },
+        callEntity: (id: df.EntityId, _name: string, operation: ChargeEntityOperation): HubTask => ({ kind: 'entity', entityKey: id.key, operation }),
+        callActivity: (name: string, input: unknown): HubTask => ({ kind: 'activity', name, input: structuredClone(input) }),
+        createTimer: (at: Date): HubTask => ({ kind: 'timer', atMs: at.getTime() }),
+        signalEntity: (id: df.EntityId, _name: string, operation: ChargeEntityOperation) => void signals.push({ entityKey: id.key, operation }),
+      },
+    } as unknown as df.OrchestrationContext;
+    const generator = functions.orchestrator(context);
+    let taskIndex = 0;
+    let step: IteratorResult<unknown, unknown>;
+    try {
+      step = generator.next();
+      while (!step.done) {
+        const result = instance.results[taskIndex];
+        if (!result) return { next: step.value as HubTask, taskIndex, signals, done: false as const };
+        taskIndex++;
+        currentMs = result.episodeMs;
+        step = result.ok ? generator.next(structuredClone(result.value)) : generator.throw(new Error(result.error));
+      }
+      return { taskIndex, signals, done: true as const, output: step.value };
+    } catch (error) {
+      return { taskIndex, signals, done: true as const, failed: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  /** A task's result reaches the run's control queue; the next episode takes it in (a duplicate is dropped). */
+  private deliver(instance: Instance, execution: number, taskIndex: number, result: Omit<HistoryResult, 'episodeMs'>): void {
+    this.world.at(this.world.nowMs() + this.hopMs(), () => {
+      if (instance.execution !== execution || instance.results.length !== taskIndex) return;
+      if (instance.status === 'Suspended') {
+        instance.held.push(() => this.deliver(instance, execution, taskIndex, result));
+        return;
+      }
+      // Pending: the run's start message is not processed yet (a host died in its first episode): the answer waits behind it.
+      if (instance.status === 'Pending') return this.deliver(instance, execution, taskIndex, result);
+      if (instance.status !== 'Running') return;
+      instance.results.push({ ...result, episodeMs: this.world.nowMs() });
+      this.episode(instance.id, execution);
+    });
+  }
+
+  private dispatch(instance: Instance, execution: number, taskIndex: number, task: HubTask): void {
+    if (task.kind === 'timer') {
+      const lateMs = this.random.chance(this.faults.timerLate) ? this.random.logBetween(1_000, 2 * 3_600_000) : 0;
+      this.world.at(task.atMs + lateMs, () => this.deliver(instance, execution, taskIndex, { ok: true }));
+    } else if (task.kind === 'entity') {
+      this.sendToEntity(instance, `c${taskIndex}`, task.entityKey, task.operation, (reply) => this.deliver(instance, execution, taskIndex, { ok: true, value: reply }));
+    } else {
+      this.world.at(this.world.nowMs() + this.hopMs(), () => void this.runActivity(instance, execution, taskIndex, task));
+    }
+  }
+
+  /** An activity work item: at least once (a worker that dies runs it again after the visibility timeout). */
+  private async runActivity(instance: Instance, execution: number, taskIndex: number, task: Extract<HubTask, { kind: 'activity' }>): Promise<void> {
+    const body = this.functions!.activities.get(task.name);
+    if (!body) return; // no such function: the engine leaves the run waiting (azure-functions-durable-js#197)
+    const crash = this.random.chance(this.faults.activityCrash) ? this.random.pick(['before', 'after'] as const) : undefined;
+    const again = () => this.world.at(this.world.nowMs() + VISIBILITY_MS + this.hopMs(), () => void this.runActivity(instance, execution, taskIndex, task));
+    if (crash === 'before') {
+      this.world.log(`hub: worker died before activity ${task.name} of ${short(instance.id)}`);
+      return again();
+    }
+    this.counts.activities++;
+    let result: Omit<HistoryResult, 'episodeMs'>;
+    try {
+      result = { ok: true, value: await body(structuredClone(task.input)) };
+    } catch (error) {
+      result = { ok: false, error: error instanceof Error ? error.message : String(error) };
+    }
+    if (crash === 'after') {
+      this.world.log(`hub: worker died after activity ${task.name} of ${short(instance.id)} ran (its answer lost)`);
+      return again();
+    }
+    this.deliver(instance, execution, taskIndex, result);
+  }
+
+  /** An operation for a `paymentCharge` entity: applied in arrival order, once per request id. */
+  private sendToEntity(instance: Instance, requestId: string, entityKey: string, operation: ChargeEntityOperation, reply?: (value: unknown) => void): void {
+    const id = `${instance.id}#${instance.execution}#${requestId}`;
+    this.world.at(this.world.nowMs() + this.hopMs(), () => {
+      const entity = this.entities.get(entityKey) ?? { seen: new Set<string>() };
+      this.entities.set(entityKey, entity);
+      if (entity.seen.has(id)) return;
+      entity.seen.add(id);
+      this.counts.entityOps++;
+      const applied = applyChargeOperation(entity.state, operation, this.world.nowMs());
+      entity.state = applied.state;
+      reply?.(applied.reply);
+    });
+  }
+
+  /** The operator's `terminate`. */
+  terminate(instanceId: string, reason: string): void {
+    const instance = this.instances.get(instanceId);
+    if (!instance || !['Pending', 'Running', 'Suspended'].includes(instance.status)) return;
+    instance.status = 'Terminated';
+    instance.output = reason;
+    instance.held = [];
+    this.world.log(`hub: operator terminated ${short(instanceId)}`);
+  }
+
+  suspend(instanceId: string): void {
+    const instance = this.instances.get(instanceId);
+    if (instance?.status !== 'Running') return;
+    instance.status = 'Suspended';
+    this.world.log(`hub: operator suspended ${short(instanceId)}`);
+  }
+
+  resume(instanceId: string): void {
+    const instance = this.instances.get(instanceId);
+    if (instance?.status !== 'Suspended') return;
+    instance.status = 'Running';
+    this.world.log(`hub: operator resumed ${short(instanceId)}`);
+    for (const held of instance.held.splice(0)) held();
+  }
+
+  /** `purgeInstanceHistory(id)`: an orchestration, or an entity (`@paymentcharge@<key>`). */
+  purge(instanceId: string): number {
+    this.onPurge?.(instanceId);
+    const prefix = `@${CHARGE_ENTITY.toLowerCase()}@`;
+    if (instanceId.startsWith(prefix)) return this.entities.delete(instanceId.slice(prefix.length)) ? 1 : 0;
+    return this.instances.delete(instanceId) ? 1 : 0;
+  }
+}
+
+/** An instance id short enough for a trace line. */
+export function short(instanceId: string): string {
+  return instanceId.length > 20 ? `${instanceId.slice(0, 16)}..` : instanceId;
+}

@@ -1,0 +1,117 @@
+import { RecordStatus } from 'azure-functions-idempotency';
+import type { ChargeResult } from '../../src/payments/schema';
+import { MetricNames } from '../../src/telemetry/Telemetry';
+import type { SimApp } from './app';
+
+/** A broken invariant: its name (what a failure prints first) and what broke it. */
+export interface Violation {
+  readonly invariant: InvariantName;
+  readonly detail: string;
+}
+
+export const INVARIANTS = {
+  'at-most-one-charge': 'at most one effective charge per payment',
+  'no-call-past-key-memory': "no provider call for a key older than the provider's declared memory without a look-up (or an operator's release)",
+  'failed-stays-failed': 'a payment whose failure was recorded and alerted is never charged or reopened afterwards unless an operator released it',
+  'every-payment-settles': 'every accepted payment ends completed, failed or held, or an alert names it, within the bound',
+  'no-delete-while-live': 'no record, run or entity is deleted while another part can still act on it',
+  'hub-bounded': "the task hub's instances stay bounded by the live records (final runs past retention without a record are purged)",
+  'result-matches-provider': "a provider's final answer (a decline) is recorded as such, not as a failure",
+} as const;
+export type InvariantName = keyof typeof INVARIANTS;
+
+/** The alerting outcomes an operator is paged for (their metric has an alert rule in infra/). */
+const ALERTING_OUTCOMES = new Set(['failed', 'held', 'reconciled', 'lookup-unsupported', 'run-stuck', 'record-write-stuck']);
+
+/** The first moment each payment's failure was alerted (`payments.failed` / `payments.held`, with its key). */
+function failureAlerts(app: SimApp): Map<string, number> {
+  const alerts = new Map<string, number>();
+  for (const line of app.telemetry.logs) {
+    const key = line.attributes.idempotencyKey;
+    if (typeof key === 'string' && (line.attributes.outcome === 'failed' || line.attributes.outcome === 'held') && !alerts.has(key)) alerts.set(key, line.atMs);
+  }
+  return alerts;
+}
+
+/** Checked continuously (each tick) and at the end: returns every violation found. */
+export function checkInvariants(app: SimApp, payments: readonly string[], end: { final: boolean; boundMs: number; nowMs: number }): Violation[] {
+  const violations: Violation[] = [];
+  const memoryMs = app.provider.keyMemoryMs;
+  for (const paymentId of payments) {
+    const charges = app.provider.ledger.filter((c) => c.paymentId === paymentId);
+    if (charges.length > 1) violations.push({ invariant: 'at-most-one-charge', detail: `${paymentId} charged ${charges.length} times (${charges.map((c) => c.chargeId).join(', ')})` });
+  }
+  for (const call of app.provider.calls) {
+    if (call.kind !== 'charge' || call.lookedUp || call.keyFirstSeenMs === undefined) continue;
+    const ageMs = call.atMs - call.keyFirstSeenMs;
+    const releasedMs = app.released.get(call.key.split('#')[0]!);
+    if (ageMs > memoryMs && !(releasedMs !== undefined && releasedMs <= call.atMs))
+      violations.push({ invariant: 'no-call-past-key-memory', detail: `${call.key} sent at key age ${(ageMs / 3_600_000).toFixed(2)} h > memory ${memoryMs / 3_600_000} h, no look-up` });
+  }
+  const alerted = failureAlerts(app);
+  for (const [key, alertMs] of alerted) {
+    const releasedMs = app.released.get(key);
+    for (const charge of app.provider.ledger.filter((c) => c.paymentId === key && c.atMs > alertMs)) {
+      if (releasedMs === undefined || releasedMs > charge.atMs)
+        violations.push({ invariant: 'failed-stays-failed', detail: `${key} charged (${charge.chargeId}) ${((charge.atMs - alertMs) / 60_000).toFixed(1)} min after its failure was alerted, not released` });
+    }
+    for (const line of app.telemetry.logs.filter((l) => l.attributes.idempotencyKey === key && l.attributes.outcome === 'reconciled' && l.atMs > alertMs)) {
+      if (releasedMs === undefined || releasedMs > line.atMs) violations.push({ invariant: 'failed-stays-failed', detail: `${key} reopened by the reconciler after its failure was alerted: ${line.body.slice(0, 100)}` });
+    }
+  }
+  for (const detail of [...app.sweptWhileLive, ...app.purgedWhileLive]) violations.push({ invariant: 'no-delete-while-live', detail });
+  for (const call of app.provider.calls) {
+    if (call.answered !== 'declined') continue;
+    const record = app.record(call.key);
+    const result = record?.result as ChargeResult | undefined;
+    if (record?.status === RecordStatus.Completed && result?.status === 'failed' && result.code !== 'held-for-operator')
+      violations.push({ invariant: 'result-matches-provider', detail: `${call.key}: the provider declined, the record says failed (${result.reason.slice(0, 80)})` });
+  }
+  if (end.final) violations.push(...settled(app, payments), ...hubBounded(app, end.nowMs, end.boundMs));
+  return dedupe(violations);
+}
+
+/** At the end: each payment's record completed (a failure alerted), or its message dead-lettered (alerted), or an alert names it. */
+function settled(app: SimApp, payments: readonly string[]): Violation[] {
+  const violations: Violation[] = [];
+  const dead = app.bus.deadLettered();
+  for (const paymentId of payments) {
+    const record = app.record(paymentId);
+    const result = record?.result as ChargeResult | undefined;
+    const alertedNow = app.telemetry.logs.some((l) => l.attributes.idempotencyKey === paymentId && l.level === 'ERROR' && ALERTING_OUTCOMES.has(String(l.attributes.outcome)));
+    if (dead.has(paymentId)) continue; // the dead-letter queue's alert names it
+    if (record?.status === RecordStatus.Completed && (result?.status !== 'failed' || alertedNow)) continue;
+    if (!record && app.telemetry.count(MetricNames.claims) >= 0 && wasCompleted(app, paymentId)) continue;
+    if (alertedNow && record?.status !== RecordStatus.Completed) continue;
+    violations.push({
+      invariant: 'every-payment-settles',
+      detail: `${paymentId}: record ${record ? `${record.status}${result ? ` (${result.status})` : ''} attempt ${record.attempt}` : 'none'}, run ${runOf(app, paymentId)}, no alert names it`,
+    });
+  }
+  return violations;
+}
+
+function wasCompleted(app: SimApp, paymentId: string): boolean {
+  return app.completedOnce.has(paymentId);
+}
+
+function runOf(app: SimApp, paymentId: string): string {
+  const instanceId = app.instanceOf(paymentId);
+  return (instanceId && app.hub.instances.get(instanceId)?.status) ?? 'none';
+}
+
+/** At the end: no final run older than retention + the bound whose record is gone is still in the task hub. */
+function hubBounded(app: SimApp, nowMs: number, boundMs: number): Violation[] {
+  const records = new Set(app.store.inner.records().map((r) => app.instanceIdOf(r)));
+  const stale = [...app.hub.instances.values()].filter(
+    (i) => ['Completed', 'Failed', 'Terminated'].includes(i.status) && !records.has(i.id) && i.createdMs < nowMs - app.retentionMs - boundMs,
+  );
+  return stale.length === 0
+    ? []
+    : [{ invariant: 'hub-bounded', detail: `${stale.length} final run(s) without a record kept past retention + ${boundMs / 3_600_000} h (of ${app.hub.instances.size} instances, ${app.hub.entities.size} entities)` }];
+}
+
+function dedupe(violations: Violation[]): Violation[] {
+  const seen = new Set<string>();
+  return violations.filter((v) => (seen.has(`${v.invariant}|${v.detail}`) ? false : (seen.add(`${v.invariant}|${v.detail}`), true)));
+}

@@ -1,0 +1,75 @@
+import { optionReader, parseCommandLine, runTool } from '../cli/commandLine';
+import { MUTATIONS, parseFaults, type Mutation } from './faults';
+import { INVARIANTS } from './invariants';
+import { REGRESSION_SEEDS } from './regressions';
+import { describeFailure, runSeeds, shrink } from './run';
+import { runSchedule } from './schedule';
+
+const USAGE = `npm run simulate -- [--seed S] [--seeds N] [--payments M] [--faults a,b|all|none] [--mutate name] [--trace] [--all] [--regressions]
+
+Runs the payments lifecycle (the app's own code) in a seeded simulation under Azure's documented faults
+(docs/simulation.md) and checks its invariants on every schedule. A seed replays exactly.
+  --seed S        the first seed (default 1)
+  --seeds N       how many schedules (default 1 with --seed, else 2000)
+  --payments M    payments per schedule (default: 1 to 4, drawn from the seed)
+  --faults LIST   the faults a schedule may inject (default all): ${'see docs/simulation.md'}
+  --mutate NAME   apply a deliberate mistake the simulator must catch: ${MUTATIONS.join(', ')}
+  --trace         print the whole trace of each schedule run
+  --all           go on past the first failing seed
+  --regressions   run the kept regression seeds too (tools/simulate/regressions.ts)
+Exit 0 when every invariant held, 1 when one broke (the trace and the replay command are printed).`;
+
+runTool('simulate', async () => {
+  const values = parseCommandLine(process.argv.slice(2), {
+    seed: { type: 'string' },
+    seeds: { type: 'string' },
+    payments: { type: 'string' },
+    faults: { type: 'string' },
+    mutate: { type: 'string' },
+    trace: { type: 'boolean' },
+    all: { type: 'boolean' },
+    regressions: { type: 'boolean' },
+  });
+  if (values === 'help') {
+    console.log(USAGE);
+    return 0;
+  }
+  const read = optionReader(values);
+  const seedGiven = values.seed !== undefined;
+  const firstSeed = read.integer('seed', { min: 0, max: 2 ** 31, default: 1 });
+  const seeds = read.integer('seeds', { min: 1, max: 10_000_000, default: seedGiven ? 1 : 2_000 });
+  const payments = values.payments === undefined ? undefined : read.integer('payments', { min: 1, max: 1_000, default: 1 });
+  const mutation = values.mutate === undefined ? undefined : read.choice<Mutation>('mutate', MUTATIONS, MUTATIONS[0]);
+  const faults = parseFaults(read.optional('faults'));
+  read.done();
+
+  let failed = false;
+  if (values.regressions) {
+    for (const kept of REGRESSION_SEEDS) {
+      const result = await runSchedule({ seed: kept.seed, payments: kept.payments, faults: kept.faults === 'all' ? undefined : parseFaults(kept.faults) });
+      const ok = result.violations.length === 0;
+      failed ||= !ok;
+      console.log(`regression seed ${kept.seed} (${kept.found}): ${ok ? 'holds' : 'BROKEN'}`);
+      if (!ok) console.log(describeFailure(result));
+    }
+  }
+  const report = await runSeeds({ firstSeed, seeds, payments, faults, mutation, stopAtFirst: !values.all });
+  if (values.trace && seeds === 1) {
+    const result = await runSchedule({ seed: firstSeed, payments, faults, mutation });
+    console.log(describeFailure(result, mutation, Number.POSITIVE_INFINITY).replace(/^seed/m, `${result.violations.length === 0 ? 'no invariant broken; ' : ''}seed`));
+  }
+  const perSecond = report.schedules / (report.elapsedMs / 1000);
+  console.log(
+    `${report.schedules} schedule(s), ${report.cost.payments} payments, ${report.failing.length} failing; ${perSecond.toFixed(1)} schedules/s; ` +
+      `per schedule ${(report.cost.events / report.schedules).toFixed(0)} events, ${(report.cost.storeCalls / report.schedules).toFixed(1)} store calls, ` +
+      `${(report.cost.providerCalls / report.schedules).toFixed(1)} provider calls, ${(report.cost.deliveries / report.schedules).toFixed(1)} deliveries`,
+  );
+  for (const [name, count] of Object.entries(report.byInvariant)) console.log(`  ${name} (${INVARIANTS[name as keyof typeof INVARIANTS]}): ${count} seed(s)`);
+  const first = report.failing[0];
+  if (first) {
+    failed = true;
+    const small = await shrink(first, mutation);
+    console.log(describeFailure(small, mutation));
+  }
+  return failed ? 1 : 0;
+});

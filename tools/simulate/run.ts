@@ -1,0 +1,93 @@
+import type { FaultName, Mutation } from './faults';
+import type { InvariantName } from './invariants';
+import { runSchedule, type ScheduleOptions, type ScheduleResult } from './schedule';
+
+export interface RunOptions {
+  readonly firstSeed: number;
+  readonly seeds: number;
+  readonly payments?: number;
+  readonly faults?: readonly FaultName[];
+  readonly mutation?: Mutation;
+  /** Stop at the first failing seed (default true). */
+  readonly stopAtFirst?: boolean;
+}
+
+export interface RunReport {
+  readonly schedules: number;
+  readonly failing: ScheduleResult[];
+  readonly byInvariant: Partial<Record<InvariantName, number>>;
+  readonly cost: { events: number; storeCalls: number; providerCalls: number; deliveries: number; payments: number };
+  readonly elapsedMs: number;
+}
+
+/** Runs `seeds` schedules from `firstSeed`; collects the failing ones (and stops at the first, by default). */
+export async function runSeeds(options: RunOptions): Promise<RunReport> {
+  const started = performance.now();
+  const failing: ScheduleResult[] = [];
+  const byInvariant: Partial<Record<InvariantName, number>> = {};
+  const cost = { events: 0, storeCalls: 0, providerCalls: 0, deliveries: 0, payments: 0 };
+  let schedules = 0;
+  for (let seed = options.firstSeed; seed < options.firstSeed + options.seeds; seed++) {
+    const result = await runSchedule({ seed, payments: options.payments, faults: options.faults, mutation: options.mutation });
+    schedules++;
+    cost.events += result.cost.events;
+    cost.storeCalls += result.cost.storeCalls;
+    cost.providerCalls += result.cost.providerCalls;
+    cost.deliveries += result.cost.deliveries;
+    cost.payments += result.payments;
+    if (result.violations.length > 0) {
+      failing.push(result);
+      for (const v of new Set(result.violations.map((x) => x.invariant))) byInvariant[v] = (byInvariant[v] ?? 0) + 1;
+      if (options.stopAtFirst ?? true) break;
+    }
+  }
+  return { schedules, failing, byInvariant, cost, elapsedMs: performance.now() - started };
+}
+
+/**
+ * A smaller schedule that still breaks the same invariant: fewer payments first, then each injected fault left out
+ * in turn (the seed stays; the schedule it draws changes, so each candidate is run again and kept only if it fails).
+ */
+export async function shrink(failing: ScheduleResult, mutation?: Mutation): Promise<ScheduleResult> {
+  const invariant = failing.violations[0]!.invariant;
+  const breaks = (r: ScheduleResult) => r.violations.some((v) => v.invariant === invariant);
+  let best = failing;
+  for (let payments = 1; payments < best.payments; payments++) {
+    const candidate = await runSchedule({ seed: best.seed, payments, faults: best.faults, mutation });
+    if (breaks(candidate)) {
+      best = candidate;
+      break;
+    }
+  }
+  for (const fault of best.faults) {
+    if (best.rates[fault] === 0 && best.faults.length > 1) {
+      const options: ScheduleOptions = { seed: best.seed, payments: best.payments, faults: best.faults.filter((f) => f !== fault), mutation };
+      const candidate = await runSchedule(options);
+      if (breaks(candidate)) best = candidate;
+      continue;
+    }
+    const candidate = await runSchedule({ seed: best.seed, payments: best.payments, faults: best.faults.filter((f) => f !== fault), mutation });
+    if (breaks(candidate)) best = candidate;
+  }
+  return best;
+}
+
+/** The command that replays a schedule exactly. */
+export function replayCommand(result: ScheduleResult, mutation?: Mutation): string {
+  const faults = result.faults.length === 0 ? 'none' : result.faults.join(',');
+  return `npm run simulate -- --seed ${result.seed} --payments ${result.payments} --faults ${faults}${mutation ? ` --mutate ${mutation}` : ''} --trace`;
+}
+
+/** The failing schedule's story: the invariant(s) broken, the steps and faults in order (the last `lines`), the replay. */
+export function describeFailure(result: ScheduleResult, mutation?: Mutation, lines = 60): string {
+  const start = result.trace[0]?.atMs ?? 0;
+  const at = (ms: number) => `+${((ms - start) / 3_600_000).toFixed(3)}h`;
+  const injected = result.faults.filter((f) => result.rates[f] > 0).map((f) => `${f}=${result.rates[f]}`);
+  return [
+    ...result.violations.map((v) => `INVARIANT BROKEN ${v.invariant}: ${v.detail}`),
+    `seed ${result.seed}, ${result.payments} payment(s), look-up ${result.lookup}, faults injected: ${injected.join(' ') || 'none'}`,
+    `trace (${Math.min(lines, result.trace.length)} of ${result.trace.length} steps):`,
+    ...result.trace.slice(-lines).map((t) => `  ${at(t.atMs)} ${t.text}`),
+    `replay: ${replayCommand(result, mutation)}`,
+  ].join('\n');
+}

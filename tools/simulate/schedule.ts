@@ -1,0 +1,127 @@
+import { SimApp } from './app';
+import { FAULTS, FAULT_NAMES, type FaultName, type FaultRates, type Mutation } from './faults';
+import { checkInvariants, type Violation } from './invariants';
+import { Random } from './random';
+import { World, type TraceLine } from './world';
+
+const HOUR_MS = 3_600_000;
+/** Faults are injected for this long (past the provider's 24 h key memory), then the world settles without them. */
+export const FAULT_PHASE_MS = 30 * HOUR_MS;
+/** The bound of `every-payment-settles`: the quiet phase after the faults stop, before the final checks. */
+export const SETTLE_BOUND_MS = 24 * HOUR_MS;
+
+export interface ScheduleOptions {
+  readonly seed: number;
+  /** Payments per schedule (default: 1 to 4, drawn from the seed). */
+  readonly payments?: number;
+  /** The faults the schedule may inject (default all). */
+  readonly faults?: readonly FaultName[];
+  readonly mutation?: Mutation;
+}
+
+export interface ScheduleResult {
+  readonly seed: number;
+  readonly payments: number;
+  readonly faults: readonly FaultName[];
+  /** The rates drawn (faults at 0 were not injected). */
+  readonly rates: FaultRates;
+  readonly lookup: 'none' | 'by-key';
+  readonly violations: Violation[];
+  readonly trace: TraceLine[];
+  /** Machine-independent cost: events run, store calls, Durable client calls, provider calls, deliveries. */
+  readonly cost: { events: number; storeCalls: number; clientCalls: number; providerCalls: number; deliveries: number; episodes: number };
+}
+
+/** Runs one schedule: everything it does is decided by `seed` (and the options), so it replays exactly. */
+export async function runSchedule(options: ScheduleOptions): Promise<ScheduleResult> {
+  const random = new Random(options.seed);
+  const allowed = new Set(options.faults ?? FAULT_NAMES);
+  const rates = Object.fromEntries(FAULT_NAMES.map((name) => [name, allowed.has(name) ? random.pick(FAULTS[name]) : 0])) as FaultRates;
+  const lookup = random.chance(0.5) ? 'by-key' : 'none';
+  const paymentCount = options.payments ?? random.int(1, 4);
+  const world = new World(Date.UTC(2026, 0, 1));
+  const app = new SimApp(world, random.fork(), rates, lookup, options.mutation);
+  const plan = random.fork();
+  const faultEnd = world.startMs + FAULT_PHASE_MS;
+  if (rates['table-forbidden'] > 0) {
+    const fromMs = world.startMs + plan.logBetween(1_000, FAULT_PHASE_MS / 2);
+    app.store.setForbidden({ fromMs, toMs: fromMs + plan.logBetween(60_000, 12 * HOUR_MS) });
+  }
+  const payments: string[] = [];
+  for (let n = 1; n <= paymentCount; n++) {
+    const paymentId = `p${n}`;
+    payments.push(paymentId);
+    const body = { paymentId, customerId: plan.chance(0.15) ? 'decline-1' : `cust-${n}`, amount: 100 * plan.int(1, 50), currency: 'EUR' };
+    world.at(world.startMs + plan.logBetween(1, 60_000), () => void app.bus.send(paymentId, body));
+    if (plan.chance(rates['sb-resend'])) world.at(world.startMs + plan.logBetween(1_000, FAULT_PHASE_MS), () => void app.bus.send(paymentId, body));
+    if (plan.chance(rates['df-terminate'])) {
+      world.at(world.startMs + plan.logBetween(1_000, FAULT_PHASE_MS), () => {
+        const id = app.instanceOf(paymentId);
+        if (id) app.hub.terminate(id, 'terminated by an operator');
+      });
+    }
+    if (plan.chance(rates['df-suspend'])) {
+      const atMs = world.startMs + plan.logBetween(1_000, FAULT_PHASE_MS);
+      const resumeAfterMs = plan.chance(0.5) ? plan.logBetween(60_000, 10 * HOUR_MS) : undefined;
+      world.at(atMs, () => {
+        const id = app.instanceOf(paymentId);
+        if (!id) return;
+        app.hub.suspend(id);
+        if (resumeAfterMs !== undefined) world.at(world.nowMs() + resumeAfterMs, () => app.hub.resume(id));
+      });
+    }
+  }
+  // The operator: each failed or held payment alerted is retried (after checking at the provider) hours later, or left.
+  const handled = new Set<string>();
+  const operator = () => {
+    for (const line of app.telemetry.logs) {
+      const key = line.attributes.idempotencyKey;
+      if (typeof key !== 'string' || handled.has(key) || (line.attributes.outcome !== 'failed' && line.attributes.outcome !== 'held')) continue;
+      handled.add(key);
+      if (plan.chance(0.5)) world.at(world.nowMs() + plan.logBetween(HOUR_MS, 12 * HOUR_MS), () => void app.operatorRetry(key));
+    }
+  };
+  // The expiry timer: every 15 minutes while faults last (late or skipped under `timer-late`), then hourly.
+  const end = faultEnd + SETTLE_BOUND_MS + app.retentionMs + 2 * HOUR_MS;
+  const violations: Violation[] = [];
+  const tick = (atMs: number) => {
+    world.at(atMs, () => {
+      const quiet = world.nowMs() >= faultEnd;
+      const next = atMs + (quiet ? HOUR_MS : 15 * 60_000);
+      if (next < end) tick(next);
+      if (!quiet && plan.chance(rates['timer-late'])) {
+        if (plan.chance(0.5)) return; // skipped: the next run is the past-due one
+        world.at(world.nowMs() + plan.logBetween(60_000, 2 * HOUR_MS), () => void app.tick());
+        return;
+      }
+      app.observe();
+      operator();
+      void app.tick();
+    });
+  };
+  tick(world.startMs + 15 * 60_000);
+  world.at(faultEnd, () => {
+    app.quiet();
+    world.log('faults stop');
+  });
+  await world.runUntil(end);
+  app.observe();
+  violations.push(...checkInvariants(app, payments, { final: true, boundMs: SETTLE_BOUND_MS, nowMs: world.nowMs() }));
+  return {
+    seed: options.seed,
+    payments: paymentCount,
+    faults: [...allowed],
+    rates,
+    lookup,
+    violations,
+    trace: world.trace,
+    cost: {
+      events: world.steps,
+      storeCalls: app.store.calls,
+      clientCalls: app.client.calls,
+      providerCalls: app.provider.calls.length,
+      deliveries: app.bus.deliveries,
+      episodes: app.hub.counts.episodes,
+    },
+  };
+}
