@@ -87,7 +87,7 @@ export class SimApp {
       duplicateStart: rates['df-duplicate-start'],
       timerLate: rates['df-timer-late'],
     });
-    this.client = new SimDurableClient(world, random.fork(), this.hub, rates['table-empty-page']);
+    this.client = new SimDurableClient(world, random.fork(), this.hub, rates['table-empty-page'] > 0);
     this.provider = new SimProvider(
       world,
       random.fork(),
@@ -171,7 +171,7 @@ export class SimApp {
 
   /** The faults stop (the quiet phase): what is broken (a suspended run, a dead letter) stays as it is. */
   quiet(): void {
-    for (const part of [this.store, this.hub, this.client, this.provider, this.bus]) part.quiet();
+    for (const part of [this.store, this.hub, this.provider, this.bus]) part.quiet();
   }
 
   /** The instance id of a record's lifetime. */

@@ -22,13 +22,8 @@ export class SimDurableClient {
     private readonly world: World,
     private readonly random: Random,
     private readonly hub: SimTaskHub,
-    private emptyPageRate: number,
+    private readonly emptyPages: boolean,
   ) {}
-
-  /** No more faults (the schedule's quiet phase). */
-  quiet(): void {
-    this.emptyPageRate = 0;
-  }
 
   private async hop(): Promise<void> {
     this.calls++;
@@ -69,7 +64,7 @@ export class SimDurableClient {
       .filter((row) => row.instanceId > after)
       .sort((a, b) => (a.instanceId < b.instanceId ? -1 : 1));
     // One storage response: it scans rows until `top` match, or (a fault) stops early at a partition boundary / 5 s.
-    const scanLimit = this.random.chance(this.emptyPageRate) ? this.random.int(1, 8) : Number.POSITIVE_INFINITY;
+    const scanLimit = this.emptyPages ? this.random.int(1, 3) : Number.POSITIVE_INFINITY;
     const page: typeof rows = [];
     let scanned = 0;
     for (const row of rows) {

@@ -8,8 +8,12 @@ export const FAULTS = {
   'table-unavailable': [0, 0.01, 0.05],
   /** Table Storage: the write lands and its answer is lost (a timeout or a reset after the service applied it). */
   'table-lost-answer': [0, 0.01, 0.03],
-  /** Table Storage: a query page comes back with no rows and a continuation token (Instances table and records). */
-  'table-empty-page': [0, 0.3, 0.8],
+  /**
+   * Table Storage: a query page ends early (Azure stops a page at 1,000 rows scanned, 5 s, or a partition boundary) and
+   * may come back with no rows and a continuation token. Scaled to the simulation's small tables: a page scans at most
+   * a few rows. How Azure answers at scale, not a passing fault: it lasts the whole schedule.
+   */
+  'table-empty-page': [0, 1],
   /** Table Storage: 403 or 404 for a while (a role change propagating, a table deleted and created again). */
   'table-forbidden': [0, 1],
   /** Service Bus: a delivery's lock is lost (renewal failed or outlasted): the message is delivered again meanwhile. */
@@ -36,6 +40,8 @@ export const FAULTS = {
   'provider-lost-answer': [0, 0.05, 0.2],
   /** Provider: 5xx before the charge (nothing charged). */
   'provider-5xx': [0, 0.05, 0.2],
+  /** Provider: an outage (5xx for every call) of minutes to hours. */
+  'provider-outage': [0, 1],
   /** Provider: 5xx after the charge was made. */
   'provider-5xx-after': [0, 0.05, 0.1],
   /** Provider: a look-up does not see a charge made less than its lag ago (a search index). */

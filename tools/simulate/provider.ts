@@ -8,6 +8,8 @@ export interface ProviderFaults {
   error5xx: number;
   error5xxAfter: number;
   lostAnswer: number;
+  /** A window in which every call answers 503 (an outage), or none. */
+  outage?: { readonly fromMs: number; readonly toMs: number };
   /** How long a charge stays invisible to a look-up (a search index's lag); 0: at once. */
   readonly lookupLagMs: number;
 }
@@ -66,9 +68,13 @@ export class SimProvider {
     readonly keyMemoryMs: number,
   ) {}
 
+  setOutage(window: { fromMs: number; toMs: number }): void {
+    this.faults.outage = window;
+  }
+
   /** No more faults (the schedule's quiet phase; the look-up's lag stays: it is how the provider is). */
   quiet(): void {
-    Object.assign(this.faults, { error5xx: 0, error5xxAfter: 0, lostAnswer: 0 });
+    Object.assign(this.faults, { error5xx: 0, error5xxAfter: 0, lostAnswer: 0, outage: undefined });
   }
 
   /** The provider as one activity execution sees it (the invariants need to know whether that activity looked up first). */
@@ -93,6 +99,8 @@ export class SimProvider {
     await this.world.sleep(this.random.logBetween(20, 800));
     const call: ProviderCall = { key, atMs: this.world.nowMs(), kind: 'charge', lookedUp, keyFirstSeenMs: this.firstSeenMs.get(key) };
     this.calls.push(call);
+    const outage = this.faults.outage;
+    if (outage && call.atMs >= outage.fromMs && call.atMs < outage.toMs) throw new TransientProviderError('payment provider answered 503 (outage)', 503);
     if (this.random.chance(this.faults.error5xx)) throw new TransientProviderError('payment provider answered 503', 503);
     const memory = this.forget(key);
     if (memory?.inFlight) throw new TransientProviderError('payment provider: a request with this key is still in flight (409)', 409);

@@ -47,6 +47,10 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
     const fromMs = world.startMs + plan.logBetween(1_000, FAULT_PHASE_MS / 2);
     app.store.setForbidden({ fromMs, toMs: fromMs + plan.logBetween(60_000, 12 * HOUR_MS) });
   }
+  if (rates['provider-outage'] > 0) {
+    const fromMs = world.startMs + plan.logBetween(1_000, FAULT_PHASE_MS / 2);
+    app.provider.setOutage({ fromMs, toMs: fromMs + plan.logBetween(5 * 60_000, 3 * HOUR_MS) });
+  }
   const payments: string[] = [];
   for (let n = 1; n <= paymentCount; n++) {
     const paymentId = `p${n}`;

@@ -52,7 +52,7 @@ export class SimStore implements ReopenableStore {
 
   /** No more faults (the schedule's quiet phase; a forbidden window already open runs to its end). */
   quiet(): void {
-    Object.assign(this.faults, { unavailable: 0, lostAnswer: 0, emptyPage: 0 });
+    Object.assign(this.faults, { unavailable: 0, lostAnswer: 0 });
   }
 
   private async call<T>(operation: string, run: () => Promise<T>, write = true): Promise<T> {
@@ -119,8 +119,7 @@ export class SimStore implements ReopenableStore {
             .records()
             .filter((r) => r.recordId > after)
             .sort((a, b) => (a.recordId < b.recordId ? -1 : 1));
-          if (rest.length > 0 && this.random.chance(this.faults.emptyPage)) return { rows: [], more: true };
-          const scanned = rest.slice(0, 100);
+          const scanned = rest.slice(0, this.faults.emptyPage > 0 ? this.random.int(1, 3) : 100);
           if (scanned.length > 0) after = scanned[scanned.length - 1]!.recordId;
           const rows = scanned.filter((r) => r.consumer === consumer && r.status === RecordStatus.InProgress && r.leaseExpiresAtMs <= lapsedBeforeMs);
           return { rows, more: rest.length > scanned.length };
