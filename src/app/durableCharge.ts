@@ -66,11 +66,12 @@ export function chargeProviderActivity(
   provider: PaymentProviderClient,
   telemetry: () => Telemetry = () => new Telemetry(),
   store?: () => IdempotencyStore,
+  nowMs: () => number = Date.now,
 ): ActivityHandler {
   const report = heldReporter(telemetry);
   return async (input: unknown): Promise<ChargeResult | RecordedCharge> => {
     const activityInput = input as ChargeAndRecordInput;
-    const result = await chargeOnce(provider, activityInput, report);
+    const result = await chargeOnce(provider, activityInput, report, nowMs);
     const claim = activityInput.recordClaim;
     if (!claim) return result;
     if (!store) throw new Error('chargeProvider: a run asked for the record write and the activity has no store');
@@ -124,9 +125,11 @@ export function heldReporter(telemetry: () => Telemetry): HeldReporter {
  */
 export async function chargeOnce(
   provider: Pick<PaymentProviderClient, 'charge' | 'findCharge'>,
-  input: ChargeActivityInput,
+  planned: ChargeActivityInput,
   report?: HeldReporter,
+  nowMs: () => number = Date.now,
 ): Promise<ChargeResult> {
+  const input = atTheCall(planned, nowMs());
   const { payment, idempotencyKey, correlationId, lookUpFirst } = input;
   const hold = (reason: string): ChargeResult => {
     report?.held(input, reason);
@@ -148,6 +151,18 @@ export async function chargeOnce(
     }
   }
   return provider.charge(payment, idempotencyKey, correlationId);
+}
+
+/**
+ * The plan as it stands at the call: one that relied on the provider's key memory and reaches the provider past the
+ * trusted share of it (queue waits, a worker crash after the plan) looks up first or holds instead.
+ */
+export function atTheCall(input: ChargeActivityInput, nowMs: number): ChargeActivityInput {
+  const guard = input.keyMemory;
+  if (!guard || input.hold || input.lookUpFirst || nowMs <= guard.trustedUntilMs) return input;
+  const lateMin = Math.round((nowMs - guard.trustedUntilMs) / 60_000);
+  if ('lookUpFirst' in guard.otherwise) return { ...input, lookUpFirst: true };
+  return { ...input, hold: `${guard.otherwise.hold} (decided at the call, ${lateMin} min past the trusted key memory: queue waits after the plan)` };
 }
 
 /**

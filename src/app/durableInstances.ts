@@ -45,7 +45,14 @@ export interface InstancePage {
  */
 export async function instancePage(
   client: df.DurableClient,
-  filter: { createdBeforeMs: number; runtimeStatus: readonly df.OrchestrationRuntimeStatus[]; pageSize: number; continuationToken?: string },
+  filter: {
+    createdBeforeMs: number;
+    runtimeStatus: readonly df.OrchestrationRuntimeStatus[];
+    pageSize: number;
+    continuationToken?: string;
+    /** Only instance ids starting with this (the extension's `instanceIdPrefix`: a range read, entity rows are not scanned). */
+    instanceIdPrefix?: string;
+  },
   http: HttpGet = fetch,
 ): Promise<InstancePage> {
   const base = rpcBaseUrlOf(client);
@@ -63,11 +70,14 @@ export async function instancePage(
     `runtimeStatus=${filter.runtimeStatus.join(',')}`,
     `top=${filter.pageSize}`,
     'showInput=true',
+    ...(filter.instanceIdPrefix ? [`instanceIdPrefix=${encodeURIComponent(filter.instanceIdPrefix)}`] : []),
   ].join('&');
   const headers: Record<string, string> = filter.continuationToken ? { 'x-ms-continuation-token': filter.continuationToken } : {};
   const answer = await http(new URL(`instances/?${query}`, base), { headers });
   if (answer.status !== 200) throw new Error(`Durable instance query answered HTTP ${answer.status}: ${(await answer.text()).slice(0, 300)}`);
   const statuses = (await answer.json()) as InstancePage['statuses'];
   const token = answer.headers.get('x-ms-continuation-token');
-  return { statuses, continuationToken: token && token !== 'null' && statuses.length > 0 ? token : undefined };
+  // A page may hold no rows and still have a token (Azure Tables stops a page at 1,000 rows scanned, 5 s or a
+  // partition boundary; DurableTask.AzureStorage answers one storage response per call): only a missing token ends.
+  return { statuses, continuationToken: token && token !== 'null' ? token : undefined };
 }

@@ -42,7 +42,8 @@ export type RecordLive = (idempotencyKey: string, entityKey: string) => Promise<
  * `paymentCharge` entity (same key), unless its record still exists (`recordLive`): a record the dead-letter hold
  * keeps past retention, or one in progress whose run failed (the reconciler, which runs first, settles it). Such a
  * record may still be taken over, and its run then needs the entity's state ("Why the cutoff is safe"). Pages of
- * `PURGE_PAGE_SIZE`, each read only while the budget lasts. The entity goes first: a purge stopped between the two
+ * `PURGE_PAGE_SIZE` of the `payment-` ids only (`instanceIdPrefix`), each read only while the budget lasts; an empty page
+ * with a continuation token goes on (Azure answers those). A run whose input has no key is kept (fails closed). The entity goes first: a purge stopped between the two
  * leaves the orchestration, which the next run finds again. Purging a missing id is a no-op.
  */
 export async function purgeDurableRecords(
@@ -55,7 +56,8 @@ export async function purgeDurableRecords(
   do {
     if (options.clock.nowMs() >= deadline) return { ...counts, stoppedByBudget: true };
     const pageSize = options.pageSize ?? PURGE_PAGE_SIZE;
-    const page = await instancePage(client, { createdBeforeMs: options.cutoffMs, runtimeStatus: FINAL, pageSize, continuationToken }, options.http);
+    const filter = { createdBeforeMs: options.cutoffMs, runtimeStatus: FINAL, pageSize, continuationToken, instanceIdPrefix: CHARGE_INSTANCE_PREFIX };
+    const page = await instancePage(client, filter, options.http);
     counts.pages++;
     continuationToken = page.continuationToken;
     for (const status of page.statuses.filter((s) => s.instanceId.startsWith(CHARGE_INSTANCE_PREFIX))) {
@@ -63,7 +65,8 @@ export async function purgeDurableRecords(
       if (options.clock.nowMs() >= deadline) return { ...counts, stoppedByBudget: true };
       const entityKey = status.instanceId.slice(CHARGE_INSTANCE_PREFIX.length);
       const key = (status.input as Partial<ChargeOrchestrationInput> | undefined)?.idempotencyKey;
-      if (typeof key === 'string' && (await options.recordLive(key, entityKey))) {
+      // Fails closed: a run whose input names no key (not ours, or read without its input) is kept, not purged blind.
+      if (typeof key !== 'string' || (await options.recordLive(key, entityKey))) {
         counts.keptLive++;
         continue;
       }

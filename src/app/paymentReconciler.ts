@@ -48,8 +48,11 @@ export interface ReconcileDeps {
   readonly records: (lapsedBeforeMs: number) => AsyncIterable<IdempotencyRecord>;
   /** The state of a charge run in the task hub. */
   readonly runState: (instanceId: string) => Promise<RunState>;
-  /** Takes the record over and starts its run again (`retryFailedPayment`); returns the new attempt. */
-  readonly restart: (paymentId: string) => Promise<{ attempt: number }>;
+  /**
+   * Takes the record over, only as listed (still in progress, same ETag), and starts its run again
+   * (`retryFailedPayment` with `listed`); returns the new attempt. A record settled meanwhile is refused, never reopened.
+   */
+  readonly restart: (record: IdempotencyRecord) => Promise<{ attempt: number }>;
   readonly telemetry: Telemetry;
   readonly clock: Clock;
   readonly budgetMs: number;
@@ -91,7 +94,7 @@ export async function reconcilePayments(deps: ReconcileDeps): Promise<ReconcileR
     }
     const fields = { consumer: record.consumer, idempotencyKey: record.key, reason, outcome: 'reconciled', instanceId };
     try {
-      const { attempt } = await deps.restart(record.key);
+      const { attempt } = await deps.restart(record);
       resolved.push({ paymentId: record.key, reason, attempt });
       telemetry.count(MetricNames.paymentsReconciled, { consumer: record.consumer, reason });
       telemetry.log('error', `payments: reconciled ${record.key} (${reason}): run restarted as attempt ${attempt}; its entity decides, never a blind charge`, {

@@ -37,6 +37,12 @@ export interface PaymentRetryDeps {
    * key as fresh (age 0) and calls the provider with it, instead of being held again.
    */
   readonly checkedAtProvider?: boolean;
+  /**
+   * The reconciler's takeover: only the record as it listed it, still in progress (same ETag). A record that changed
+   * since (completed by its run, `failed` included, or taken over) is refused, never reopened: only an operator
+   * reopens a settled payment.
+   */
+  readonly listed?: IdempotencyRecord;
   /** Who restarts the run, for its correlation id `<origin>-<paymentId>` (default `operator-retry`; the reconciler's `reconciler`). */
   readonly origin?: string;
 }
@@ -68,6 +74,9 @@ export async function retryFailedPayment(deps: PaymentRetryDeps, paymentId: stri
   const record = await store.get(key);
   if (!record) throw new PaymentRetryRefusedError(`payment ${paymentId} has no record (never received, or swept after its retention): nothing to retry`);
   const result = record.result as ChargeResult | undefined;
+  if (deps.listed && (record.status !== RecordStatus.InProgress || record.etag !== deps.listed.etag)) {
+    throw new PaymentRetryRefusedError(`payment ${paymentId} changed since it was listed in progress (now ${record.status}, attempt ${record.attempt}): left alone`);
+  }
   if (record.status === RecordStatus.Completed && !reopenableByRetry(record)) {
     throw new PaymentRetryRefusedError(`payment ${paymentId} did not fail (${result?.status ?? 'no result'}): only a failed payment is retried`);
   }

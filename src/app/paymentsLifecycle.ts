@@ -66,7 +66,7 @@ export function reconcileOn(on: ReconcileOn): Promise<ReconcileReport> {
   return reconcilePayments({
     records: on.records,
     runState: (instanceId) => runStateOf(client, instanceId),
-    restart: (paymentId) =>
+    restart: (record) =>
       retryFailedPayment(
         {
           store,
@@ -75,8 +75,9 @@ export function reconcileOn(on: ReconcileOn): Promise<ReconcileReport> {
           provider: providerCapabilityOf(settings),
           nowMs: () => on.clock.nowMs(),
           origin: 'reconciler',
+          listed: record,
         },
-        paymentId,
+        record.key,
       ),
     telemetry: on.telemetry,
     clock: on.clock,

@@ -3,7 +3,7 @@ import type { ChargeEntityOperation, ChargeEntityReply } from './chargeEntity';
 import type { CompleteRecordInput, RecordedCharge } from './completeRecord';
 import type { ChargeResult, PaymentRequested } from './schema';
 import { PROVIDER_RETRY } from './chargePatience';
-import { planProviderCall, type LegacyLookupMode, type ProviderCapability } from './providerLookup';
+import { keyMemoryGuardOf, planProviderCall, type KeyMemoryGuard, type LegacyLookupMode, type ProviderCapability } from './providerLookup';
 import { retryDelayMs, writeRecordWithin, RECORD_WRITE_RETRY, type RetryBudget } from './recordWriteRetry';
 
 export { RECORD_WRITE_RETRY, RecordWriteBudgetError, retryDelayMs, type RetryBudget } from './recordWriteRetry';
@@ -58,6 +58,11 @@ export interface ChargeActivityInput {
   readonly lookUpFirst?: boolean;
   /** Call nothing: hold the payment for an operator with this reason (answered `failed`, code `held-for-operator`). */
   readonly hold?: string;
+  /**
+   * The plan relied on the provider's key memory: the activity checks its own clock at the call and, past
+   * `trustedUntilMs`, looks up first or holds instead (queue waits after the plan are unbounded: `KeyMemoryGuard`).
+   */
+  readonly keyMemory?: KeyMemoryGuard;
 }
 
 /**
@@ -89,15 +94,20 @@ export interface ChargeSteps<Task> {
 }
 
 /** The provider activity's input for retry round `round` of a run, `elapsedMs` into it: per {@link planProviderCall}. */
-function providerCall(input: ChargeOrchestrationInput, round: number, entityUncertain: boolean, elapsedMs: number): ChargeActivityInput {
+function providerCall(input: ChargeOrchestrationInput, round: number, entityUncertain: boolean, elapsedMs: number, nowMs?: number): ChargeActivityInput {
   const keyAgeMs = input.keyAgeAtStartMs === undefined ? undefined : input.keyAgeAtStartMs + elapsedMs;
-  const plan = planProviderCall(input.provider ?? input.providerLookup ?? 'uncertain', { round, entityUncertain, keyAgeMs });
+  const capability = input.provider ?? input.providerLookup ?? 'uncertain';
+  const lookupCase = { round, entityUncertain, keyAgeMs };
+  const plan = planProviderCall(capability, lookupCase);
+  // Runs started before the guard existed replay without it (their history's inputs stay as they were).
+  const keyMemory = nowMs === undefined || input.handoff?.version !== HANDOFF_VERSION ? undefined : keyMemoryGuardOf(capability, lookupCase, plan, nowMs);
   return {
     idempotencyKey: input.idempotencyKey,
     payment: input.payment,
     correlationId: input.correlationId,
     ...(plan.action === 'lookUpFirst' ? { lookUpFirst: true } : {}),
     ...(plan.action === 'hold' ? { hold: plan.reason } : {}),
+    ...(keyMemory ? { keyMemory } : {}),
   };
 }
 
@@ -263,7 +273,7 @@ function* chargeWithinBudget<Task>(
   const startedMs = nowMs();
   for (let round = 0; ; round++) {
     try {
-      return read(yield call(providerCall(input, round, entityUncertain, nowMs() - startedMs)));
+      return read(yield call(providerCall(input, round, entityUncertain, nowMs() - startedMs, nowMs())));
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       const next = nowMs() + retryDelayMs(retry, round);

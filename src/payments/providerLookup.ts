@@ -95,6 +95,31 @@ export function planProviderCall(provider: ProviderCapability | LegacyLookupMode
   };
 }
 
+/**
+ * What the activity must check at the call when a plan relies on the provider's key memory (a repeat planned as
+ * `charge` because the key was young enough): the plan is made when the run schedules the call, and the control
+ * queue, the work-item queue and an activity re-run after a worker crash all come after it, unbounded. So the call
+ * itself looks at the clock: past `trustedUntilMs` (the key's creation + the trusted share of the memory) it does
+ * `otherwise` (look up first, or hold), never a blind repeat of a key the provider may have forgotten.
+ */
+export interface KeyMemoryGuard {
+  readonly trustedUntilMs: number;
+  readonly otherwise: { readonly lookUpFirst: true } | { readonly hold: string };
+}
+
+/** The guard for a plan made at `nowMs` (undefined when the plan does not rely on key memory). */
+export function keyMemoryGuardOf(provider: ProviderCapability | LegacyLookupMode, c: LookupCase, plan: ProviderCallPlan, nowMs: number): KeyMemoryGuard | undefined {
+  if (typeof provider === 'string' || plan.action !== 'charge' || c.keyAgeMs === undefined) return undefined;
+  const memoryMs = provider.keyMemoryHours * 3_600_000;
+  const mayRepeat = memoryMs === 0 || c.round > 0 || c.entityUncertain;
+  if (!mayRepeat) return undefined;
+  const fallback = planProviderCall(provider, { ...c, keyAgeMs: undefined });
+  const trustedUntilMs = nowMs - c.keyAgeMs + memoryMs * KEY_MEMORY_TRUSTED_SHARE;
+  if (fallback.action === 'lookUpFirst') return { trustedUntilMs, otherwise: { lookUpFirst: true } };
+  if (fallback.action === 'hold') return { trustedUntilMs, otherwise: { hold: fallback.reason } };
+  return undefined;
+}
+
 function legacyPlan(mode: LegacyLookupMode, { round, entityUncertain }: LookupCase): ProviderCallPlan {
   const look = mode === 'always' || (mode === 'uncertain' && (round > 0 || entityUncertain));
   return look ? { action: 'lookUpFirst' } : { action: 'charge' };

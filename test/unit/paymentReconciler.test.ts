@@ -49,7 +49,7 @@ describe('payments reconciler', () => {
     const report = await reconcilePayments({
       records: (lapsedBeforeMs) => (asked.push(lapsedBeforeMs), listOf(records)),
       runState: async (id) => runs[id],
-      restart: async (paymentId) => {
+      restart: async ({ key: paymentId }) => {
         if (paymentId === 'pay-changed') throw new PaymentRetryRefusedError('payment pay-changed is in progress (its lease has not lapsed): not retried');
         restarted.push(paymentId);
         return { attempt: paymentId === 'pay-failed' ? 3 : 2 };

@@ -160,7 +160,7 @@ export class SimApp {
           return result;
         },
       } as unknown as PaymentProviderClient;
-      return chargeProviderActivity(provider, () => this.telemetry.telemetry, () => this.store)(input, context);
+      return chargeProviderActivity(provider, () => this.telemetry.telemetry, () => this.store, () => this.world.nowMs())(input, context);
     };
     const record = completeRecordActivity(() => this.store, () => this.telemetry.telemetry);
     return new Map<string, (input: unknown) => Promise<unknown>>([

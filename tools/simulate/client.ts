@@ -57,11 +57,12 @@ export class SimDurableClient {
     const statuses = new Set((query.get('runtimeStatus') ?? '').split(','));
     const top = Number(query.get('top') ?? '100');
     const after = init?.headers?.['x-ms-continuation-token'] ?? '';
+    const prefix = query.get('instanceIdPrefix') ?? '';
     const rows = [
       ...[...this.hub.entities.keys()].map((key) => ({ instanceId: `@paymentcharge@${key}`, runtimeStatus: 'Running', createdMs: 0, input: undefined as unknown })),
       ...[...this.hub.instances.values()].map((i) => ({ instanceId: i.id, runtimeStatus: i.status, createdMs: i.createdMs, input: i.input })),
     ]
-      .filter((row) => row.instanceId > after)
+      .filter((row) => row.instanceId > after && row.instanceId.startsWith(prefix))
       .sort((a, b) => (a.instanceId < b.instanceId ? -1 : 1));
     // One storage response: it scans rows until `top` match, or (a fault) stops early at a partition boundary / 5 s.
     const scanLimit = this.emptyPages ? this.random.int(1, 3) : Number.POSITIVE_INFINITY;

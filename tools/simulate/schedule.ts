@@ -1,3 +1,4 @@
+import { redeliveryWindow } from '../../src/lifecycle/retention';
 import { SimApp } from './app';
 import { FAULTS, FAULT_NAMES, type FaultName, type FaultRates, type Mutation } from './faults';
 import { checkInvariants, type Violation } from './invariants';
@@ -36,9 +37,11 @@ export interface ScheduleResult {
 export async function runSchedule(options: ScheduleOptions): Promise<ScheduleResult> {
   const random = new Random(options.seed);
   const allowed = new Set(options.faults ?? FAULT_NAMES);
-  const rates = Object.fromEntries(FAULT_NAMES.map((name) => [name, allowed.has(name) ? random.pick(FAULTS[name]) : 0])) as FaultRates;
+  // Every draw is made whatever the options, so that `--payments` and `--faults` narrow this very schedule (a replay).
+  const rates = Object.fromEntries(FAULT_NAMES.map((name) => [name, random.pick(FAULTS[name])]).map(([name, rate]) => [name, allowed.has(name as FaultName) ? rate : 0])) as FaultRates;
   const lookup = random.chance(0.5) ? 'by-key' : 'none';
-  const paymentCount = options.payments ?? random.int(1, 4);
+  const drawnPayments = random.int(1, 4);
+  const paymentCount = options.payments ?? drawnPayments;
   const world = new World(Date.UTC(2026, 0, 1));
   const app = new SimApp(world, random.fork(), rates, lookup, options.mutation);
   const plan = random.fork();
@@ -57,7 +60,9 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
     payments.push(paymentId);
     const body = { paymentId, customerId: plan.chance(0.15) ? 'decline-1' : `cust-${n}`, amount: 100 * plan.int(1, 50), currency: 'EUR' };
     world.at(world.startMs + plan.logBetween(1, 60_000), () => void app.bus.send(paymentId, body));
-    if (plan.chance(rates['sb-resend'])) world.at(world.startMs + plan.logBetween(1_000, FAULT_PHASE_MS), () => void app.bus.send(paymentId, body));
+    // A resend inside the window the app covers (message TTL + deliveries + resubmit margin: retention is checked
+    // against it at start); later, the same paymentId is a new payment by contract (a key reused after expiry).
+    if (plan.chance(rates['sb-resend'])) world.at(world.startMs + plan.logBetween(1_000, redeliveryWindow(app.settings).totalMs), () => void app.bus.send(paymentId, body));
     if (plan.chance(rates['df-terminate'])) {
       world.at(world.startMs + plan.logBetween(1_000, FAULT_PHASE_MS), () => {
         const id = app.instanceOf(paymentId);
