@@ -83,7 +83,7 @@ export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTim
         context.log(
           'skipped' in reconciled
             ? `payments reconciler: skipped (${reconciled.skipped})`
-            : `payments reconciler: ${reconciled.resolved.length} restarted, ${reconciled.running} running, ${reconciled.refused} refused of ${reconciled.scanned} in progress past the grace${reconciled.stoppedByBudget ? ' (budget spent)' : ''}`,
+            : `payments reconciler: ${reconciled.resolved.length} restarted, ${reconciled.running} running (${reconciled.stuck} stuck: alerted), ${reconciled.refused} refused of ${reconciled.scanned} in progress past the grace${reconciled.stoppedByBudget ? ' (budget spent)' : ''}`,
         );
         const cutoffMs = clock.nowMs() - retentionMsOf(settings);
         const purged = await purgeDurableRecords(client, { cutoffMs, budgetMs: budgetLeftMs(), clock, recordLive: lifecycle.recordLive });

@@ -15,7 +15,15 @@ import { PaymentRetryRefusedError } from './paymentRetry';
  */
 
 /** A charge run as the task hub tells it (Pending counts as running: its start message is in the hub). */
-export type RunState = 'running' | 'completed' | 'failed' | 'terminated' | 'missing';
+export type RunState = 'running' | 'suspended' | 'completed' | 'failed' | 'terminated' | 'missing';
+
+/**
+ * How long a payments record may stay in progress, its run still Running, Pending or Suspended, before the reconciler
+ * alerts on it (`payments.run_stuck`, an error log naming the key, each tick): twice the default retry budget. A run
+ * suspended by an operator and forgotten, or one retrying its record write for hours, is not taken over (it can
+ * still act) but is never left in silence.
+ */
+export const RUN_STUCK_AFTER_MS = 2 * 60 * 60_000;
 
 /** Why a record was reconciled: its run failed, was terminated, is not in the task hub, or completed without writing it. */
 export type ReconcileReason = 'run-failed' | 'run-terminated' | 'run-missing' | 'run-completed-record-open';
@@ -30,6 +38,7 @@ export const RECONCILE_GRACE_MS = 5 * 60_000;
 export function reconcileReasonOf(run: RunState): ReconcileReason | undefined {
   switch (run) {
     case 'running':
+    case 'suspended':
       return undefined;
     case 'failed':
       return 'run-failed';
@@ -63,6 +72,8 @@ export interface ReconcileReport {
   readonly scanned: number;
   /** Of those, whose run goes on (left alone). */
   readonly running: number;
+  /** Of those running, in progress longer than {@link RUN_STUCK_AFTER_MS} (alerted). */
+  readonly stuck: number;
   /** Restarted under a takeover, with why and the new attempt. */
   readonly resolved: ReadonlyArray<{ readonly paymentId: string; readonly reason: ReconcileReason; readonly attempt: number }>;
   /** Found but not restarted: the record changed meanwhile (a delivery took it), or the restart was refused. */
@@ -81,15 +92,29 @@ export async function reconcilePayments(deps: ReconcileDeps): Promise<ReconcileR
   let scanned = 0;
   let running = 0;
   let refused = 0;
+  let stuck = 0;
   const resolved: Array<{ paymentId: string; reason: ReconcileReason; attempt: number }> = [];
-  const report = (stoppedByBudget: boolean): ReconcileReport => ({ scanned, running, resolved, refused, stoppedByBudget });
+  const report = (stoppedByBudget: boolean): ReconcileReport => ({ scanned, running, stuck, resolved, refused, stoppedByBudget });
   for await (const record of deps.records(clock.nowMs() - RECONCILE_GRACE_MS)) {
     if (clock.nowMs() >= deadline) return report(true);
     scanned++;
     const instanceId = chargeInstanceId(chargeEntityKey(record.recordId, record.createdAtMs, record.digest));
-    const reason = reconcileReasonOf(await deps.runState(instanceId));
+    const run = await deps.runState(instanceId);
+    const reason = reconcileReasonOf(run);
     if (!reason) {
       running++;
+      const forMs = clock.nowMs() - record.updatedAtMs;
+      if (forMs > RUN_STUCK_AFTER_MS) {
+        stuck++;
+        telemetry.count(MetricNames.paymentsRunStuck, { consumer: record.consumer, run });
+        telemetry.log('error', `payments: ${record.key} in progress for ${Math.round(forMs / 60_000)} min, its run ${run}: look at the run (resume it, or terminate it: the reconciler then takes it over)`, {
+          consumer: record.consumer,
+          idempotencyKey: record.key,
+          outcome: 'run-stuck',
+          instanceId,
+          reason: run,
+        });
+      }
       continue;
     }
     const fields = { consumer: record.consumer, idempotencyKey: record.key, reason, outcome: 'reconciled', instanceId };

@@ -37,6 +37,8 @@ export async function runStateOf(client: df.DurableClient, instanceId: string): 
       return 'completed';
     case df.OrchestrationRuntimeStatus.Failed:
       return 'failed';
+    case df.OrchestrationRuntimeStatus.Suspended:
+      return 'suspended';
     case df.OrchestrationRuntimeStatus.Terminated:
     case df.OrchestrationRuntimeStatus.Canceled:
       return 'terminated';

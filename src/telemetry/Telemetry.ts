@@ -27,6 +27,8 @@ export const MetricNames = {
   storeOutageWaits: 'messages.store_outage.waits',
   /** In-progress payments whose run ended (failed, terminated, missing) without the record: restarted by the reconciler, alerted. */
   paymentsReconciled: 'payments.reconciled',
+  /** In-progress payments whose run is still Running, Pending or Suspended past RUN_STUCK_AFTER_MS: alerted, not taken over. */
+  paymentsRunStuck: 'payments.run_stuck',
 } as const;
 export type CounterName = Exclude<(typeof MetricNames)[keyof typeof MetricNames], typeof MetricNames.providerLatency>;
 

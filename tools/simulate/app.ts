@@ -56,8 +56,8 @@ export class SimApp {
   readonly bus: SimBus;
   readonly provider: SimProvider;
   readonly telemetry: SimTelemetry;
-  /** Payments whose record was seen completed (the sweep may delete it later). */
-  readonly completedOnce = new Set<string>();
+  /** Payments whose record was seen completed, with the result seen (the sweep may delete the record later). */
+  readonly completedOnce = new Map<string, unknown>();
   readonly retentionMs: number;
   /** Keys an operator released (retried after checking at the provider). */
   readonly released = new Map<string, number>();
@@ -181,7 +181,7 @@ export class SimApp {
 
   /** Notes the payments whose record is completed now (called each tick). */
   observe(): void {
-    for (const r of this.store.inner.records()) if (r.consumer === PAYMENTS_CONSUMER && r.status === 'COMPLETED') this.completedOnce.add(r.key);
+    for (const r of this.store.inner.records()) if (r.consumer === PAYMENTS_CONSUMER && r.status === 'COMPLETED') this.completedOnce.set(r.key, r.result);
   }
 
   /** The instance id of the payment's current record (its lifetime), if it has one. */

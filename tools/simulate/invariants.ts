@@ -62,9 +62,8 @@ export function checkInvariants(app: SimApp, payments: readonly string[], end: {
   for (const detail of [...app.sweptWhileLive, ...app.purgedWhileLive]) violations.push({ invariant: 'no-delete-while-live', detail });
   for (const call of app.provider.calls) {
     if (call.answered !== 'declined') continue;
-    const record = app.record(call.key);
-    const result = record?.result as ChargeResult | undefined;
-    if (record?.status === RecordStatus.Completed && result?.status === 'failed' && result.code !== 'held-for-operator')
+    const result = app.completedOnce.get(call.key) as ChargeResult | undefined;
+    if (result?.status === 'failed' && result.code !== 'held-for-operator')
       violations.push({ invariant: 'result-matches-provider', detail: `${call.key}: the provider declined, the record says failed (${result.reason.slice(0, 80)})` });
   }
   if (end.final) violations.push(...settled(app, payments), ...hubBounded(app, end.nowMs, end.boundMs));

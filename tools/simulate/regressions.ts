@@ -1,11 +1,28 @@
 /** Seeds that once broke an invariant, kept so that the defect stays fixed: each runs in CI (test/simulation). */
 export interface RegressionSeed {
   readonly seed: number;
-  readonly payments: number;
+  /** Payments per schedule as the failing run had them (undefined: drawn from the seed). */
+  readonly payments?: number;
   /** The faults the failing schedule was run with (`all`, or the list `--faults` takes). */
   readonly faults: string;
   /** What it found, and the commit it was found at. */
   readonly found: string;
 }
 
-export const REGRESSION_SEEDS: readonly RegressionSeed[] = [];
+export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
+  {
+    seed: 1,
+    faults: 'table-empty-page',
+    found: 'hub-bounded at 4549723: the purge stopped at the first page with no rows and a continuation token (3 final runs kept past retention)',
+  },
+];
+
+/**
+ * Deliberate mistakes and a seed at which the simulator catches each (test/simulation holds it to that): the same
+ * mistakes the demo and the real engine's runs were shown to fail on (docs/durable.md "Deliberate mistakes").
+ */
+export const MUTATION_SEEDS = [
+  { mutation: 'key-per-call', seed: 18, faults: 'provider-lost-answer', breaks: 'at-most-one-charge' },
+  { mutation: 'activity-renamed', seed: 1, faults: 'none', breaks: 'no-delete-while-live' },
+  { mutation: 'decline-transient', seed: 2, faults: 'none', breaks: 'result-matches-provider' },
+] as const;
