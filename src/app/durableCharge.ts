@@ -4,7 +4,7 @@ import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityStat
 import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestrationInput } from '../payments/chargeOrchestration';
 import { LookupUnsupportedError, type PaymentProviderClient } from '../payments/PaymentProviderClient';
 import { HELD_FOR_OPERATOR } from '../payments/providerLookup';
-import type { Claim, IdempotencyStore } from 'azure-functions-idempotency';
+import { RecordStatus, type Claim, type IdempotencyStore } from 'azure-functions-idempotency';
 import { completeRecord, type CompleteRecordInput, type CompleteRecordOutcome, type RecordedCharge } from '../payments/completeRecord';
 import type { ChargeResult } from '../payments/schema';
 import { MetricNames, Telemetry } from '../telemetry/Telemetry';
@@ -71,16 +71,39 @@ export function chargeProviderActivity(
   const report = heldReporter(telemetry);
   return async (input: unknown): Promise<ChargeResult | RecordedCharge> => {
     const activityInput = input as ChargeAndRecordInput;
-    const result = await chargeOnce(provider, activityInput, report, nowMs);
     const claim = activityInput.recordClaim;
-    if (!claim) return result;
-    if (!store) throw new Error('chargeProvider: a run asked for the record write and the activity has no store');
+    if (claim && !store) throw new Error('chargeProvider: a run asked for the record write and the activity has no store');
+    if (claim && store) {
+      const moved = await recordMovedOn(store(), claim);
+      if (moved) return moved;
+    }
+    const result = await chargeOnce(provider, activityInput, report, nowMs);
+    if (!claim || !store) return result;
     try {
       return { result, record: await writeRecordOnce(store(), telemetry, { claim, result, payment: activityInput.payment }) };
     } catch {
       return { result, record: 'unwritten' };
     }
   };
+}
+
+/**
+ * The fence before a provider call of a handoff run (version 2): the record must still be in progress under the
+ * claim's attempt. An activity work item runs at least once and may run late: the Azure Storage provider sends a
+ * run's messages before it writes its history, so a host that dies between sends the activity again, and that copy
+ * can wait in the work-item queue for hours, after the run recorded the payment (`failed`, say) and ended. Such a copy
+ * must not charge: it answers what the record says, marked `fenced` (nothing written), without calling the provider.
+ * A store that does not answer throws (StoreUnavailableError): the run retries the round on its timers.
+ * @returns undefined when the claim still holds the record in progress
+ */
+export async function recordMovedOn(store: IdempotencyStore, claim: Claim): Promise<RecordedCharge | undefined> {
+  const record = await store.get(claim.key);
+  if (record?.status === RecordStatus.InProgress && record.attempt === claim.attempt && record.createdAtMs === claim.createdAtMs) return undefined;
+  const result: ChargeResult =
+    record?.status === RecordStatus.Completed && record.createdAtMs === claim.createdAtMs
+      ? (record.result as ChargeResult)
+      : { status: 'failed', reason: `not charged: the record moved on (${record ? `${record.status}, attempt ${record.attempt}` : 'gone'}) before this call of attempt ${claim.attempt}` };
+  return { result, record: 'fenced' };
 }
 
 /** Where the activity reports a held payment and a look-up the provider does not offer. */

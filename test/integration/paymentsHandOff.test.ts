@@ -188,14 +188,15 @@ describe('payments handoff on the in-process executor (Azurite, fake provider)',
     await new Promise((resolve) => setTimeout(resolve, 400));
     const taken = await r.store.claim(keyFromMessageId('payments', 'pay-h9'), digest);
     expect(taken.kind).toBe('reclaimed');
-    expect(await run('pay-h9', old)).toMatchObject({ result: { status: 'succeeded' }, record: 'fenced' });
+    // The fence before the call: the record moved on (a takeover), so this old attempt's activity does not charge.
+    expect(await run('pay-h9', old)).toMatchObject({ result: { status: 'failed', reason: expect.stringMatching(/not charged: the record moved on \(IN_PROGRESS, attempt 2\)/) }, record: 'fenced' });
     expect(await r.store.get(keyFromMessageId('payments', 'pay-h9'))).toMatchObject({ status: 'IN_PROGRESS', attempt: 2 });
 
     store = down;
     expect(await run('pay-h10', await claimOf('pay-h10'))).toMatchObject({ result: { status: 'succeeded' }, record: 'unwritten' });
     expect(await r.store.get(keyFromMessageId('payments', 'pay-h10'))).toMatchObject({ status: 'IN_PROGRESS', attempt: 1 });
     expect(recorded.logs().filter((l) => l.attributes.outcome === 'recordWriteRetry')).toHaveLength(1);
-    expect([provider.chargesFor('pay-h8'), provider.chargesFor('pay-h9'), provider.chargesFor('pay-h10')]).toEqual([1, 1, 1]);
+    expect([provider.chargesFor('pay-h8'), provider.chargesFor('pay-h9'), provider.chargesFor('pay-h10')]).toEqual([1, 0, 1]);
     // Without the claim it is the version 1 activity: the provider's answer alone, no record write.
     expect(await activity({ idempotencyKey: 'pay-h11', payment: payment('pay-h11') }, {} as never)).toMatchObject({ status: 'succeeded' });
     expect(await r.store.get(keyFromMessageId('payments', 'pay-h11'))).toBeUndefined();

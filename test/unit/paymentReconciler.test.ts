@@ -1,5 +1,5 @@
 import { PaymentRetryRefusedError } from '../../src/app/paymentRetry';
-import { RECONCILE_GRACE_MS, reconcilePayments, reconcileReasonOf, type RunState } from '../../src/app/paymentReconciler';
+import { RECONCILE_GRACE_MS, RUN_STUCK_AFTER_MS, reconcilePayments, reconcileReasonOf, type RunState } from '../../src/app/paymentReconciler';
 import type { IdempotencyRecord } from 'azure-functions-idempotency/internal';
 import { chargeEntityKey, chargeInstanceId } from '../../src/payments/ChargeWorkflow';
 import { inMemoryTelemetry } from '../support/telemetry';
@@ -63,6 +63,7 @@ describe('payments reconciler', () => {
     expect(report).toEqual({
       scanned: 5,
       running: 1,
+      stuck: 1, // the running one has been in progress for days: alerted (payments.run_stuck), left to its run
       refused: 1,
       stoppedByBudget: false,
       resolved: [
@@ -75,6 +76,7 @@ describe('payments reconciler', () => {
     expect(await t.counter('payments.reconciled', { consumer: 'payments', reason: 'run-failed' })).toBe(1);
     const errors = t.logs().filter((l) => l.severity === 'ERROR');
     expect(errors.map((l) => [l.attributes.idempotencyKey, l.attributes.reason, l.attributes.attempt])).toEqual([
+      ['pay-run', 'running', undefined], // in progress for days, its run still running: alerted (run-stuck), not taken over
       ['pay-failed', 'run-failed', 3],
       ['pay-term', 'run-terminated', 2],
       ['pay-gone', 'run-missing', 2],
@@ -85,6 +87,32 @@ describe('payments reconciler', () => {
         .filter((l) => l.severity === 'WARN')
         .map((l) => l.attributes.idempotencyKey),
     ).toEqual(['pay-changed']);
+    await t.shutdown();
+  });
+
+  test('a run still going is alerted once it has been in progress past RUN_STUCK_AFTER_MS (suspended too), never taken over', async () => {
+    const t = inMemoryTelemetry();
+    const fresh = { ...record('pay-fresh'), updatedAtMs: NOW - RUN_STUCK_AFTER_MS + 60_000 };
+    const old = { ...record('pay-old'), updatedAtMs: NOW - RUN_STUCK_AFTER_MS - 60_000 };
+    const suspended = { ...record('pay-suspended'), updatedAtMs: NOW - RUN_STUCK_AFTER_MS - 60_000 };
+    const runs: Record<string, RunState> = { [instanceOf(fresh)]: 'running', [instanceOf(old)]: 'running', [instanceOf(suspended)]: 'suspended' };
+    const restarted: string[] = [];
+    const report = await reconcilePayments({
+      records: () => listOf([fresh, old, suspended]),
+      runState: async (id) => runs[id],
+      restart: async (r) => (restarted.push(r.key), { attempt: 2 }),
+      telemetry: t.telemetry,
+      clock: { nowMs: () => NOW },
+      budgetMs: 60_000,
+    });
+    expect(restarted).toEqual([]);
+    expect(report).toMatchObject({ scanned: 3, running: 3, stuck: 2 });
+    const stuck = t.logs().filter((l) => l.attributes.outcome === 'run-stuck');
+    expect(stuck.map((l) => [l.attributes.idempotencyKey, l.attributes.reason])).toEqual([
+      ['pay-old', 'running'],
+      ['pay-suspended', 'suspended'],
+    ]);
+    expect(await t.counter('payments.run_stuck', { consumer: 'payments', run: 'suspended' })).toBe(1);
     await t.shutdown();
   });
 

@@ -15,6 +15,12 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
     faults: 'table-empty-page',
     found: 'hub-bounded at 4549723: the purge stopped at the first page with no rows and a continuation token (3 final runs kept past retention)',
   },
+  {
+    seed: 1888,
+    faults: 'sb-lock-lost,sb-resend,df-queue-wait,df-activity-crash,df-host-restart,df-timer-late,provider-5xx,provider-outage,provider-5xx-after',
+    found:
+      'failed-stays-failed at 5541433: a chargeProvider work item sent twice (a host restart between sending and writing history) waited in the queue and charged 2.8 h after the run recorded the payment failed',
+  },
 ];
 
 /**
