@@ -301,6 +301,17 @@ module identity 'core/identity/userAssignedIdentity.bicep' = {
   }
 }
 
+// Declared before the modules that send it their diagnostic settings (the workspace id is its output).
+module monitoring 'core/monitor/monitoring.bicep' = {
+  scope: rg
+  params: {
+    logAnalyticsName: names.logAnalytics
+    applicationInsightsName: names.appInsights
+    location: location
+    tags: tags
+  }
+}
+
 module plan 'core/host/flexConsumptionPlan.bicep' = {
   scope: rg
   params: {
@@ -447,16 +458,6 @@ module privateEndpoint 'core/network/privateEndpoint.bicep' = [
     }
   }
 ]
-
-module monitoring 'core/monitor/monitoring.bicep' = {
-  scope: rg
-  params: {
-    logAnalyticsName: names.logAnalytics
-    applicationInsightsName: names.appInsights
-    location: location
-    tags: tags
-  }
-}
 
 module roleAssignment 'core/security/roleAssignment.bicep' = [
   for (assignment, i) in roleAssignments: if (assignment.principal == 'app' || !empty(principalId)) {

@@ -44,15 +44,16 @@ export interface CompileResult {
   readonly warnings: readonly BicepDiagnostic[];
   /** Problems that are not diagnostics (the CLI crashed, wrote nothing). */
   readonly failures: readonly string[];
-  /** Each combination of {@link DEPLOYMENT_SWITCHES}, compiled as a parameters file against main.bicep. */
+  /** Each combination of {@link DEPLOYMENT_SWITCHES}, compiled as a parameters file against main.bicep (none with `combinations: false`). */
   readonly combinations: readonly CombinationResult[];
 }
 
 /**
- * Compiles `infra/main.bicep` to ARM JSON and lints it, with the rules of `infra/bicepconfig.json`.
+ * Compiles `infra/main.bicep` to ARM JSON and lints it, with the rules of `infra/bicepconfig.json`, then (unless
+ * `combinations: false`) every combination of the deployment switches with `bicep build-params`.
  * Returns undefined when no Bicep CLI can be found or restored (see {@link findBicep}).
  */
-export function compileTemplates(options: { outFile?: string; log?: (line: string) => void } = {}): CompileResult | undefined {
+export function compileTemplates(options: { outFile?: string; log?: (line: string) => void; combinations?: boolean } = {}): CompileResult | undefined {
   const cli = findBicep(process.env, options.log);
   if (!cli) return undefined;
   const outFile = options.outFile ?? COMPILED_TEMPLATE;
@@ -80,7 +81,7 @@ export function compileTemplates(options: { outFile?: string; log?: (line: strin
     errors: all.filter((d) => d.level === 'Error'),
     warnings: all.filter((d) => d.level === 'Warning'),
     failures,
-    combinations: switchCombinations().map((values) => compileCombination(cli, values)),
+    combinations: options.combinations === false ? [] : switchCombinations().map((values) => compileCombination(cli, values)),
   };
 }
 
