@@ -43,6 +43,11 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2026-03-15' = {
   properties: {
     databaseAccountOfferType: 'Standard'
     disableLocalAuth: true
+    // Keys are off anyway; this also refuses metadata writes (databases, containers) made with keys: only Azure
+    // Resource Manager changes them.
+    disableKeyBasedMetadataWriteAccess: true
+    // One region, one write location (said explicitly).
+    enableMultipleWriteLocations: false
     publicNetworkAccess: privateNetworkOnly ? 'Disabled' : 'Enabled'
     consistencyPolicy: {
       defaultConsistencyLevel: 'Session'

@@ -46,12 +46,12 @@ resource storage 'Microsoft.Storage/storageAccounts@2026-09-01' = {
     minimumTlsVersion: 'TLS1_2'
     publicNetworkAccess: privateNetworkOnly ? 'Disabled' : 'Enabled'
     supportsHttpsTrafficOnly: true
-    // Private: deny whatever does not come through a private endpoint, trusted Azure services included (as Microsoft's
-    // Flex Consumption quickstarts do with vnetEnabled).
+    // Private: deny whatever does not come through a private endpoint. With public network access Disabled the bypass
+    // for trusted Azure services changes nothing; it stays AzureServices (a scanner checks it, CKV_AZURE_36).
     networkAcls: privateNetworkOnly
       ? {
           defaultAction: 'Deny'
-          bypass: 'None'
+          bypass: 'AzureServices'
         }
       : {
           defaultAction: 'Allow'
