@@ -93,7 +93,7 @@ resource tables 'Microsoft.Storage/storageAccounts/tableServices/tables@2026-09-
 // Diagnostic settings (docs/deploy.md "Security review"): transaction metrics of the account and of each service; the
 // request logs of the blob service's writes and deletes (the deployment package, the Event Hubs checkpoints: who changed
 // what). No request logs for queues and tables, and no read logs: those would be one record per task hub and claim
-// request (about 32 writes and 100 reads a payment), more than the rest of a payment's cost together.
+// request (about 44 a payment, plus the idle polling), more than the rest of a payment's cost together (docs/deploy.md 10).
 #disable-next-line use-recent-api-versions // categoryGroup and logAnalyticsDestinationType need 2021-05-01-preview, the newest version; the rule accepts only the older stable 2016-09-01, which has neither.
 resource accountDiagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
   name: 'to-log-analytics'
