@@ -110,6 +110,19 @@ describe('infra/monitoring/queries: every file compiles against the classic tabl
   });
 });
 
+describe('docs/deploy.md: every kusto block an operator is told to run compiles (Application Insights Logs: component scope)', () => {
+  const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'deploy.md'), 'utf8');
+  const blocks = [...doc.matchAll(/```kusto\n([\s\S]*?)```/g)].map((m) => m[1]);
+
+  test('the blocks are found', () => {
+    expect(blocks.length).toBeGreaterThanOrEqual(4);
+  });
+
+  test.each(blocks.map((b, i) => [i + 1, b] as const))('block %i', (_n, block) => {
+    expect(errorsOf(block, 'component')).toEqual([]);
+  });
+});
+
 describeCompiled('the queries Azure receives (compiled infra/main.bicep, evaluated for azd up)', () => {
   const resources = () => new Deployment(compiledMainTemplate()!, azdParameters(AZD_ENV)).allResources();
 
