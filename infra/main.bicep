@@ -41,6 +41,13 @@ param resourceGroupName string = ''
 @description('Memory of each Function App instance in MB (INSTANCE_MEMORY_MB): 512 (0.25 core), 2048 (1 core) or 4096 (2 cores). Flex bills GB-s = this memory x active time (at least 1 s per execution), so a smaller size costs less per execution but gives each instance fewer cores; choose 512 only after checking the instance\'s memory working set in Azure.')
 param instanceMemoryMB int = 2048
 
+// ---- The two deployment switches (docs/deploy.md "Security review" and "What each switch costs"). ----
+@description('Private deployment (VNET_ENABLED): a virtual network, the Function App\'s outbound integration, private endpoints and private DNS zones for storage (blob, queue, table), Key Vault, Cosmos DB, Event Hubs and Service Bus, and public network access off on each. Service Bus private endpoints need Premium: on, the namespace is Premium (1 messaging unit, about $668 a month instead of Standard\'s $9.72).')
+param vnetEnabled bool = false
+
+@description('Zone redundancy (ZONE_REDUNDANT): the Flex Consumption plan spread over availability zones (the platform then keeps at least two always-ready instances per function group) and the storage account (idempotency records, task hub, deployment package) on Standard_ZRS instead of Standard_LRS.')
+param zoneRedundant bool = false
+
 // ---- Service Bus delivery settings: the same values go to the queues and to the app settings. ----
 @minValue(5)
 @maxValue(300)
@@ -203,6 +210,8 @@ var names = {
   appInsights: '${abbrs.insightsComponents}${resourceToken}'
   alertPrefix: '${abbrs.insightsScheduledQueryRules}${resourceToken}'
   keyVault: '${abbrs.keyVaultVaults}${take(resourceToken, 21)}'
+  virtualNetwork: '${abbrs.networkVirtualNetworks}${resourceToken}'
+  privateEndpointPrefix: '${abbrs.networkPrivateEndpoints}${resourceToken}'
 }
 @description('Blob container the app package is deployed to, unique to the Function App.')
 var deploymentStorageContainerName = 'app-package-${take(names.functionApp, 32)}-${take(toLower(uniqueString(names.functionApp, resourceToken)), 7)}'
@@ -255,6 +264,27 @@ var roleAssignments = [
   { principal: 'deployer', target: 'eventHub', targetName: '${names.eventHubs}/${rewardsEventHubName}', roleDefinitionId: roles.eventHubsDataSender }
 ]
 
+// The private deployment's DNS zones (learn.microsoft.com/azure/private-link/private-endpoint-dns): Event Hubs and
+// Service Bus namespaces share privatelink.servicebus.windows.net.
+@description('Private DNS zone of each private endpoint kind.')
+var privateDnsZoneNames = {
+  blob: 'privatelink.blob.${environment().suffixes.storage}'
+  queue: 'privatelink.queue.${environment().suffixes.storage}'
+  table: 'privatelink.table.${environment().suffixes.storage}'
+  vault: 'privatelink.vaultcore.azure.net'
+  cosmos: 'privatelink.documents.azure.com'
+  messaging: 'privatelink.servicebus.windows.net'
+}
+@description('Zone names in the order the DNS zone module creates them.')
+var privateDnsZoneList = [
+  privateDnsZoneNames.blob
+  privateDnsZoneNames.queue
+  privateDnsZoneNames.table
+  privateDnsZoneNames.vault
+  privateDnsZoneNames.cosmos
+  privateDnsZoneNames.messaging
+]
+
 // Microsoft.Resources/resourceGroups@2025-04-01
 resource rg 'Microsoft.Resources/resourceGroups@2025-04-01' = {
   name: names.resourceGroup
@@ -271,12 +301,24 @@ module identity 'core/identity/userAssignedIdentity.bicep' = {
   }
 }
 
+// Declared before the modules that send it their diagnostic settings (the workspace id is its output).
+module monitoring 'core/monitor/monitoring.bicep' = {
+  scope: rg
+  params: {
+    logAnalyticsName: names.logAnalytics
+    applicationInsightsName: names.appInsights
+    location: location
+    tags: tags
+  }
+}
+
 module plan 'core/host/flexConsumptionPlan.bicep' = {
   scope: rg
   params: {
     name: names.plan
     location: location
     tags: tags
+    zoneRedundant: zoneRedundant
   }
 }
 
@@ -293,6 +335,9 @@ module storage 'core/storage/storageAccount.bicep' = {
       paymentStateTableName
       rewardsTableName
     ]
+    privateNetworkOnly: vnetEnabled
+    zoneRedundant: zoneRedundant
+    logAnalyticsWorkspaceId: monitoring.outputs.logAnalyticsId
   }
 }
 
@@ -306,6 +351,8 @@ module eventHubs 'core/messaging/eventHubs.bicep' = {
     partitionCount: eventHubPartitionCount
     retentionDays: eventHubRetentionDays
     consumerGroupName: rewardsConsumerGroup
+    privateNetworkOnly: vnetEnabled
+    logAnalyticsWorkspaceId: monitoring.outputs.logAnalyticsId
   }
 }
 
@@ -323,6 +370,8 @@ module serviceBus 'core/messaging/serviceBus.bicep' = {
     maxDeliveryCount: maxDeliveryCount
     messageTtlDays: messageTtlDays
     duplicateDetectionHistoryTimeWindow: duplicateDetectionHistoryTimeWindow
+    privateNetworkOnly: vnetEnabled
+    logAnalyticsWorkspaceId: monitoring.outputs.logAnalyticsId
   }
 }
 
@@ -337,6 +386,8 @@ module cosmos 'core/database/cosmosServerless.bicep' = {
     idempotencyContainerName: cosmosIdempotencyContainerName
     #disable-next-line what-if-short-circuiting // The principal id exists only once the identity is created; the Cosmos role assignment name is derived from it.
     dataContributorPrincipalId: identity.outputs.principalId
+    privateNetworkOnly: vnetEnabled
+    logAnalyticsWorkspaceId: monitoring.outputs.logAnalyticsId
   }
 }
 
@@ -349,18 +400,64 @@ module keyVault 'core/security/keyVault.bicep' = {
     webhookSigningSecret: webhookSigningSecret
     enablePurgeProtection: keyVaultPurgeProtection
     createMode: keyVaultCreateMode
+    privateNetworkOnly: vnetEnabled
+    logAnalyticsWorkspaceId: monitoring.outputs.logAnalyticsId
   }
 }
 
-module monitoring 'core/monitor/monitoring.bicep' = {
+// ---- The private deployment (vnetEnabled): network, DNS zones, one private endpoint per service. ----
+module virtualNetwork 'core/network/virtualNetwork.bicep' = if (vnetEnabled) {
   scope: rg
   params: {
-    logAnalyticsName: names.logAnalytics
-    applicationInsightsName: names.appInsights
+    name: names.virtualNetwork
     location: location
     tags: tags
   }
 }
+
+module privateDnsZones 'core/network/privateDnsZones.bicep' = if (vnetEnabled) {
+  scope: rg
+  params: {
+    zoneNames: privateDnsZoneList
+    #disable-next-line what-if-short-circuiting // The zones link to the network created in this deployment.
+    virtualNetworkId: virtualNetwork.?outputs.resourceId ?? ''
+    tags: tags
+  }
+}
+
+@description('Every private endpoint of the private deployment: the service (a key of privateEndpointServiceIds), its sub-resource (groupId) and its DNS zone (index in privateDnsZoneList).')
+var privateEndpoints = [
+  { name: 'blob', service: 'storage', groupId: 'blob', zone: 0 }
+  { name: 'queue', service: 'storage', groupId: 'queue', zone: 1 }
+  { name: 'table', service: 'storage', groupId: 'table', zone: 2 }
+  { name: 'vault', service: 'keyVault', groupId: 'vault', zone: 3 }
+  { name: 'cosmos', service: 'cosmos', groupId: 'Sql', zone: 4 }
+  { name: 'servicebus', service: 'serviceBus', groupId: 'namespace', zone: 5 }
+  { name: 'eventhubs', service: 'eventHubs', groupId: 'namespace', zone: 5 }
+]
+@description('Resource id of each service a private endpoint connects to (module outputs: each endpoint waits for its service).')
+var privateEndpointServiceIds = {
+  storage: storage.outputs.resourceId
+  keyVault: keyVault.outputs.resourceId
+  cosmos: cosmos.outputs.resourceId
+  serviceBus: serviceBus.outputs.resourceId
+  eventHubs: eventHubs.outputs.resourceId
+}
+
+module privateEndpoint 'core/network/privateEndpoint.bicep' = [
+  for endpoint in privateEndpoints: if (vnetEnabled) {
+    scope: rg
+    params: {
+      name: '${names.privateEndpointPrefix}-${endpoint.name}'
+      location: location
+      tags: tags
+      subnetId: virtualNetwork.?outputs.privateEndpointSubnetId ?? ''
+      serviceId: privateEndpointServiceIds[endpoint.service]
+      groupId: endpoint.groupId
+      privateDnsZoneId: privateDnsZones.?outputs.zoneIds[endpoint.zone] ?? ''
+    }
+  }
+]
 
 module roleAssignment 'core/security/roleAssignment.bicep' = [
   for (assignment, i) in roleAssignments: if (assignment.principal == 'app' || !empty(principalId)) {
@@ -399,6 +496,7 @@ module api 'app/api.bicep' = {
     cosmosEndpoint: cosmos.outputs.endpoint
     runtimeVersion: '22'
     instanceMemoryMB: instanceMemoryMB
+    virtualNetworkSubnetId: virtualNetwork.?outputs.appSubnetId ?? ''
     durableTaskHubName: durableTaskHubName
     idempotency: {
       tableName: idempotencyTableName
@@ -447,11 +545,12 @@ module api 'app/api.bicep' = {
       eventHubRetentionDays: eventHubRetentionDays
     }
   }
-  // The host starts as soon as the site exists: give it its data-plane roles first.
+  // The host starts as soon as the site exists: give it its data-plane roles first, and (private deployment) its
+  // routes to the services.
   dependsOn: [
     roleAssignment
     storage
-    monitoring
+    privateEndpoint
   ]
 }
 
@@ -469,6 +568,24 @@ module operations 'app/operations.bicep' = {
   // Names come from `names` (known before deployment, for What-If), so the order is explicit.
   dependsOn: [
     monitoring
+  ]
+}
+
+// Issue 43 item 6: every queue's dead-letter count alerts (the broker's DeadletteredMessages metric, per queue).
+module deadLetterAlerts 'app/deadLetterAlerts.bicep' = {
+  scope: rg
+  params: {
+    tags: tags
+    serviceBusNamespaceName: names.serviceBus
+    queueNames: [
+      paymentsQueueName
+      ordersQueueName
+    ]
+    alertNamePrefix: names.alertPrefix
+    actionGroupId: alertActionGroupId
+  }
+  dependsOn: [
+    serviceBus
   ]
 }
 

@@ -52,6 +52,9 @@ param maximumInstanceCount int = 100
 @description('Always-ready instances of the Durable Functions group (orchestrations, entities, activities). Documented advice for Durable Functions on Flex Consumption: 1, so a charge never waits for a cold Durable start.')
 param durableAlwaysReadyInstances int = 1
 
+@description('Resource id of the subnet of the outbound virtual network integration (empty: none, the public deployment).')
+param virtualNetworkSubnetId string = ''
+
 @description('Settings read by the app code (src/config/settings.ts) and by host.json, computed in main.bicep.')
 param idempotency idempotencySettingsType
 @description('Service Bus delivery settings and queue names, computed in main.bicep.')
@@ -182,7 +185,11 @@ resource functionApp 'Microsoft.Web/sites@2025-03-01' = {
     keyVaultReferenceIdentity: identityId
     siteConfig: {
       minTlsVersion: '1.2'
+      ftpsState: 'Disabled'
     }
+    // vnetEnabled: the app's outbound traffic (storage, Service Bus, Event Hubs, Cosmos DB, Key Vault references) goes
+    // through this subnet to the services' private endpoints.
+    virtualNetworkSubnetId: empty(virtualNetworkSubnetId) ? null : virtualNetworkSubnetId
     functionAppConfig: {
       deployment: {
         storage: {
@@ -214,6 +221,21 @@ resource functionApp 'Microsoft.Web/sites@2025-03-01' = {
   resource configAppSettings 'config' = {
     name: 'appsettings'
     properties: appSettings
+  }
+
+  // No FTP and no basic (user name and password) publishing: azd deploys with an Entra token.
+  resource ftpPublishing 'basicPublishingCredentialsPolicies' = {
+    name: 'ftp'
+    properties: {
+      allow: false
+    }
+  }
+
+  resource scmPublishing 'basicPublishingCredentialsPolicies' = {
+    name: 'scm'
+    properties: {
+      allow: false
+    }
   }
 }
 

@@ -43,7 +43,14 @@ export interface TemplateJson {
   variables?: Record<string, Json>;
   /** An array, or (languageVersion 2.0, symbolic names) an object keyed by symbolic name. */
   resources: ResourceJson[] | Record<string, ResourceJson>;
-  outputs?: Record<string, { type: string; value: Json }>;
+  outputs?: Record<string, OutputJson>;
+}
+
+/** A template output: a value, or (a Bicep for-expression) a copy loop of `count` items of `input`. */
+export interface OutputJson {
+  type: string;
+  value?: Json;
+  copy?: { count: Json; input: Json };
 }
 
 export interface ResourceJson {
@@ -117,6 +124,13 @@ export class ArmEvaluator {
   /** The same scope inside iteration `index` of a copy loop. */
   withCopyIndex(index: number): ArmEvaluator {
     return new ArmEvaluator({ ...this.scope, copyIndex: index });
+  }
+
+  /** The value of a template output, copy loops included. */
+  outputValue(output: OutputJson): unknown {
+    if (!output.copy) return this.value(output.value);
+    const count = this.value(output.copy.count) as number;
+    return Array.from({ length: count }, (_, i) => this.withCopyIndex(i).value(output.copy!.input));
   }
 
   /** Evaluates a JSON value: expressions in strings, deeply in arrays and objects. */
@@ -272,6 +286,21 @@ export class ArmEvaluator {
       }
       case 'createarray':
         return args;
+      case 'tryget': {
+        // tryGet(value, key...): null where a key is missing or the value is null (Bicep's `.?`).
+        let value: unknown = args[0];
+        for (const key of args.slice(1)) {
+          if (value === null || value === undefined) return null;
+          if (value instanceof AzureValue) return member(value, key as string | number);
+          value = (value as Record<string | number, unknown>)[key as string | number];
+        }
+        return value ?? null;
+      }
+      case 'coalesce':
+        return args.find((a) => a !== null && a !== undefined) ?? null;
+      case 'environment':
+        // AzureCloud's suffixes (the values `az cloud show` prints for the public cloud).
+        return { name: 'AzureCloud', suffixes: { storage: 'core.windows.net', keyvaultDns: '.vault.azure.net' } };
       case 'union':
         return Object.assign({}, ...(args as object[]));
       case 'uniquestring':

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compileTemplates, formatDiagnostic } from '../../tools/infra/compileTemplates';
+import { compileTemplates, formatDiagnostic, type CompileResult } from '../../tools/infra/compileTemplates';
 import { ArmEvaluator, resourcesOf, type ResourceJson, type TemplateJson } from './armExpressions';
 
 /**
@@ -14,7 +14,7 @@ let compiled: TemplateJson | undefined | null;
 export function compiledMainTemplate(): TemplateJson | undefined {
   if (compiled === undefined) {
     const outFile = join(mkdtempSync(join(tmpdir(), 'infra-')), 'main.json');
-    const result = compileTemplates({ outFile });
+    const result = compileTemplates({ outFile, combinations: false });
     if (!result) {
       if (/^(1|true)$/i.test(process.env.CI ?? '')) throw new Error('CI=true and no Bicep CLI: the compiled-template tests cannot run');
       console.warn('NOT COMPILED: no Bicep CLI or dotnet here; the compiled-template tests are skipped');
@@ -27,6 +27,16 @@ export function compiledMainTemplate(): TemplateJson | undefined {
     }
   }
   return compiled ?? undefined;
+}
+
+/**
+ * Every combination of the deployment switches compiled by the real CLI (`bicep build-params` against main.bicep, as
+ * `npm run infra:build` does); undefined without a Bicep CLI (see {@link compiledMainTemplate}). About 5 s a combination.
+ */
+export function compiledCombinations(): CompileResult['combinations'] | undefined {
+  if (!compiledMainTemplate()) return undefined;
+  const result = compileTemplates({ outFile: join(mkdtempSync(join(tmpdir(), 'infra-')), 'main.json') });
+  return result?.combinations;
 }
 
 /** `describe` when the template compiled here, `describe.skip` otherwise (see {@link compiledMainTemplate}). */
@@ -95,7 +105,7 @@ export class Deployment {
         this.modules.push(module);
         outputs.set(resource.symbol ?? module.name, () => {
           const out: Record<string, unknown> = {};
-          for (const [k, v] of Object.entries(module.template.outputs ?? {})) out[k] = module.evaluator.value(v.value);
+          for (const [k, v] of Object.entries(module.template.outputs ?? {})) out[k] = module.evaluator.outputValue(v);
           return out;
         });
       }

@@ -379,6 +379,8 @@ describe('infra cross-check: operations and azd', () => {
       keyVaultPurgeProtection: { value: '${KEY_VAULT_PURGE_PROTECTION=false}' },
       keyVaultCreateMode: { value: '${KEY_VAULT_CREATE_MODE=default}' },
       instanceMemoryMB: { value: '${INSTANCE_MEMORY_MB=2048}' },
+      vnetEnabled: { value: '${VNET_ENABLED=false}' },
+      zoneRedundant: { value: '${ZONE_REDUNDANT=false}' },
     });
   });
 });

@@ -1,9 +1,10 @@
 import { relative } from 'node:path';
-import { compileTemplates, formatDiagnostic, REPO_ROOT } from './compileTemplates';
+import { combinationName, compileTemplates, formatDiagnostic, REPO_ROOT } from './compileTemplates';
 
 /**
- * `npm run infra:build`: compiles and lints infra/main.bicep with the real Bicep CLI; exit 0 only with zero errors and
- * warnings. Without any Bicep CLI it says so plainly; with CI=true that is a failure, never a skip.
+ * `npm run infra:build`: compiles and lints infra/main.bicep with the real Bicep CLI, then compiles a parameters file for
+ * every combination of the deployment switches (vnetEnabled, zoneRedundant) against it; exit 0 only with zero errors
+ * and warnings everywhere. Without any Bicep CLI it says so plainly; with CI=true that is a failure, never a skip.
  */
 function main(): number {
   const ci = /^(1|true)$/i.test(process.env.CI ?? '');
@@ -23,7 +24,14 @@ function main(): number {
   for (const d of [...result.errors, ...result.warnings]) console.log(formatDiagnostic(d));
   for (const f of result.failures) console.log(`infra:build: ${f}`);
   console.log(`infra:build: ${result.errors.length} errors, ${result.warnings.length} warnings; ARM template: ${relative(REPO_ROOT, result.templatePath)}`);
-  return result.errors.length === 0 && result.warnings.length === 0 && result.failures.length === 0 ? 0 : 1;
+  let clean = result.errors.length === 0 && result.warnings.length === 0 && result.failures.length === 0;
+  for (const c of result.combinations) {
+    for (const d of [...c.errors, ...c.warnings]) console.log(formatDiagnostic(d));
+    for (const f of c.failures) console.log(`infra:build: ${f}`);
+    console.log(`infra:build: ${combinationName(c.values)}: ${c.errors.length} errors, ${c.warnings.length} warnings (bicep build-params)`);
+    clean &&= c.errors.length === 0 && c.warnings.length === 0 && c.failures.length === 0;
+  }
+  return clean ? 0 : 1;
 }
 
 process.exitCode = main();

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { REPO_ROOT } from '../cli/repoRoot';
 import { bicepVersion, findBicep, runBicep, type BicepCli, type BicepDiagnostic } from './bicepCli';
@@ -8,6 +8,34 @@ export const MAIN_BICEP = join(REPO_ROOT, 'infra', 'main.bicep');
 /** Where the compiled ARM template goes (ignored by git, not deployed). */
 export const COMPILED_TEMPLATE = join(REPO_ROOT, 'dist', 'infra', 'main.json');
 
+/** The deployment switches of infra/main.bicep (docs/deploy.md): each combination is checked by the CLI. */
+export const DEPLOYMENT_SWITCHES = ['vnetEnabled', 'zoneRedundant'] as const;
+
+/** Values of the required parameters in every checked combination (what azd would pass). */
+const REQUIRED_PARAMETERS = { environmentName: 'dev', location: 'swedencentral', paymentProviderUrl: 'https://provider.example.com' };
+
+export type SwitchValues = Record<(typeof DEPLOYMENT_SWITCHES)[number], boolean>;
+
+/** Every combination of the switches on and off (2^n), all off first. */
+export function switchCombinations(): SwitchValues[] {
+  return Array.from({ length: 2 ** DEPLOYMENT_SWITCHES.length }, (_, bits) =>
+    Object.fromEntries(DEPLOYMENT_SWITCHES.map((name, i) => [name, (bits & (1 << i)) !== 0])),
+  ) as SwitchValues[];
+}
+
+/** `vnetEnabled=true zoneRedundant=false`. */
+export function combinationName(values: SwitchValues): string {
+  return DEPLOYMENT_SWITCHES.map((name) => `${name}=${values[name]}`).join(' ');
+}
+
+/** What `bicep build-params` said about one combination of the switches. */
+export interface CombinationResult {
+  readonly values: SwitchValues;
+  readonly errors: readonly BicepDiagnostic[];
+  readonly warnings: readonly BicepDiagnostic[];
+  readonly failures: readonly string[];
+}
+
 export interface CompileResult {
   readonly cli: BicepCli;
   readonly version: string;
@@ -16,13 +44,16 @@ export interface CompileResult {
   readonly warnings: readonly BicepDiagnostic[];
   /** Problems that are not diagnostics (the CLI crashed, wrote nothing). */
   readonly failures: readonly string[];
+  /** Each combination of {@link DEPLOYMENT_SWITCHES}, compiled as a parameters file against main.bicep (none with `combinations: false`). */
+  readonly combinations: readonly CombinationResult[];
 }
 
 /**
- * Compiles `infra/main.bicep` to ARM JSON and lints it, with the rules of `infra/bicepconfig.json`.
+ * Compiles `infra/main.bicep` to ARM JSON and lints it, with the rules of `infra/bicepconfig.json`, then (unless
+ * `combinations: false`) every combination of the deployment switches with `bicep build-params`.
  * Returns undefined when no Bicep CLI can be found or restored (see {@link findBicep}).
  */
-export function compileTemplates(options: { outFile?: string; log?: (line: string) => void } = {}): CompileResult | undefined {
+export function compileTemplates(options: { outFile?: string; log?: (line: string) => void; combinations?: boolean } = {}): CompileResult | undefined {
   const cli = findBicep(process.env, options.log);
   if (!cli) return undefined;
   const outFile = options.outFile ?? COMPILED_TEMPLATE;
@@ -50,7 +81,44 @@ export function compileTemplates(options: { outFile?: string; log?: (line: strin
     errors: all.filter((d) => d.level === 'Error'),
     warnings: all.filter((d) => d.level === 'Warning'),
     failures,
+    combinations: options.combinations === false ? [] : switchCombinations().map((values) => compileCombination(cli, values)),
   };
+}
+
+/**
+ * One combination of the switches as a `.bicepparam` file (`using` main.bicep, the required parameters and the
+ * switches), compiled with `bicep build-params`: the CLI checks every value against main.bicep's declarations (name,
+ * type, allowed values) and reports its diagnostics. The file must name main.bicep by a relative path, so it is written
+ * under dist/ (ignored by git), in a folder of its own per process, removed afterwards.
+ */
+function compileCombination(cli: BicepCli, values: SwitchValues): CombinationResult {
+  const dir = join(REPO_ROOT, 'dist', 'infra', `combinations-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  const name = DEPLOYMENT_SWITCHES.map((s) => `${s}-${values[s]}`).join('.');
+  const paramFile = join(dir, `${name}.bicepparam`);
+  const outFile = join(dir, `${name}.parameters.json`);
+  const lines = [`using '${relative(dir, MAIN_BICEP).split('\\').join('/')}'`];
+  for (const [k, v] of Object.entries({ ...REQUIRED_PARAMETERS, ...values })) lines.push(`param ${k} = ${typeof v === 'string' ? `'${v}'` : String(v)}`);
+  writeFileSync(paramFile, `${lines.join('\n')}\n`);
+  try {
+    const az = cli.prefix.length > 0;
+    const run = runBicep(
+      cli,
+      az ? ['build-params', '--file', paramFile, '--outfile', outFile, '--no-restore'] : ['build-params', paramFile, '--outfile', outFile, '--no-restore'],
+    );
+    const failures: string[] = [];
+    if (run.status !== 0 && !run.diagnostics.some((d) => d.level === 'Error'))
+      failures.push(`bicep build-params exited ${run.status}: ${run.otherOutput || run.stdout}`);
+    if (run.status === 0 && !existsSync(outFile)) failures.push(`bicep build-params wrote no ${outFile}`);
+    return {
+      values,
+      errors: run.diagnostics.filter((d) => d.level === 'Error'),
+      warnings: run.diagnostics.filter((d) => d.level === 'Warning'),
+      failures,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** One diagnostic as the CLI prints it, with the path relative to the repository. */

@@ -24,6 +24,12 @@ param idempotencyContainerName string = 'idempotency'
 @description('Object id of the identity that reads and writes items.')
 param dataContributorPrincipalId string
 
+@description('Private deployment (vnetEnabled): public network access off, the account reached through its private endpoint (Sql).')
+param privateNetworkOnly bool = false
+
+@description('Log Analytics workspace the account\'s control-plane log goes to.')
+param logAnalyticsWorkspaceId string
+
 // Cosmos DB Built-in Data Contributor (a Cosmos SQL role definition, fixed id in every account).
 @description('Id of the Cosmos DB Built-in Data Contributor SQL role definition.')
 var cosmosBuiltInDataContributorRoleId = '00000000-0000-0000-0000-000000000002'
@@ -37,7 +43,12 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2026-03-15' = {
   properties: {
     databaseAccountOfferType: 'Standard'
     disableLocalAuth: true
-    publicNetworkAccess: 'Enabled'
+    // Keys are off anyway; this also refuses metadata writes (databases, containers) made with keys: only Azure
+    // Resource Manager changes them.
+    disableKeyBasedMetadataWriteAccess: true
+    // One region, one write location (said explicitly).
+    enableMultipleWriteLocations: false
+    publicNetworkAccess: privateNetworkOnly ? 'Disabled' : 'Enabled'
     consistencyPolicy: {
       defaultConsistencyLevel: 'Session'
     }
@@ -132,7 +143,28 @@ resource dataContributor 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignmen
   }
 }
 
+// Control-plane operations (keys, network, containers changed: CDBControlPlaneRequests). Not DataPlaneRequests: one
+// record per item read or write (the orders, and every claim with IDEMPOTENCY_STORE=cosmos), which the app's own
+// telemetry already counts.
+#disable-next-line use-recent-api-versions // categoryGroup and logAnalyticsDestinationType need 2021-05-01-preview, the newest version; the rule accepts only the older stable 2016-09-01, which has neither.
+resource diagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
+  name: 'to-log-analytics'
+  scope: account
+  properties: {
+    workspaceId: logAnalyticsWorkspaceId
+    logAnalyticsDestinationType: 'Dedicated'
+    logs: [
+      {
+        category: 'ControlPlaneRequests'
+        enabled: true
+      }
+    ]
+  }
+}
+
 @description('Cosmos DB account name.')
 output name string = account.name
+@description('Resource id of the account (its private endpoint).')
+output resourceId string = account.id
 @description('Cosmos DB account endpoint.')
 output endpoint string = account.properties.documentEndpoint

@@ -8,6 +8,8 @@ param name string
 param location string = resourceGroup().location
 @description('Tags applied to the plan.')
 param tags tagsType = {}
+@description('Zone redundancy (zoneRedundant): instances spread over the region\'s availability zones; the platform then keeps at least two always-ready instances for every function group (docs/deploy.md).')
+param zoneRedundant bool = false
 
 // Microsoft.Web/serverfarms@2025-03-01
 resource plan 'Microsoft.Web/serverfarms@2025-03-01' = {
@@ -21,6 +23,7 @@ resource plan 'Microsoft.Web/serverfarms@2025-03-01' = {
   }
   properties: {
     reserved: true
+    zoneRedundant: zoneRedundant
   }
 }
 

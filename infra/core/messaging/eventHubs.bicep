@@ -30,6 +30,12 @@ param retentionDays int = 7
 @description('Consumer group of the consumer (its own checkpoints).')
 param consumerGroupName string
 
+@description('Private deployment (vnetEnabled): public network access off, the namespace reached through its private endpoint (Standard supports private endpoints).')
+param privateNetworkOnly bool = false
+
+@description('Log Analytics workspace the namespace\'s audit logs and metrics go to.')
+param logAnalyticsWorkspaceId string
+
 // Microsoft.EventHub/namespaces@2026-01-01
 resource namespace 'Microsoft.EventHub/namespaces@2026-01-01' = {
   name: name
@@ -43,8 +49,30 @@ resource namespace 'Microsoft.EventHub/namespaces@2026-01-01' = {
   properties: {
     disableLocalAuth: true
     minimumTlsVersion: '1.2'
-    publicNetworkAccess: 'Enabled'
+    publicNetworkAccess: privateNetworkOnly ? 'Disabled' : 'Enabled'
     isAutoInflateEnabled: false
+  }
+}
+
+#disable-next-line use-recent-api-versions // categoryGroup and logAnalyticsDestinationType need 2021-05-01-preview, the newest version; the rule accepts only the older stable 2016-09-01, which has neither.
+resource diagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
+  name: 'to-log-analytics'
+  scope: namespace
+  properties: {
+    workspaceId: logAnalyticsWorkspaceId
+    logAnalyticsDestinationType: 'Dedicated'
+    logs: [
+      {
+        categoryGroup: 'audit'
+        enabled: true
+      }
+    ]
+    metrics: [
+      {
+        category: 'AllMetrics'
+        enabled: true
+      }
+    ]
   }
 }
 
@@ -69,6 +97,8 @@ resource consumerGroup 'Microsoft.EventHub/namespaces/eventhubs/consumergroups@2
 
 @description('Namespace name.')
 output name string = namespace.name
+@description('Resource id of the namespace (its private endpoint).')
+output resourceId string = namespace.id
 @description('The hub as <namespace>/<hub>, for role assignments scoped to it.')
 output hubResourceName string = '${namespace.name}/${hub.name}'
 @description('Consumer group name.')

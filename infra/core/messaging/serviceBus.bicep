@@ -33,19 +33,57 @@ param messageTtlDays int
 @description('ISO 8601 window of broker-side duplicate detection on MessageId.')
 param duplicateDetectionHistoryTimeWindow string = 'PT10M'
 
+@description('Private deployment (vnetEnabled): Premium (1 messaging unit; private endpoints need Premium) with public network access off. Standard otherwise.')
+param privateNetworkOnly bool = false
+
+@description('Log Analytics workspace the namespace\'s audit logs and metrics go to.')
+param logAnalyticsWorkspaceId string
+
 // Microsoft.ServiceBus/namespaces@2026-01-01
 resource namespace 'Microsoft.ServiceBus/namespaces@2026-01-01' = {
   name: name
   location: location
   tags: tags
-  sku: {
-    name: 'Standard'
-    tier: 'Standard'
-  }
+  // Private endpoints are a Premium feature (learn.microsoft.com/azure/service-bus-messaging/private-link-service):
+  // the private deployment pays for one messaging unit instead of Standard's base charge (docs/deploy.md).
+  sku: privateNetworkOnly
+    ? {
+        name: 'Premium'
+        tier: 'Premium'
+        capacity: 1
+      }
+    : {
+        name: 'Standard'
+        tier: 'Standard'
+      }
   properties: {
     disableLocalAuth: true
     minimumTlsVersion: '1.2'
-    publicNetworkAccess: 'Enabled'
+    publicNetworkAccess: privateNetworkOnly ? 'Disabled' : 'Enabled'
+  }
+}
+
+// The audit category group: management operations (AZMSOperationalLogs), network filtering events and, on Premium,
+// the data-plane runtime audit logs (aggregated per minute).
+#disable-next-line use-recent-api-versions // categoryGroup and logAnalyticsDestinationType need 2021-05-01-preview, the newest version; the rule accepts only the older stable 2016-09-01, which has neither.
+resource diagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
+  name: 'to-log-analytics'
+  scope: namespace
+  properties: {
+    workspaceId: logAnalyticsWorkspaceId
+    logAnalyticsDestinationType: 'Dedicated'
+    logs: [
+      {
+        categoryGroup: 'audit'
+        enabled: true
+      }
+    ]
+    metrics: [
+      {
+        category: 'AllMetrics'
+        enabled: true
+      }
+    ]
   }
 }
 

@@ -34,6 +34,10 @@ param softDeleteRetentionInDays int = 90
 ])
 @description('default: create or update. recover: bring back the soft-deleted vault of the same name (after azd down of an environment with purge protection).')
 param createMode string = 'default'
+@description('Private deployment (vnetEnabled): public network access off; the platform resolves the Key Vault references through the app\'s virtual network and the vault\'s private endpoint.')
+param privateNetworkOnly bool = false
+@description('Log Analytics workspace the vault\'s audit log (AuditEvent) and metrics go to.')
+param logAnalyticsWorkspaceId string
 @secure()
 @description('The provider\'s webhook signing secret. Empty: the secret is not written here (set it by hand before the first webhook).')
 param webhookSigningSecret string = ''
@@ -58,7 +62,33 @@ resource vault 'Microsoft.KeyVault/vaults@2025-05-01' = {
     enabledForDeployment: false
     enabledForDiskEncryption: false
     enabledForTemplateDeployment: false
-    publicNetworkAccess: 'Enabled'
+    publicNetworkAccess: privateNetworkOnly ? 'Disabled' : 'Enabled'
+    networkAcls: {
+      defaultAction: privateNetworkOnly ? 'Deny' : 'Allow'
+      bypass: 'None'
+    }
+  }
+}
+
+// Every access to the vault (secret reads by the platform included) in the workspace's AzureDiagnostics table.
+#disable-next-line use-recent-api-versions // categoryGroup and logAnalyticsDestinationType need 2021-05-01-preview, the newest version; the rule accepts only the older stable 2016-09-01, which has neither.
+resource diagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
+  name: 'to-log-analytics'
+  scope: vault
+  properties: {
+    workspaceId: logAnalyticsWorkspaceId
+    logs: [
+      {
+        categoryGroup: 'audit'
+        enabled: true
+      }
+    ]
+    metrics: [
+      {
+        category: 'AllMetrics'
+        enabled: true
+      }
+    ]
   }
 }
 
@@ -73,6 +103,8 @@ resource webhookSecret 'Microsoft.KeyVault/vaults/secrets@2025-05-01' = if (!emp
 
 @description('Key Vault name.')
 output name string = vault.name
+@description('Resource id of the vault (its private endpoint).')
+output resourceId string = vault.id
 @description('Versionless URI of the webhook secret: the Key Vault reference follows its latest version (rotation without a redeploy).')
 output webhookReferenceUri string = '${vault.properties.vaultUri}secrets/${webhookSecretName}'
 @description('Versionless URI of the previous webhook secret (set only during a rotation).')

@@ -1,0 +1,202 @@
+import { combinationName, formatDiagnostic, switchCombinations, type SwitchValues } from '../../tools/infra/compileTemplates';
+import { azdParameters, compiledCombinations, compiledMainTemplate, describeCompiled, Deployment } from '../support/compiledTemplate';
+
+/**
+ * The two deployment switches of infra/main.bicep (issue 45), in every combination: the private deployment
+ * (`vnetEnabled`, azd VNET_ENABLED) and zone redundancy (`zoneRedundant`, azd ZONE_REDUNDANT). Each combination is
+ * compiled by the real Bicep CLI (`bicep build-params` against main.bicep: 0 errors, 0 warnings) and the compiled
+ * template is evaluated for it: what each switch deploys, and what stays the same both ways (diagnostic settings, FTP and
+ * basic publishing off, the dead-letter alerts).
+ */
+
+const AZD_ENV = { AZURE_ENV_NAME: 'dev', AZURE_LOCATION: 'swedencentral', PAYMENT_PROVIDER_URL: 'https://provider.example.com' };
+
+type Resource = ReturnType<Deployment['allResources']>[number];
+
+function deploy(values: SwitchValues): Resource[] {
+  const env = { ...AZD_ENV, VNET_ENABLED: String(values.vnetEnabled), ZONE_REDUNDANT: String(values.zoneRedundant) };
+  return new Deployment(compiledMainTemplate()!, azdParameters(env)).allResources();
+}
+
+const ofType = (resources: Resource[], type: string) => resources.filter((r) => r.type === type);
+const one = (resources: Resource[], type: string) => {
+  const found = ofType(resources, type);
+  if (found.length !== 1) throw new Error(`${found.length} resources of type ${type}`);
+  return found[0];
+};
+
+/** The five services a private deployment closes, by resource type. */
+const SERVICES = [
+  'Microsoft.Storage/storageAccounts',
+  'Microsoft.KeyVault/vaults',
+  'Microsoft.DocumentDB/databaseAccounts',
+  'Microsoft.ServiceBus/namespaces',
+  'Microsoft.EventHub/namespaces',
+];
+
+describeCompiled('deployment switches: the real Bicep CLI compiles every combination', () => {
+  test('bicep build-params: 0 errors and 0 warnings for each of the 4 combinations', () => {
+    const combinations = compiledCombinations()!;
+    expect(combinations.map((c) => combinationName(c.values))).toEqual(switchCombinations().map(combinationName));
+    const report = combinations.map(
+      (c) => `${combinationName(c.values)}: ${[...c.errors, ...c.warnings].map(formatDiagnostic).concat(c.failures).join('; ') || 'clean'}`,
+    );
+    console.log(report.join('\n'));
+    expect(report).toEqual(combinations.map((c) => `${combinationName(c.values)}: clean`));
+  }, 120_000);
+});
+
+for (const values of switchCombinations()) {
+  describeCompiled(`deployment switches: ${combinationName(values)}`, () => {
+    let resources: Resource[];
+    beforeAll(() => {
+      resources = deploy(values);
+    });
+
+    test('private deployment: a network, the app integrated into its delegated subnet, or none of it', () => {
+      const site = one(resources, 'Microsoft.Web/sites');
+      const networks = ofType(resources, 'Microsoft.Network/virtualNetworks');
+      if (!values.vnetEnabled) {
+        expect(networks).toEqual([]);
+        expect(site.properties.virtualNetworkSubnetId).toBeNull();
+        return;
+      }
+      expect(networks).toHaveLength(1);
+      const subnets = networks[0].properties.subnets as Array<{ name: string; properties: { delegations?: Array<{ properties: { serviceName: string } }> } }>;
+      const app = subnets.find((s) => s.properties.delegations?.some((d) => d.properties.serviceName === 'Microsoft.App/environments'));
+      expect(app).toBeDefined();
+      expect(String(site.properties.virtualNetworkSubnetId)).toMatch(new RegExp(`Microsoft\\.Network/virtualNetworks/subnets/.*/${app!.name}$`));
+    });
+
+    test('private deployment: a private endpoint with its DNS zone for blob, queue, table, the vault, Cosmos DB, Service Bus and Event Hubs', () => {
+      const endpoints = ofType(resources, 'Microsoft.Network/privateEndpoints');
+      const zones = ofType(resources, 'Microsoft.Network/privateDnsZones');
+      const zoneGroups = ofType(resources, 'Microsoft.Network/privateEndpoints/privateDnsZoneGroups');
+      const links = ofType(resources, 'Microsoft.Network/privateDnsZones/virtualNetworkLinks');
+      if (!values.vnetEnabled) {
+        expect([...endpoints, ...zones, ...zoneGroups, ...links]).toEqual([]);
+        return;
+      }
+      const connection = (e: Resource) =>
+        (e.properties.privateLinkServiceConnections as Array<{ properties: { privateLinkServiceId: string; groupIds: string[] } }>)[0].properties;
+      const targets = endpoints.map(
+        (e) => `${String(connection(e).privateLinkServiceId).split(':')[1].split('/').slice(0, 2).join('/')} ${connection(e).groupIds.join()}`,
+      );
+      expect(targets.sort()).toEqual(
+        [
+          'Microsoft.DocumentDB/databaseAccounts Sql',
+          'Microsoft.EventHub/namespaces namespace',
+          'Microsoft.KeyVault/vaults vault',
+          'Microsoft.ServiceBus/namespaces namespace',
+          'Microsoft.Storage/storageAccounts blob',
+          'Microsoft.Storage/storageAccounts queue',
+          'Microsoft.Storage/storageAccounts table',
+        ].sort(),
+      );
+      expect(zones.map((z) => String(z.name)).sort()).toEqual(
+        [
+          'privatelink.blob.core.windows.net',
+          'privatelink.documents.azure.com',
+          'privatelink.queue.core.windows.net',
+          'privatelink.servicebus.windows.net',
+          'privatelink.table.core.windows.net',
+          'privatelink.vaultcore.azure.net',
+        ].sort(),
+      );
+      // Each endpoint's DNS record goes to the zone of its kind; every zone is linked to the network.
+      const zoneOf: Record<string, string> = {
+        blob: 'privatelink.blob.',
+        queue: 'privatelink.queue.',
+        table: 'privatelink.table.',
+        vault: 'privatelink.vaultcore.',
+        Sql: 'privatelink.documents.',
+        namespace: 'privatelink.servicebus.',
+      };
+      expect(zoneGroups).toHaveLength(endpoints.length);
+      for (const group of zoneGroups) {
+        const config = (group.properties.privateDnsZoneConfigs as Array<{ name: string; properties: { privateDnsZoneId: string } }>)[0];
+        expect(String(config.properties.privateDnsZoneId)).toContain(zoneOf[config.name]);
+      }
+      expect(links).toHaveLength(zones.length);
+      for (const link of links) expect(String((link.properties.virtualNetwork as { id: string }).id)).toContain('Microsoft.Network/virtualNetworks');
+    });
+
+    test('private deployment: public network access off on every service (on otherwise); Service Bus Premium, else Standard', () => {
+      const access = SERVICES.map((type) => `${type} ${String(one(resources, type).properties.publicNetworkAccess)}`);
+      expect(access).toEqual(SERVICES.map((type) => `${type} ${values.vnetEnabled ? 'Disabled' : 'Enabled'}`));
+      const storageAcls = one(resources, 'Microsoft.Storage/storageAccounts').properties.networkAcls as { defaultAction: string };
+      expect(storageAcls.defaultAction).toBe(values.vnetEnabled ? 'Deny' : 'Allow');
+      const vaultAcls = one(resources, 'Microsoft.KeyVault/vaults').properties.networkAcls as { defaultAction: string };
+      expect(vaultAcls.defaultAction).toBe(values.vnetEnabled ? 'Deny' : 'Allow');
+      const serviceBusSku = (compiledServiceBusSku(values) ?? {}) as { name?: string; capacity?: number };
+      expect(serviceBusSku).toMatchObject(values.vnetEnabled ? { name: 'Premium', capacity: 1 } : { name: 'Standard' });
+    });
+
+    test('zone redundancy: the Flex plan zone-redundant and the storage account ZRS, or neither', () => {
+      expect(one(resources, 'Microsoft.Web/serverfarms').properties.zoneRedundant).toBe(values.zoneRedundant);
+      expect(compiledStorageSku(values)).toEqual({ name: values.zoneRedundant ? 'Standard_ZRS' : 'Standard_LRS' });
+    });
+
+    test('both ways: diagnostic settings to the workspace for the vault (audit), Service Bus, Event Hubs, Cosmos DB and storage', () => {
+      const settings = ofType(resources, 'Microsoft.Insights/diagnosticSettings');
+      const byModule = new Map<string, Resource[]>();
+      for (const s of settings) byModule.set(s.module, [...(byModule.get(s.module) ?? []), s]);
+      for (const s of settings) expect(String(s.properties.workspaceId)).toContain('log-');
+      const logsOf = (r: Resource) => (r.properties.logs as Array<{ category?: string; categoryGroup?: string; enabled: boolean }> | undefined) ?? [];
+      const moduleOf = (type: string) => resources.find((r) => r.type === type)!.module;
+      expect(logsOf(byModule.get(moduleOf('Microsoft.KeyVault/vaults'))![0])).toEqual([{ categoryGroup: 'audit', enabled: true }]);
+      expect(logsOf(byModule.get(moduleOf('Microsoft.ServiceBus/namespaces'))![0])).toEqual([{ categoryGroup: 'audit', enabled: true }]);
+      expect(logsOf(byModule.get(moduleOf('Microsoft.EventHub/namespaces'))![0])).toEqual([{ categoryGroup: 'audit', enabled: true }]);
+      expect(logsOf(byModule.get(moduleOf('Microsoft.DocumentDB/databaseAccounts'))![0])).toEqual([{ category: 'ControlPlaneRequests', enabled: true }]);
+      // The account (metrics) and its blob, queue and table services; blob writes and deletes are logged.
+      const storage = byModule.get(moduleOf('Microsoft.Storage/storageAccounts'))!;
+      expect(storage).toHaveLength(4);
+      expect(
+        storage
+          .flatMap(logsOf)
+          .map((l) => l.category)
+          .sort(),
+      ).toEqual(['StorageDelete', 'StorageWrite']);
+      expect(settings).toHaveLength(8);
+    });
+
+    test('both ways: no FTP, no basic publishing credentials (ftp and scm), FTPS state Disabled', () => {
+      const policies = ofType(resources, 'Microsoft.Web/sites/basicPublishingCredentialsPolicies');
+      expect(policies.map((p) => `${String(p.name).split('/').pop()} ${String(p.properties.allow)}`).sort()).toEqual(['ftp false', 'scm false']);
+      expect((one(resources, 'Microsoft.Web/sites').properties.siteConfig as { ftpsState: string }).ftpsState).toBe('Disabled');
+    });
+
+    test('both ways: every Service Bus queue has a dead-letter alert (DeadletteredMessages, EntityName = the queue)', () => {
+      const queues = ofType(resources, 'Microsoft.ServiceBus/namespaces/queues').map((q) => String(q.name).split('/').pop());
+      const alerts = ofType(resources, 'Microsoft.Insights/metricAlerts');
+      const watched = alerts.map((a) => {
+        const c = (
+          a.properties.criteria as {
+            allOf: Array<{ metricName: string; operator: string; threshold: number; dimensions: Array<{ name: string; values: string[] }> }>;
+          }
+        ).allOf[0];
+        expect(c).toMatchObject({ metricName: 'DeadletteredMessages', operator: 'GreaterThan', threshold: 0 });
+        expect(c.dimensions.map((d) => d.name)).toEqual(['EntityName']);
+        return c.dimensions[0].values.join();
+      });
+      expect(queues.length).toBeGreaterThanOrEqual(2);
+      expect(watched.sort()).toEqual([...queues].sort());
+    });
+  });
+}
+
+/** The Service Bus namespace's `sku` as deployed (a resource property outside `properties`). */
+function compiledServiceBusSku(values: SwitchValues): unknown {
+  return skuOf(values, 'Microsoft.ServiceBus/namespaces');
+}
+
+function compiledStorageSku(values: SwitchValues): unknown {
+  return skuOf(values, 'Microsoft.Storage/storageAccounts');
+}
+
+function skuOf(values: SwitchValues, type: string): unknown {
+  const env = { ...AZD_ENV, VNET_ENABLED: String(values.vnetEnabled), ZONE_REDUNDANT: String(values.zoneRedundant) };
+  const module = new Deployment(compiledMainTemplate()!, azdParameters(env)).moduleWith(type);
+  const resource = Object.values(module.template.resources).find((r) => r.type === type && !r.existing)!;
+  return module.evaluator.value(resource.sku);
+}
