@@ -56,6 +56,8 @@ export interface ReconcileOn {
   readonly telemetry: Telemetry;
   readonly clock: Clock;
   readonly budgetMs: number;
+  /** The wait behind the Durable client's deadline (default a real timer; the simulator passes its clock's). */
+  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 /**
@@ -64,7 +66,7 @@ export interface ReconcileOn {
  */
 export function reconcileOn(on: ReconcileOn): Promise<ReconcileReport> {
   const { client, store, settings } = on;
-  const workflow = new DurableChargeWorkflow(client);
+  const workflow = new DurableChargeWorkflow(client, { sleep: on.sleep });
   return reconcilePayments({
     records: on.records,
     runState: (instanceId) => runStateOf(client, instanceId),

@@ -9,7 +9,7 @@ import { paymentsRideOutPlan } from '../../src/app/paymentsFunctions';
 import { makePaymentsHandler } from '../../src/app/paymentsHandler';
 import { reconcileOn, recordLiveIn } from '../../src/app/paymentsLifecycle';
 import { retryFailedPayment } from '../../src/app/paymentRetry';
-import { assertRetentionCoversRedelivery, retentionMsOf } from '../../src/lifecycle/retention';
+import { assertRetentionCoversRedelivery, redeliveryWindow, retentionMsOf } from '../../src/lifecycle/retention';
 import type { ParkingStore } from '../../src/messaging/ParkingStore';
 import { waitBudgetMsOf } from '../../src/payments/chargePatience';
 import { chargeEntityKey, chargeInstanceId } from '../../src/payments/ChargeWorkflow';
@@ -59,7 +59,7 @@ export class SimApp {
   /** Payments whose record was seen completed, with the result seen (the sweep may delete the record later). */
   readonly completedOnce = new Map<string, unknown>();
   readonly retentionMs: number;
-  /** Keys an operator released (retried after checking at the provider). */
+  /** Keys an operator released after checking at the provider what the key charged (a held payment's retry). */
   readonly released = new Map<string, number>();
   /** Records the sweep deleted, with what was still alive then (the invariants read it). */
   readonly sweptWhileLive: string[] = [];
@@ -87,7 +87,7 @@ export class SimApp {
       duplicateStart: rates['df-duplicate-start'],
       timerLate: rates['df-timer-late'],
     });
-    this.client = new SimDurableClient(world, random.fork(), this.hub, rates['table-empty-page'] > 0);
+    this.client = new SimDurableClient(world, random.fork(), this.hub, rates['table-empty-page'] > 0, rates['df-client-slow']);
     this.provider = new SimProvider(
       world,
       random.fork(),
@@ -123,7 +123,7 @@ export class SimApp {
     this.bus.trigger = makePaymentsHandler({
       consumer: () => consumer,
       telemetry: () => telemetry,
-      workflow: () => new DurableChargeWorkflow(this.client.asDurableClient()),
+      workflow: () => new DurableChargeWorkflow(this.client.asDurableClient(), { sleep: (ms) => world.sleep(ms) }),
       rideOut: paymentsRideOutPlan(settings),
       nowMs: () => world.nowMs(),
       sleep: (ms) => world.sleep(ms),
@@ -171,7 +171,7 @@ export class SimApp {
 
   /** The faults stop (the quiet phase): what is broken (a suspended run, a dead letter) stays as it is. */
   quiet(): void {
-    for (const part of [this.store, this.hub, this.provider, this.bus]) part.quiet();
+    for (const part of [this.store, this.hub, this.client, this.provider, this.bus]) part.quiet();
   }
 
   /** The instance id of a record's lifetime. */
@@ -208,6 +208,7 @@ export class SimApp {
         telemetry,
         clock: world,
         budgetMs: left(),
+        sleep: (ms) => world.sleep(ms),
       });
       if (reconciled.resolved.length > 0) world.log(`timer: reconciler restarted ${reconciled.resolved.map((r) => `${r.paymentId} (${r.reason})`).join(', ')}`);
       const purged = await purgeDurableRecords(client, {
@@ -227,6 +228,9 @@ export class SimApp {
   /** The expiry sweep: records past retention, except those whose message is dead-lettered (the hold). */
   private sweep(): void {
     const held = this.bus.deadLettered();
+    // The hold pass first (ExpirySweeper's `holds`, `holdMs` = the redelivery window): a held record's retention moves on.
+    const holdMs = redeliveryWindow(this.settings).totalMs;
+    for (const paymentId of held) this.store.inner.hold(keyFromMessageId(PAYMENTS_CONSUMER, paymentId), holdMs);
     const live = (paymentId: string) => {
       const instanceId = this.instanceOf(paymentId);
       const run = instanceId ? this.hub.instances.get(instanceId) : undefined;
@@ -243,11 +247,18 @@ export class SimApp {
     if (deleted > 0) this.world.log(`timer: sweep deleted ${deleted} record(s)`);
   }
 
-  /** The operator's retry of a failed or held payment (after checking at the provider), through the app's command. */
-  async operatorRetry(paymentId: string): Promise<void> {
-    this.released.set(paymentId, this.world.nowMs());
+  /** Keys an operator retried (a failed payment: `payments:retry`, which reopens it). */
+  readonly retried = new Map<string, number>();
+
+  /**
+   * The operator's retry through the app's command: a held payment after checking at the provider
+   * (`--checked-at-provider`: a release), a failed one as it is (the run decides from the key's age).
+   */
+  async operatorRetry(paymentId: string, checkedAtProvider: boolean): Promise<void> {
+    if (checkedAtProvider) this.released.set(paymentId, this.world.nowMs());
+    this.retried.set(paymentId, this.world.nowMs());
     try {
-      const workflow = new DurableChargeWorkflow(this.client.asDurableClient());
+      const workflow = new DurableChargeWorkflow(this.client.asDurableClient(), { sleep: (ms) => this.world.sleep(ms) });
       const report = await retryFailedPayment(
         {
           store: this.store,
@@ -255,7 +266,7 @@ export class SimApp {
           retry: retryBudgetOf(this.settings),
           provider: providerCapabilityOf(this.settings),
           nowMs: () => this.world.nowMs(),
-          checkedAtProvider: true,
+          checkedAtProvider,
         },
         paymentId,
       );

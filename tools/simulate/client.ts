@@ -23,11 +23,17 @@ export class SimDurableClient {
     private readonly random: Random,
     private readonly hub: SimTaskHub,
     private readonly emptyPages: boolean,
+    private slowRate: number,
   ) {}
 
   private async hop(): Promise<void> {
     this.calls++;
-    await this.world.sleep(this.random.logBetween(5, 200));
+    await this.world.sleep(this.random.chance(this.slowRate) ? this.random.logBetween(1_000, 120_000) : this.random.logBetween(5, 200));
+  }
+
+  /** No more faults (the schedule's quiet phase; empty pages stay: they are how Azure answers at scale). */
+  quiet(): void {
+    this.slowRate = 0;
   }
 
   async startNew(_name: string, options: { instanceId: string; input: unknown }): Promise<string> {

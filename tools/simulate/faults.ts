@@ -28,6 +28,11 @@ export const FAULTS = {
   'df-activity-crash': [0, 0.05, 0.2],
   /** Durable: the host restarts after an episode sent its messages and before its history was written. */
   'df-host-restart': [0, 0.05, 0.15],
+  /**
+   * Durable: a call of the Durable client (start, status, query, purge: the extension's HTTP API over the task hub's
+   * storage) takes seconds to minutes; durable-functions sets no timeout on them.
+   */
+  'df-client-slow': [0, 0.05, 0.2],
   /** Durable: two starts of one instance id race; the provider keeps the first's input (check-then-act). */
   'df-duplicate-start': [0, 1],
   /** Durable: an operator terminates a run. */

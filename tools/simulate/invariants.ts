@@ -50,7 +50,8 @@ export function checkInvariants(app: SimApp, payments: readonly string[], end: {
   }
   const alerted = failureAlerts(app);
   for (const [key, alertMs] of alerted) {
-    const releasedMs = app.released.get(key);
+    // An operator's retry reopens a failed payment on purpose: a charge after it is the operator's decision.
+    const releasedMs = app.retried.get(key);
     for (const charge of app.provider.ledger.filter((c) => c.paymentId === key && c.atMs > alertMs)) {
       if (releasedMs === undefined || releasedMs > charge.atMs)
         violations.push({ invariant: 'failed-stays-failed', detail: `${key} charged (${charge.chargeId}) ${((charge.atMs - alertMs) / 60_000).toFixed(1)} min after its failure was alerted, not released` });

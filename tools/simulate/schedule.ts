@@ -80,14 +80,16 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
       });
     }
   }
-  // The operator: each failed or held payment alerted is retried (after checking at the provider) hours later, or left.
+  // The operator: each failed or held payment alerted is retried hours later (a held one after checking at the
+  // provider), or left as it is.
   const handled = new Set<string>();
   const operator = () => {
     for (const line of app.telemetry.logs) {
       const key = line.attributes.idempotencyKey;
       if (typeof key !== 'string' || handled.has(key) || (line.attributes.outcome !== 'failed' && line.attributes.outcome !== 'held')) continue;
       handled.add(key);
-      if (plan.chance(0.5)) world.at(world.nowMs() + plan.logBetween(HOUR_MS, 12 * HOUR_MS), () => void app.operatorRetry(key));
+      const held = line.attributes.outcome === 'held';
+      if (plan.chance(0.5)) world.at(world.nowMs() + plan.logBetween(HOUR_MS, 24 * HOUR_MS), () => void app.operatorRetry(key, held));
     }
   };
   // The expiry timer: every 15 minutes while faults last (late or skipped under `timer-late`), then hourly.

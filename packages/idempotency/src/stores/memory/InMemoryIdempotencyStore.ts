@@ -177,6 +177,20 @@ export class InMemoryIdempotencyStore implements ReopenableStore {
   }
 
   /**
+   * What the Table sweep's hold pass does for a key whose message is held (dead-lettered): a record whose retention
+   * ends within `holdMs` of now lives on to now + 2 x `holdMs` (so a claim never takes it for expired).
+   * @returns true when the record was extended
+   */
+  hold(key: IdempotencyKey, holdMs: number): boolean {
+    assertValidKey(key);
+    const entry = this.entries.get(scopedKeyString(key));
+    const now = this.clock.nowMs();
+    if (!entry || entry.record.retentionExpiresAtMs > now + holdMs) return false;
+    entry.record = { ...entry.record, retentionExpiresAtMs: now + 2 * holdMs, etag: this.nextEtag() };
+    return true;
+  }
+
+  /**
    * Deletes the records past retention (and not under a valid lease), as the Table store's expiry sweep does; those
    * `keep` answers true for stay (the sweep's held records). @returns how many.
    */
