@@ -4,7 +4,7 @@ import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityStat
 import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestrationInput } from '../payments/chargeOrchestration';
 import { LookupUnsupportedError, type PaymentProviderClient } from '../payments/PaymentProviderClient';
 import { HELD_FOR_OPERATOR } from '../payments/providerLookup';
-import { RecordStatus, type Claim, type IdempotencyStore } from 'azure-functions-idempotency';
+import { RecordStatus, StoreRequestError, type Claim, type IdempotencyStore } from 'azure-functions-idempotency';
 import { completeRecord, type CompleteRecordInput, type CompleteRecordOutcome, type RecordedCharge } from '../payments/completeRecord';
 import type { ChargeResult } from '../payments/schema';
 import { MetricNames, Telemetry } from '../telemetry/Telemetry';
@@ -207,6 +207,20 @@ export async function writeRecordOnce(store: IdempotencyStore, telemetry: () => 
   } catch (error) {
     // The store did not answer: the run calls again after a durable timer (RECORD_WRITE_RETRY); say so once a try.
     const why = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    if (error instanceof StoreRequestError) {
+      // Refused (403 after a role change, 404 for a deleted table, 400 from a bug): no wait fixes it, an operator
+      // does. The customer may be charged already: alert at once, keep retrying (the fix lets the next try land).
+      const t = telemetry();
+      t.count(MetricNames.recordWriteRefused, { consumer: 'payments', statusCode: error.statusCode ?? 0 });
+      t.log('error', `payments: the record write was refused (${why}); the run retries it until the store is fixed`.slice(0, 500), {
+        consumer: 'payments',
+        outcome: 'record-write-refused',
+        idempotencyKey: recordInput.claim.key.key,
+        attempt: recordInput.claim.attempt,
+        statusCode: error.statusCode,
+      });
+      throw error;
+    }
     telemetry().log('warn', `payments: record write failed, the run retries it (${why})`.slice(0, 500), {
       consumer: 'payments',
       outcome: 'recordWriteRetry',

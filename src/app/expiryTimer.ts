@@ -6,6 +6,7 @@ import { assertRetentionCoversRedelivery, retentionMsOf } from '../lifecycle/ret
 import { holdCosmosRecords } from '../lifecycle/cosmosHeldRecords';
 import { assertScheduleRenewsHolds } from '../lifecycle/timerSchedule';
 import { recordSweepMetrics } from '../lifecycle/sweepMetrics';
+import { tickShares } from '../lifecycle/tickBudget';
 import { systemClock } from 'azure-functions-idempotency';
 import { cosmosIdempotencyContainer } from './cosmosClient';
 import { paymentsDeadLetterSource } from './deadLetterSource';
@@ -52,9 +53,10 @@ export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTim
   const lifecycle = paymentsLifecycleFromSettings(settings, overrides);
   return async (timer, context) => {
     if (timer.isPastDue) context.warn('expiry timer is past due');
+    const shares = tickShares(settings.EXPIRY_SWEEP_BUDGET_SECONDS * 1000);
     const sweeper = new ExpirySweeper(table, {
       partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT,
-      budgetMs: settings.EXPIRY_SWEEP_BUDGET_SECONDS * 1000,
+      budgetMs: shares.sweepMs,
       clock: overrides.clock,
       log: (message) => context.log(message),
       holds: cosmos ? [] : holds,
@@ -79,7 +81,7 @@ export function expiryTimerFromSettings(settings: Settings, overrides: ExpiryTim
         const budgetLeftMs = () => Math.max(0, settings.EXPIRY_SWEEP_BUDGET_SECONDS * 1000 - (clock.nowMs() - startedMs));
         // The reconciler first: a run that ended without its record is restarted (and alerted) before any purge.
         const telemetry = (overrides.telemetry ?? new Telemetry()).withSink(invocationLogSink(context));
-        const reconciled = await lifecycle.reconcile(client, budgetLeftMs(), telemetry);
+        const reconciled = await lifecycle.reconcile(client, shares.reconcileMs(budgetLeftMs()), telemetry);
         context.log(
           'skipped' in reconciled
             ? `payments reconciler: skipped (${reconciled.skipped})`

@@ -95,8 +95,17 @@ export async function reconcilePayments(deps: ReconcileDeps): Promise<ReconcileR
   let stuck = 0;
   const resolved: Array<{ paymentId: string; reason: ReconcileReason; attempt: number }> = [];
   const report = (stoppedByBudget: boolean): ReconcileReport => ({ scanned, running, stuck, resolved, refused, stoppedByBudget });
+  const stopped = (): ReconcileReport => {
+    // Not a log line only: a reconciler that never finishes a pass may never reach some partitions (alert on it).
+    telemetry.count(MetricNames.reconcilerIncomplete, { consumer: 'payments' });
+    telemetry.log('warn', `payments reconciler: budget spent after ${scanned} record(s); the next tick goes on from there`, {
+      consumer: 'payments',
+      outcome: 'reconcile-incomplete',
+    });
+    return report(true);
+  };
   for await (const record of deps.records(clock.nowMs() - RECONCILE_GRACE_MS)) {
-    if (clock.nowMs() >= deadline) return report(true);
+    if (clock.nowMs() >= deadline) return stopped();
     scanned++;
     const instanceId = chargeInstanceId(chargeEntityKey(record.recordId, record.createdAtMs, record.digest));
     const run = await deps.runState(instanceId);

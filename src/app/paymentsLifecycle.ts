@@ -2,7 +2,7 @@ import * as df from 'durable-functions';
 import type { Settings } from '../config/settings';
 import { systemClock, type Clock, keyFromMessageId, type IdempotencyRecord, type IdempotencyStore, type ReopenableStore } from 'azure-functions-idempotency';
 import { cosmosLapsedInProgressRecords } from '../lifecycle/cosmosLapsedRecords';
-import { lapsedInProgressRecords } from '../lifecycle/lapsedRecords';
+import { lapsedInProgressRecords, type ReconcilePosition } from '../lifecycle/lapsedRecords';
 import { chargeEntityKey } from '../payments/ChargeWorkflow';
 import { PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
 import type { Telemetry } from '../telemetry/Telemetry';
@@ -109,6 +109,7 @@ export function paymentsLifecycleFromSettings(settings: Settings, overrides: Wir
   const store = consumerStoreFromSettings(settings, overrides, tableStore);
   const clock = overrides.clock ?? systemClock;
   const cosmos = settings.IDEMPOTENCY_STORE === 'cosmos' ? (overrides.idempotencyContainer ?? cosmosIdempotencyContainer(settings)) : undefined;
+  const position: ReconcilePosition = { partition: 0 };
   return {
     async reconcile(client, budgetMs, telemetry) {
       if (settings.PAYMENTS_DESIGN !== 'handoff') return { skipped: 'PAYMENTS_DESIGN=hold: the broker keeps each message until its charge is done' };
@@ -116,7 +117,12 @@ export function paymentsLifecycleFromSettings(settings: Settings, overrides: Wir
         records: (lapsedBeforeMs) =>
           cosmos
             ? cosmosLapsedInProgressRecords(cosmos, { consumer: PAYMENTS_CONSUMER, lapsedBeforeMs })
-            : lapsedInProgressRecords(tableStore.client, { consumer: PAYMENTS_CONSUMER, partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT, lapsedBeforeMs }),
+            : lapsedInProgressRecords(tableStore.client, {
+                consumer: PAYMENTS_CONSUMER,
+                partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT,
+                lapsedBeforeMs,
+                position,
+              }),
         client,
         store,
         settings,

@@ -28,9 +28,14 @@ export function lapsedInProgressFilter(partitionKey: string, consumer: string, l
  */
 export async function* lapsedInProgressRecords(
   client: TableClient,
-  options: { consumer: string; partitionCount: number; lapsedBeforeMs: number },
+  options: { consumer: string; partitionCount: number; lapsedBeforeMs: number; position?: ReconcilePosition },
 ): AsyncGenerator<IdempotencyRecord> {
-  for (const partitionKey of allPartitions(options.partitionCount)) {
+  const partitions = allPartitions(options.partitionCount);
+  const start = (options.position?.partition ?? 0) % partitions.length;
+  for (let n = 0; n < partitions.length; n++) {
+    const index = (start + n) % partitions.length;
+    if (options.position) options.position.partition = index;
+    const partitionKey = partitions[index]!;
     const filter = lapsedInProgressFilter(partitionKey, options.consumer, options.lapsedBeforeMs);
     const pages = client.listEntities<Record<string, unknown>>({ queryOptions: { filter } }).byPage({ maxPageSize: PAGE_SIZE });
     for (;;) {
@@ -45,4 +50,14 @@ export async function* lapsedInProgressRecords(
       for (const entity of page.value) yield toRecord(entity as Parameters<typeof toRecord>[0]);
     }
   }
+  if (options.position) options.position.partition = 0;
+}
+
+/**
+ * Where the reconciler's read stands: the partition it is in. A pass the budget stops leaves it there, and the next
+ * pass starts from it (wrapping round), so a large backlog in the first partitions cannot starve the later ones.
+ * Kept by the process (a new instance starts at partition 0).
+ */
+export interface ReconcilePosition {
+  partition: number;
 }

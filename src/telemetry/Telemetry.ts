@@ -29,6 +29,10 @@ export const MetricNames = {
   paymentsReconciled: 'payments.reconciled',
   /** In-progress payments whose run is still Running, Pending or Suspended past RUN_STUCK_AFTER_MS: alerted, not taken over. */
   paymentsRunStuck: 'payments.run_stuck',
+  /** Reconciler passes the budget stopped before they read every in-progress record (the next tick resumes). */
+  reconcilerIncomplete: 'payments.reconciler.incomplete',
+  /** The run's record write refused by the store (403, 404, 400: a role, a deleted table, a bug): retried, alerted. */
+  recordWriteRefused: 'payments.record_write_refused',
 } as const;
 export type CounterName = Exclude<(typeof MetricNames)[keyof typeof MetricNames], typeof MetricNames.providerLatency>;
 

@@ -1,4 +1,4 @@
-import { keyFromMessageId, payloadDigest, TableIdempotencyStore } from 'azure-functions-idempotency/internal';
+import { allPartitions, keyFromMessageId, payloadDigest, TableIdempotencyStore } from 'azure-functions-idempotency/internal';
 import { lapsedInProgressRecords } from '../../src/lifecycle/lapsedRecords';
 import { useAzurite } from '../support/azurite';
 import { FakeClock, freshTable } from '../support/tables';
@@ -38,4 +38,31 @@ test('lapsedInProgressRecords: only one consumer in-progress records whose lease
   const none: string[] = [];
   for await (const record of lapsedInProgressRecords(client, { consumer: 'payments', partitionCount: 4, lapsedBeforeMs: 1_000_000 })) none.push(record.key);
   expect(none).toEqual([]);
+});
+
+test('a pass stopped by its budget leaves its position in the partition it was reading; the next pass starts there and wraps round (issue 43: no partition starves)', async () => {
+  const client = await freshTable(azuriteOf());
+  const clock = new FakeClock(1_000_000);
+  const store = new TableIdempotencyStore(client, { retentionMs: 86_400_000, leaseMs: 60_000, partitionCount: 4, clock });
+  await store.ensureTable();
+  for (let n = 0; n < 24; n++) await store.claim(keyFromMessageId('payments', `pay-${n}`), payloadDigest({ n }));
+  clock.advance(10 * 60_000);
+  const bound = clock.now - 5 * 60_000;
+  const position = { partition: 0 };
+  const partitionOf = (key: string) => store.addressOf(keyFromMessageId('payments', key)).partitionKey;
+  // First pass: the budget stops it after 3 records (all in the first partition that has any).
+  const first: string[] = [];
+  for await (const record of lapsedInProgressRecords(client, { consumer: 'payments', partitionCount: 4, lapsedBeforeMs: bound, position })) {
+    first.push(record.key);
+    if (first.length === 3) break;
+  }
+  const stoppedIn = position.partition;
+  expect(new Set(first.map(partitionOf))).toEqual(new Set([allPartitions(4)[stoppedIn]]));
+  // Second pass: starts in that partition, reads every record once over the wrap, and ends back at 0.
+  const second: string[] = [];
+  for await (const record of lapsedInProgressRecords(client, { consumer: 'payments', partitionCount: 4, lapsedBeforeMs: bound, position })) second.push(record.key);
+  expect(partitionOf(second[0]!)).toBe(partitionOf(first[0]!));
+  expect(second.length).toBe(24);
+  expect(new Set(second).size).toBe(24);
+  expect(position.partition).toBe(0);
 });

@@ -133,6 +133,8 @@ describe('payments reconciler', () => {
     const report = await reconcilePayments({ ...base, runState: async () => ((now += 600), 'failed'), clock: { nowMs: () => now }, budgetMs: 1_000 });
     expect(report).toMatchObject({ scanned: 2, stoppedByBudget: true });
     expect(report.resolved).toHaveLength(2);
+    // A pass stopped by its budget is a metric (an alert can see a reconciler that never finishes), not a log line only.
+    expect(await t.counter('payments.reconciler.incomplete', { consumer: 'payments' })).toBe(1);
     await t.shutdown();
   });
 });

@@ -9,6 +9,7 @@ import { paymentsRideOutPlan } from '../../src/app/paymentsFunctions';
 import { makePaymentsHandler } from '../../src/app/paymentsHandler';
 import { reconcileOn, recordLiveIn } from '../../src/app/paymentsLifecycle';
 import { retryFailedPayment } from '../../src/app/paymentRetry';
+import { tickShares } from '../../src/lifecycle/tickBudget';
 import { assertRetentionCoversRedelivery, redeliveryWindow, retentionMsOf } from '../../src/lifecycle/retention';
 import type { ParkingStore } from '../../src/messaging/ParkingStore';
 import { waitBudgetMsOf } from '../../src/payments/chargePatience';
@@ -207,7 +208,7 @@ export class SimApp {
         settings,
         telemetry,
         clock: world,
-        budgetMs: left(),
+        budgetMs: tickShares(budgetMs).reconcileMs(left()),
         sleep: (ms) => world.sleep(ms),
       });
       if (reconciled.resolved.length > 0) world.log(`timer: reconciler restarted ${reconciled.resolved.map((r) => `${r.paymentId} (${r.reason})`).join(', ')}`);

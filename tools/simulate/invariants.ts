@@ -21,7 +21,7 @@ export const INVARIANTS = {
 export type InvariantName = keyof typeof INVARIANTS;
 
 /** The alerting outcomes an operator is paged for (their metric has an alert rule in infra/). */
-const ALERTING_OUTCOMES = new Set(['failed', 'held', 'reconciled', 'lookup-unsupported', 'run-stuck', 'record-write-stuck']);
+const ALERTING_OUTCOMES = new Set(['failed', 'held', 'reconciled', 'lookup-unsupported', 'run-stuck', 'record-write-refused']);
 
 /** The first moment each payment's failure was alerted (`payments.failed` / `payments.held`, with its key). */
 function failureAlerts(app: SimApp): Map<string, number> {
