@@ -65,6 +65,12 @@ export interface ReconcileDeps {
   readonly telemetry: Telemetry;
   readonly clock: Clock;
   readonly budgetMs: number;
+  /**
+   * Keeps the records of runs still going alive (their retention moved on, as the sweep's hold does): a run suspended
+   * for days, or retrying its record write, must not see its record swept or taken for expired by a claim. Called
+   * once a pass with the records found in progress whose run is Running, Pending or Suspended.
+   */
+  readonly keepAlive?: (records: readonly IdempotencyRecord[]) => Promise<void>;
 }
 
 export interface ReconcileReport {
@@ -93,9 +99,11 @@ export async function reconcilePayments(deps: ReconcileDeps): Promise<ReconcileR
   let running = 0;
   let refused = 0;
   let stuck = 0;
+  const live: IdempotencyRecord[] = [];
   const resolved: Array<{ paymentId: string; reason: ReconcileReason; attempt: number }> = [];
   const report = (stoppedByBudget: boolean): ReconcileReport => ({ scanned, running, stuck, resolved, refused, stoppedByBudget });
-  const stopped = (): ReconcileReport => {
+  const stopped = async (): Promise<ReconcileReport> => {
+    await deps.keepAlive?.(live);
     // Not a log line only: a reconciler that never finishes a pass may never reach some partitions (alert on it).
     telemetry.count(MetricNames.reconcilerIncomplete, { consumer: 'payments' });
     telemetry.log('warn', `payments reconciler: budget spent after ${scanned} record(s); the next tick goes on from there`, {
@@ -105,13 +113,14 @@ export async function reconcilePayments(deps: ReconcileDeps): Promise<ReconcileR
     return report(true);
   };
   for await (const record of deps.records(clock.nowMs() - RECONCILE_GRACE_MS)) {
-    if (clock.nowMs() >= deadline) return stopped();
+    if (clock.nowMs() >= deadline) return await stopped();
     scanned++;
     const instanceId = chargeInstanceId(chargeEntityKey(record.recordId, record.createdAtMs, record.digest));
     const run = await deps.runState(instanceId);
     const reason = reconcileReasonOf(run);
     if (!reason) {
       running++;
+      live.push(record);
       const forMs = clock.nowMs() - record.updatedAtMs;
       if (forMs > RUN_STUCK_AFTER_MS) {
         stuck++;
@@ -142,5 +151,6 @@ export async function reconcilePayments(deps: ReconcileDeps): Promise<ReconcileR
       telemetry.log('warn', `payments: reconciler left ${record.key} (${reason}): ${error.message}`, { ...fields, outcome: 'reconcileRefused' });
     }
   }
+  await deps.keepAlive?.(live);
   return report(false);
 }

@@ -3,6 +3,9 @@ import type { Settings } from '../config/settings';
 import { systemClock, type Clock, keyFromMessageId, type IdempotencyRecord, type IdempotencyStore, type ReopenableStore } from 'azure-functions-idempotency';
 import { cosmosLapsedInProgressRecords } from '../lifecycle/cosmosLapsedRecords';
 import { lapsedInProgressRecords, type ReconcilePosition } from '../lifecycle/lapsedRecords';
+import { redeliveryWindow } from '../lifecycle/retention';
+// Internal: the reconciler keeps live runs' records with the Table sweep's own hold pass (the store's row layout).
+import { holdRecords } from 'azure-functions-idempotency/internal';
 import { chargeEntityKey } from '../payments/ChargeWorkflow';
 import { PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
 import type { Telemetry } from '../telemetry/Telemetry';
@@ -56,6 +59,8 @@ export interface ReconcileOn {
   readonly telemetry: Telemetry;
   readonly clock: Clock;
   readonly budgetMs: number;
+  /** Keeps the records of runs still going alive (`ReconcileDeps.keepAlive`); absent: not done (Cosmos). */
+  readonly keepAlive?: (records: readonly IdempotencyRecord[]) => Promise<void>;
   /** The wait behind the Durable client's deadline (default a real timer; the simulator passes its clock's). */
   readonly sleep?: (ms: number) => Promise<void>;
 }
@@ -86,6 +91,7 @@ export function reconcileOn(on: ReconcileOn): Promise<ReconcileReport> {
     telemetry: on.telemetry,
     clock: on.clock,
     budgetMs: on.budgetMs,
+    keepAlive: on.keepAlive,
   });
 }
 
@@ -129,6 +135,20 @@ export function paymentsLifecycleFromSettings(settings: Settings, overrides: Wir
         telemetry,
         clock,
         budgetMs,
+        // Table: the sweep's own hold (heldRecords.ts) on the records whose run goes on. Cosmos expires by TTL and
+        // its records are held by `holdCosmosRecords` for dead letters only: a Cosmos record of a run suspended past
+        // the retention is not kept (docs/lifecycle.md).
+        keepAlive: cosmos
+          ? undefined
+          : async (records) => {
+              if (records.length === 0) return;
+              const keys = records.map((r) => keyFromMessageId(PAYMENTS_CONSUMER, r.key));
+              await holdRecords(tableStore.client, [{ name: 'payments runs still going', heldKeys: async () => keys }], {
+                partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT,
+                holdMs: redeliveryWindow(settings).totalMs,
+                clock,
+              });
+            },
       });
     },
     recordLive: recordLiveIn(store),

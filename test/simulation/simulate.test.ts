@@ -1,27 +1,21 @@
 /**
  * The seeded simulation of the payments lifecycle (tools/simulate, docs/simulation.md) in CI: a fixed budget of
- * schedules under every fault in the catalogue but one (df-suspend: the open defect named below), the regression
- * seeds (each once broke an invariant), and the deliberate mistakes the simulator must catch. A schedule's outcome
+ * schedules under every fault in the catalogue, the directed scenarios and the regression seeds (each once broke an
+ * invariant), and the deliberate mistakes the simulator must catch. A schedule's outcome
  * depends on its seed only, never on the machine: the test judges invariants, not time.
  */
 import { FAULT_NAMES, parseFaults, type Mutation } from '../../tools/simulate/faults';
 import { MUTATION_SEEDS, REGRESSION_SEEDS } from '../../tools/simulate/regressions';
 import { describeFailure, runSeeds } from '../../tools/simulate/run';
 import { runSchedule } from '../../tools/simulate/schedule';
+import { SCENARIO_NAMES } from '../../tools/simulate/scenarios';
 
 /** Schedules per CI run (issue 42: at least 2,000). */
 const CI_SCHEDULES = 2_000;
 
-/**
- * Left out of the CI budget until it is fixed: a run an operator suspends and never resumes keeps its record in
- * progress; the reconciler now alerts on it (`payments.run_stuck`), but the expiry sweep still deletes that record
- * once it is past retention (`no-delete-while-live`). `npm run simulate -- --faults df-suspend` shows it.
- */
-const OPEN_DEFECT_FAULTS = ['df-suspend'];
-
 describe('simulation of the payments lifecycle', () => {
   test(`${CI_SCHEDULES} schedules under the fault catalogue: every invariant holds`, async () => {
-    const report = await runSeeds({ firstSeed: 1, seeds: CI_SCHEDULES, faults: FAULT_NAMES.filter((f) => !OPEN_DEFECT_FAULTS.includes(f)), stopAtFirst: false });
+    const report = await runSeeds({ firstSeed: 1, seeds: CI_SCHEDULES, faults: FAULT_NAMES, stopAtFirst: false });
     console.log(
       `simulate: ${report.schedules} schedules, ${report.cost.payments} payments, ${report.failing.length} failing, ${(report.schedules / (report.elapsedMs / 1000)).toFixed(1)} schedules/s, ` +
         `${(report.cost.events / report.schedules).toFixed(0)} events and ${(report.cost.storeCalls / report.schedules).toFixed(1)} store calls a schedule`,
@@ -29,6 +23,11 @@ describe('simulation of the payments lifecycle', () => {
     expect(report.schedules).toBe(CI_SCHEDULES);
     expect(report.failing.map((f) => describeFailure(f, undefined, 30))).toEqual([]);
   }, 1_200_000);
+
+  test.each(SCENARIO_NAMES)('scenario %s (a defect the review found, directed) holds', async (name) => {
+    const result = await runSchedule({ seed: 1, scenario: name });
+    expect(result.violations.length === 0 ? [] : [describeFailure(result)]).toEqual([]);
+  });
 
   test.each(REGRESSION_SEEDS.map((r) => [r.seed, r.faults, r]))('regression seed %i (faults %s) holds', async (_seed, _faults, kept) => {
     const result = await runSchedule({ seed: kept.seed, payments: kept.payments, faults: parseFaults(kept.faults) });

@@ -97,15 +97,19 @@ describe('payments reconciler', () => {
     const suspended = { ...record('pay-suspended'), updatedAtMs: NOW - RUN_STUCK_AFTER_MS - 60_000 };
     const runs: Record<string, RunState> = { [instanceOf(fresh)]: 'running', [instanceOf(old)]: 'running', [instanceOf(suspended)]: 'suspended' };
     const restarted: string[] = [];
+    const keptAlive: string[][] = [];
     const report = await reconcilePayments({
       records: () => listOf([fresh, old, suspended]),
       runState: async (id) => runs[id],
       restart: async (r) => (restarted.push(r.key), { attempt: 2 }),
+      keepAlive: async (records) => void keptAlive.push(records.map((r) => r.key)),
       telemetry: t.telemetry,
       clock: { nowMs: () => NOW },
       budgetMs: 60_000,
     });
     expect(restarted).toEqual([]);
+    // Their records are kept alive (retention moved on by the sweep's hold): a run still going keeps its record.
+    expect(keptAlive).toEqual([['pay-fresh', 'pay-old', 'pay-suspended']]);
     expect(report).toMatchObject({ scanned: 3, running: 3, stuck: 2 });
     const stuck = t.logs().filter((l) => l.attributes.outcome === 'run-stuck');
     expect(stuck.map((l) => [l.attributes.idempotencyKey, l.attributes.reason])).toEqual([

@@ -210,6 +210,9 @@ export class SimApp {
         clock: world,
         budgetMs: tickShares(budgetMs).reconcileMs(left()),
         sleep: (ms) => world.sleep(ms),
+        keepAlive: async (records) => {
+          for (const r of records) this.store.inner.hold(keyFromMessageId(PAYMENTS_CONSUMER, r.key), redeliveryWindow(settings).totalMs);
+        },
       });
       if (reconciled.resolved.length > 0) world.log(`timer: reconciler restarted ${reconciled.resolved.map((r) => `${r.paymentId} (${r.reason})`).join(', ')}`);
       const purged = await purgeDurableRecords(client, {

@@ -17,6 +17,8 @@ const RPC_BASE = 'http://sim.invalid/runtime/webhooks/durabletask/';
 export class SimDurableClient {
   readonly clientData = { rpcBaseUrl: RPC_BASE };
   calls = 0;
+  /** A scenario's forced fault: calls made inside the window take `callMs`. */
+  forceSlow?: { readonly fromMs: number; readonly toMs: number; readonly callMs: number };
 
   constructor(
     private readonly world: World,
@@ -28,7 +30,9 @@ export class SimDurableClient {
 
   private async hop(): Promise<void> {
     this.calls++;
-    await this.world.sleep(this.random.chance(this.slowRate) ? this.random.logBetween(1_000, 120_000) : this.random.logBetween(5, 200));
+    const now = this.world.nowMs();
+    const forced = this.forceSlow && now >= this.forceSlow.fromMs && now < this.forceSlow.toMs ? this.forceSlow.callMs : undefined;
+    await this.world.sleep(forced ?? (this.random.chance(this.slowRate) ? this.random.logBetween(1_000, 120_000) : this.random.logBetween(5, 200)));
   }
 
   /** No more faults (the schedule's quiet phase; empty pages stay: they are how Azure answers at scale). */

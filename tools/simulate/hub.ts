@@ -72,6 +72,8 @@ export class SimTaskHub {
   /** Counts for the cost figures. */
   readonly counts = { episodes: 0, activities: 0, entityOps: 0 };
   functions?: HubFunctions;
+  /** A scenario's forced fault: activity work items sent at or after `fromMs` wait `waitMs` in the queue. */
+  forceActivityWait?: { readonly fromMs: number; readonly waitMs: number };
   /** Told before anything is purged (the invariants check what was still alive). */
   onPurge?: (instanceId: string) => void;
 
@@ -217,7 +219,9 @@ export class SimTaskHub {
     } else if (task.kind === 'entity') {
       this.sendToEntity(instance, `c${taskIndex}`, task.entityKey, task.operation, (reply) => this.deliver(instance, execution, taskIndex, { ok: true, value: reply }));
     } else {
-      this.world.at(this.world.nowMs() + this.hopMs(), () => void this.runActivity(instance, execution, taskIndex, task));
+      const forced = this.forceActivityWait && this.world.nowMs() >= this.forceActivityWait.fromMs ? this.forceActivityWait.waitMs : undefined;
+      if (forced !== undefined) this.world.log(`hub: activity ${task.name} of ${short(instance.id)} waits ${(forced / 3_600_000).toFixed(2)} h in the work-item queue`);
+      this.world.at(this.world.nowMs() + (forced ?? this.hopMs()), () => void this.runActivity(instance, execution, taskIndex, task));
     }
   }
 

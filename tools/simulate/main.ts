@@ -4,6 +4,7 @@ import { INVARIANTS } from './invariants';
 import { REGRESSION_SEEDS } from './regressions';
 import { describeFailure, runSeeds, shrink } from './run';
 import { runSchedule } from './schedule';
+import { SCENARIO_NAMES, SCENARIOS, type ScenarioName } from './scenarios';
 
 const USAGE = `npm run simulate -- [--seed S] [--seeds N] [--payments M] [--faults a,b|all|none] [--mutate name] [--trace] [--all] [--regressions]
 
@@ -16,7 +17,8 @@ Runs the payments lifecycle (the app's own code) in a seeded simulation under Az
   --mutate NAME   apply a deliberate mistake the simulator must catch: ${MUTATIONS.join(', ')}
   --trace         print the whole trace of each schedule run
   --all           go on past the first failing seed
-  --regressions   run the kept regression seeds too (tools/simulate/regressions.ts)
+  --regressions   run the scenarios and the kept regression seeds also with --seed (without --seed they always run first)
+  --scenario NAME a directed schedule of one defect (tools/simulate/scenarios.ts): ${'key-memory, revive-failed'}
 Exit 0 when every invariant held, 1 when one broke (the trace and the replay command are printed).`;
 
 runTool('simulate', async () => {
@@ -29,6 +31,7 @@ runTool('simulate', async () => {
     trace: { type: 'boolean' },
     all: { type: 'boolean' },
     regressions: { type: 'boolean' },
+    scenario: { type: 'string' },
   });
   if (values === 'help') {
     console.log(USAGE);
@@ -41,16 +44,33 @@ runTool('simulate', async () => {
   const payments = values.payments === undefined ? undefined : read.integer('payments', { min: 1, max: 1_000, default: 1 });
   const mutation = values.mutate === undefined ? undefined : read.choice<Mutation>('mutate', MUTATIONS, MUTATIONS[0]);
   const faults = parseFaults(read.optional('faults'));
+  const scenario = values.scenario === undefined ? undefined : read.choice<ScenarioName>('scenario', SCENARIO_NAMES, SCENARIO_NAMES[0]);
   read.done();
 
+  if (scenario) {
+    const result = await runSchedule({ seed: firstSeed, scenario, mutation });
+    console.log(`scenario ${scenario}: ${SCENARIOS[scenario].description}`);
+    console.log(describeFailure(result, mutation, values.trace ? Number.POSITIVE_INFINITY : 60).replace(/^seed/m, `${result.violations.length === 0 ? 'no invariant broken; ' : ''}seed`));
+    return result.violations.length === 0 ? 0 : 1;
+  }
+
   let failed = false;
-  if (values.regressions) {
-    for (const kept of REGRESSION_SEEDS) {
-      const result = await runSchedule({ seed: kept.seed, payments: kept.payments, faults: kept.faults === 'all' ? undefined : parseFaults(kept.faults) });
+  // The kept schedules first (the scenarios of the defects found, the regression seeds): a few schedules, each of
+  // which once broke an invariant. Run unless one seed was asked for (or --regressions asks for them anyway).
+  if (values.regressions || !seedGiven) {
+    for (const name of SCENARIO_NAMES) {
+      const result = await runSchedule({ seed: 1, scenario: name, mutation });
       const ok = result.violations.length === 0;
       failed ||= !ok;
-      console.log(`regression seed ${kept.seed} (${kept.found}): ${ok ? 'holds' : 'BROKEN'}`);
-      if (!ok) console.log(describeFailure(result));
+      console.log(`scenario ${name}: ${ok ? 'holds' : 'BROKEN'}`);
+      if (!ok) console.log(describeFailure(result, mutation));
+    }
+    for (const kept of REGRESSION_SEEDS) {
+      const result = await runSchedule({ seed: kept.seed, payments: kept.payments, faults: parseFaults(kept.faults), mutation });
+      const ok = result.violations.length === 0;
+      failed ||= !ok;
+      console.log(`regression seed ${kept.seed} (${kept.found.split(':')[0]}): ${ok ? 'holds' : 'BROKEN'}`);
+      if (!ok) console.log(describeFailure(result, mutation));
     }
   }
   const report = await runSeeds({ firstSeed, seeds, payments, faults, mutation, stopAtFirst: !values.all });

@@ -57,6 +57,10 @@ export class SimProvider {
   readonly ledger: LedgerCharge[] = [];
   readonly calls: ProviderCall[] = [];
   private chargeSeq = 0;
+  /** A scenario's forced fault: the next `n` charges are made and their answers lost. */
+  forceLostAnswers = 0;
+  /** A scenario's hook: told when a charge is made (before its answer). */
+  afterCharge?: () => void;
   /** When each key was first taken in (kept after the key is forgotten: the invariants' view, not the provider's). */
   private readonly firstSeenMs = new Map<string, number>();
 
@@ -120,12 +124,14 @@ export class SimProvider {
         const chargeId = `ch_${++this.chargeSeq}`;
         this.ledger.push({ key, paymentId: payment.paymentId, chargeId, atMs: this.world.nowMs(), amount: payment.amount, currency: payment.currency });
         fresh.result = { status: 'succeeded', chargeId, amount: payment.amount, currency: payment.currency };
+        this.afterCharge?.();
       }
       fresh.inFlight = false;
       result = fresh.result;
     }
     if (this.random.chance(this.faults.error5xxAfter)) throw new TransientProviderError('payment provider answered 500 (after charging)', 500);
-    if (this.random.chance(this.faults.lostAnswer)) {
+    if (this.forceLostAnswers > 0 || this.random.chance(this.faults.lostAnswer)) {
+      this.forceLostAnswers = Math.max(0, this.forceLostAnswers - 1);
       await this.world.sleep(this.random.logBetween(1_000, 10_000));
       throw new TransientProviderError('payment provider call timed out (the charge was made)');
     }

@@ -21,6 +21,13 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
     found:
       'failed-stays-failed at 5541433: a chargeProvider work item sent twice (a host restart between sending and writing history) waited in the queue and charged 2.8 h after the run recorded the payment failed',
   },
+  {
+    seed: 13,
+    payments: 4,
+    faults: 'table-forbidden,sb-resend,df-queue-wait,df-terminate,df-suspend,provider-outage',
+    found:
+      'no-delete-while-live at 206e61e: a run suspended and never resumed kept its record in progress, and the sweep deleted it past retention (a claim would also have taken it for expired)',
+  },
 ];
 
 /**

@@ -74,6 +74,7 @@ export async function shrink(failing: ScheduleResult, mutation?: Mutation): Prom
 
 /** The command that replays a schedule exactly. */
 export function replayCommand(result: ScheduleResult, mutation?: Mutation): string {
+  if (result.scenario) return `npm run simulate -- --scenario ${result.scenario} --seed ${result.seed} --trace`;
   const faults = result.faults.length === 0 ? 'none' : result.faults.join(',');
   return `npm run simulate -- --seed ${result.seed} --payments ${result.payments} --faults ${faults}${mutation ? ` --mutate ${mutation}` : ''} --trace`;
 }

@@ -1,5 +1,6 @@
 import { redeliveryWindow } from '../../src/lifecycle/retention';
 import { SimApp } from './app';
+import { SCENARIOS, type ScenarioName } from './scenarios';
 import { FAULTS, FAULT_NAMES, type FaultName, type FaultRates, type Mutation } from './faults';
 import { checkInvariants, type Violation } from './invariants';
 import { Random } from './random';
@@ -18,6 +19,8 @@ export interface ScheduleOptions {
   /** The faults the schedule may inject (default all). */
   readonly faults?: readonly FaultName[];
   readonly mutation?: Mutation;
+  /** A directed schedule (scenarios.ts): its faults only, one payment. */
+  readonly scenario?: ScenarioName;
 }
 
 export interface ScheduleResult {
@@ -27,6 +30,7 @@ export interface ScheduleResult {
   /** The rates drawn (faults at 0 were not injected). */
   readonly rates: FaultRates;
   readonly lookup: 'none' | 'by-key';
+  readonly scenario?: ScenarioName;
   readonly violations: Violation[];
   readonly trace: TraceLine[];
   /** Machine-independent cost: events run, store calls, Durable client calls, provider calls, deliveries. */
@@ -38,10 +42,14 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
   const random = new Random(options.seed);
   const allowed = new Set(options.faults ?? FAULT_NAMES);
   // Every draw is made whatever the options, so that `--payments` and `--faults` narrow this very schedule (a replay).
-  const rates = Object.fromEntries(FAULT_NAMES.map((name) => [name, random.pick(FAULTS[name])]).map(([name, rate]) => [name, allowed.has(name as FaultName) ? rate : 0])) as FaultRates;
-  const lookup = random.chance(0.5) ? 'by-key' : 'none';
+  const scenario = options.scenario ? SCENARIOS[options.scenario] : undefined;
+  const rates = Object.fromEntries(
+    FAULT_NAMES.map((name) => [name, random.pick(FAULTS[name])]).map(([name, rate]) => [name, allowed.has(name as FaultName) && !scenario ? rate : 0]),
+  ) as FaultRates;
+  const drawnLookup = random.chance(0.5) ? 'by-key' : 'none';
+  const lookup = scenario?.lookup ?? drawnLookup;
   const drawnPayments = random.int(1, 4);
-  const paymentCount = options.payments ?? drawnPayments;
+  const paymentCount = scenario ? 1 : (options.payments ?? drawnPayments);
   const world = new World(Date.UTC(2026, 0, 1));
   const app = new SimApp(world, random.fork(), rates, lookup, options.mutation);
   const plan = random.fork();
@@ -58,7 +66,9 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
   for (let n = 1; n <= paymentCount; n++) {
     const paymentId = `p${n}`;
     payments.push(paymentId);
-    const body = { paymentId, customerId: plan.chance(0.15) ? 'decline-1' : `cust-${n}`, amount: 100 * plan.int(1, 50), currency: 'EUR' };
+    const decline = plan.chance(0.15) && !scenario;
+    const body = { paymentId, customerId: decline ? 'decline-1' : `cust-${n}`, amount: 100 * plan.int(1, 50), currency: 'EUR' };
+    scenario?.script(app, world, paymentId);
     world.at(world.startMs + plan.logBetween(1, 60_000), () => void app.bus.send(paymentId, body));
     // A resend inside the window the app covers (message TTL + deliveries + resubmit margin: retention is checked
     // against it at start); later, the same paymentId is a new payment by contract (a key reused after expiry).
@@ -84,6 +94,7 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
   // provider), or left as it is.
   const handled = new Set<string>();
   const operator = () => {
+    if (scenario) return; // a scenario's operator acts in its script
     for (const line of app.telemetry.logs) {
       const key = line.attributes.idempotencyKey;
       if (typeof key !== 'string' || handled.has(key) || (line.attributes.outcome !== 'failed' && line.attributes.outcome !== 'held')) continue;
@@ -124,6 +135,7 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
     faults: [...allowed],
     rates,
     lookup,
+    scenario: options.scenario,
     violations,
     trace: world.trace,
     cost: {

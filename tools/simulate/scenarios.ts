@@ -1,0 +1,49 @@
+import type { SimApp } from './app';
+import type { World } from './world';
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
+
+/**
+ * Directed schedules: the faults of one defect the review found, placed at the moments that make it happen, with no
+ * random fault (the simulator's machinery, the app's code, the same invariants). Random search reaches these only
+ * rarely (each needs three or four faults in a row); a scenario makes the schedule certain, and keeps it.
+ */
+export interface Scenario {
+  readonly description: string;
+  /** The provider's declared look-up for the schedule. */
+  readonly lookup: 'none' | 'by-key';
+  /** Places the faults; `paymentId` is the one payment sent at the start. */
+  readonly script: (app: SimApp, world: World, paymentId: string) => void;
+}
+
+export const SCENARIOS = {
+  'key-memory': {
+    description:
+      'a charge whose answer is lost, then a provider outage past the retry budget (the payment ends failed); the operator retries it 21.5 h after the claim (inside 90 % of the 24 h key memory) and its activity waits 3 h in the work-item queue: the call reaches the provider at about 24.5 h',
+    lookup: 'none',
+    script(app, world, paymentId) {
+      app.provider.forceLostAnswers = 1;
+      app.provider.afterCharge = () => {
+        app.provider.afterCharge = undefined;
+        app.provider.setOutage({ fromMs: world.nowMs(), toMs: world.nowMs() + 2 * HOUR_MS });
+      };
+      world.at(world.startMs + 21.5 * HOUR_MS, () => {
+        app.hub.forceActivityWait = { fromMs: world.nowMs(), waitMs: 3 * HOUR_MS };
+        void app.operatorRetry(paymentId, false);
+      });
+    },
+  },
+  'revive-failed': {
+    description:
+      "a provider outage past the retry budget (the payment ends failed, alerted); the reconciler lists the record in progress, then its run's status read takes 20 min (the task hub's storage is slow), and the run records failed and completes in between",
+    lookup: 'by-key',
+    script(app, world) {
+      app.provider.setOutage({ fromMs: world.startMs, toMs: world.startMs + 75 * MINUTE_MS });
+      app.client.forceSlow = { fromMs: world.startMs + 40 * MINUTE_MS, toMs: world.startMs + 56 * MINUTE_MS, callMs: 20 * MINUTE_MS };
+    },
+  },
+} satisfies Record<string, Scenario>;
+
+export type ScenarioName = keyof typeof SCENARIOS;
+export const SCENARIO_NAMES = Object.keys(SCENARIOS) as ScenarioName[];
