@@ -59,6 +59,9 @@ var queries = {
   alertStoreOutage: loadTextContent('../monitoring/queries/alert-store-outage.kql')
   paymentsFailedDetails: loadTextContent('../monitoring/queries/payments-failed-details.kql')
   alertPaymentsReconciled: loadTextContent('../monitoring/queries/alert-payments-reconciled.kql')
+  alertPaymentsRunStuck: loadTextContent('../monitoring/queries/alert-payments-run-stuck.kql')
+  alertRecordWriteRefused: loadTextContent('../monitoring/queries/alert-record-write-refused.kql')
+  alertReconcilerIncomplete: loadTextContent('../monitoring/queries/alert-reconciler-incomplete.kql')
   streamReplays: loadTextContent('../monitoring/queries/stream-replays.kql')
   streamParkedEvents: loadTextContent('../monitoring/queries/stream-parked-events.kql')
   alertStreamStalled: loadTextContent('../monitoring/queries/alert-stream-stalled.kql')
@@ -392,6 +395,155 @@ resource paymentsReconciledAlert 'Microsoft.Insights/scheduledQueryRules@2026-03
           ]
           operator: 'GreaterThan'
           threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: actions
+  }
+}
+
+// A payment in progress for hours whose run is still Running, Pending or Suspended (the reconciler, each tick).
+resource paymentsRunStuckAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
+  name: '${alertNamePrefix}-payments-run-stuck'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Payment run going on for hours (stuck or suspended)'
+    description: 'A payment has been in progress for more than 2 hours while its chargePayment run is still Running, Pending or Suspended: a run suspended and forgotten, a record write retried for hours, queues backed up. It is not taken over (the run can still act) and its record is kept alive. Read the traces with outcome run-stuck (paymentId, run state): resume a suspended run, or terminate it (the reconciler then takes it over and looks before any charge).'
+    severity: 2
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT15M'
+    criteria: {
+      allOf: [
+        {
+          query: queries.alertPaymentsRunStuck
+          timeAggregation: 'Total'
+          metricMeasureColumn: 'stuck'
+          dimensions: [
+            {
+              name: 'consumer'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+            {
+              name: 'run'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: actions
+  }
+}
+
+// The run's record write refused by the store (403, 404, 400): the customer may be charged; no wait fixes it.
+resource recordWriteRefusedAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
+  name: '${alertNamePrefix}-record-write-refused'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Payment record write refused by the store'
+    description: 'A charge run could not write its payment record: the table answered 403 (a role assignment or a firewall), 404 (the table is gone) or 400 (a bug). The customer may already be charged; the run keeps retrying the write on durable timers and lands it once the store is fixed. Fix the access or the table; read the traces with outcome record-write-refused (paymentId, statusCode).'
+    severity: 1
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT15M'
+    criteria: {
+      allOf: [
+        {
+          query: queries.alertRecordWriteRefused
+          timeAggregation: 'Total'
+          metricMeasureColumn: 'refused'
+          dimensions: [
+            {
+              name: 'consumer'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+            {
+              name: 'statusCode'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: actions
+  }
+}
+
+// The payments reconciler ran out of its budget before reading every in-progress record, tick after tick.
+resource reconcilerIncompleteAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
+  name: '${alertNamePrefix}-reconciler-incomplete'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Payments reconciler does not finish its pass'
+    description: 'The expiry timer\'s payments reconciler stopped at its budget before it read every payment in progress, in most ticks of the last hour: a backlog of in-progress payments (an outage, a stuck task hub). Each tick resumes where the last stopped, but resolution slows; raise EXPIRY_SWEEP_BUDGET_SECONDS or find why so many payments stay in progress.'
+    severity: 2
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT1H'
+    criteria: {
+      allOf: [
+        {
+          query: queries.alertReconcilerIncomplete
+          timeAggregation: 'Total'
+          metricMeasureColumn: 'incomplete'
+          dimensions: [
+            {
+              name: 'consumer'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 2
           failingPeriods: {
             numberOfEvaluationPeriods: 1
             minFailingPeriodsToAlert: 1

@@ -28,9 +28,9 @@ import { inMemoryTelemetry } from '../support/telemetry';
 const QUERIES = join(__dirname, '..', '..', 'infra', 'monitoring', 'queries');
 const azuriteOf = useAzurite();
 
-import { completeRecordActivity, heldReporter } from '../../src/app/durableCharge';
+import { completeRecordActivity, heldReporter, writeRecordOnce } from '../../src/app/durableCharge';
 import { outageReport } from '../../src/app/paymentsHandler';
-import { StoreUnavailableError } from 'azure-functions-idempotency/internal';
+import { StoreRequestError, StoreUnavailableError } from 'azure-functions-idempotency/internal';
 import { reconcilePayments } from '../../src/app/paymentReconciler';
 
 describe('monitoring queries read only what the code emits', () => {
@@ -102,6 +102,28 @@ describe('monitoring queries read only what the code emits', () => {
       clock: { nowMs: () => 0 },
       budgetMs: 60_000,
     });
+    // Issue 43: a run going on for hours (run_stuck), a pass stopped by its budget (reconciler.incomplete), a record
+    // write the store refuses (record_write_refused).
+    if (stuck) {
+      let now = 10 * 3_600_000;
+      await reconcilePayments({
+        records: async function* () {
+          yield { ...stuck, key: 'p-4', status: 'IN_PROGRESS' as const, updatedAtMs: 0 };
+          yield { ...stuck, key: 'p-5', status: 'IN_PROGRESS' as const, updatedAtMs: 0 };
+        },
+        runState: async () => ((now += 60_000), 'suspended'),
+        restart: async () => ({ attempt: 2 }),
+        telemetry: t.telemetry,
+        clock: { nowMs: () => now },
+        budgetMs: 30_000,
+      });
+    }
+    const refusing = { complete: () => Promise.reject(new StoreRequestError('forbidden', 'complete', 403)) } as unknown as InMemoryIdempotencyStore;
+    await writeRecordOnce(refusing, () => t.telemetry, {
+      claim: claimed.claim,
+      result: { status: 'failed', reason: 'x' },
+      payment: { paymentId: 'p-2', customerId: 'c', amount: 1, currency: 'EUR' },
+    }).catch(() => undefined);
     await driveRewards(t.telemetry);
     emitted = { metrics: await t.metricAttributeNames(), logAttributes: new Set(t.logs().flatMap((l) => Object.keys(l.attributes))) };
     await t.shutdown();

@@ -357,6 +357,9 @@ describe('infra cross-check: operations and azd', () => {
       'payments.provider.lookup_unsupported',
       'messages.store_outage.waits',
       'payments.reconciled',
+      'payments.run_stuck',
+      'payments.reconciler.incomplete',
+      'payments.record_write_refused',
       'messages.parked',
       'messages.batch_failures',
     ];

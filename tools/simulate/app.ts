@@ -235,16 +235,17 @@ export class SimApp {
     // The hold pass first (ExpirySweeper's `holds`, `holdMs` = the redelivery window): a held record's retention moves on.
     const holdMs = redeliveryWindow(this.settings).totalMs;
     for (const paymentId of held) this.store.inner.hold(keyFromMessageId(PAYMENTS_CONSUMER, paymentId), holdMs);
-    const live = (paymentId: string) => {
+    const live = (paymentId: string, status: string) => {
       const instanceId = this.instanceOf(paymentId);
       const run = instanceId ? this.hub.instances.get(instanceId) : undefined;
-      if (run && ['Pending', 'Running', 'Suspended'].includes(run.status)) return `run ${run.status}`;
+      // A completed record is final: a run still going (suspended after its write, say) has nothing left to do with it.
+      if (status !== 'COMPLETED' && run && ['Pending', 'Running', 'Suspended'].includes(run.status)) return `run ${run.status}`;
       if (this.bus.messages.some((m) => m.messageId === paymentId && (m.state === 'active' || m.state === 'locked'))) return 'message in the queue';
       return undefined;
     };
     const deleted = this.store.inner.deleteExpired((record) => {
       if (held.has(record.key)) return true;
-      const alive = live(record.key);
+      const alive = live(record.key, record.status);
       if (alive) this.sweptWhileLive.push(`${record.key}: swept while its ${alive}`);
       return false;
     });
