@@ -5,12 +5,13 @@ import { classifyStoreError, toDomainError } from 'azure-functions-idempotency/t
 // Internal: int64/toNumber are the core's Table Int64 encoding, reused for this app's own rows (Table plumbing, not the package's API).
 import { int64, toNumber } from 'azure-functions-idempotency/internal';
 import { IdentityIndex } from './identityIndex';
+import { readRows } from './pointReads';
 import type { RewardEvent } from './rewardEvent';
 
 /** RowKey of a customer's balance row, beside its event markers in the customer's partition. */
 const BALANCE_ROW = 'balance';
-/** Events per query and transaction: the query filter holds 15 comparisons (PartitionKey, balance, 13 markers). */
-const CHUNK = 13;
+/** Events per transaction: their markers and the balance row, 100 operations (the service's limit). */
+const CHUNK = 99;
 /** Rounds of one chunk lost to other writers (another instance during a partition handover) before giving up (retryable). */
 const MAX_ROUNDS = 20;
 
@@ -48,9 +49,10 @@ type Results = { applied: RewardEvent[]; duplicates: RewardEvent[]; replays: Rew
  *   duplicate's insert fails the whole transaction (nothing counted twice), and a concurrent writer's balance
  *   change fails it on the ETag. Either way the chunk is read again and retried.
  *
- * Round trips for a batch: fresh, 2 per customer and 13 events (one query for the balance and the markers, one
- * transaction) + 1 per identity bucket touched (100 identities a transaction); replayed, 1 per customer and 13
- * events (the query finds every marker; nothing to reserve). A hot customer's events all go through one partition
+ * Round trips for a batch: one point read per event (its marker) and per customer and 99 events (the balance), never
+ * a query (an "or" of RowKeys is a scan of the partition in Azure); fresh, + 1 transaction per customer and 99 events
+ * + 1 per identity bucket touched (100 identities a transaction); replayed, nothing more (every marker found, nothing
+ * to reserve). The cost per event does not depend on how many rows a partition holds. A hot customer's events all go through one partition
  * (2,000 entities/s) and one balance ETag: the hub's partition key should be the customer id.
  */
 export class RewardsLedger {
@@ -235,20 +237,17 @@ export class RewardsLedger {
     };
   }
 
-  /** The balance row and the markers among `markers` (marker -> digest and position), in one query. */
+  /**
+   * The balance row and the markers among `markers` (marker -> digest and position): point reads, one row each
+   * (`readRows`), so the cost is one request and one row per event whatever the customer's partition holds.
+   */
   private async read(partitionKey: string, markers: readonly string[]): Promise<PartitionRows> {
-    const filter = [BALANCE_ROW, ...markers].map((rowKey) => `RowKey eq '${rowKey}'`).join(' or ');
+    type Row = { points?: unknown; digest?: unknown; position?: unknown };
+    const rows = await readRows<Row>(this.client, partitionKey, [BALANCE_ROW, ...markers], this.callTimeoutMs, 'readRewards');
     const found: PartitionRows = { balance: undefined, markers: new Map() };
-    try {
-      await withDeadline(this.callTimeoutMs, 'readRewards', 'read', async (abortSignal) => {
-        const query = { filter: `PartitionKey eq '${partitionKey}' and (${filter})` };
-        for await (const row of this.client.listEntities<Record<string, unknown>>({ queryOptions: query, abortSignal })) {
-          if (row.rowKey === BALANCE_ROW) found.balance = { points: toNumber(row.points), etag: String(row.etag) };
-          else found.markers.set(String(row.rowKey), { digest: String(row.digest), position: typeof row.position === 'string' ? row.position : undefined });
-        }
-      });
-    } catch (error) {
-      throw toDomainError(error, 'readRewards', 'read');
+    for (const [rowKey, row] of rows) {
+      if (rowKey === BALANCE_ROW) found.balance = { points: toNumber(row.points), etag: String(row.etag) };
+      else found.markers.set(rowKey, { digest: String(row.digest), position: typeof row.position === 'string' ? row.position : undefined });
     }
     return found;
   }

@@ -1,15 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { TableClient, TableEntity, TransactionAction } from '@azure/data-tables';
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline, StoreUnavailableError } from 'azure-functions-idempotency';
-import { classifyStoreError, toDomainError } from 'azure-functions-idempotency/table';
+import { classifyStoreError } from 'azure-functions-idempotency/table';
 // Internal: int64 is the core's Table Int64 encoding, reused for this app's own rows (Table plumbing, not the package's API).
 import { int64 } from 'azure-functions-idempotency/internal';
+import { readRows } from './pointReads';
 import type { RewardEvent } from './rewardEvent';
 
 /** Rows per entity-group transaction (the service's limit). */
 const TRANSACTION_ROWS = 100;
-/** RowKeys per query: the filter holds 15 comparisons (PartitionKey and 14 rows). */
-const QUERY_ROWS = 14;
 /** Rounds lost to other writers (reserving the same identities at once) before giving up (retryable). */
 const MAX_ROUNDS = 20;
 
@@ -109,21 +108,10 @@ export class IdentityIndex {
     }
   }
 
-  /** The digests on record for `markers` (marker -> digest). */
+  /** The digests on record for `markers` (marker -> digest): point reads, one row each (`readRows`). */
   private async read(partitionKey: string, markers: readonly string[]): Promise<Map<string, string>> {
-    const found = new Map<string, string>();
-    try {
-      for (const group of chunks(markers, QUERY_ROWS)) {
-        await withDeadline(this.callTimeoutMs, 'readIdentity', 'read', async (abortSignal) => {
-          const filter = `PartitionKey eq '${partitionKey}' and (${group.map((rowKey) => `RowKey eq '${rowKey}'`).join(' or ')})`;
-          for await (const row of this.client.listEntities<Record<string, unknown>>({ queryOptions: { filter }, abortSignal }))
-            found.set(String(row.rowKey), String(row.digest));
-        });
-      }
-    } catch (error) {
-      throw toDomainError(error, 'readIdentity', 'read');
-    }
-    return found;
+    const rows = await readRows<{ digest?: unknown }>(this.client, partitionKey, markers, this.callTimeoutMs, 'readIdentity');
+    return new Map([...rows].map(([rowKey, row]) => [rowKey, String(row.digest)]));
   }
 }
 
