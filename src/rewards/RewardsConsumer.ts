@@ -2,6 +2,7 @@ import { StoreUnavailableError, type InvocationContextLike } from 'azure-functio
 import { bodyBytes } from '../messaging/bodyBytes';
 import { DEFAULT_MAX_STRIKES, failureSignature, type FailureStrikes } from '../messaging/failureStrikes';
 import { ParkReason, type ParkingStore } from '../messaging/ParkingStore';
+import { misconfigurationOf } from '../messaging/storeMisconfiguration';
 import { MetricNames, type Telemetry } from '../telemetry/Telemetry';
 import { createHash } from 'node:crypto';
 import { decodeRewardEvent, type RewardEvent } from './rewardEvent';
@@ -28,8 +29,9 @@ export interface RewardsConsumerDeps {
    * Counts per batch: `idempotency.claims` (events decoded), `idempotency.duplicates` (reason `replay`: read
    * again at the same partition and sequence number after a checkpoint; `resend`: a producer's second copy),
    * `messages.parked` (by reason), `idempotency.key_reuse` (an identity under another payload: alerted),
-   * `messages.batch_failures` (a thrown batch, kind `unavailable` or `error`: alerted when a partition stops
-   * moving); dimensions `consumer`, `partitionId`. Default: none.
+   * `messages.batch_failures` (a thrown batch, kind `unavailable`, `misconfigured` or `error`: alerted when a partition
+   * stops moving), `messages.store_misconfigured` (a table the consumer cannot use: with `table`, `status`, `code`;
+   * alerted); dimensions `consumer`, `partitionId`. Default: none.
    */
   readonly telemetry?: Telemetry;
   /** Where a batch's failures are counted across retries; without it a failing batch is only thrown (retried). */
@@ -51,7 +53,9 @@ type Counts = { applied: RewardEvent[]; duplicates: number; replays: number; par
  *   identity is reserved for the payload; a replay, a producer retry or two instances never add twice.
  * - Failure rule: an event no retry can fix (no identity, bad data, too deep or too large, an id reused) is parked
  *   with its reason, never dropped; other event types are ignored. A store that is unavailable throws the batch:
- *   the trigger's retry policy (retry forever) runs it again and the host never checkpoints past it. Any other
+ *   the trigger's retry policy (retry forever) runs it again and the host never checkpoints past it. So does a table
+ *   it cannot use (403, 404 `TableNotFound`, 409 `TableBeingDeleted`: `misconfigurationOf`), never a strike, never
+ *   parked, counted and logged naming the table and the status. Any other
  *   failure throws too, and is counted (`FailureStrikes`): the `maxStrikes`-th time the same batch fails the same
  *   way, its events are taken one by one and those that still fail are parked `repeated-failure`: no single event
  *   can stop a partition.
@@ -69,7 +73,31 @@ export class RewardsConsumer {
     } catch (error) {
       const unavailable = error instanceof StoreUnavailableError;
       const partitionId = partitionOf(context);
-      this.deps.telemetry?.count(MetricNames.batchFailures, { consumer: this.consumer, partitionId, kind: unavailable ? 'unavailable' : 'error' });
+      const misconfigured = misconfigurationOf(error);
+      const kind = misconfigured ? 'misconfigured' : unavailable ? 'unavailable' : 'error';
+      this.deps.telemetry?.count(MetricNames.batchFailures, { consumer: this.consumer, partitionId, kind });
+      if (misconfigured) {
+        // No event is at fault: no strike, nothing parked; the batch throws until the table is usable (the partition waits).
+        const { table, status, code, operation } = misconfigured;
+        this.deps.telemetry?.count(MetricNames.storeMisconfigured, { consumer: this.consumer, partitionId, table, status: String(status), code });
+        this.deps.telemetry?.log('error', `stream stopped: table ${table} answered ${status} ${code} (misconfigured); the partition waits until it is fixed`, {
+          consumer: this.consumer,
+          partitionId,
+          table,
+          status,
+          code,
+          operation,
+          outcome: 'stopped',
+        });
+        throw error;
+      }
+      this.deps.telemetry?.log(unavailable ? 'warn' : 'error', `stream batch failed (${kind}): retried, the partition waits`, {
+        consumer: this.consumer,
+        partitionId,
+        kind,
+        operation: (error as { operation?: unknown }).operation === undefined ? undefined : String((error as { operation?: unknown }).operation),
+        reason: failureSignature(error),
+      });
       if (unavailable || !this.deps.strikes || events.length === 0) throw error;
       const signature = failureSignature(error);
       const strikes = await this.deps.strikes.record(this.consumer, placeOf(events, context), signature).catch(() => 0);
@@ -105,7 +133,7 @@ export class RewardsConsumer {
       try {
         await this.apply(events, group, context, counts);
       } catch (error) {
-        if (isolating === undefined || error instanceof StoreUnavailableError) throw error;
+        if (isolating === undefined || error instanceof StoreUnavailableError || misconfigurationOf(error)) throw error;
         const detail = `failed the same way ${this.deps.maxStrikes ?? DEFAULT_MAX_STRIKES} times: ${failureSignature(error)}`;
         await this.park(events[group[0].index], group[0].index, context, ParkReason.RepeatedFailure, detail, counts, true);
       }
@@ -159,7 +187,7 @@ export class RewardsConsumer {
     try {
       await this.deps.parking.park({ consumer: this.consumer, reason, detail, info, body });
     } catch (error) {
-      if (!lastResort || error instanceof StoreUnavailableError) throw error;
+      if (!lastResort || error instanceof StoreUnavailableError || misconfigurationOf(error)) throw error;
       const without = `${detail}; body not kept (${failureSignature(error)}), digest ${createHash('sha256').update(bodyBytes(body)).digest('hex')}`;
       await this.deps.parking.park({ consumer: this.consumer, reason, detail: without, info, body: undefined });
     }
