@@ -1,6 +1,7 @@
 import type { InvocationContext } from '@azure/functions';
 import type { Settings } from '../config/settings';
 import { assertMarkersOutliveReplay } from '../lifecycle/rewardMarkers';
+import { BatchAttempts } from '../messaging/batchAttempts';
 import { FailureStrikes } from '../messaging/failureStrikes';
 import { RewardsConsumer, type RewardsBatchReport } from '../rewards/RewardsConsumer';
 import { RewardsLedger } from '../rewards/RewardsLedger';
@@ -20,6 +21,8 @@ export function rewardsFromSettings(settings: Settings, overrides: WiringOverrid
     parking,
     // A batch's failures are counted beside the parked events (partition `strikes-rewards`).
     strikes: new FailureStrikes(parking.client, overrides.clock, settings.IDEMPOTENCY_STORE_TIMEOUT_MS),
+    // Where each batch's invocation started and answered: one that ended without an answer (timeout, crash) is a strike.
+    attempts: new BatchAttempts(parking.client, overrides.clock, settings.IDEMPOTENCY_STORE_TIMEOUT_MS),
     telemetry: overrides.telemetry ?? new Telemetry(),
   });
 }

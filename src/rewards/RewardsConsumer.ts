@@ -3,6 +3,8 @@ import { bodyBytes } from '../messaging/bodyBytes';
 import { DEFAULT_MAX_STRIKES, failureSignature, type FailureStrikes } from '../messaging/failureStrikes';
 import { ParkReason, type ParkingStore } from '../messaging/ParkingStore';
 import { misconfigurationOf } from '../messaging/storeMisconfiguration';
+import type { BatchAttempts, OpenAttempt } from '../messaging/batchAttempts';
+import { reportBatchFailure, reportUnanswered } from './batchFailure';
 import { MetricNames, type Telemetry } from '../telemetry/Telemetry';
 import { createHash } from 'node:crypto';
 import { decodeRewardEvent, type RewardEvent } from './rewardEvent';
@@ -36,9 +38,17 @@ export interface RewardsConsumerDeps {
   readonly telemetry?: Telemetry;
   /** Where a batch's failures are counted across retries; without it a failing batch is only thrown (retried). */
   readonly strikes?: FailureStrikes;
+  /**
+   * Where each batch's invocation says it started and answered, so one that ended without an answer (a function
+   * timeout, a worker crash) counts as a strike when the batch is seen again. Without it such a batch is retried in silence.
+   */
+  readonly attempts?: BatchAttempts;
   /** Failures of one batch, the same way, before its events are taken one by one and the failing ones parked. Default 3. */
   readonly maxStrikes?: number;
 }
+
+/** The failure signature of invocations that ended without an answer. */
+const NO_ANSWER = 'no answer: function timeout or worker crash';
 
 type Counts = { applied: RewardEvent[]; duplicates: number; replays: number; parked: number; ignored: number; decoded: number };
 
@@ -68,51 +78,61 @@ export class RewardsConsumer {
   }
 
   async handleBatch(events: readonly unknown[], context?: InvocationContextLike): Promise<RewardsBatchReport> {
+    const partitionId = partitionOf(context);
+    let open: OpenAttempt | undefined;
+    try {
+      open = this.deps.attempts && events.length > 0 ? await this.deps.attempts.open(this.consumer, partitionId, placeOf(events, context)) : undefined;
+    } catch (error) {
+      reportBatchFailure(this.deps.telemetry, this.consumer, partitionId, error);
+      throw error;
+    }
+    try {
+      return await this.attempt(events, context, partitionId, open);
+    } finally {
+      // Returned or thrown, this invocation answered: a replay of the batch is not a no-answer strike. Failing to say so
+      // costs at most one false strike (a batch run event by event: still correct).
+      await open?.answered().catch(() => undefined);
+    }
+  }
+
+  private async attempt(
+    events: readonly unknown[],
+    context: InvocationContextLike | undefined,
+    partitionId: string,
+    open: OpenAttempt | undefined,
+  ): Promise<RewardsBatchReport> {
+    const maxStrikes = this.deps.maxStrikes ?? DEFAULT_MAX_STRIKES;
+    if (open && open.unanswered > 0) {
+      reportUnanswered(this.deps.telemetry, this.consumer, partitionId, open.unanswered);
+      if (open.unanswered >= maxStrikes) return this.runBatch(events, context, NO_ANSWER, open);
+    }
     try {
       return await this.runBatch(events, context);
     } catch (error) {
-      const unavailable = error instanceof StoreUnavailableError;
-      const partitionId = partitionOf(context);
-      const misconfigured = misconfigurationOf(error);
-      const kind = misconfigured ? 'misconfigured' : unavailable ? 'unavailable' : 'error';
-      this.deps.telemetry?.count(MetricNames.batchFailures, { consumer: this.consumer, partitionId, kind });
-      if (misconfigured) {
-        // No event is at fault: no strike, nothing parked; the batch throws until the table is usable (the partition waits).
-        const { table, status, code, operation } = misconfigured;
-        this.deps.telemetry?.count(MetricNames.storeMisconfigured, { consumer: this.consumer, partitionId, table, status: String(status), code });
-        this.deps.telemetry?.log('error', `stream stopped: table ${table} answered ${status} ${code} (misconfigured); the partition waits until it is fixed`, {
-          consumer: this.consumer,
-          partitionId,
-          table,
-          status,
-          code,
-          operation,
-          outcome: 'stopped',
-        });
-        throw error;
-      }
-      this.deps.telemetry?.log(unavailable ? 'warn' : 'error', `stream batch failed (${kind}): retried, the partition waits`, {
-        consumer: this.consumer,
-        partitionId,
-        kind,
-        operation: (error as { operation?: unknown }).operation === undefined ? undefined : String((error as { operation?: unknown }).operation),
-        reason: failureSignature(error),
-      });
-      if (unavailable || !this.deps.strikes || events.length === 0) throw error;
+      const kind = reportBatchFailure(this.deps.telemetry, this.consumer, partitionId, error);
+      if (kind !== 'error' || !this.deps.strikes || events.length === 0) throw error;
       const signature = failureSignature(error);
       const strikes = await this.deps.strikes.record(this.consumer, placeOf(events, context), signature).catch(() => 0);
-      if (strikes < (this.deps.maxStrikes ?? DEFAULT_MAX_STRIKES)) throw error;
+      if (strikes < maxStrikes) throw error;
       this.deps.telemetry?.log('warn', `batch failed ${strikes} times the same way: its events taken one by one`, {
         consumer: this.consumer,
         partitionId,
         reason: ParkReason.RepeatedFailure,
       });
-      return this.runBatch(events, context, signature);
+      return this.runBatch(events, context, signature, open);
     }
   }
 
-  /** The batch at once; or, with `isolating` (a signature), event by event, parking those that fail. */
-  private async runBatch(events: readonly unknown[], context: InvocationContextLike | undefined, isolating?: string): Promise<RewardsBatchReport> {
+  /**
+   * The batch at once; or, with `isolating` (a signature), event by event, parking those that fail, and marking on
+   * `open` which event it is on: the event an earlier invocation ended on without an answer (`open.diedAt`) is parked.
+   */
+  private async runBatch(
+    events: readonly unknown[],
+    context: InvocationContextLike | undefined,
+    isolating?: string,
+    open?: OpenAttempt,
+  ): Promise<RewardsBatchReport> {
     const counts: Counts = { applied: [], duplicates: 0, replays: 0, parked: 0, ignored: 0, decoded: 0 };
     const decoded: RewardEvent[] = [];
     for (const [index, body] of events.entries()) {
@@ -130,7 +150,13 @@ export class RewardsConsumer {
     }
     const groups = isolating === undefined ? [decoded] : decoded.map((event) => [event]);
     for (const group of groups) {
+      if (isolating !== undefined && open?.diedAt === group[0].index) {
+        const detail = `the invocation ended without an answer (function timeout or worker crash) ${open.unanswered} times, the last one on this event`;
+        await this.park(events[group[0].index], group[0].index, context, ParkReason.RepeatedFailure, detail, counts, true);
+        continue;
+      }
       try {
+        if (isolating !== undefined) await open?.progress(group[0].index);
         await this.apply(events, group, context, counts);
       } catch (error) {
         if (isolating === undefined || error instanceof StoreUnavailableError || misconfigurationOf(error)) throw error;
