@@ -50,7 +50,7 @@ export interface RewardsConsumerDeps {
 /** The failure signature of invocations that ended without an answer. */
 const NO_ANSWER = 'no answer: function timeout or worker crash';
 
-type Counts = { applied: RewardEvent[]; duplicates: number; replays: number; parked: number; ignored: number; decoded: number };
+type Counts = { applied: RewardEvent[]; duplicates: number; replays: number; parked: number; ignored: number; decoded: number; total: number };
 
 /**
  * The rewards consumer: an Event Hubs batch (`cardinality: 'many'`, one partition, in order) of
@@ -133,7 +133,7 @@ export class RewardsConsumer {
     isolating?: string,
     open?: OpenAttempt,
   ): Promise<RewardsBatchReport> {
-    const counts: Counts = { applied: [], duplicates: 0, replays: 0, parked: 0, ignored: 0, decoded: 0 };
+    const counts: Counts = { applied: [], duplicates: 0, replays: 0, parked: 0, ignored: 0, decoded: 0, total: events.length };
     const decoded: RewardEvent[] = [];
     for (const [index, body] of events.entries()) {
       let event: ReturnType<typeof decodeRewardEvent>;
@@ -205,17 +205,23 @@ export class RewardsConsumer {
     lastResort = false,
   ) {
     const meta = context?.triggerMetadata ?? {};
-    const at = (name: string): unknown => (Array.isArray(meta[name]) ? (meta[name] as unknown[])[index] : undefined);
+    // Metadata longer than the batch (a dataType 'string' batch lost an empty body) is never read by position.
+    const aligned = Object.entries(meta).every(([name, value]) => !name.endsWith('Array') || !Array.isArray(value) || value.length <= counts.total);
+    const at = (name: string): unknown => (aligned && Array.isArray(meta[name]) ? (meta[name] as unknown[])[index] : undefined);
     const partition = partitionOf(context);
     // Operators find a parked event by its position; parking twice (a replay) overwrites the same row.
-    const messageId = `partition ${JSON.stringify(partition)} sequence ${JSON.stringify(at('sequenceNumberArray') ?? index)}`;
+    const sequence = at('sequenceNumberArray');
+    const messageId = `partition ${JSON.stringify(partition)} ${sequence === undefined ? `index ${index} of a batch whose metadata does not line up` : `sequence ${JSON.stringify(sequence)}`}`;
     const info = { messageId, enqueuedTimeUtc: at('enqueuedTimeUtcArray') as string | undefined };
+    // Its application properties (a binary-mode CloudEvent's identity) go with it, so it can be resubmitted as it was.
+    const properties = at('propertiesArray');
+    const own = typeof properties === 'object' && properties !== null && !Array.isArray(properties) ? (properties as Record<string, unknown>) : undefined;
     try {
-      await this.deps.parking.park({ consumer: this.consumer, reason, detail, info, body });
+      await this.deps.parking.park({ consumer: this.consumer, reason, detail, info, body, properties: own });
     } catch (error) {
       if (!lastResort || error instanceof StoreUnavailableError || misconfigurationOf(error)) throw error;
       const without = `${detail}; body not kept (${failureSignature(error)}), digest ${createHash('sha256').update(bodyBytes(body)).digest('hex')}`;
-      await this.deps.parking.park({ consumer: this.consumer, reason, detail: without, info, body: undefined });
+      await this.deps.parking.park({ consumer: this.consumer, reason, detail: without, info, body: undefined, properties: own });
     }
     counts.parked++;
     this.deps.telemetry?.count(MetricNames.parked, { consumer: this.consumer, reason, partitionId: partition });
