@@ -28,6 +28,7 @@ const empty = (): TableTraffic => ({ pointReads: 0, queries: 0, orQueries: 0, or
  */
 export class TableRowCounter {
   private traffic = empty();
+  private queryUrls: string[] = [];
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
   private constructor(
@@ -78,6 +79,13 @@ export class TableRowCounter {
     return taken;
   }
 
+  /** The query URLs (path and query string, decoded) since the last call, in the order sent. */
+  takeQueryUrls(): string[] {
+    const taken = this.queryUrls;
+    this.queryUrls = [];
+    return taken;
+  }
+
   async stop(): Promise<void> {
     this.agent.destroy();
     this.server.closeAllConnections();
@@ -94,6 +102,7 @@ export class TableRowCounter {
       if (status === 200) t.rowsReturned++;
     } else if (method === 'GET' && !/\/Tables(\(|$)/.test(path)) {
       t.queries++;
+      this.queryUrls.push(decodeURIComponent(url));
       const filter = query.get('$filter') ?? '';
       if (/\bor\b/.test(filter)) {
         t.orQueries++;
