@@ -62,9 +62,9 @@ export class RewardsLedger {
     readonly client: TableClient,
     private readonly clock: Clock = systemClock,
     private readonly callTimeoutMs: number = DEFAULT_STORE_TIMEOUT_MS,
-    options: { readonly identityBuckets?: number } = {},
+    options: { readonly identityBuckets?: number; readonly markerRetentionMs?: number } = {},
   ) {
-    this.identities = new IdentityIndex(client, options.identityBuckets ?? 1, callTimeoutMs);
+    this.identities = new IdentityIndex(client, options.identityBuckets ?? 1, callTimeoutMs, options.markerRetentionMs);
   }
 
   /** The partition of a customer's balance and markers. */
