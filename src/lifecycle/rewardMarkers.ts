@@ -16,10 +16,20 @@ const TRANSACTION_ROWS = 100;
  * the Bicep's `eventHubRetentionDays`), counted from the event's enqueue, which is before the marker's write.
  * Call once at start (the rewards registration and the expiry timer do).
  * @throws ConfigurationError when `REWARDS_MARKER_RETENTION_DAYS` is shorter than the hub's retention + 1 day: a
- *   replay would then find its marker gone and apply the event a second time.
+ *   replay would then find its marker gone and apply the event a second time; or when the hub's cleanup policy
+ *   (`REWARDS_EVENT_HUB_CLEANUP_POLICY`, from the deployed hub) is not `Delete` (compaction: no time limit).
  * @returns the retention, in ms.
  */
-export function assertMarkersOutliveReplay(settings: Pick<Settings, 'REWARDS_EVENT_HUB_RETENTION_DAYS' | 'REWARDS_MARKER_RETENTION_DAYS'>): number {
+export function assertMarkersOutliveReplay(
+  settings: Pick<Settings, 'REWARDS_EVENT_HUB_RETENTION_DAYS' | 'REWARDS_MARKER_RETENTION_DAYS'> & Partial<Pick<Settings, 'REWARDS_EVENT_HUB_CLEANUP_POLICY'>>,
+): number {
+  const policy = settings.REWARDS_EVENT_HUB_CLEANUP_POLICY ?? 'Delete';
+  if (policy !== 'Delete') {
+    throw new ConfigurationError(
+      `REWARDS_EVENT_HUB_CLEANUP_POLICY is ${policy}: a compacted hub keeps the latest event of each key with no time limit, so an ` +
+        'event can be read again after any marker retention and would apply twice; deploy the hub with cleanupPolicy Delete',
+    );
+  }
   const needed = settings.REWARDS_EVENT_HUB_RETENTION_DAYS + REPLAY_MARGIN_DAYS;
   if (settings.REWARDS_MARKER_RETENTION_DAYS < needed) {
     throw new ConfigurationError(

@@ -5,6 +5,7 @@ import { classifyStoreError, toDomainError } from 'azure-functions-idempotency/t
 // Internal: int64/toNumber are the core's Table Int64 encoding, reused for this app's own rows (Table plumbing, not the package's API).
 import { int64, toNumber } from 'azure-functions-idempotency/internal';
 import { IdentityIndex } from './identityIndex';
+import { needsRefresh, refreshMarkers } from './markerRefresh';
 import { readRows } from './pointReads';
 import type { RewardEvent } from './rewardEvent';
 
@@ -31,7 +32,7 @@ export interface BatchApplied {
 /** A customer partition as read: its balance and the markers asked for (marker -> digest and position). */
 interface PartitionRows {
   balance: { points: number; etag: string } | undefined;
-  markers: Map<string, { digest: string; position?: string }>;
+  markers: Map<string, { digest: string; position?: string; appliedAtMs: number }>;
 }
 
 type Results = { applied: RewardEvent[]; duplicates: RewardEvent[]; replays: RewardEvent[]; keyReused: RewardEvent[] };
@@ -173,6 +174,7 @@ export class RewardsLedger {
               chunk.map((event) => RewardsLedger.markerOf(event)),
             );
       const fresh: RewardEvent[] = [];
+      const refresh: RewardEvent[] = [];
       const settled: Results = { applied: [], duplicates: [], replays: [], keyReused: [] };
       for (const event of chunk) {
         const marker = rows.markers.get(RewardsLedger.markerOf(event));
@@ -180,6 +182,7 @@ export class RewardsLedger {
         else if (marker.digest !== event.digest) settled.keyReused.push(event);
         else {
           settled.duplicates.push(event);
+          if (needsRefresh(marker.appliedAtMs, event.enqueuedAtMs)) refresh.push(event);
           if (event.position && marker.position === positionText(event)) settled.replays.push(event);
         }
       }
@@ -190,6 +193,9 @@ export class RewardsLedger {
       );
       const applying = fresh.filter((event) => identities.held.has(event));
       settled.keyReused.push(...fresh.filter((event) => identities.reused.has(event)));
+      // A copy enqueued well after its marker was written carries the marker (and its identity row) forward.
+      const copies = refresh.map((event) => ({ marker: RewardsLedger.markerOf(event), enqueuedAtMs: event.enqueuedAtMs ?? 0 }));
+      await refreshMarkers(this.client, partitionKey, copies, this.identities, this.callTimeoutMs);
       const settle = () => {
         for (const name of ['duplicates', 'replays', 'keyReused'] as const) result[name].push(...settled[name]);
       };
@@ -242,12 +248,17 @@ export class RewardsLedger {
    * (`readRows`), so the cost is one request and one row per event whatever the customer's partition holds.
    */
   private async read(partitionKey: string, markers: readonly string[]): Promise<PartitionRows> {
-    type Row = { points?: unknown; digest?: unknown; position?: unknown };
+    type Row = { points?: unknown; digest?: unknown; position?: unknown; appliedAtMs?: unknown };
     const rows = await readRows<Row>(this.client, partitionKey, [BALANCE_ROW, ...markers], this.callTimeoutMs, 'readRewards');
     const found: PartitionRows = { balance: undefined, markers: new Map() };
     for (const [rowKey, row] of rows) {
       if (rowKey === BALANCE_ROW) found.balance = { points: toNumber(row.points), etag: String(row.etag) };
-      else found.markers.set(rowKey, { digest: String(row.digest), position: typeof row.position === 'string' ? row.position : undefined });
+      else
+        found.markers.set(rowKey, {
+          digest: String(row.digest),
+          position: typeof row.position === 'string' ? row.position : undefined,
+          appliedAtMs: toNumber(row.appliedAtMs),
+        });
     }
     return found;
   }
