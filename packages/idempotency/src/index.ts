@@ -10,7 +10,7 @@
 export { makeIdempotent, getIdempotencyScope } from './wrappers/makeIdempotent';
 export type { MakeIdempotentOptions, IdempotencyScope, Replay, IdempotencyEvent, IdempotencyObserver } from './wrappers/makeIdempotent';
 export { makeIdempotentBatch, BatchIncompleteError, BatchParkReason, PARKED_RESULT } from './wrappers/makeIdempotentBatch';
-export type { MakeIdempotentBatchOptions, BatchEventOutcome, BatchEventInfo } from './wrappers/makeIdempotentBatch';
+export type { MakeIdempotentBatchOptions, BatchEventOutcome, BatchEventInfo, ParkFailedResult } from './wrappers/makeIdempotentBatch';
 export {
   defaultBatchEventKey,
   eventGridEventKey,
