@@ -84,8 +84,9 @@ export function decodeRewardEvent(
       customerId: data.customerId,
       paymentId: data.paymentId,
       points: pointsFor(data.amount),
-      position: positionOf(index, context),
-      enqueuedAtMs: enqueuedAtOf(index, context),
+      // Read by position only from metadata that lines up with the batch (a dropped empty body shifts it).
+      position: linedUp(context, eventCount) ? positionOf(index, context) : undefined,
+      enqueuedAtMs: linedUp(context, eventCount) ? enqueuedAtOf(index, context) : undefined,
     },
   };
 }
@@ -117,4 +118,12 @@ function enqueuedAtOf(index: number, context: InvocationContextLike | undefined)
   const times = context?.triggerMetadata?.enqueuedTimeUtcArray;
   const ms = Array.isArray(times) && typeof times[index] === 'string' ? Date.parse(times[index]) : Number.NaN;
   return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** Whether no metadata array of the batch is longer than its `eventCount` events (unknown count: assumed). */
+function linedUp(context: InvocationContextLike | undefined, eventCount: number | undefined): boolean {
+  if (eventCount === undefined) return true;
+  return Object.entries(context?.triggerMetadata ?? {}).every(
+    ([name, value]) => !name.endsWith('Array') || !Array.isArray(value) || value.length <= eventCount,
+  );
 }
