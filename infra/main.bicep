@@ -167,6 +167,12 @@ param eventHubPartitionCount int = 4
 @maxValue(7)
 @description('Days the rewards hub keeps an event (Standard: at most 7); the rewards markers are kept one day more, then swept by the expiry timer.')
 param eventHubRetentionDays int = 7
+@allowed([
+  'Delete'
+  'Compact'
+])
+@description('Cleanup policy of the rewards hub (REWARDS_EVENT_HUB_CLEANUP_POLICY): the rewards consumer runs only on Delete (compaction bounds no replay).')
+param eventHubCleanupPolicy string = 'Delete'
 
 @description('Key Vault purge protection (KEY_VAULT_PURGE_PROTECTION): on for production. Off, `azd down --purge` frees the vault name for the next `azd up`; on, the deleted vault keeps its name 90 days and a redeploy recovers it (keyVaultCreateMode).')
 param keyVaultPurgeProtection bool = false
@@ -350,6 +356,7 @@ module eventHubs 'core/messaging/eventHubs.bicep' = {
     hubName: rewardsEventHubName
     partitionCount: eventHubPartitionCount
     retentionDays: eventHubRetentionDays
+    cleanupPolicy: eventHubCleanupPolicy
     consumerGroupName: rewardsConsumerGroup
     privateNetworkOnly: vnetEnabled
     logAnalyticsWorkspaceId: monitoring.outputs.logAnalyticsId
@@ -542,7 +549,10 @@ module api 'app/api.bicep' = {
       hubName: rewardsEventHubName
       consumerGroup: rewardsConsumerGroup
       tableName: rewardsTableName
+      // The hub's retention and cleanup policy as deployed (the parameters the hub is made of): the app refuses to start
+      // when its markers do not outlive what can replay an event (src/lifecycle/rewardMarkers.ts).
       eventHubRetentionDays: eventHubRetentionDays
+      eventHubCleanupPolicy: eventHubCleanupPolicy
     }
   }
   // The host starts as soon as the site exists: give it its data-plane roles first, and (private deployment) its

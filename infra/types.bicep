@@ -131,4 +131,7 @@ type rewardsSettingsType = {
 
   @description('Days the hub keeps an event (REWARDS_EVENT_HUB_RETENTION_DAYS); markers are kept one day more (REWARDS_MARKER_RETENTION_DAYS).')
   eventHubRetentionDays: int
+
+  @description('The hub\'s cleanup policy as deployed (REWARDS_EVENT_HUB_CLEANUP_POLICY): the app refuses to start unless Delete.')
+  eventHubCleanupPolicy: string
 }

@@ -164,6 +164,7 @@ var appSettings = {
   // Markers outlive what can replay them: the hub's retention plus one day (src/lifecycle/rewardMarkers.ts).
   REWARDS_EVENT_HUB_RETENTION_DAYS: string(rewards.eventHubRetentionDays)
   REWARDS_MARKER_RETENTION_DAYS: string(rewards.eventHubRetentionDays + 1)
+  REWARDS_EVENT_HUB_CLEANUP_POLICY: rewards.eventHubCleanupPolicy
 }
 
 // Microsoft.Web/sites@2025-03-01 with functionAppConfig (Flex Consumption)

@@ -65,6 +65,7 @@ var queries = {
   streamReplays: loadTextContent('../monitoring/queries/stream-replays.kql')
   streamParkedEvents: loadTextContent('../monitoring/queries/stream-parked-events.kql')
   alertStreamStalled: loadTextContent('../monitoring/queries/alert-stream-stalled.kql')
+  alertStreamMisconfigured: loadTextContent('../monitoring/queries/alert-stream-misconfigured.kql')
 }
 
 // One workbook tile: a KQL query against this Application Insights component.
@@ -343,6 +344,72 @@ resource streamStalledAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' 
           ]
           operator: 'GreaterThan'
           threshold: 3
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: actions
+  }
+}
+
+// Event Hubs: a table the consumer cannot use (403, 404 TableNotFound, 409 TableBeingDeleted) stopped a partition; named in the alert.
+resource streamMisconfiguredAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
+  name: '${alertNamePrefix}-stream-misconfigured'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Event Hubs partition stopped: a table cannot be used'
+    description: 'A stream consumer stopped a partition because a table answered 401/403 (role not yet propagated, firewall), 404 TableNotFound or 409 TableBeingDeleted. Nothing is parked and nothing is checkpointed: fix the table or the role (dimensions tableName, status, code) and the partition goes on where it stopped.'
+    severity: 1
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT15M'
+    criteria: {
+      allOf: [
+        {
+          query: queries.alertStreamMisconfigured
+          timeAggregation: 'Total'
+          metricMeasureColumn: 'stoppedBatches'
+          dimensions: [
+            {
+              name: 'consumer'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+            {
+              name: 'tableName'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+            {
+              name: 'status'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+            {
+              name: 'code'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
           failingPeriods: {
             numberOfEvaluationPeriods: 1
             minFailingPeriodsToAlert: 1

@@ -12,8 +12,9 @@ export type RewardMarkerSweepRun = (context: Pick<InvocationContext, 'log' | 'wa
  * The expiry timer's sweep of the rewards table (`REWARDS_TABLE_NAME`): markers and identity rows older than
  * `REWARDS_MARKER_RETENTION_DAYS` go. When that retention does not outlive the hub's (`assertMarkersOutliveReplay`)
  * nothing is swept and every run warns (kept longer is safe; the rewards consumer does not start then either).
- * The rewards consumer's failure-strike rows (parking table, partition `strikes-rewards`) last struck before the same
- * cutoff go in the same run, with what is left of its budget.
+ * The rewards consumer's failure-strike rows (parking table, partition `strikes-rewards`: strikes and each partition's
+ * last batch attempt) last struck before the same cutoff go first in the same run; the markers' sweep takes what is left
+ * of the budget and resumes at its checkpoint next run.
  */
 export function rewardMarkerSweepFromSettings(settings: Settings, overrides: Pick<WiringOverrides, 'tableClient' | 'clock'> = {}): RewardMarkerSweepRun {
   let retentionMs: number;
@@ -30,15 +31,17 @@ export function rewardMarkerSweepFromSettings(settings: Settings, overrides: Pic
   return async (context, budgetMs) => {
     const startedMs = clock.nowMs();
     const options = { cutoffMs: startedMs - retentionMs, budgetMs, clock, callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS };
-    const run = await sweepRewardMarkers(table, options);
-    context.log(
-      `rewards marker sweep: deleted ${run.deleted} of ${run.scanned} past retention, ${run.requests} requests${run.stoppedByBudget ? ' (budget spent)' : ''}`,
-    );
-    const left = budgetMs - (clock.nowMs() - startedMs);
-    if (run.stoppedByBudget || left <= 0) return;
-    const strikes = await sweepFailureStrikes(parking, strikesPartitionOf('rewards'), { ...options, budgetMs: left });
+    // The strike rows first: one partition, a few rows; the markers' sweep may spend the whole budget (it resumes next run).
+    const strikes = await sweepFailureStrikes(parking, strikesPartitionOf('rewards'), options);
     context.log(
       `rewards failure strikes sweep: deleted ${strikes.deleted} of ${strikes.scanned} past retention${strikes.stoppedByBudget ? ' (budget spent)' : ''}`,
+    );
+    const left = budgetMs - (clock.nowMs() - startedMs);
+    if (left <= 0) return;
+    const run = await sweepRewardMarkers(table, { ...options, budgetMs: left });
+    context.log(
+      `rewards marker sweep: deleted ${run.deleted} of ${run.scanned} past retention, ${run.requests} requests` +
+        `${run.resumed ? ', resumed at the checkpoint' : ''}${run.stoppedByBudget ? ' (budget spent; resumes at the checkpoint)' : ''}`,
     );
   };
 }

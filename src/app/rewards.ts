@@ -1,6 +1,7 @@
 import type { InvocationContext } from '@azure/functions';
 import type { Settings } from '../config/settings';
 import { assertMarkersOutliveReplay } from '../lifecycle/rewardMarkers';
+import { BatchAttempts } from '../messaging/batchAttempts';
 import { FailureStrikes } from '../messaging/failureStrikes';
 import { RewardsConsumer, type RewardsBatchReport } from '../rewards/RewardsConsumer';
 import { RewardsLedger } from '../rewards/RewardsLedger';
@@ -13,13 +14,16 @@ import { parkingFromSettings, tableClientsOf, type WiringOverrides } from './sto
  * every call bounded by `IDEMPOTENCY_STORE_TIMEOUT_MS`. Sends nothing until the first batch.
  */
 export function rewardsFromSettings(settings: Settings, overrides: WiringOverrides = {}): RewardsConsumer {
-  assertMarkersOutliveReplay(settings); // a marker swept before a replay finds it would apply its event twice
+  const markerRetentionMs = assertMarkersOutliveReplay(settings); // a marker swept before a replay finds it would apply its event twice
   const parking = parkingFromSettings(settings, overrides);
+  const table = tableClientsOf(settings, overrides)(settings.REWARDS_TABLE_NAME);
   return new RewardsConsumer({
-    ledger: new RewardsLedger(tableClientsOf(settings, overrides)(settings.REWARDS_TABLE_NAME), overrides.clock, settings.IDEMPOTENCY_STORE_TIMEOUT_MS),
+    ledger: new RewardsLedger(table, overrides.clock, settings.IDEMPOTENCY_STORE_TIMEOUT_MS, { markerRetentionMs }),
     parking,
     // A batch's failures are counted beside the parked events (partition `strikes-rewards`).
     strikes: new FailureStrikes(parking.client, overrides.clock, settings.IDEMPOTENCY_STORE_TIMEOUT_MS),
+    // Where each batch's invocation started and answered: one that ended without an answer (timeout, crash) is a strike.
+    attempts: new BatchAttempts(parking.client, overrides.clock, settings.IDEMPOTENCY_STORE_TIMEOUT_MS),
     telemetry: overrides.telemetry ?? new Telemetry(),
   });
 }

@@ -14,6 +14,9 @@ export const REWARDS_TRIGGER = {
   eventHubName: '%REWARDS_EVENT_HUB_NAME%',
   consumerGroup: '%REWARDS_CONSUMER_GROUP%',
   cardinality: 'many',
+  // Bytes, not strings: the host drops an empty text body from a batch but keeps its metadata (ToRpcStringArray), which
+  // misaligns every binary-mode CloudEvent's properties; bytes keep every entry and are what parking keeps.
+  dataType: 'binary',
 } as const;
 
 /**

@@ -44,7 +44,14 @@ export const FEATURE_SETTINGS = {
     'HTTP_IDEMPOTENCY_LEASE_SECONDS',
   ],
   /** The rewards consumer (Event Hubs, `cardinality: 'many'`). */
-  rewards: ['REWARDS_EVENT_HUB_NAME', 'REWARDS_CONSUMER_GROUP', 'REWARDS_TABLE_NAME', 'REWARDS_EVENT_HUB_RETENTION_DAYS', 'REWARDS_MARKER_RETENTION_DAYS'],
+  rewards: [
+    'REWARDS_EVENT_HUB_NAME',
+    'REWARDS_CONSUMER_GROUP',
+    'REWARDS_TABLE_NAME',
+    'REWARDS_EVENT_HUB_RETENTION_DAYS',
+    'REWARDS_MARKER_RETENTION_DAYS',
+    'REWARDS_EVENT_HUB_CLEANUP_POLICY',
+  ],
 } as const satisfies Record<string, readonly SettingName[]>;
 export type Feature = keyof typeof FEATURE_SETTINGS;
 

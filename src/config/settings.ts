@@ -47,6 +47,7 @@ export const SETTING_NAMES = [
   'REWARDS_TABLE_NAME',
   'REWARDS_EVENT_HUB_RETENTION_DAYS',
   'REWARDS_MARKER_RETENTION_DAYS',
+  'REWARDS_EVENT_HUB_CLEANUP_POLICY',
   'PAYMENTS_DESIGN',
   'PAYMENT_RETRY_BUDGET_MINUTES',
   'PAYMENT_RETRY_FIRST_DELAY_SECONDS',
@@ -132,6 +133,9 @@ const schema = z
     // markers must outlive it (REWARDS_MARKER_RETENTION_DAYS >= it + 1 day, checked at start; src/lifecycle/rewardMarkers.ts).
     REWARDS_EVENT_HUB_RETENTION_DAYS: z.coerce.number().positive().max(90).default(7),
     REWARDS_MARKER_RETENTION_DAYS: z.coerce.number().positive().max(3650).default(8),
+    // The hub's cleanup policy as deployed (the Bicep passes the hub's own retentionDescription.cleanupPolicy): only
+    // Delete bounds how long an event can be read again; Compact keeps the latest event per key without a time limit.
+    REWARDS_EVENT_HUB_CLEANUP_POLICY: z.enum(['Delete', 'Compact', 'DeleteOrCompact']).default('Delete'),
     /** `handoff`: the trigger acknowledges once the charge orchestration is durably started; `hold`: it waits for the charge (docs/DESIGN.md). */
     PAYMENTS_DESIGN: z.enum(['handoff', 'hold']).default('handoff'),
     /** Handoff: how long the orchestration retries transient provider failures (durable timers) before the payment ends `failed`. */

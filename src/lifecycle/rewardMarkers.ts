@@ -16,10 +16,20 @@ const TRANSACTION_ROWS = 100;
  * the Bicep's `eventHubRetentionDays`), counted from the event's enqueue, which is before the marker's write.
  * Call once at start (the rewards registration and the expiry timer do).
  * @throws ConfigurationError when `REWARDS_MARKER_RETENTION_DAYS` is shorter than the hub's retention + 1 day: a
- *   replay would then find its marker gone and apply the event a second time.
+ *   replay would then find its marker gone and apply the event a second time; or when the hub's cleanup policy
+ *   (`REWARDS_EVENT_HUB_CLEANUP_POLICY`, from the deployed hub) is not `Delete` (compaction: no time limit).
  * @returns the retention, in ms.
  */
-export function assertMarkersOutliveReplay(settings: Pick<Settings, 'REWARDS_EVENT_HUB_RETENTION_DAYS' | 'REWARDS_MARKER_RETENTION_DAYS'>): number {
+export function assertMarkersOutliveReplay(
+  settings: Pick<Settings, 'REWARDS_EVENT_HUB_RETENTION_DAYS' | 'REWARDS_MARKER_RETENTION_DAYS'> & Partial<Pick<Settings, 'REWARDS_EVENT_HUB_CLEANUP_POLICY'>>,
+): number {
+  const policy = settings.REWARDS_EVENT_HUB_CLEANUP_POLICY ?? 'Delete';
+  if (policy !== 'Delete') {
+    throw new ConfigurationError(
+      `REWARDS_EVENT_HUB_CLEANUP_POLICY is ${policy}: a compacted hub keeps the latest event of each key with no time limit, so an ` +
+        'event can be read again after any marker retention and would apply twice; deploy the hub with cleanupPolicy Delete',
+    );
+  }
   const needed = settings.REWARDS_EVENT_HUB_RETENTION_DAYS + REPLAY_MARGIN_DAYS;
   if (settings.REWARDS_MARKER_RETENTION_DAYS < needed) {
     throw new ConfigurationError(
@@ -38,6 +48,8 @@ export interface RewardMarkerSweep {
   /** Storage requests sent (query pages, transactions). */
   readonly requests: number;
   readonly stoppedByBudget: boolean;
+  /** It started at the checkpoint the last run left (not at the first row). */
+  readonly resumed: boolean;
 }
 
 export interface RewardMarkerSweepOptions {
@@ -59,7 +71,37 @@ export interface RewardMarkerSweepOptions {
  */
 export async function sweepRewardMarkers(client: TableClient, options: RewardMarkerSweepOptions): Promise<RewardMarkerSweep> {
   const filter = `(kind eq 'reward-event' or kind eq 'reward-identity') and appliedAtMs le ${Math.floor(options.cutoffMs)}L`;
-  return sweepRowsMatching(client, filter, options, 'RewardMarkers');
+  return sweepRowsMatching(client, filter, options, 'RewardMarkers', MARKERS_CHECKPOINT);
+}
+
+/**
+ * The markers sweep's checkpoint, a row of the rewards table (its `kind` is never a marker's): the continuation of
+ * the query where the last run stopped. In Azure a filtered query walks every row of the table in key order, the
+ * customers' partitions (`c-*`) before the identity index (`i-*`), and may answer pages with no rows: a run that
+ * started over each time could spend every budget on the same first rows and never reach the identity partitions.
+ */
+const MARKERS_CHECKPOINT = { partitionKey: 'sweep-state', rowKey: 'reward-markers', kind: 'sweep-checkpoint' } as const;
+
+async function readCheckpoint(client: TableClient, timeoutMs: number): Promise<string | undefined> {
+  try {
+    const row = await withDeadline(timeoutMs, 'readSweepCheckpoint', 'read', (abortSignal) =>
+      client.getEntity<{ continuationToken?: unknown }>(MARKERS_CHECKPOINT.partitionKey, MARKERS_CHECKPOINT.rowKey, { abortSignal }),
+    );
+    return typeof row.continuationToken === 'string' && row.continuationToken !== '' ? row.continuationToken : undefined;
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode === 404) return undefined; // no checkpoint (or no table: nothing to sweep)
+    throw toDomainError(error, 'readSweepCheckpoint', 'read');
+  }
+}
+
+/** Saves where the next run starts (`''`: at the beginning, the last scan having reached the end). */
+async function writeCheckpoint(client: TableClient, continuationToken: string, nowMs: number, timeoutMs: number): Promise<void> {
+  const entity = { ...MARKERS_CHECKPOINT, continuationToken, savedAtMs: { value: String(Math.floor(nowMs)), type: 'Int64' } };
+  try {
+    await withDeadline(timeoutMs, 'writeSweepCheckpoint', 'write', (abortSignal) => client.upsertEntity(entity, 'Replace', { abortSignal }));
+  } catch (error) {
+    throw toDomainError(error, 'writeSweepCheckpoint', 'write');
+  }
 }
 
 /**
@@ -73,17 +115,27 @@ export async function sweepFailureStrikes(client: TableClient, partitionKey: str
   return sweepRowsMatching(client, filter, options, 'FailureStrikes');
 }
 
-/** Queries the rows matching `filter` (keys only, pages of 1,000) and deletes them in transactions per partition. */
-async function sweepRowsMatching(client: TableClient, filter: string, options: RewardMarkerSweepOptions, what: string): Promise<RewardMarkerSweep> {
+/**
+ * Queries the rows matching `filter` (keys only, pages of 1,000) and deletes them in transactions per partition. With
+ * `checkpoint`, it starts where the last run stopped and saves where it stops (after each page).
+ */
+async function sweepRowsMatching(
+  client: TableClient,
+  filter: string,
+  options: RewardMarkerSweepOptions,
+  what: string,
+  checkpoint?: typeof MARKERS_CHECKPOINT,
+): Promise<RewardMarkerSweep> {
   const clock = options.clock ?? systemClock;
   const timeoutMs = options.callTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
   const startedMs = clock.nowMs();
   let scanned = 0;
   let deleted = 0;
   let requests = 0;
-  let continuationToken: string | undefined;
+  let continuationToken: string | undefined = checkpoint ? await readCheckpoint(client, timeoutMs) : undefined;
+  const resumed = continuationToken !== undefined;
   do {
-    if (clock.nowMs() - startedMs >= options.budgetMs) return { scanned, deleted, requests, stoppedByBudget: true };
+    if (clock.nowMs() - startedMs >= options.budgetMs) return { scanned, deleted, requests, stoppedByBudget: true, resumed };
     let page: Array<{ partitionKey: string; rowKey: string }>;
     try {
       requests++;
@@ -93,7 +145,7 @@ async function sweepRowsMatching(client: TableClient, filter: string, options: R
       page = next.value.map((row) => ({ partitionKey: String(row.partitionKey), rowKey: String(row.rowKey) }));
       continuationToken = next.value.continuationToken;
     } catch (error) {
-      if ((error as { statusCode?: number }).statusCode === 404) return { scanned, deleted, requests, stoppedByBudget: false };
+      if ((error as { statusCode?: number }).statusCode === 404) return { scanned, deleted, requests, stoppedByBudget: false, resumed };
       throw toDomainError(error, `query${what}`, 'read');
     }
     scanned += page.length;
@@ -112,6 +164,10 @@ async function sweepRowsMatching(client: TableClient, filter: string, options: R
         }
       }
     }
+    if (checkpoint && (continuationToken !== undefined || resumed)) {
+      requests++;
+      await writeCheckpoint(client, continuationToken ?? '', clock.nowMs(), timeoutMs);
+    }
   } while (continuationToken);
-  return { scanned, deleted, requests, stoppedByBudget: false };
+  return { scanned, deleted, requests, stoppedByBudget: false, resumed };
 }

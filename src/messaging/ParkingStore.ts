@@ -50,6 +50,23 @@ export interface ParkedMessage {
   readonly info: MessageInfo;
   /** The delivered body, kept so nothing is lost. */
   readonly body: unknown;
+  /**
+   * The application properties it was delivered with (e.g. a binary-mode CloudEvent's `cloudEvents:*` attributes,
+   * its identity), kept so it can be resubmitted as it was. Only when they are surely its own.
+   */
+  readonly properties?: Readonly<Record<string, unknown>>;
+}
+
+/** Characters of the properties' JSON kept on the head row (a string property holds 32K characters). */
+const MAX_PROPERTIES_CHARS = 30_000;
+
+/** The properties as JSON within a string property: all of them, else the `cloudEvents:*` ones (the identity), else none. */
+function propertiesText(properties: Readonly<Record<string, unknown>> | undefined): string {
+  if (properties === undefined) return '';
+  const all = JSON.stringify(properties);
+  if (all.length <= MAX_PROPERTIES_CHARS) return all;
+  const identity = JSON.stringify(Object.fromEntries(Object.entries(properties).filter(([name]) => /^cloudEvents[:_]/.test(name))));
+  return identity.length <= MAX_PROPERTIES_CHARS ? identity : '';
 }
 
 /**
@@ -127,6 +144,7 @@ export class ParkingStore {
       deliveryCount: message.info.deliveryCount ?? 0,
       enqueuedTimeUtc: message.info.enqueuedTimeUtc ?? '',
       contentType: (message.info.contentType ?? '').slice(0, 1000),
+      properties: propertiesText(message.properties),
       bodyDigest,
       bodyBytes: bytes.length,
       bodyTruncated: bytes.length > MAX_PARKED_BODY_BYTES,
@@ -178,6 +196,7 @@ export class ParkingStore {
         reason: String(entity.reason),
         detail: String(entity.detail),
         messageId: String(entity.messageId),
+        properties: propertiesOf(entity.properties),
         body,
         bodyBytes: Number(entity.bodyBytes ?? body.length),
         bodyTruncated: Boolean(entity.bodyTruncated),
@@ -192,6 +211,8 @@ export interface ParkedRow {
   readonly reason: string;
   readonly detail: string;
   readonly messageId: string;
+  /** The application properties it was delivered with (`{}` when none were kept). */
+  readonly properties: Readonly<Record<string, unknown>>;
   /** The body kept (all of it unless `bodyTruncated`). */
   readonly body: Buffer;
   /** The delivered body's length. */
@@ -225,4 +246,14 @@ function partsOf(entity: Record<string, unknown>, prefix: string, max: number): 
     parts.push(Buffer.from(part));
   }
   return parts;
+}
+
+function propertiesOf(text: unknown): Record<string, unknown> {
+  if (typeof text !== 'string' || text === '') return {};
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }

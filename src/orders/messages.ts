@@ -75,9 +75,16 @@ export function orderTotalMinor(items: ReadonlyArray<{ quantity: number; unitPri
  * the library parsed its JSON text) has a top-level field `applicationProperties` (in any case), and the Functions
  * host copies a JSON body's top-level fields over the trigger metadata before the handler sees it
  * (`Utility.ApplyBindingData`: see `azure-functions-idempotency`'s hostMetadata), so the `type` read there may be the
- * body's. A text body the library could not parse is parked as invalid JSON anyway.
+ * body's; or the body is text like a JSON object that `JSON.parse` refused and Json.NET may have read (it is lenient).
  */
 export function typeShadowedByBody(body: unknown): string | undefined {
+  if (typeof body === 'string' && /^\{[\s\S]*\}$/.test(body.trim())) {
+    // Text like a JSON object that JSON.parse refused: Json.NET (comments, single quotes, bare names) may have read it.
+    return (
+      'the body is text that looks like a JSON object @azure/functions could not parse, which the Functions host may have read and copied ' +
+      'over the trigger metadata (applicationProperties among its fields), so the message type (application property "type") cannot be told from the body'
+    );
+  }
   if (body === null || typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return undefined;
   const field = Object.entries(body as Record<string, unknown>).find(
     ([name, value]) => name.toLowerCase() === 'applicationproperties' && value !== null && value !== undefined && !Array.isArray(value),

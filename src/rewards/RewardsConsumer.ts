@@ -2,6 +2,9 @@ import { StoreUnavailableError, type InvocationContextLike } from 'azure-functio
 import { bodyBytes } from '../messaging/bodyBytes';
 import { DEFAULT_MAX_STRIKES, failureSignature, type FailureStrikes } from '../messaging/failureStrikes';
 import { ParkReason, type ParkingStore } from '../messaging/ParkingStore';
+import { misconfigurationOf } from '../messaging/storeMisconfiguration';
+import type { BatchAttempts, OpenAttempt } from '../messaging/batchAttempts';
+import { reportBatchFailure, reportUnanswered } from './batchFailure';
 import { MetricNames, type Telemetry } from '../telemetry/Telemetry';
 import { createHash } from 'node:crypto';
 import { decodeRewardEvent, type RewardEvent } from './rewardEvent';
@@ -28,17 +31,26 @@ export interface RewardsConsumerDeps {
    * Counts per batch: `idempotency.claims` (events decoded), `idempotency.duplicates` (reason `replay`: read
    * again at the same partition and sequence number after a checkpoint; `resend`: a producer's second copy),
    * `messages.parked` (by reason), `idempotency.key_reuse` (an identity under another payload: alerted),
-   * `messages.batch_failures` (a thrown batch, kind `unavailable` or `error`: alerted when a partition stops
-   * moving); dimensions `consumer`, `partitionId`. Default: none.
+   * `messages.batch_failures` (a thrown batch, kind `unavailable`, `misconfigured` or `error`: alerted when a partition
+   * stops moving), `messages.store_misconfigured` (a table the consumer cannot use: with `table`, `status`, `code`;
+   * alerted); dimensions `consumer`, `partitionId`. Default: none.
    */
   readonly telemetry?: Telemetry;
   /** Where a batch's failures are counted across retries; without it a failing batch is only thrown (retried). */
   readonly strikes?: FailureStrikes;
+  /**
+   * Where each batch's invocation says it started and answered, so one that ended without an answer (a function
+   * timeout, a worker crash) counts as a strike when the batch is seen again. Without it such a batch is retried in silence.
+   */
+  readonly attempts?: BatchAttempts;
   /** Failures of one batch, the same way, before its events are taken one by one and the failing ones parked. Default 3. */
   readonly maxStrikes?: number;
 }
 
-type Counts = { applied: RewardEvent[]; duplicates: number; replays: number; parked: number; ignored: number; decoded: number };
+/** The failure signature of invocations that ended without an answer. */
+const NO_ANSWER = 'no answer: function timeout or worker crash';
+
+type Counts = { applied: RewardEvent[]; duplicates: number; replays: number; parked: number; ignored: number; decoded: number; total: number };
 
 /**
  * The rewards consumer: an Event Hubs batch (`cardinality: 'many'`, one partition, in order) of
@@ -51,7 +63,9 @@ type Counts = { applied: RewardEvent[]; duplicates: number; replays: number; par
  *   identity is reserved for the payload; a replay, a producer retry or two instances never add twice.
  * - Failure rule: an event no retry can fix (no identity, bad data, too deep or too large, an id reused) is parked
  *   with its reason, never dropped; other event types are ignored. A store that is unavailable throws the batch:
- *   the trigger's retry policy (retry forever) runs it again and the host never checkpoints past it. Any other
+ *   the trigger's retry policy (retry forever) runs it again and the host never checkpoints past it. So does a table
+ *   it cannot use (403, 404 `TableNotFound`, 409 `TableBeingDeleted`: `misconfigurationOf`), never a strike, never
+ *   parked, counted and logged naming the table and the status. Any other
  *   failure throws too, and is counted (`FailureStrikes`): the `maxStrikes`-th time the same batch fails the same
  *   way, its events are taken one by one and those that still fail are parked `repeated-failure`: no single event
  *   can stop a partition.
@@ -64,28 +78,62 @@ export class RewardsConsumer {
   }
 
   async handleBatch(events: readonly unknown[], context?: InvocationContextLike): Promise<RewardsBatchReport> {
+    const partitionId = partitionOf(context);
+    let open: OpenAttempt | undefined;
+    try {
+      open = this.deps.attempts && events.length > 0 ? await this.deps.attempts.open(this.consumer, partitionId, placeOf(events, context)) : undefined;
+    } catch (error) {
+      reportBatchFailure(this.deps.telemetry, this.consumer, partitionId, error);
+      throw error;
+    }
+    try {
+      return await this.attempt(events, context, partitionId, open);
+    } finally {
+      // Returned or thrown, this invocation answered: a replay of the batch is not a no-answer strike. Failing to say so
+      // costs at most one false strike (a batch run event by event: still correct).
+      await open?.answered().catch(() => undefined);
+    }
+  }
+
+  private async attempt(
+    events: readonly unknown[],
+    context: InvocationContextLike | undefined,
+    partitionId: string,
+    open: OpenAttempt | undefined,
+  ): Promise<RewardsBatchReport> {
+    const maxStrikes = this.deps.maxStrikes ?? DEFAULT_MAX_STRIKES;
+    if (open && open.unanswered > 0) {
+      reportUnanswered(this.deps.telemetry, this.consumer, partitionId, open.unanswered);
+      if (open.unanswered >= maxStrikes) return this.runBatch(events, context, NO_ANSWER, open);
+    }
     try {
       return await this.runBatch(events, context);
     } catch (error) {
-      const unavailable = error instanceof StoreUnavailableError;
-      const partitionId = partitionOf(context);
-      this.deps.telemetry?.count(MetricNames.batchFailures, { consumer: this.consumer, partitionId, kind: unavailable ? 'unavailable' : 'error' });
-      if (unavailable || !this.deps.strikes || events.length === 0) throw error;
+      const kind = reportBatchFailure(this.deps.telemetry, this.consumer, partitionId, error);
+      if (kind !== 'error' || !this.deps.strikes || events.length === 0) throw error;
       const signature = failureSignature(error);
       const strikes = await this.deps.strikes.record(this.consumer, placeOf(events, context), signature).catch(() => 0);
-      if (strikes < (this.deps.maxStrikes ?? DEFAULT_MAX_STRIKES)) throw error;
+      if (strikes < maxStrikes) throw error;
       this.deps.telemetry?.log('warn', `batch failed ${strikes} times the same way: its events taken one by one`, {
         consumer: this.consumer,
         partitionId,
         reason: ParkReason.RepeatedFailure,
       });
-      return this.runBatch(events, context, signature);
+      return this.runBatch(events, context, signature, open);
     }
   }
 
-  /** The batch at once; or, with `isolating` (a signature), event by event, parking those that fail. */
-  private async runBatch(events: readonly unknown[], context: InvocationContextLike | undefined, isolating?: string): Promise<RewardsBatchReport> {
-    const counts: Counts = { applied: [], duplicates: 0, replays: 0, parked: 0, ignored: 0, decoded: 0 };
+  /**
+   * The batch at once; or, with `isolating` (a signature), event by event, parking those that fail, and marking on
+   * `open` which event it is on: the event an earlier invocation ended on without an answer (`open.diedAt`) is parked.
+   */
+  private async runBatch(
+    events: readonly unknown[],
+    context: InvocationContextLike | undefined,
+    isolating?: string,
+    open?: OpenAttempt,
+  ): Promise<RewardsBatchReport> {
+    const counts: Counts = { applied: [], duplicates: 0, replays: 0, parked: 0, ignored: 0, decoded: 0, total: events.length };
     const decoded: RewardEvent[] = [];
     for (const [index, body] of events.entries()) {
       let event: ReturnType<typeof decodeRewardEvent>;
@@ -102,10 +150,16 @@ export class RewardsConsumer {
     }
     const groups = isolating === undefined ? [decoded] : decoded.map((event) => [event]);
     for (const group of groups) {
+      if (isolating !== undefined && open?.diedAt === group[0].index) {
+        const detail = `the invocation ended without an answer (function timeout or worker crash) ${open.unanswered} times, the last one on this event`;
+        await this.park(events[group[0].index], group[0].index, context, ParkReason.RepeatedFailure, detail, counts, true);
+        continue;
+      }
       try {
+        if (isolating !== undefined) await open?.progress(group[0].index);
         await this.apply(events, group, context, counts);
       } catch (error) {
-        if (isolating === undefined || error instanceof StoreUnavailableError) throw error;
+        if (isolating === undefined || error instanceof StoreUnavailableError || misconfigurationOf(error)) throw error;
         const detail = `failed the same way ${this.deps.maxStrikes ?? DEFAULT_MAX_STRIKES} times: ${failureSignature(error)}`;
         await this.park(events[group[0].index], group[0].index, context, ParkReason.RepeatedFailure, detail, counts, true);
       }
@@ -151,17 +205,23 @@ export class RewardsConsumer {
     lastResort = false,
   ) {
     const meta = context?.triggerMetadata ?? {};
-    const at = (name: string): unknown => (Array.isArray(meta[name]) ? (meta[name] as unknown[])[index] : undefined);
+    // Metadata longer than the batch (a dataType 'string' batch lost an empty body) is never read by position.
+    const aligned = Object.entries(meta).every(([name, value]) => !name.endsWith('Array') || !Array.isArray(value) || value.length <= counts.total);
+    const at = (name: string): unknown => (aligned && Array.isArray(meta[name]) ? (meta[name] as unknown[])[index] : undefined);
     const partition = partitionOf(context);
     // Operators find a parked event by its position; parking twice (a replay) overwrites the same row.
-    const messageId = `partition ${JSON.stringify(partition)} sequence ${JSON.stringify(at('sequenceNumberArray') ?? index)}`;
+    const sequence = at('sequenceNumberArray');
+    const messageId = `partition ${JSON.stringify(partition)} ${sequence === undefined ? `index ${index} of a batch whose metadata does not line up` : `sequence ${JSON.stringify(sequence)}`}`;
     const info = { messageId, enqueuedTimeUtc: at('enqueuedTimeUtcArray') as string | undefined };
+    // Its application properties (a binary-mode CloudEvent's identity) go with it, so it can be resubmitted as it was.
+    const properties = at('propertiesArray');
+    const own = typeof properties === 'object' && properties !== null && !Array.isArray(properties) ? (properties as Record<string, unknown>) : undefined;
     try {
-      await this.deps.parking.park({ consumer: this.consumer, reason, detail, info, body });
+      await this.deps.parking.park({ consumer: this.consumer, reason, detail, info, body, properties: own });
     } catch (error) {
-      if (!lastResort || error instanceof StoreUnavailableError) throw error;
+      if (!lastResort || error instanceof StoreUnavailableError || misconfigurationOf(error)) throw error;
       const without = `${detail}; body not kept (${failureSignature(error)}), digest ${createHash('sha256').update(bodyBytes(body)).digest('hex')}`;
-      await this.deps.parking.park({ consumer: this.consumer, reason, detail: without, info, body: undefined });
+      await this.deps.parking.park({ consumer: this.consumer, reason, detail: without, info, body: undefined, properties: own });
     }
     counts.parked++;
     this.deps.telemetry?.count(MetricNames.parked, { consumer: this.consumer, reason, partitionId: partition });

@@ -5,12 +5,14 @@ import { classifyStoreError, toDomainError } from 'azure-functions-idempotency/t
 // Internal: int64/toNumber are the core's Table Int64 encoding, reused for this app's own rows (Table plumbing, not the package's API).
 import { int64, toNumber } from 'azure-functions-idempotency/internal';
 import { IdentityIndex } from './identityIndex';
+import { needsRefresh, refreshMarkers } from './markerRefresh';
+import { readRows } from './pointReads';
 import type { RewardEvent } from './rewardEvent';
 
 /** RowKey of a customer's balance row, beside its event markers in the customer's partition. */
 const BALANCE_ROW = 'balance';
-/** Events per query and transaction: the query filter holds 15 comparisons (PartitionKey, balance, 13 markers). */
-const CHUNK = 13;
+/** Events per transaction: their markers and the balance row, 100 operations (the service's limit). */
+const CHUNK = 99;
 /** Rounds of one chunk lost to other writers (another instance during a partition handover) before giving up (retryable). */
 const MAX_ROUNDS = 20;
 
@@ -30,7 +32,7 @@ export interface BatchApplied {
 /** A customer partition as read: its balance and the markers asked for (marker -> digest and position). */
 interface PartitionRows {
   balance: { points: number; etag: string } | undefined;
-  markers: Map<string, { digest: string; position?: string }>;
+  markers: Map<string, { digest: string; position?: string; appliedAtMs: number }>;
 }
 
 type Results = { applied: RewardEvent[]; duplicates: RewardEvent[]; replays: RewardEvent[]; keyReused: RewardEvent[] };
@@ -48,9 +50,10 @@ type Results = { applied: RewardEvent[]; duplicates: RewardEvent[]; replays: Rew
  *   duplicate's insert fails the whole transaction (nothing counted twice), and a concurrent writer's balance
  *   change fails it on the ETag. Either way the chunk is read again and retried.
  *
- * Round trips for a batch: fresh, 2 per customer and 13 events (one query for the balance and the markers, one
- * transaction) + 1 per identity bucket touched (100 identities a transaction); replayed, 1 per customer and 13
- * events (the query finds every marker; nothing to reserve). A hot customer's events all go through one partition
+ * Round trips for a batch: one point read per event (its marker) and per customer and 99 events (the balance), never
+ * a query (an "or" of RowKeys is a scan of the partition in Azure); fresh, + 1 transaction per customer and 99 events
+ * + 1 per identity bucket touched (100 identities a transaction); replayed, nothing more (every marker found, nothing
+ * to reserve). The cost per event does not depend on how many rows a partition holds. A hot customer's events all go through one partition
  * (2,000 entities/s) and one balance ETag: the hub's partition key should be the customer id.
  */
 export class RewardsLedger {
@@ -60,9 +63,9 @@ export class RewardsLedger {
     readonly client: TableClient,
     private readonly clock: Clock = systemClock,
     private readonly callTimeoutMs: number = DEFAULT_STORE_TIMEOUT_MS,
-    options: { readonly identityBuckets?: number } = {},
+    options: { readonly identityBuckets?: number; readonly markerRetentionMs?: number } = {},
   ) {
-    this.identities = new IdentityIndex(client, options.identityBuckets ?? 1, callTimeoutMs);
+    this.identities = new IdentityIndex(client, options.identityBuckets ?? 1, callTimeoutMs, options.markerRetentionMs);
   }
 
   /** The partition of a customer's balance and markers. */
@@ -171,6 +174,7 @@ export class RewardsLedger {
               chunk.map((event) => RewardsLedger.markerOf(event)),
             );
       const fresh: RewardEvent[] = [];
+      const refresh: RewardEvent[] = [];
       const settled: Results = { applied: [], duplicates: [], replays: [], keyReused: [] };
       for (const event of chunk) {
         const marker = rows.markers.get(RewardsLedger.markerOf(event));
@@ -178,6 +182,7 @@ export class RewardsLedger {
         else if (marker.digest !== event.digest) settled.keyReused.push(event);
         else {
           settled.duplicates.push(event);
+          if (needsRefresh(marker.appliedAtMs, event.enqueuedAtMs)) refresh.push(event);
           if (event.position && marker.position === positionText(event)) settled.replays.push(event);
         }
       }
@@ -188,6 +193,9 @@ export class RewardsLedger {
       );
       const applying = fresh.filter((event) => identities.held.has(event));
       settled.keyReused.push(...fresh.filter((event) => identities.reused.has(event)));
+      // A copy enqueued well after its marker was written carries the marker (and its identity row) forward.
+      const copies = refresh.map((event) => ({ marker: RewardsLedger.markerOf(event), enqueuedAtMs: event.enqueuedAtMs ?? 0 }));
+      await refreshMarkers(this.client, partitionKey, copies, this.identities, this.callTimeoutMs);
       const settle = () => {
         for (const name of ['duplicates', 'replays', 'keyReused'] as const) result[name].push(...settled[name]);
       };
@@ -235,20 +243,22 @@ export class RewardsLedger {
     };
   }
 
-  /** The balance row and the markers among `markers` (marker -> digest and position), in one query. */
+  /**
+   * The balance row and the markers among `markers` (marker -> digest and position): point reads, one row each
+   * (`readRows`), so the cost is one request and one row per event whatever the customer's partition holds.
+   */
   private async read(partitionKey: string, markers: readonly string[]): Promise<PartitionRows> {
-    const filter = [BALANCE_ROW, ...markers].map((rowKey) => `RowKey eq '${rowKey}'`).join(' or ');
+    type Row = { points?: unknown; digest?: unknown; position?: unknown; appliedAtMs?: unknown };
+    const rows = await readRows<Row>(this.client, partitionKey, [BALANCE_ROW, ...markers], this.callTimeoutMs, 'readRewards');
     const found: PartitionRows = { balance: undefined, markers: new Map() };
-    try {
-      await withDeadline(this.callTimeoutMs, 'readRewards', 'read', async (abortSignal) => {
-        const query = { filter: `PartitionKey eq '${partitionKey}' and (${filter})` };
-        for await (const row of this.client.listEntities<Record<string, unknown>>({ queryOptions: query, abortSignal })) {
-          if (row.rowKey === BALANCE_ROW) found.balance = { points: toNumber(row.points), etag: String(row.etag) };
-          else found.markers.set(String(row.rowKey), { digest: String(row.digest), position: typeof row.position === 'string' ? row.position : undefined });
-        }
-      });
-    } catch (error) {
-      throw toDomainError(error, 'readRewards', 'read');
+    for (const [rowKey, row] of rows) {
+      if (rowKey === BALANCE_ROW) found.balance = { points: toNumber(row.points), etag: String(row.etag) };
+      else
+        found.markers.set(rowKey, {
+          digest: String(row.digest),
+          position: typeof row.position === 'string' ? row.position : undefined,
+          appliedAtMs: toNumber(row.appliedAtMs),
+        });
     }
     return found;
   }

@@ -1,15 +1,14 @@
-import { createHash } from 'node:crypto';
 import type { TableClient, TableEntity, TransactionAction } from '@azure/data-tables';
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline, StoreUnavailableError } from 'azure-functions-idempotency';
-import { classifyStoreError, toDomainError } from 'azure-functions-idempotency/table';
+import { classifyStoreError } from 'azure-functions-idempotency/table';
 // Internal: int64 is the core's Table Int64 encoding, reused for this app's own rows (Table plumbing, not the package's API).
 import { int64 } from 'azure-functions-idempotency/internal';
+import { DEFAULT_LAYOUT_RETENTION_MS, IdentityLayouts, partitionIn } from './identityLayouts';
+import { readRows } from './pointReads';
 import type { RewardEvent } from './rewardEvent';
 
 /** Rows per entity-group transaction (the service's limit). */
 const TRANSACTION_ROWS = 100;
-/** RowKeys per query: the filter holds 15 comparisons (PartitionKey and 14 rows). */
-const QUERY_ROWS = 14;
 /** Rounds lost to other writers (reserving the same identities at once) before giving up (retryable). */
 const MAX_ROUNDS = 20;
 
@@ -36,16 +35,21 @@ export interface Reserved {
  * hub's throughput units.
  */
 export class IdentityIndex {
+  private readonly layouts: IdentityLayouts;
+
+  /** `retentionMs`: how long an identity row lives (the markers' retention): a layout older than that holds nothing. */
   constructor(
     readonly client: TableClient,
     private readonly buckets: number = 1,
     private readonly callTimeoutMs: number = DEFAULT_STORE_TIMEOUT_MS,
-  ) {}
+    retentionMs: number = DEFAULT_LAYOUT_RETENTION_MS,
+  ) {
+    this.layouts = new IdentityLayouts(client, buckets, callTimeoutMs, retentionMs);
+  }
 
   /** The partition of an event's identity row. */
   partitionOf(marker: string): string {
-    const bucket = this.buckets <= 1 ? 0 : parseInt(createHash('sha256').update(marker).digest('hex').slice(0, 8), 16) % this.buckets;
-    return `i-${bucket}`;
+    return partitionIn(marker, this.buckets);
   }
 
   /**
@@ -55,8 +59,9 @@ export class IdentityIndex {
   async reserve(events: ReadonlyArray<{ event: RewardEvent; marker: string }>, nowMs: number): Promise<Reserved> {
     const held = new Set<RewardEvent>();
     const reused = new Set<RewardEvent>();
+    const fresh = await this.notInOtherLayouts(events, nowMs, held, reused);
     const groups = new Map<string, Array<{ event: RewardEvent; marker: string }>>();
-    for (const item of events) groups.set(this.partitionOf(item.marker), [...(groups.get(this.partitionOf(item.marker)) ?? []), item]);
+    for (const item of fresh) groups.set(this.partitionOf(item.marker), [...(groups.get(this.partitionOf(item.marker)) ?? []), item]);
     const tasks = [...groups].flatMap(([partitionKey, items]) => chunks(items, TRANSACTION_ROWS).map((chunk) => ({ partitionKey, chunk })));
     await Promise.all(
       tasks.map(async ({ partitionKey, chunk }) => {
@@ -85,6 +90,33 @@ export class IdentityIndex {
     return { held, reused };
   }
 
+  /**
+   * The events whose identity no other layout still within retention holds; the others are decided here (held: the
+   * same payload; reused: another). A point read per event and other layout (none while the count never changed).
+   */
+  private async notInOtherLayouts(
+    events: ReadonlyArray<{ event: RewardEvent; marker: string }>,
+    nowMs: number,
+    held: Set<RewardEvent>,
+    reused: Set<RewardEvent>,
+  ): Promise<Array<{ event: RewardEvent; marker: string }>> {
+    const others = await this.layouts.others(nowMs);
+    if (others.length === 0 || events.length === 0) return [...events];
+    const wanted = new Map<string, string[]>();
+    for (const { marker } of events)
+      for (const buckets of others) {
+        const partition = partitionIn(marker, buckets);
+        if (partition !== this.partitionOf(marker)) wanted.set(partition, [...(wanted.get(partition) ?? []), marker]);
+      }
+    const found = new Map<string, string>();
+    await Promise.all([...wanted].map(async ([partition, markers]) => (await this.read(partition, [...new Set(markers)])).forEach((d, m) => found.set(m, d))));
+    return events.filter(({ event, marker }) => {
+      const digest = found.get(marker);
+      if (digest !== undefined) (digest === event.digest ? held : reused).add(event);
+      return digest === undefined;
+    });
+  }
+
   /** One transaction creating the rows; false when one of them exists (the whole transaction failed). */
   private async insert(partitionKey: string, items: ReadonlyArray<{ event: RewardEvent; marker: string }>, nowMs: number): Promise<boolean> {
     const actions = items.map(({ event, marker }): TransactionAction => {
@@ -109,21 +141,10 @@ export class IdentityIndex {
     }
   }
 
-  /** The digests on record for `markers` (marker -> digest). */
+  /** The digests on record for `markers` (marker -> digest): point reads, one row each (`readRows`). */
   private async read(partitionKey: string, markers: readonly string[]): Promise<Map<string, string>> {
-    const found = new Map<string, string>();
-    try {
-      for (const group of chunks(markers, QUERY_ROWS)) {
-        await withDeadline(this.callTimeoutMs, 'readIdentity', 'read', async (abortSignal) => {
-          const filter = `PartitionKey eq '${partitionKey}' and (${group.map((rowKey) => `RowKey eq '${rowKey}'`).join(' or ')})`;
-          for await (const row of this.client.listEntities<Record<string, unknown>>({ queryOptions: { filter }, abortSignal }))
-            found.set(String(row.rowKey), String(row.digest));
-        });
-      }
-    } catch (error) {
-      throw toDomainError(error, 'readIdentity', 'read');
-    }
-    return found;
+    const rows = await readRows<{ digest?: unknown }>(this.client, partitionKey, markers, this.callTimeoutMs, 'readIdentity');
+    return new Map([...rows].map(([rowKey, row]) => [rowKey, String(row.digest)]));
   }
 }
 

@@ -30,6 +30,8 @@ export interface RewardEvent {
   readonly points: number;
   /** Where the event was read (partition and sequence number), when the trigger metadata says: never its key. */
   readonly position?: EventPosition;
+  /** When this copy was enqueued in the hub (`enqueuedTimeUtcArray`), epoch ms: it can be read again until then + the hub's retention. */
+  readonly enqueuedAtMs?: number;
 }
 
 /** An event's place in the hub: tells a replay (the same place again) from a producer's resend (another place). */
@@ -82,7 +84,9 @@ export function decodeRewardEvent(
       customerId: data.customerId,
       paymentId: data.paymentId,
       points: pointsFor(data.amount),
-      position: positionOf(index, context),
+      // Read by position only from metadata that lines up with the batch (a dropped empty body shifts it).
+      position: linedUp(context, eventCount) ? positionOf(index, context) : undefined,
+      enqueuedAtMs: linedUp(context, eventCount) ? enqueuedAtOf(index, context) : undefined,
     },
   };
 }
@@ -107,4 +111,19 @@ export function positionOf(index: number, context: InvocationContextLike | undef
   const partitionId = (meta.partitionContext as { partitionId?: unknown } | undefined)?.partitionId;
   const sequenceNumber = Array.isArray(meta.sequenceNumberArray) ? Number(meta.sequenceNumberArray[index]) : NaN;
   return typeof partitionId === 'string' && Number.isSafeInteger(sequenceNumber) ? { partitionId, sequenceNumber } : undefined;
+}
+
+/** The enqueue time of event `index` (`enqueuedTimeUtcArray[index]`), epoch ms; undefined when unknown or misaligned. */
+function enqueuedAtOf(index: number, context: InvocationContextLike | undefined): number | undefined {
+  const times = context?.triggerMetadata?.enqueuedTimeUtcArray;
+  const ms = Array.isArray(times) && typeof times[index] === 'string' ? Date.parse(times[index]) : Number.NaN;
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** Whether no metadata array of the batch is longer than its `eventCount` events (unknown count: assumed). */
+function linedUp(context: InvocationContextLike | undefined, eventCount: number | undefined): boolean {
+  if (eventCount === undefined) return true;
+  return Object.entries(context?.triggerMetadata ?? {}).every(
+    ([name, value]) => !name.endsWith('Array') || !Array.isArray(value) || value.length <= eventCount,
+  );
 }

@@ -15,6 +15,11 @@ export const MetricNames = {
   parked: 'messages.parked',
   /** Stream batches that threw (the trigger retries them; the partition does not move): by consumer, partitionId, kind. */
   batchFailures: 'messages.batch_failures',
+  /**
+   * Stream batches stopped by a table the consumer cannot use (401/403, 404 TableNotFound, 409 TableBeingDeleted): by
+   * consumer, partitionId, table, status, code. Never a strike, never parked: alerted (`stream-misconfigured`).
+   */
+  storeMisconfigured: 'messages.store_misconfigured',
   staleVersions: 'messages.stale_versions',
   providerLatency: 'payments.provider.latency',
   /** Payments whose transient provider failures outlasted the retry budget (handoff design): ended `failed`, alerted. */

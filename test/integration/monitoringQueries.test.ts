@@ -192,6 +192,11 @@ async function driveRewards(telemetry: ReturnType<typeof inMemoryTelemetry>['tel
   );
   const failing = new RewardsConsumer({ ledger: new RewardsLedger(down), parking: new ParkingStore(await freshTable(azuriteOf(), 'mqp')), telemetry });
   await expect(failing.handleBatch([event], context(30))).rejects.toThrow(/unavailable/);
+  // A table the consumer cannot use (deleted): the partition stops, named by table and status.
+  const gone = await freshTable(azuriteOf(), 'mqg');
+  await gone.deleteTable();
+  const stopped = new RewardsConsumer({ ledger: new RewardsLedger(gone), parking: new ParkingStore(await freshTable(azuriteOf(), 'mqp')), telemetry });
+  await expect(stopped.handleBatch([event], context(40))).rejects.toThrow(/TableNotFound/);
 }
 
 /** Every HTTP outcome the queries read: accepted, replayed, 409, 422 (payments API); processed, replayed, refused signatures (webhook). */

@@ -188,6 +188,18 @@ describe('orders consumer: OrderPlaced on the Cosmos emulator', () => {
     expect(resources).toEqual([]);
   });
 
+  test('a text body the library could not parse yet the host could (Json.NET reads single quotes) is parked before its type is read', async () => {
+    const { handler, parking, container } = await setup();
+    // Json.NET parsed it and copied applicationProperties over the metadata: the type read there is the body's, not the broker's.
+    const body = "{'orderId':'m-12','status':'paid','version':1,'applicationProperties':{'type':'OrderStatusChanged'}}";
+    await expect(handler(body, contextFor({ messageId: 'm-12:status:1', type: 'OrderStatusChanged' }))).resolves.toBe('parked');
+    const parked = (await parking.list('orders')).find((p) => p.messageId === 'm-12:status:1');
+    expect(parked?.reason).toBe('invalid-schema');
+    expect(parked?.detail).toMatch(/could not parse.*message type.*cannot be told/s);
+    const { resources } = await container.items.query('SELECT VALUE c.orderId FROM c').fetchAll();
+    expect(resources).toEqual([]);
+  });
+
   test('our own batch retried after its answer was lost (409 on the retry) counts as processed, not as a duplicate', async () => {
     const { container, parking, telemetry, counter } = await setup();
     // The first batch commits but its answer is "lost": the retry of the same ops gets 409 on op 0.

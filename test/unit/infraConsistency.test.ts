@@ -362,6 +362,7 @@ describe('infra cross-check: operations and azd', () => {
       'payments.record_write_refused',
       'messages.parked',
       'messages.batch_failures',
+      'messages.store_misconfigured',
     ];
     expect([...new Set(metrics)].filter((m) => !emitted.includes(m))).toEqual([]);
     expect(emitted.filter((m) => !metrics.includes(m))).toEqual([]);

@@ -44,9 +44,9 @@ function idOf(v: unknown): unknown {
   return typeof v === 'number' && Number.isFinite(v) ? String(v) : v;
 }
 
-/** The id derived from a MessageId: safe integers only (a larger or fractional number is not the text that was sent). */
+/** The id derived from a MessageId: strings only (a number is parsed text: the text that was sent is lost). */
 function messageIdOf(v: unknown): unknown {
-  return typeof v === 'number' ? (Number.isSafeInteger(v) ? String(v) : undefined) : v;
+  return typeof v === 'number' ? undefined : v;
 }
 
 // ---- inputs -------------------------------------------------------------------------------------

@@ -12,7 +12,9 @@ import {
 describe('keys', () => {
   test('keyFromMessageId: scopes the MessageId by consumer', () => {
     expect(keyFromMessageId('payments', 'pay-1')).toEqual({ consumer: 'payments', key: 'pay-1' });
-    expect(keyFromMessageId('payments', 42)).toEqual({ consumer: 'payments', key: '42' });
+    // A number is parsed metadata text: "42", "42.0", "4.2e1", " 42" all arrive as 42; the broker's string is lost.
+    for (const parsed of [42, 0, -0, 1000, 2 ** 53]) expect(() => keyFromMessageId('payments', parsed)).toThrow(/arrived as the number/);
+    expect(keyFromMessageId('payments', '42.0')).toEqual({ consumer: 'payments', key: '42.0' });
   });
 
   test.each([

@@ -6,6 +6,7 @@ import {
   makeIdempotentBatch,
   payloadDigest,
   PARKED_RESULT,
+  StoreUnavailableError,
   type BatchParkReason,
   type IdempotencyKey,
 } from 'azure-functions-idempotency/internal';
@@ -128,7 +129,7 @@ describe('makeIdempotentBatch: a cardinality-many batch, each event on its own k
     expect(ran.filter((id) => id === 'e2')).toHaveLength(2);
   });
 
-  test('a park that fails throws the batch: nothing is checkpointed past it, and the claims not run are given up for the retry', async () => {
+  test('a park that fails with a store outage (retryable) throws the batch: nothing is checkpointed past it, and the claims not run are given up for the retry', async () => {
     const clock = new FakeClock();
     const store = new InMemoryIdempotencyStore({ leaseMs: 60_000, clock });
     const handler = makeIdempotentBatch(
@@ -143,7 +144,7 @@ describe('makeIdempotentBatch: a cardinality-many batch, each event on its own k
         retryDelayMs: 0,
         maxAttempts: 1,
         park: async () => {
-          throw new Error('parking table unreachable');
+          throw new StoreUnavailableError('parking table unreachable', 'park');
         },
       },
     );
@@ -152,6 +153,44 @@ describe('makeIdempotentBatch: a cardinality-many batch, each event on its own k
     expect(await store.get(keyOf('e2'))).toMatchObject({ status: 'RELEASED' });
     expect(await store.get(keyOf('e3'))).toMatchObject({ status: 'RELEASED', lastError: 'batch stopped before this event' });
     expect((await store.claim(keyOf('e3'), payloadDigest(event('e3')))).kind).toBe('reclaimed'); // at once, no lease to wait out
+  });
+
+  test('a park that keeps failing has an end: tried parkAttempts times, then the event is kept in its idempotency record (PARK_FAILED) and the batch goes on', async () => {
+    const clock = new FakeClock();
+    const store = new InMemoryIdempotencyStore({ leaseMs: 60_000, clock });
+    let parkCalls = 0;
+    const handler = makeIdempotentBatch(
+      async (e: Event) => {
+        if (e.id === 'e2') throw new Error('always');
+        return 'ok';
+      },
+      {
+        store,
+        consumer: 'rewards',
+        clock,
+        retryDelayMs: 0,
+        maxAttempts: 1,
+        parkAttempts: 2,
+        park: async () => {
+          parkCalls++;
+          throw new Error('parking table unreachable');
+        },
+      },
+    );
+    // e2 fails and cannot be parked; e4 reuses e1's key with another payload (no record of its own) and cannot be parked either.
+    const outcomes = await handler([event('e1'), event('e2'), event('e3'), event('e1', 99)], hubContext(4));
+    expect(outcomes.map((o) => o.kind)).toEqual(['completed', 'parked', 'completed', 'parked']);
+    expect(outcomes[1]).toMatchObject({
+      reason: 'retries-exhausted',
+      detail: expect.stringMatching(/park failed 2 times.*parking table unreachable.*kept in the idempotency record/s),
+    });
+    expect(parkCalls).toBe(4);
+    expect(await store.get(keyOf('e2'))).toMatchObject({ status: 'COMPLETED', result: { parked: false, parkFailed: true, reason: 'retries-exhausted' } });
+    // A replay skips both: e2 is on record, e4's payload is on record under its own last-resort key.
+    parkCalls = 0;
+    const replay = await handler([event('e1'), event('e2'), event('e3'), event('e1', 99)], hubContext(4));
+    expect(replay.map((o) => o.kind)).toEqual(['duplicate', 'duplicate', 'duplicate', 'parked']);
+    expect(parkCalls).toBe(2); // the in-batch reuse is tried again (its last resort is found: no new record)
   });
 
   test('an event without a stable identity is parked (invalid-key), never keyed by its offset or sequence number', async () => {

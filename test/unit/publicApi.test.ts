@@ -17,6 +17,7 @@ describe('the package: azure-functions-idempotency', () => {
         'IdempotencyError',
         'PARKED_RESULT',
         'blobVersionKey',
+        'blobDownloadKey',
         'cosmosChangeKey',
         'defaultBatchEventKey',
         'eventGridEventKey',

@@ -36,6 +36,13 @@ param privateNetworkOnly bool = false
 @description('Log Analytics workspace the namespace\'s audit logs and metrics go to.')
 param logAnalyticsWorkspaceId string
 
+@allowed([
+  'Delete'
+  'Compact'
+])
+@description('Cleanup policy: Delete drops events after the retention; Compact keeps the latest event per key without a time limit (the rewards consumer refuses to start on it: REWARDS_EVENT_HUB_CLEANUP_POLICY).')
+param cleanupPolicy string = 'Delete'
+
 // Microsoft.EventHub/namespaces@2026-01-01
 resource namespace 'Microsoft.EventHub/namespaces@2026-01-01' = {
   name: name
@@ -83,7 +90,7 @@ resource hub 'Microsoft.EventHub/namespaces/eventhubs@2026-01-01' = {
   properties: {
     partitionCount: partitionCount
     retentionDescription: {
-      cleanupPolicy: 'Delete'
+      cleanupPolicy: cleanupPolicy
       retentionTimeInHours: retentionDays * 24
     }
   }

@@ -10,8 +10,17 @@
 export { makeIdempotent, getIdempotencyScope } from './wrappers/makeIdempotent';
 export type { MakeIdempotentOptions, IdempotencyScope, Replay, IdempotencyEvent, IdempotencyObserver } from './wrappers/makeIdempotent';
 export { makeIdempotentBatch, BatchIncompleteError, BatchParkReason, PARKED_RESULT } from './wrappers/makeIdempotentBatch';
-export type { MakeIdempotentBatchOptions, BatchEventOutcome, BatchEventInfo } from './wrappers/makeIdempotentBatch';
-export { defaultBatchEventKey, eventGridEventKey, storageQueueMessageKey, timerOccurrenceKey, cosmosChangeKey, blobVersionKey } from './wrappers/triggerKeys';
+export type { MakeIdempotentBatchOptions, BatchEventOutcome, BatchEventInfo, ParkFailedResult } from './wrappers/makeIdempotentBatch';
+export {
+  defaultBatchEventKey,
+  eventGridEventKey,
+  storageQueueMessageKey,
+  timerOccurrenceKey,
+  cosmosChangeKey,
+  blobVersionKey,
+  blobDownloadKey,
+} from './wrappers/triggerKeys';
+export type { BlobDownloadLike } from './wrappers/triggerKeys';
 export { LeaseHeartbeat } from './wrappers/LeaseHeartbeat';
 export type { HeartbeatTimers } from './wrappers/LeaseHeartbeat';
 export { defaultInvocationKey } from './wrappers/invocationKey';

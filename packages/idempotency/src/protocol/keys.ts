@@ -58,22 +58,25 @@ export function assertValidKey(key: unknown): asserts key is IdempotencyKey {
 }
 
 /**
- * Key from a Service Bus `MessageId`, which the producer sets to the business id.
- * A number is accepted as its decimal form when it is a safe integer: `@azure/functions` parses metadata text
- * that is JSON, so a MessageId "42" arrives as 42; a larger integer has lost digits on the way ("12345678901234567891"
- * arrives as 12345678901234567000) and a fraction or exponent is not the text that was sent, so both are refused.
- * Anything else (missing, empty, binary) throws.
+ * Key from a Service Bus `MessageId` (or a queue message id), which the producer sets to the business id: the exact
+ * string the broker saw. The broker deduplicates on that string, so must we. A number is refused:
+ * `@azure/functions` JSON-parses metadata text (`fromRpcTypedData`), so the MessageIds "42", "42.0", "4.2e1" and
+ * " 42" all arrive as 42, "-0" as 0, "1e3" as 1000: the text the broker saw is lost, and any key made from the
+ * number could merge two messages. Use MessageIds that are not JSON numbers (`order-42`), or pass `keyOf`.
+ * Anything else that is not a non-empty string (missing, empty, binary, `true`) throws too.
+ * Known limit: a MessageId that is itself a JSON string literal (`"abc"`, quotes included) arrives as `abc`; the
+ * library gives no way to tell it from the MessageId `abc`.
  * @throws InvalidKeyError
  */
 export function keyFromMessageId(consumer: string, messageId: unknown): IdempotencyKey {
-  if (typeof messageId === 'number' && !Number.isSafeInteger(messageId)) {
+  if (typeof messageId === 'number') {
     throw new InvalidKeyError(
-      `MessageId reached the handler as the number ${messageId}, not a safe integer: @azure/functions parses metadata text that is JSON, ` +
-        'so its digits or its form were lost on the way and two MessageIds may meet; use MessageIds that are not JSON numbers, or pass keyOf',
+      `MessageId arrived as the number ${Object.is(messageId, -0) ? '-0' : String(messageId)}: @azure/functions parses metadata text that is JSON, ` +
+        'so the text the broker saw is lost ("42", "42.0", "4.2e1" and " 42" all arrive as 42) and two MessageIds could share a key; ' +
+        'use MessageIds that are not JSON numbers (e.g. "order-42"), or pass keyOf (a business id in the body)',
     );
   }
-  const id = typeof messageId === 'number' ? String(messageId) : messageId;
-  return scoped(consumer, requireNonEmptyString(id, 'MessageId', MAX_KEY_LENGTH));
+  return scoped(consumer, requireNonEmptyString(messageId, 'MessageId', MAX_KEY_LENGTH));
 }
 
 /**

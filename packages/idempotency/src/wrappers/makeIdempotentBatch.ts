@@ -3,42 +3,16 @@ import { ConfigurationError, IdempotencyError, InvalidKeyError, InvalidPayloadEr
 import type { Claim, ClaimOutcome, IdempotencyStore } from '../protocol/IdempotencyStore';
 import { payloadDigest } from './digest';
 import { assertValidKey, scopedKeyString, type IdempotencyKey } from '../protocol/keys';
+import { parkFailed, recordParkFailed, tryPark, type ParkFailedResult } from './batchParking';
 import { LeaseHeartbeat } from './LeaseHeartbeat';
+import { BatchIncompleteError, BatchParkReason, PARKED_RESULT, type BatchEventInfo, type BatchEventOutcome } from './batchOutcomes';
 import { describeError, runInIdempotencyScope, type IdempotencyScope } from './makeIdempotent';
 import { leaseMsOption } from '../protocol/options';
 import type { InvocationContextLike } from './invocationKey';
 import { defaultBatchEventKey } from './triggerKeys';
 
-/** Why an event of a batch was parked instead of processed. */
-export const BatchParkReason = {
-  /** Its key could not be derived (e.g. an incomplete CloudEvent). */
-  InvalidKey: 'invalid-key',
-  /** Its key is on record for another payload (a producer reused an id). */
-  KeyReused: 'key-reused',
-  /** The handler failed `maxAttempts` times in a row. */
-  RetriesExhausted: 'retries-exhausted',
-  /** The handler's result cannot be stored (too large, or JSON would change it). */
-  ResultNotStorable: 'result-not-storable',
-  /** Its payload has no digest (e.g. nested deeper than `MAX_PAYLOAD_DEPTH`): parked, never run, never thrown. */
-  InvalidPayload: 'invalid-payload',
-} as const;
-export type BatchParkReason = (typeof BatchParkReason)[keyof typeof BatchParkReason];
-
-/** What the result of a parked event is stored as, so a replay skips it (the parking store holds the event). */
-export const PARKED_RESULT = { parked: true } as const;
-
-/** One event's fate in a batch. */
-export type BatchEventOutcome<R> =
-  | { readonly kind: 'completed'; readonly index: number; readonly key: IdempotencyKey; readonly attempt: number; readonly result: R }
-  | { readonly kind: 'duplicate'; readonly index: number; readonly key: IdempotencyKey; readonly result: unknown }
-  | { readonly kind: 'parked'; readonly index: number; readonly key?: IdempotencyKey; readonly reason: BatchParkReason; readonly detail: string };
-
-/** Where the handler's event stands: its place in the batch, its key and its claim's attempt. */
-export interface BatchEventInfo {
-  readonly index: number;
-  readonly key: IdempotencyKey;
-  readonly attempt: number;
-}
+export { BatchIncompleteError, BatchParkReason, PARKED_RESULT, type BatchEventInfo, type BatchEventOutcome } from './batchOutcomes';
+export type { ParkFailedResult } from './batchParking';
 
 export interface MakeIdempotentBatchOptions<E, C> {
   readonly store: IdempotencyStore;
@@ -52,10 +26,13 @@ export interface MakeIdempotentBatchOptions<E, C> {
   /** The part of an event whose digest detects key reuse. Default: the event. */
   readonly payloadOf?: (event: E) => unknown;
   /**
-   * Where an event that cannot be processed goes, with the reason (never dropped). Called before its key
-   * is recorded as done; if it throws, the batch throws (the host retries it; parking must be idempotent).
+   * Where an event that cannot be processed goes, with the reason (never dropped). Called before its key is recorded
+   * as done; parking must be idempotent. A retryable failure (a store outage) throws the batch (retried); any other
+   * failure is tried `parkAttempts` times, then the event's idempotency record keeps it ({@link ParkFailedResult}).
    */
   readonly park: (event: E, reason: BatchParkReason, detail: string, index: number) => Promise<void>;
+  /** Tries of `park` for one event before its last resort (the record). Default 3. */
+  readonly parkAttempts?: number;
   /** Tries of one event in one invocation before it is parked. Default 3. */
   readonly maxAttempts?: number;
   /** Pause between tries, in ms. Default 1,000. */
@@ -68,16 +45,6 @@ export interface MakeIdempotentBatchOptions<E, C> {
   readonly leaseMs?: number;
   /** The store's clock. Default: the system clock. */
   readonly clock?: Clock;
-}
-
-/** An event another invocation holds did not finish within the wait budget: the batch must be retried. */
-export class BatchIncompleteError extends IdempotencyError {
-  constructor(
-    readonly index: number,
-    readonly scopedKey: string,
-  ) {
-    super(`event ${index} (${JSON.stringify(scopedKey)}) is in progress elsewhere past the wait budget; the batch must be retried`, { retryable: true });
-  }
 }
 
 /**
@@ -118,6 +85,8 @@ export function makeIdempotentBatch<E, R, C = unknown>(
   const maxAttempts = options.maxAttempts ?? 3;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new ConfigurationError(`maxAttempts must be a positive integer, got ${maxAttempts}`);
   const retryDelayMs = options.retryDelayMs ?? 1_000;
+  const parkAttempts = options.parkAttempts ?? 3;
+  if (!Number.isInteger(parkAttempts) || parkAttempts < 1) throw new ConfigurationError(`parkAttempts must be a positive integer, got ${parkAttempts}`);
   const waitBudgetMs = options.waitBudgetMs ?? leaseMs;
   const pollMs = options.pollMs ?? 500;
   const clock = options.clock ?? systemClock;
@@ -154,9 +123,14 @@ export function makeIdempotentBatch<E, R, C = unknown>(
     try {
       for (const [index, event] of events.entries()) {
         const key = keys[index];
-        const parked = async (reason: BatchParkReason, detail: string, parkedKey?: IdempotencyKey) => {
-          await park(event, reason, detail, index);
-          return { kind: 'parked' as const, index, key: parkedKey, reason, detail };
+        // Past parkAttempts, `lastResort` records it (parkAndRecord's claim), else a record of its own (recordParkFailed).
+        const parked = async (reason: BatchParkReason, detail: string, parkedKey?: IdempotencyKey, lastResort?: (r: ParkFailedResult) => Promise<void>) => {
+          const tried = await tryPark(() => park(event, reason, detail, index), parkAttempts, retryDelayMs);
+          if (tried.ok) return { kind: 'parked' as const, index, key: parkedKey, reason, detail };
+          const failed = parkFailed(reason, detail, tried);
+          if (lastResort) await lastResort(failed.result);
+          else if (!(await recordParkFailed(store, consumer, parkedKey, digests[index], failed.result, leaseMs))) throw tried.error;
+          return { kind: 'parked' as const, index, key: parkedKey, reason, detail: failed.detail };
         };
         if (key instanceof InvalidKeyError || key instanceof InvalidPayloadError) {
           outcomes.push(await parked(key instanceof InvalidKeyError ? BatchParkReason.InvalidKey : BatchParkReason.InvalidPayload, key.message));
@@ -190,7 +164,7 @@ export function makeIdempotentBatch<E, R, C = unknown>(
     key: IdempotencyKey,
     digest: string,
     initial: ClaimOutcome,
-    parked: (reason: BatchParkReason, detail: string, key?: IdempotencyKey) => Promise<BatchEventOutcome<R>>,
+    parked: (reason: BatchParkReason, detail: string, key?: IdempotencyKey, last?: (r: ParkFailedResult) => Promise<void>) => Promise<BatchEventOutcome<R>>,
     context: C | undefined,
   ): Promise<BatchEventOutcome<R>> {
     let outcome = initial;
@@ -218,14 +192,15 @@ export function makeIdempotentBatch<E, R, C = unknown>(
           return { kind: 'completed', index, key, attempt: run.claim.attempt, result: run.result };
         } catch (error) {
           if (error instanceof IdempotencyError && !error.retryable && !(error instanceof LeaseLostError)) {
-            return parkAndRecord(run.claim, () => parked(BatchParkReason.ResultNotStorable, describeError(error), key));
+            return parkAndRecord(run.claim, (last) => parked(BatchParkReason.ResultNotStorable, describeError(error), key, last));
           }
           throw error; // a store failure or a lost lease: the batch is retried
         }
       }
       failures++;
       if (failures >= maxAttempts) {
-        return parkAndRecord(run.claim, () => parked(BatchParkReason.RetriesExhausted, `${failures} tries failed; last: ${describeError(run.error)}`, key));
+        const detail = `${failures} tries failed; last: ${describeError(run.error)}`;
+        return parkAndRecord(run.claim, (last) => parked(BatchParkReason.RetriesExhausted, detail, key, last));
       }
       await store.release(run.claim, describeError(run.error));
       await sleep(retryDelayMs);
@@ -263,16 +238,18 @@ export function makeIdempotentBatch<E, R, C = unknown>(
     return { claim: current, result };
   }
 
-  /** Parks the event, then records its key as done so a replay skips it. */
-  async function parkAndRecord(claim: Claim, parkIt: () => Promise<BatchEventOutcome<R>>): Promise<BatchEventOutcome<R>> {
+  /** Parks the event, then records its key as done so a replay skips it (the last resort, when parking kept failing). */
+  async function parkAndRecord(claim: Claim, parkIt: (lastResort: (r: ParkFailedResult) => Promise<void>) => Promise<BatchEventOutcome<R>>) {
+    let recorded = false;
+    const lastResort = async (result: ParkFailedResult) => void (await store.complete(claim, result), (recorded = true));
     let outcome: BatchEventOutcome<R>;
     try {
-      outcome = await parkIt();
+      outcome = await parkIt(lastResort);
     } catch (error) {
-      await store.release(claim, `parking failed: ${describeError(error)}`).catch(() => undefined);
+      if (!recorded) await store.release(claim, `parking failed: ${describeError(error)}`).catch(() => undefined);
       throw error;
     }
-    await store.complete(claim, PARKED_RESULT);
+    if (!recorded) await store.complete(claim, PARKED_RESULT);
     return outcome;
   }
 

@@ -19,7 +19,7 @@ import { keyFromBusinessKey, keyFromMessageId, type IdempotencyKey } from '../pr
  * | Storage queue | the message `id` (refused when the body has an `id` field) | kept across dequeues (pop receipt and dequeue count change); a producer that enqueues twice makes two ids: key by the body then |
  * | Timer | function name + the occurrence (`scheduleStatus.next` during the run) | an overlapping or restarted run of the same occurrence is the same work |
  * | Cosmos DB change feed | document `_rid` (or `id`) + `_lsn` | a version of a document; a replay from the lease checkpoint repeats the version, a new write makes a new one |
- * | Blob | blob path + `versionId`, else + `lastModified`, `contentLength`, `contentHash` | one content version; a new upload is new work. Not the ETag: it reaches Node as `{}` |
+ * | Blob | blob path + `versionId`, else + `lastModified`, `contentLength`, `contentHash` | one content version; a new upload is new work. Not the ETag: it reaches Node as `{}`. Read apart from the content: prefer `blobDownloadKey` (the download's own version) |
  */
 
 function metaOf(context: InvocationContextLike | undefined): Readonly<Record<string, unknown>> {
@@ -151,4 +151,41 @@ export function blobVersionKey(consumer: string, blob: unknown, context: Invocat
     );
   }
   return keyFromBusinessKey(consumer, JSON.stringify([path, ...version]), (text) => text);
+}
+
+/**
+ * What {@link blobDownloadKey} reads of a blob download's response (structurally: `@azure/storage-blob`'s
+ * `BlobDownloadResponseParsed` has both): the version the bytes in that same response are.
+ */
+export interface BlobDownloadLike {
+  /** The blob version (blob versioning on). */
+  readonly versionId?: string;
+  /** The content's ETag: changes with every write. */
+  readonly etag?: string;
+}
+
+/**
+ * The key of a blob's content read in **one request**: the path and the version of the response that carried the
+ * bytes (`versionId`, else its `etag`). The blob trigger's `properties` come from a request apart from its content's
+ * download, with no ETag linking them (it reaches Node as `{}`): an overwrite in between pairs the new content with
+ * the old version's key ({@link blobVersionKey}), so the old content is never processed and the new one twice.
+ * Download the blob yourself in the handler (`blobClient.download()`), process the bytes of that response, key them
+ * with it:
+ *
+ * ```ts
+ * const response = await blobClient.download();
+ * const key = blobDownloadKey('invoices', context.triggerMetadata.blobTrigger as string, response);
+ * ```
+ * @throws InvalidKeyError without the path or a version (neither `versionId` nor `etag`).
+ */
+export function blobDownloadKey(consumer: string, blobPath: string, download: BlobDownloadLike): IdempotencyKey {
+  if (typeof blobPath !== 'string' || blobPath === '') throw new InvalidKeyError("blob download key without the blob path: pass the blob's container/name");
+  const version =
+    typeof download?.versionId === 'string' && download.versionId !== ''
+      ? ['versionId', download.versionId]
+      : typeof download?.etag === 'string' && download.etag !== ''
+        ? ['etag', download.etag]
+        : undefined;
+  if (version === undefined) throw new InvalidKeyError('blob download response with neither versionId nor etag: its content version is unknown; pass keyOf');
+  return keyFromBusinessKey(consumer, JSON.stringify([blobPath, ...version]), (text) => text);
 }
