@@ -75,7 +75,9 @@ export class DurableChargeWorkflow implements ChargeWorkflow {
     const sleep = this.options.sleep ?? realSleep;
     const timeout = new Promise<never>((_, reject) => {
       void sleep(this.timeoutMs).then(() =>
-        reject(new StoreUnavailableError(`the Durable task hub did not answer ${operation} within ${this.timeoutMs} ms`, `taskHub.${operation}`, undefined, true)),
+        reject(
+          new StoreUnavailableError(`the Durable task hub did not answer ${operation} within ${this.timeoutMs} ms`, `taskHub.${operation}`, undefined, true),
+        ),
       );
     });
     timeout.catch(() => undefined); // the call answered first: nothing waits on the deadline any more
@@ -96,5 +98,10 @@ export function taskHubError(operation: string, error: unknown): unknown {
   if (error instanceof StoreUnavailableError) return error;
   const message = error instanceof Error ? error.message : String(error);
   if (/HTTP 4\d\d\b/.test(message) || /\b4\d\d\b.*(Bad Request|Forbidden|Unauthorized)/i.test(message)) return error;
-  return new StoreUnavailableError(`the Durable task hub failed ${operation}: ${message.slice(0, 300)}`, `taskHub.${operation}`, error, operation === 'startNew');
+  return new StoreUnavailableError(
+    `the Durable task hub failed ${operation}: ${message.slice(0, 300)}`,
+    `taskHub.${operation}`,
+    error,
+    operation === 'startNew',
+  );
 }

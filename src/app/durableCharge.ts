@@ -102,7 +102,10 @@ export async function recordMovedOn(store: IdempotencyStore, claim: Claim): Prom
   const result: ChargeResult =
     record?.status === RecordStatus.Completed && record.createdAtMs === claim.createdAtMs
       ? (record.result as ChargeResult)
-      : { status: 'failed', reason: `not charged: the record moved on (${record ? `${record.status}, attempt ${record.attempt}` : 'gone'}) before this call of attempt ${claim.attempt}` };
+      : {
+          status: 'failed',
+          reason: `not charged: the record moved on (${record ? `${record.status}, attempt ${record.attempt}` : 'gone'}) before this call of attempt ${claim.attempt}`,
+        };
   return { result, record: 'fenced' };
 }
 

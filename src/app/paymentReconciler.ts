@@ -125,13 +125,17 @@ export async function reconcilePayments(deps: ReconcileDeps): Promise<ReconcileR
       if (forMs > RUN_STUCK_AFTER_MS) {
         stuck++;
         telemetry.count(MetricNames.paymentsRunStuck, { consumer: record.consumer, run });
-        telemetry.log('error', `payments: ${record.key} in progress for ${Math.round(forMs / 60_000)} min, its run ${run}: look at the run (resume it, or terminate it: the reconciler then takes it over)`, {
-          consumer: record.consumer,
-          idempotencyKey: record.key,
-          outcome: 'run-stuck',
-          instanceId,
-          reason: run,
-        });
+        telemetry.log(
+          'error',
+          `payments: ${record.key} in progress for ${Math.round(forMs / 60_000)} min, its run ${run}: look at the run (resume it, or terminate it: the reconciler then takes it over)`,
+          {
+            consumer: record.consumer,
+            idempotencyKey: record.key,
+            outcome: 'run-stuck',
+            instanceId,
+            reason: run,
+          },
+        );
       }
       continue;
     }

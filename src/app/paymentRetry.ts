@@ -75,7 +75,9 @@ export async function retryFailedPayment(deps: PaymentRetryDeps, paymentId: stri
   if (!record) throw new PaymentRetryRefusedError(`payment ${paymentId} has no record (never received, or swept after its retention): nothing to retry`);
   const result = record.result as ChargeResult | undefined;
   if (deps.listed && (record.status !== RecordStatus.InProgress || record.etag !== deps.listed.etag)) {
-    throw new PaymentRetryRefusedError(`payment ${paymentId} changed since it was listed in progress (now ${record.status}, attempt ${record.attempt}): left alone`);
+    throw new PaymentRetryRefusedError(
+      `payment ${paymentId} changed since it was listed in progress (now ${record.status}, attempt ${record.attempt}): left alone`,
+    );
   }
   if (record.status === RecordStatus.Completed && !reopenableByRetry(record)) {
     throw new PaymentRetryRefusedError(`payment ${paymentId} did not fail (${result?.status ?? 'no result'}): only a failed payment is retried`);

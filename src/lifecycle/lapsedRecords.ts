@@ -35,7 +35,7 @@ export async function* lapsedInProgressRecords(
   for (let n = 0; n < partitions.length; n++) {
     const index = (start + n) % partitions.length;
     if (options.position) options.position.partition = index;
-    const partitionKey = partitions[index]!;
+    const partitionKey = partitions[index];
     const filter = lapsedInProgressFilter(partitionKey, options.consumer, options.lapsedBeforeMs);
     const pages = client.listEntities<Record<string, unknown>>({ queryOptions: { filter } }).byPage({ maxPageSize: PAGE_SIZE });
     for (;;) {

@@ -108,7 +108,12 @@ export interface KeyMemoryGuard {
 }
 
 /** The guard for a plan made at `nowMs` (undefined when the plan does not rely on key memory). */
-export function keyMemoryGuardOf(provider: ProviderCapability | LegacyLookupMode, c: LookupCase, plan: ProviderCallPlan, nowMs: number): KeyMemoryGuard | undefined {
+export function keyMemoryGuardOf(
+  provider: ProviderCapability | LegacyLookupMode,
+  c: LookupCase,
+  plan: ProviderCallPlan,
+  nowMs: number,
+): KeyMemoryGuard | undefined {
   if (typeof provider === 'string' || plan.action !== 'charge' || c.keyAgeMs === undefined) return undefined;
   const memoryMs = provider.keyMemoryHours * 3_600_000;
   const mayRepeat = memoryMs === 0 || c.round > 0 || c.entityUncertain;

@@ -60,8 +60,9 @@ test('a pass stopped by its budget leaves its position in the partition it was r
   expect(new Set(first.map(partitionOf))).toEqual(new Set([allPartitions(4)[stoppedIn]]));
   // Second pass: starts in that partition, reads every record once over the wrap, and ends back at 0.
   const second: string[] = [];
-  for await (const record of lapsedInProgressRecords(client, { consumer: 'payments', partitionCount: 4, lapsedBeforeMs: bound, position })) second.push(record.key);
-  expect(partitionOf(second[0]!)).toBe(partitionOf(first[0]!));
+  for await (const record of lapsedInProgressRecords(client, { consumer: 'payments', partitionCount: 4, lapsedBeforeMs: bound, position }))
+    second.push(record.key);
+  expect(partitionOf(second[0])).toBe(partitionOf(first[0]));
   expect(second.length).toBe(24);
   expect(new Set(second).size).toBe(24);
   expect(position.partition).toBe(0);

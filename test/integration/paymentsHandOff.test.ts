@@ -189,7 +189,10 @@ describe('payments handoff on the in-process executor (Azurite, fake provider)',
     const taken = await r.store.claim(keyFromMessageId('payments', 'pay-h9'), digest);
     expect(taken.kind).toBe('reclaimed');
     // The fence before the call: the record moved on (a takeover), so this old attempt's activity does not charge.
-    expect(await run('pay-h9', old)).toMatchObject({ result: { status: 'failed', reason: expect.stringMatching(/not charged: the record moved on \(IN_PROGRESS, attempt 2\)/) }, record: 'fenced' });
+    expect(await run('pay-h9', old)).toMatchObject({
+      result: { status: 'failed', reason: expect.stringMatching(/not charged: the record moved on \(IN_PROGRESS, attempt 2\)/) },
+      record: 'fenced',
+    });
     expect(await r.store.get(keyFromMessageId('payments', 'pay-h9'))).toMatchObject({ status: 'IN_PROGRESS', attempt: 2 });
 
     store = down;

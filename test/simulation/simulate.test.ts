@@ -4,7 +4,7 @@
  * invariant), and the deliberate mistakes the simulator must catch. A schedule's outcome
  * depends on its seed only, never on the machine: the test judges invariants, not time.
  */
-import { FAULT_NAMES, parseFaults, type Mutation } from '../../tools/simulate/faults';
+import { FAULT_NAMES, parseFaults } from '../../tools/simulate/faults';
 import { MUTATION_SEEDS, REGRESSION_SEEDS } from '../../tools/simulate/regressions';
 import { describeFailure, runSeeds } from '../../tools/simulate/run';
 import { runSchedule } from '../../tools/simulate/schedule';
@@ -35,7 +35,7 @@ describe('simulation of the payments lifecycle', () => {
   });
 
   test.each(MUTATION_SEEDS.map((m) => [m.mutation, m.breaks, m]))('the deliberate mistake %s is caught (%s)', async (_name, _breaks, kept) => {
-    const mutation = kept.mutation as Mutation;
+    const mutation = kept.mutation;
     const result = await runSchedule({ seed: kept.seed, faults: parseFaults(kept.faults), mutation });
     expect(result.violations.map((v) => v.invariant)).toContain(kept.breaks);
     // The same schedule without the mistake holds: the invariant broke because of it.

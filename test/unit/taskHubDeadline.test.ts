@@ -21,7 +21,7 @@ describe('the Durable client has a deadline, and a task hub that does not answer
     expect(waited).toEqual([1_000, 1_000]);
   });
 
-  test("a 5xx or a reset is a store outage; a 4xx is the request’s own fault; an answer in time passes through", async () => {
+  test('a 5xx or a reset is a store outage; a 4xx is the request’s own fault; an answer in time passes through', async () => {
     expect(taskHubError('startNew', new Error('Webhook returned unexpected status HTTP 503'))).toBeInstanceOf(StoreUnavailableError);
     expect(taskHubError('startNew', new Error('connect ECONNRESET'))).toBeInstanceOf(StoreUnavailableError);
     const badRequest = new Error('HTTP 400 Bad Request');

@@ -2,7 +2,13 @@ import type { InvocationContext } from '@azure/functions';
 import { keyFromMessageId } from 'azure-functions-idempotency';
 import { loadSettings, type Settings } from '../../src/config/settings';
 import { DurableChargeWorkflow } from '../../src/app/DurableChargeWorkflow';
-import { CHARGE_ACTIVITY, COMPLETE_RECORD_ACTIVITY, chargePaymentOrchestrator, chargeProviderActivity, completeRecordActivity } from '../../src/app/durableCharge';
+import {
+  CHARGE_ACTIVITY,
+  COMPLETE_RECORD_ACTIVITY,
+  chargePaymentOrchestrator,
+  chargeProviderActivity,
+  completeRecordActivity,
+} from '../../src/app/durableCharge';
 import { purgeDurableRecords } from '../../src/app/durablePurge';
 import { retryBudgetOf } from '../../src/app/payments';
 import { paymentsRideOutPlan } from '../../src/app/paymentsFunctions';
@@ -77,10 +83,15 @@ export class SimApp {
     this.retentionMs = retentionMsOf(this.settings);
     this.telemetry = new SimTelemetry(world);
     const settings = this.settings;
-    this.store = new SimStore(world, random.fork(), { unavailable: rates['table-unavailable'], lostAnswer: rates['table-lost-answer'], emptyPage: rates['table-empty-page'] }, {
-      leaseMs: settings.IDEMPOTENCY_LEASE_SECONDS * 1000,
-      retentionMs: retentionMsOf(settings),
-    });
+    this.store = new SimStore(
+      world,
+      random.fork(),
+      { unavailable: rates['table-unavailable'], lostAnswer: rates['table-lost-answer'], emptyPage: rates['table-empty-page'] },
+      {
+        leaseMs: settings.IDEMPOTENCY_LEASE_SECONDS * 1000,
+        retentionMs: retentionMsOf(settings),
+      },
+    );
     this.hub = new SimTaskHub(world, random.fork(), {
       queueWait: rates['df-queue-wait'],
       activityCrash: rates['df-activity-crash'],
@@ -161,12 +172,21 @@ export class SimApp {
           return result;
         },
       } as unknown as PaymentProviderClient;
-      return chargeProviderActivity(provider, () => this.telemetry.telemetry, () => this.store, () => this.world.nowMs())(input, context);
+      const answer: unknown = await chargeProviderActivity(
+        provider,
+        () => this.telemetry.telemetry,
+        () => this.store,
+        () => this.world.nowMs(),
+      )(input, context);
+      return answer;
     };
-    const record = completeRecordActivity(() => this.store, () => this.telemetry.telemetry);
+    const record = completeRecordActivity(
+      () => this.store,
+      () => this.telemetry.telemetry,
+    );
     return new Map<string, (input: unknown) => Promise<unknown>>([
       [mutation === 'activity-renamed' ? `${CHARGE_ACTIVITY}V2` : CHARGE_ACTIVITY, charge],
-      [COMPLETE_RECORD_ACTIVITY, async (input) => record(input, context)],
+      [COMPLETE_RECORD_ACTIVITY, async (input) => (await record(input, context)) as unknown],
     ]);
   }
 

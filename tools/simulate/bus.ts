@@ -101,7 +101,7 @@ export class SimBus {
       this.world.log(`bus: ${message.messageId} completed (delivery ${message.deliveryCount})`);
       return;
     }
-    const why = failure instanceof Error ? `${failure.name}: ${failure.message}` : String(failure);
+    const why = failure instanceof Error ? `${failure.name}: ${failure.message}` : JSON.stringify(failure);
     this.world.log(`bus: ${message.messageId} abandoned (delivery ${message.deliveryCount}): ${why.slice(0, 120)}`);
     message.state = 'active';
     this.world.at(this.world.nowMs() + this.random.logBetween(5, 200), () => void this.deliver(message));

@@ -69,7 +69,7 @@ export class SimDurableClient {
     const after = init?.headers?.['x-ms-continuation-token'] ?? '';
     const prefix = query.get('instanceIdPrefix') ?? '';
     const rows = [
-      ...[...this.hub.entities.keys()].map((key) => ({ instanceId: `@paymentcharge@${key}`, runtimeStatus: 'Running', createdMs: 0, input: undefined as unknown })),
+      ...[...this.hub.entities.keys()].map((key) => ({ instanceId: `@paymentcharge@${key}`, runtimeStatus: 'Running', createdMs: 0, input: undefined })),
       ...[...this.hub.instances.values()].map((i) => ({ instanceId: i.id, runtimeStatus: i.status, createdMs: i.createdMs, input: i.input })),
     ]
       .filter((row) => row.instanceId > after && row.instanceId.startsWith(prefix))
@@ -84,7 +84,7 @@ export class SimDurableClient {
       if (statuses.has(row.runtimeStatus) && row.createdMs < createdBefore) page.push(row);
     }
     const more = scanned < rows.length;
-    const token = more ? rows[scanned - 1]!.instanceId : null;
+    const token = more ? rows[scanned - 1].instanceId : null;
     const body = JSON.stringify(page.map(({ instanceId, runtimeStatus, input }) => ({ instanceId, runtimeStatus, input })));
     return new Response(body, { status: 200, headers: token ? { 'x-ms-continuation-token': token } : {} });
   };

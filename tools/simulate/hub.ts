@@ -217,10 +217,13 @@ export class SimTaskHub {
       const lateMs = this.random.chance(this.faults.timerLate) ? this.random.logBetween(1_000, 2 * 3_600_000) : 0;
       this.world.at(task.atMs + lateMs, () => this.deliver(instance, execution, taskIndex, { ok: true }));
     } else if (task.kind === 'entity') {
-      this.sendToEntity(instance, `c${taskIndex}`, task.entityKey, task.operation, (reply) => this.deliver(instance, execution, taskIndex, { ok: true, value: reply }));
+      this.sendToEntity(instance, `c${taskIndex}`, task.entityKey, task.operation, (reply) =>
+        this.deliver(instance, execution, taskIndex, { ok: true, value: reply }),
+      );
     } else {
       const forced = this.forceActivityWait && this.world.nowMs() >= this.forceActivityWait.fromMs ? this.forceActivityWait.waitMs : undefined;
-      if (forced !== undefined) this.world.log(`hub: activity ${task.name} of ${short(instance.id)} waits ${(forced / 3_600_000).toFixed(2)} h in the work-item queue`);
+      if (forced !== undefined)
+        this.world.log(`hub: activity ${task.name} of ${short(instance.id)} waits ${(forced / 3_600_000).toFixed(2)} h in the work-item queue`);
       this.world.at(this.world.nowMs() + (forced ?? this.hopMs()), () => void this.runActivity(instance, execution, taskIndex, task));
     }
   }

@@ -39,14 +39,21 @@ export function checkInvariants(app: SimApp, payments: readonly string[], end: {
   const memoryMs = app.provider.keyMemoryMs;
   for (const paymentId of payments) {
     const charges = app.provider.ledger.filter((c) => c.paymentId === paymentId);
-    if (charges.length > 1) violations.push({ invariant: 'at-most-one-charge', detail: `${paymentId} charged ${charges.length} times (${charges.map((c) => c.chargeId).join(', ')})` });
+    if (charges.length > 1)
+      violations.push({
+        invariant: 'at-most-one-charge',
+        detail: `${paymentId} charged ${charges.length} times (${charges.map((c) => c.chargeId).join(', ')})`,
+      });
   }
   for (const call of app.provider.calls) {
     if (call.kind !== 'charge' || call.lookedUp || call.keyFirstSeenMs === undefined) continue;
     const ageMs = call.atMs - call.keyFirstSeenMs;
-    const releasedMs = app.released.get(call.key.split('#')[0]!);
+    const releasedMs = app.released.get(call.key.split('#')[0]);
     if (ageMs > memoryMs && !(releasedMs !== undefined && releasedMs <= call.atMs))
-      violations.push({ invariant: 'no-call-past-key-memory', detail: `${call.key} sent at key age ${(ageMs / 3_600_000).toFixed(2)} h > memory ${memoryMs / 3_600_000} h, no look-up` });
+      violations.push({
+        invariant: 'no-call-past-key-memory',
+        detail: `${call.key} sent at key age ${(ageMs / 3_600_000).toFixed(2)} h > memory ${memoryMs / 3_600_000} h, no look-up`,
+      });
   }
   const alerted = failureAlerts(app);
   for (const [key, alertMs] of alerted) {
@@ -54,10 +61,17 @@ export function checkInvariants(app: SimApp, payments: readonly string[], end: {
     const releasedMs = app.retried.get(key);
     for (const charge of app.provider.ledger.filter((c) => c.paymentId === key && c.atMs > alertMs)) {
       if (releasedMs === undefined || releasedMs > charge.atMs)
-        violations.push({ invariant: 'failed-stays-failed', detail: `${key} charged (${charge.chargeId}) ${((charge.atMs - alertMs) / 60_000).toFixed(1)} min after its failure was alerted, not released` });
+        violations.push({
+          invariant: 'failed-stays-failed',
+          detail: `${key} charged (${charge.chargeId}) ${((charge.atMs - alertMs) / 60_000).toFixed(1)} min after its failure was alerted, not released`,
+        });
     }
     for (const line of app.telemetry.logs.filter((l) => l.attributes.idempotencyKey === key && l.attributes.outcome === 'reconciled' && l.atMs > alertMs)) {
-      if (releasedMs === undefined || releasedMs > line.atMs) violations.push({ invariant: 'failed-stays-failed', detail: `${key} reopened by the reconciler after its failure was alerted: ${line.body.slice(0, 100)}` });
+      if (releasedMs === undefined || releasedMs > line.atMs)
+        violations.push({
+          invariant: 'failed-stays-failed',
+          detail: `${key} reopened by the reconciler after its failure was alerted: ${line.body.slice(0, 100)}`,
+        });
     }
   }
   for (const detail of [...app.sweptWhileLive, ...app.purgedWhileLive]) violations.push({ invariant: 'no-delete-while-live', detail });
@@ -65,7 +79,10 @@ export function checkInvariants(app: SimApp, payments: readonly string[], end: {
     if (call.answered !== 'declined') continue;
     const result = app.completedOnce.get(call.key) as ChargeResult | undefined;
     if (result?.status === 'failed' && result.code !== 'held-for-operator')
-      violations.push({ invariant: 'result-matches-provider', detail: `${call.key}: the provider declined, the record says failed (${result.reason.slice(0, 80)})` });
+      violations.push({
+        invariant: 'result-matches-provider',
+        detail: `${call.key}: the provider declined, the record says failed (${result.reason.slice(0, 80)})`,
+      });
   }
   if (end.final) violations.push(...settled(app, payments), ...hubBounded(app, end.nowMs, end.boundMs));
   return dedupe(violations);
@@ -78,7 +95,9 @@ function settled(app: SimApp, payments: readonly string[]): Violation[] {
   for (const paymentId of payments) {
     const record = app.record(paymentId);
     const result = record?.result as ChargeResult | undefined;
-    const alertedNow = app.telemetry.logs.some((l) => l.attributes.idempotencyKey === paymentId && l.level === 'ERROR' && ALERTING_OUTCOMES.has(String(l.attributes.outcome)));
+    const alertedNow = app.telemetry.logs.some(
+      (l) => l.attributes.idempotencyKey === paymentId && l.level === 'ERROR' && ALERTING_OUTCOMES.has(String(l.attributes.outcome)),
+    );
     if (dead.has(paymentId)) continue; // the dead-letter queue's alert names it
     if (record?.status === RecordStatus.Completed && (result?.status !== 'failed' || alertedNow)) continue;
     if (!record && app.telemetry.count(MetricNames.claims) >= 0 && wasCompleted(app, paymentId)) continue;
@@ -108,7 +127,12 @@ function hubBounded(app: SimApp, nowMs: number, boundMs: number): Violation[] {
   );
   return stale.length === 0
     ? []
-    : [{ invariant: 'hub-bounded', detail: `${stale.length} final run(s) without a record kept past retention + ${boundMs / 3_600_000} h (of ${app.hub.instances.size} instances, ${app.hub.entities.size} entities)` }];
+    : [
+        {
+          invariant: 'hub-bounded',
+          detail: `${stale.length} final run(s) without a record kept past retention + ${boundMs / 3_600_000} h (of ${app.hub.instances.size} instances, ${app.hub.entities.size} entities)`,
+        },
+      ];
 }
 
 function dedupe(violations: Violation[]): Violation[] {

@@ -50,7 +50,12 @@ runTool('simulate', async () => {
   if (scenario) {
     const result = await runSchedule({ seed: firstSeed, scenario, mutation });
     console.log(`scenario ${scenario}: ${SCENARIOS[scenario].description}`);
-    console.log(describeFailure(result, mutation, values.trace ? Number.POSITIVE_INFINITY : 60).replace(/^seed/m, `${result.violations.length === 0 ? 'no invariant broken; ' : ''}seed`));
+    console.log(
+      describeFailure(result, mutation, values.trace ? Number.POSITIVE_INFINITY : 60).replace(
+        /^seed/m,
+        `${result.violations.length === 0 ? 'no invariant broken; ' : ''}seed`,
+      ),
+    );
     return result.violations.length === 0 ? 0 : 1;
   }
 
@@ -76,7 +81,9 @@ runTool('simulate', async () => {
   const report = await runSeeds({ firstSeed, seeds, payments, faults, mutation, stopAtFirst: !values.all });
   if (values.trace && seeds === 1) {
     const result = await runSchedule({ seed: firstSeed, payments, faults, mutation });
-    console.log(describeFailure(result, mutation, Number.POSITIVE_INFINITY).replace(/^seed/m, `${result.violations.length === 0 ? 'no invariant broken; ' : ''}seed`));
+    console.log(
+      describeFailure(result, mutation, Number.POSITIVE_INFINITY).replace(/^seed/m, `${result.violations.length === 0 ? 'no invariant broken; ' : ''}seed`),
+    );
   }
   const perSecond = report.schedules / (report.elapsedMs / 1000);
   console.log(

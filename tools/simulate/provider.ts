@@ -115,7 +115,13 @@ export class SimProvider {
       }
       result = memory.result;
     } else {
-      const fresh: KeyMemory = { firstCallMs: this.world.nowMs(), result: { status: 'declined', reason: 'pending' }, inFlight: true, amount: payment.amount, currency: payment.currency };
+      const fresh: KeyMemory = {
+        firstCallMs: this.world.nowMs(),
+        result: { status: 'declined', reason: 'pending' },
+        inFlight: true,
+        amount: payment.amount,
+        currency: payment.currency,
+      };
       this.keys.set(key, fresh);
       if (!this.firstSeenMs.has(key)) this.firstSeenMs.set(key, fresh.firstCallMs);
       await this.world.sleep(this.random.logBetween(10, 300));

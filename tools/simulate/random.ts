@@ -31,7 +31,7 @@ export class Random {
   }
 
   pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.next() * items.length)]!;
+    return items[Math.floor(this.next() * items.length)];
   }
 
   /** A new generator drawn from this one (one per part, so adding draws in one part does not move another's). */

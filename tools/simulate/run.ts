@@ -49,7 +49,7 @@ export async function runSeeds(options: RunOptions): Promise<RunReport> {
  * in turn (the seed stays; the schedule it draws changes, so each candidate is run again and kept only if it fails).
  */
 export async function shrink(failing: ScheduleResult, mutation?: Mutation): Promise<ScheduleResult> {
-  const invariant = failing.violations[0]!.invariant;
+  const invariant = failing.violations[0].invariant;
   const breaks = (r: ScheduleResult) => r.violations.some((v) => v.invariant === invariant);
   let best = failing;
   for (let payments = 1; payments < best.payments; payments++) {

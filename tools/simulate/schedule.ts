@@ -72,7 +72,8 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
     world.at(world.startMs + plan.logBetween(1, 60_000), () => void app.bus.send(paymentId, body));
     // A resend inside the window the app covers (message TTL + deliveries + resubmit margin: retention is checked
     // against it at start); later, the same paymentId is a new payment by contract (a key reused after expiry).
-    if (plan.chance(rates['sb-resend'])) world.at(world.startMs + plan.logBetween(1_000, redeliveryWindow(app.settings).totalMs), () => void app.bus.send(paymentId, body));
+    if (plan.chance(rates['sb-resend']))
+      world.at(world.startMs + plan.logBetween(1_000, redeliveryWindow(app.settings).totalMs), () => void app.bus.send(paymentId, body));
     if (plan.chance(rates['df-terminate'])) {
       world.at(world.startMs + plan.logBetween(1_000, FAULT_PHASE_MS), () => {
         const id = app.instanceOf(paymentId);

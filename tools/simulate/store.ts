@@ -120,7 +120,7 @@ export class SimStore implements ReopenableStore {
             .filter((r) => r.recordId > after)
             .sort((a, b) => (a.recordId < b.recordId ? -1 : 1));
           const scanned = rest.slice(0, this.faults.emptyPage > 0 ? this.random.int(1, 3) : 100);
-          if (scanned.length > 0) after = scanned[scanned.length - 1]!.recordId;
+          if (scanned.length > 0) after = scanned[scanned.length - 1].recordId;
           const rows = scanned.filter((r) => r.consumer === consumer && r.status === RecordStatus.InProgress && r.leaseExpiresAtMs <= lapsedBeforeMs);
           return { rows, more: rest.length > scanned.length };
         },

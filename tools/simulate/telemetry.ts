@@ -22,12 +22,20 @@ export class SimTelemetry {
 
   constructor(world: World) {
     const meter = {
-      createCounter: (name: string) => ({ add: (_value: number, attributes: Record<string, unknown> = {}) => this.counts.push({ atMs: world.nowMs(), name, attributes }) }),
+      createCounter: (name: string) => ({
+        add: (_value: number, attributes: Record<string, unknown> = {}) => this.counts.push({ atMs: world.nowMs(), name, attributes }),
+      }),
       createHistogram: () => ({ record: () => undefined }),
     } as unknown as Meter;
     const logger = {
       emit: (record: LogRecord) =>
-        this.logs.push({ atMs: world.nowMs(), name: 'log', level: String(record.severityText ?? ''), body: String(record.body ?? ''), attributes: record.attributes ?? {} }),
+        this.logs.push({
+          atMs: world.nowMs(),
+          name: 'log',
+          level: String(record.severityText ?? ''),
+          body: typeof record.body === 'string' ? record.body : JSON.stringify(record.body ?? ''),
+          attributes: record.attributes ?? {},
+        }),
     } as unknown as Logger;
     this.telemetry = new Telemetry(meter, logger);
   }

@@ -43,7 +43,7 @@ export class World implements Clock {
     let hi = this.queue.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const other = this.queue[mid]!;
+      const other = this.queue[mid];
       if (other.atMs < event.atMs || (other.atMs === event.atMs && other.seq < event.seq)) lo = mid + 1;
       else hi = mid;
     }
@@ -67,7 +67,7 @@ export class World implements Clock {
   /** Runs the events up to `untilMs` (inclusive) or until `stop` says so; settles the promises after each. */
   async runUntil(untilMs: number, stop: () => boolean = () => false): Promise<void> {
     await settle();
-    while (this.queue.length > 0 && this.queue[0]!.atMs <= untilMs && !stop()) {
+    while (this.queue.length > 0 && this.queue[0].atMs <= untilMs && !stop()) {
       const event = this.queue.shift()!;
       this.now = event.atMs;
       this.steps++;

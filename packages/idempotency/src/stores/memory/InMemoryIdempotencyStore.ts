@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../../protocol/clock';
 import { ConfigurationError, LeaseLostError } from '../../protocol/errors';
-import type { Claim, ClaimOptions, ClaimOutcome, ClaimRequest, CommitOutcome, LocalEffect, ReopenableStore, ReopenOutcome } from '../../protocol/IdempotencyStore';
+import type {
+  Claim,
+  ClaimOptions,
+  ClaimOutcome,
+  ClaimRequest,
+  CommitOutcome,
+  LocalEffect,
+  ReopenableStore,
+  ReopenOutcome,
+} from '../../protocol/IdempotencyStore';
 import { assertValidKey, scopedKeyString, type IdempotencyKey } from '../../protocol/keys';
 import { assertDistinctKeys, validateEffects } from '../../protocol/localEffects';
 import { integerOption, leaseMsOption, MAX_RETENTION_MS, requireOptionsObject } from '../../protocol/options';
