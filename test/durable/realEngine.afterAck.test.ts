@@ -142,6 +142,12 @@ realEngineTest(
         provider.setLatency(2_000); // the run is at the provider when storage goes away
         const input = { idempotencyKey: 'pay-o1', entityKey, digest: claim.digest, attempt: 1, payment: payment('pay-o1'), handoff };
         await expect(durableHttpStart(rpcOf(real))(instanceId, input)).resolves.toBe('started');
+        // Storage goes away while the call is at the provider: after the activity's fence read (it charges only while
+        // the record is in progress under its claim: recordMovedOn), before its record write.
+        for (let waited = 0; provider.rawCalls === 0; waited += 50) {
+          if (waited > 300_000) throw new Error('the run did not call the provider within 5 min');
+          await new Promise((r) => setTimeout(r, 50));
+        }
         proxy.cut();
         const cutAt = Date.now();
         // Hold the outage past the old budget: more than 8 tries, and longer than its 127 s of backoff.

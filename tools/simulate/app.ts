@@ -1,6 +1,7 @@
 import type { InvocationContext } from '@azure/functions';
 import { keyFromMessageId } from 'azure-functions-idempotency';
-import { loadSettings, type Settings } from '../../src/config/settings';
+import type { Settings } from '../../src/config/settings';
+import { simSettings } from './settings';
 import { DurableChargeWorkflow } from '../../src/app/DurableChargeWorkflow';
 import {
   CHARGE_ACTIVITY,
@@ -16,7 +17,7 @@ import { makePaymentsHandler } from '../../src/app/paymentsHandler';
 import { reconcileOn, recordLiveIn } from '../../src/app/paymentsLifecycle';
 import { retryFailedPayment } from '../../src/app/paymentRetry';
 import { tickShares } from '../../src/lifecycle/tickBudget';
-import { assertRetentionCoversRedelivery, redeliveryWindow, retentionMsOf } from '../../src/lifecycle/retention';
+import { redeliveryWindow, retentionMsOf } from '../../src/lifecycle/retention';
 import type { ParkingStore } from '../../src/messaging/ParkingStore';
 import { waitBudgetMsOf } from '../../src/payments/chargePatience';
 import { chargeEntityKey, chargeInstanceId } from '../../src/payments/ChargeWorkflow';
@@ -32,21 +33,6 @@ import type { Random } from './random';
 import { SimStore } from './store';
 import { SimTelemetry } from './telemetry';
 import type { World } from './world';
-
-/** The settings the simulated app runs with: the app's defaults, a short retention so a schedule reaches the purge. */
-export function simSettings(lookup: 'none' | 'by-key'): Settings {
-  const settings = loadSettings({
-    IDEMPOTENCY_TABLE_CONNECTION_STRING: 'UseDevelopmentStorage=true',
-    PAYMENT_PROVIDER_URL: 'http://provider.invalid',
-    SERVICEBUS_MESSAGE_TTL_SECONDS: String(6 * 3_600),
-    DLQ_RESUBMIT_MARGIN_DAYS: '0.5',
-    IDEMPOTENCY_RETENTION_DAYS: '1',
-    PAYMENT_PROVIDER_LOOKUP: lookup,
-    PAYMENT_PROVIDER_KEY_MEMORY_HOURS: '24',
-  });
-  assertRetentionCoversRedelivery(settings);
-  return settings;
-}
 
 /**
  * The app's own code for the payments lifecycle, wired to the simulated world: the Service Bus trigger

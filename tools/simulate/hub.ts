@@ -1,61 +1,11 @@
 import type * as df from 'durable-functions';
 import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityState } from '../../src/payments/chargeEntity';
+import { VISIBILITY_MS, type HistoryResult, type HubFaults, type HubFunctions, type HubTask, type Instance } from './hubTypes';
 import { CHARGE_ENTITY } from '../../src/app/durableCharge';
 import type { Random } from './random';
 import type { World } from './world';
 
-/** A run's status as the task hub keeps it (the extension's `runtimeStatus`). */
-export type HubStatus = 'Pending' | 'Running' | 'Completed' | 'Failed' | 'Terminated' | 'Suspended';
-
-/** One step a run yields (what `context.df.*` returns in the fake context). */
-export type HubTask =
-  | { readonly kind: 'entity'; readonly entityKey: string; readonly operation: ChargeEntityOperation }
-  | { readonly kind: 'activity'; readonly name: string; readonly input: unknown }
-  | { readonly kind: 'timer'; readonly atMs: number };
-
-/** A task's outcome in a run's history, with the time of the episode that took it in (`currentUtcDateTime` after it). */
-interface HistoryResult {
-  readonly ok: boolean;
-  readonly value?: unknown;
-  readonly error?: string;
-  readonly episodeMs: number;
-}
-
-export interface Instance {
-  readonly id: string;
-  status: HubStatus;
-  input: unknown;
-  createdMs: number;
-  /** Each start is a new execution: messages of an earlier one are dropped. */
-  execution: number;
-  /** The first episode's time (ExecutionStarted): `currentUtcDateTime` until the first task completes. */
-  startedMs?: number;
-  results: HistoryResult[];
-  /** Tasks scheduled and signals sent, as written to history (a replay does not send them again). */
-  scheduled: number;
-  signals: number;
-  output?: unknown;
-  /** Episodes held while suspended. */
-  held: Array<() => void>;
-}
-
-/** The task hub's faults (rates per message or per episode). */
-export interface HubFaults {
-  queueWait: number;
-  activityCrash: number;
-  hostRestart: number;
-  duplicateStart: number;
-  timerLate: number;
-}
-
-/** The extension's queue visibility timeout (host.json): a message a dead worker took reappears after it. */
-export const VISIBILITY_MS = 60_000;
-
-/** What runs the app's code for the hub: the orchestrator and activities by name (the registrations). */
-export interface HubFunctions {
-  readonly orchestrator: (context: df.OrchestrationContext) => Generator<unknown, unknown, unknown>;
-  readonly activities: ReadonlyMap<string, (input: unknown) => Promise<unknown>>;
-}
+export { VISIBILITY_MS, type HubFaults, type HubFunctions, type HubStatus, type HubTask, type Instance } from './hubTypes';
 
 /**
  * Durable Functions on the Azure Storage provider, as the simulator needs it: instances with their history, replayed

@@ -1,0 +1,57 @@
+import type * as df from 'durable-functions';
+import type { ChargeEntityOperation } from '../../src/payments/chargeEntity';
+
+/** The simulated task hub's shapes: runs, their history, their steps, its faults (hub.ts runs them). */
+
+/** A run's status as the task hub keeps it (the extension's `runtimeStatus`). */
+export type HubStatus = 'Pending' | 'Running' | 'Completed' | 'Failed' | 'Terminated' | 'Suspended';
+
+/** One step a run yields (what `context.df.*` returns in the fake context). */
+export type HubTask =
+  | { readonly kind: 'entity'; readonly entityKey: string; readonly operation: ChargeEntityOperation }
+  | { readonly kind: 'activity'; readonly name: string; readonly input: unknown }
+  | { readonly kind: 'timer'; readonly atMs: number };
+
+/** A task's outcome in a run's history, with the time of the episode that took it in (`currentUtcDateTime` after it). */
+export interface HistoryResult {
+  readonly ok: boolean;
+  readonly value?: unknown;
+  readonly error?: string;
+  readonly episodeMs: number;
+}
+
+export interface Instance {
+  readonly id: string;
+  status: HubStatus;
+  input: unknown;
+  createdMs: number;
+  /** Each start is a new execution: messages of an earlier one are dropped. */
+  execution: number;
+  /** The first episode's time (ExecutionStarted): `currentUtcDateTime` until the first task completes. */
+  startedMs?: number;
+  results: HistoryResult[];
+  /** Tasks scheduled and signals sent, as written to history (a replay does not send them again). */
+  scheduled: number;
+  signals: number;
+  output?: unknown;
+  /** Episodes held while suspended. */
+  held: Array<() => void>;
+}
+
+/** The task hub's faults (rates per message or per episode). */
+export interface HubFaults {
+  queueWait: number;
+  activityCrash: number;
+  hostRestart: number;
+  duplicateStart: number;
+  timerLate: number;
+}
+
+/** The extension's queue visibility timeout (host.json): a message a dead worker took reappears after it. */
+export const VISIBILITY_MS = 60_000;
+
+/** What runs the app's code for the hub: the orchestrator and activities by name (the registrations). */
+export interface HubFunctions {
+  readonly orchestrator: (context: df.OrchestrationContext) => Generator<unknown, unknown, unknown>;
+  readonly activities: ReadonlyMap<string, (input: unknown) => Promise<unknown>>;
+}

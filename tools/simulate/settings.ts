@@ -1,0 +1,17 @@
+import { loadSettings, type Settings } from '../../src/config/settings';
+import { assertRetentionCoversRedelivery } from '../../src/lifecycle/retention';
+
+/** The settings the simulated app runs with: the app's defaults, a short retention so a schedule reaches the purge. */
+export function simSettings(lookup: 'none' | 'by-key'): Settings {
+  const settings = loadSettings({
+    IDEMPOTENCY_TABLE_CONNECTION_STRING: 'UseDevelopmentStorage=true',
+    PAYMENT_PROVIDER_URL: 'http://provider.invalid',
+    SERVICEBUS_MESSAGE_TTL_SECONDS: String(6 * 3_600),
+    DLQ_RESUBMIT_MARGIN_DAYS: '0.5',
+    IDEMPOTENCY_RETENTION_DAYS: '1',
+    PAYMENT_PROVIDER_LOOKUP: lookup,
+    PAYMENT_PROVIDER_KEY_MEMORY_HOURS: '24',
+  });
+  assertRetentionCoversRedelivery(settings);
+  return settings;
+}
