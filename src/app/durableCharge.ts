@@ -93,11 +93,19 @@ export function chargeProviderActivity(
  * run's messages before it writes its history, so a host that dies between sends the activity again, and that copy
  * can wait in the work-item queue for hours, after the run recorded the payment (`failed`, say) and ended. Such a copy
  * must not charge: it answers what the record says, marked `fenced` (nothing written), without calling the provider.
- * A store that does not answer throws (StoreUnavailableError): the run retries the round on its timers.
- * @returns undefined when the claim still holds the record in progress
+ * A store that does not answer lets the call go on (fails open: see the body).
+ * @returns undefined when the claim still holds the record in progress, or the store cannot say
  */
 export async function recordMovedOn(store: IdempotencyStore, claim: Claim): Promise<RecordedCharge | undefined> {
-  const record = await store.get(claim.key);
+  let record;
+  try {
+    record = await store.get(claim.key);
+  } catch {
+    // Fails open: a store that does not answer (or refuses: 403) cannot tell, and failing the round would turn a long
+    // store fault into a payment `failed` after its budget even when the provider had answered (a decline replayed by
+    // key, say: found by the simulator, seed 360). The charge goes on as before the fence; its record write waits.
+    return undefined;
+  }
   if (record?.status === RecordStatus.InProgress && record.attempt === claim.attempt && record.createdAtMs === claim.createdAtMs) return undefined;
   const result: ChargeResult =
     record?.status === RecordStatus.Completed && record.createdAtMs === claim.createdAtMs

@@ -17,6 +17,7 @@ export const INVARIANTS = {
   'no-delete-while-live': 'no record, run or entity is deleted while another part can still act on it',
   'hub-bounded': "the task hub's instances stay bounded by the live records (final runs past retention without a record are purged)",
   'result-matches-provider': "a provider's final answer (a decline) is recorded as such, not as a failure",
+  'runs-finish': "no run is left Running or Pending once the faults stopped and the bound passed (a suspended one is the operator's)",
 } as const;
 export type InvariantName = keyof typeof INVARIANTS;
 
@@ -84,7 +85,7 @@ export function checkInvariants(app: SimApp, payments: readonly string[], end: {
         detail: `${call.key}: the provider declined, the record says failed (${result.reason.slice(0, 80)})`,
       });
   }
-  if (end.final) violations.push(...settled(app, payments), ...hubBounded(app, end.nowMs, end.boundMs));
+  if (end.final) violations.push(...settled(app, payments), ...hubBounded(app, end.nowMs, end.boundMs), ...runsFinish(app));
   return dedupe(violations);
 }
 
@@ -133,6 +134,13 @@ function hubBounded(app: SimApp, nowMs: number, boundMs: number): Violation[] {
           detail: `${stale.length} final run(s) without a record kept past retention + ${boundMs / 3_600_000} h (of ${app.hub.instances.size} instances, ${app.hub.entities.size} entities)`,
         },
       ];
+}
+
+/** At the end: a run still Running or Pending (not suspended by an operator) has hung: nothing will finish it. */
+function runsFinish(app: SimApp): Violation[] {
+  return [...app.hub.instances.values()]
+    .filter((i) => i.status === 'Running' || i.status === 'Pending')
+    .map((i) => ({ invariant: 'runs-finish' as const, detail: `${i.id.slice(0, 24)} still ${i.status} at the end (${i.results.length} task(s) answered)` }));
 }
 
 function dedupe(violations: Violation[]): Violation[] {

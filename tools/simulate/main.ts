@@ -43,7 +43,12 @@ runTool('simulate', async () => {
   const seeds = read.integer('seeds', { min: 1, max: 10_000_000, default: seedGiven ? 1 : 2_000 });
   const payments = values.payments === undefined ? undefined : read.integer('payments', { min: 1, max: 1_000, default: 1 });
   const mutation = values.mutate === undefined ? undefined : read.choice<Mutation>('mutate', MUTATIONS, MUTATIONS[0]);
-  const faults = parseFaults(read.optional('faults'));
+  let faults: ReturnType<typeof parseFaults> = [];
+  try {
+    faults = parseFaults(read.optional('faults'));
+  } catch (error) {
+    read.problem(error instanceof Error ? error.message : String(error));
+  }
   const scenario = values.scenario === undefined ? undefined : read.choice<ScenarioName>('scenario', SCENARIO_NAMES, SCENARIO_NAMES[0]);
   read.done();
 

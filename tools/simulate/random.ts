@@ -34,6 +34,16 @@ export class Random {
     return items[Math.floor(this.next() * items.length)];
   }
 
+  /**
+   * The generator of one purpose of a schedule (`rate:table-unavailable`, `plan`, ...): its draws do not move when
+   * another purpose draws more or less, so adding a fault to the catalogue keeps every kept seed's schedule.
+   */
+  static of(seed: number, purpose: string): Random {
+    let hash = 0x811c9dc5;
+    for (const char of `${seed}:${purpose}`) hash = Math.imul(hash ^ char.charCodeAt(0), 0x01000193) >>> 0;
+    return new Random(hash);
+  }
+
   /** A new generator drawn from this one (one per part, so adding draws in one part does not move another's). */
   fork(): Random {
     return new Random(Math.floor(this.next() * 4_294_967_296));

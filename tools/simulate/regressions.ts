@@ -16,17 +16,22 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
     found: 'hub-bounded at 4549723: the purge stopped at the first page with no rows and a continuation token (3 final runs kept past retention)',
   },
   {
-    seed: 1888,
-    faults: 'sb-lock-lost,sb-resend,df-queue-wait,df-activity-crash,df-host-restart,df-timer-late,provider-5xx,provider-outage,provider-5xx-after',
+    seed: 706,
+    faults: 'all',
     found:
-      'failed-stays-failed at 5541433: a chargeProvider work item sent twice (a host restart between sending and writing history) waited in the queue and charged 2.8 h after the run recorded the payment failed',
+      'failed-stays-failed at 4549723: the reconciler read a run completed (it had just recorded the payment failed, alerted) and reopened the record; the new run charged 23 min after the alert',
   },
   {
-    seed: 13,
-    payments: 4,
-    faults: 'table-forbidden,sb-resend,df-queue-wait,df-terminate,df-suspend,provider-outage',
+    seed: 409,
+    faults: 'all',
     found:
-      'no-delete-while-live at 206e61e: a run suspended and never resumed kept its record in progress, and the sweep deleted it past retention (a claim would also have taken it for expired)',
+      'no-delete-while-live and every-payment-settles at 4549723: a run suspended and never resumed, its record in progress with no alert, swept past retention',
+  },
+  {
+    seed: 360,
+    faults: 'all',
+    found:
+      'result-matches-provider at 7474e34 (the fence failing closed): a 403 window failed every fence read for the whole retry budget and the run recorded a declined payment as failed',
   },
 ];
 
@@ -35,7 +40,7 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
  * mistakes the demo and the real engine's runs were shown to fail on (docs/durable.md "Deliberate mistakes").
  */
 export const MUTATION_SEEDS = [
-  { mutation: 'key-per-call', seed: 18, faults: 'provider-lost-answer', breaks: 'at-most-one-charge' },
-  { mutation: 'activity-renamed', seed: 1, faults: 'none', breaks: 'no-delete-while-live' },
+  { mutation: 'key-per-call', seed: 14, faults: 'provider-lost-answer', breaks: 'at-most-one-charge' },
+  { mutation: 'activity-renamed', seed: 1, faults: 'none', breaks: 'runs-finish' },
   { mutation: 'decline-transient', seed: 2, faults: 'none', breaks: 'result-matches-provider' },
 ] as const;

@@ -39,20 +39,23 @@ export interface ScheduleResult {
 
 /** Runs one schedule: everything it does is decided by `seed` (and the options), so it replays exactly. */
 export async function runSchedule(options: ScheduleOptions): Promise<ScheduleResult> {
-  const random = new Random(options.seed);
+  const stream = (purpose: string) => Random.of(options.seed, purpose);
   const allowed = new Set(options.faults ?? FAULT_NAMES);
   // Every draw is made whatever the options, so that `--payments` and `--faults` narrow this very schedule (a replay).
   const scenario = options.scenario ? SCENARIOS[options.scenario] : undefined;
   const rates = Object.fromEntries(
-    FAULT_NAMES.map((name) => [name, random.pick(FAULTS[name])]).map(([name, rate]) => [name, allowed.has(name as FaultName) && !scenario ? rate : 0]),
+    FAULT_NAMES.map((name) => [name, stream(`rate:${name}`).pick(FAULTS[name])]).map(([name, rate]) => [
+      name,
+      allowed.has(name as FaultName) && !scenario ? rate : 0,
+    ]),
   ) as FaultRates;
-  const drawnLookup = random.chance(0.5) ? 'by-key' : 'none';
+  const drawnLookup = stream('lookup').chance(0.5) ? 'by-key' : 'none';
   const lookup = scenario?.lookup ?? drawnLookup;
-  const drawnPayments = random.int(1, 4);
+  const drawnPayments = stream('payments').int(1, 4);
   const paymentCount = scenario ? 1 : (options.payments ?? drawnPayments);
   const world = new World(Date.UTC(2026, 0, 1));
-  const app = new SimApp(world, random.fork(), rates, lookup, options.mutation);
-  const plan = random.fork();
+  const app = new SimApp(world, stream('app'), rates, lookup, options.mutation);
+  const plan = stream('plan');
   const faultEnd = world.startMs + FAULT_PHASE_MS;
   if (rates['table-forbidden'] > 0) {
     const fromMs = world.startMs + plan.logBetween(1_000, FAULT_PHASE_MS / 2);
