@@ -23,7 +23,9 @@ export class SimTaskHub {
   readonly counts = { episodes: 0, activities: 0, entityOps: 0 };
   functions?: HubFunctions;
   /** A scenario's forced fault: activity work items sent at or after `fromMs` wait `waitMs` in the queue. */
-  forceActivityWait?: { readonly fromMs: number; readonly waitMs: number };
+  forceActivityWait?: { readonly fromMs: number; readonly waitMs: number; count?: number };
+  /** A scenario's forced fault: the next `n` episodes that send an activity die after sending, before their history. */
+  forceRestartOnActivity = 0;
   /** Told before anything is purged (the invariants check what was still alive). */
   onPurge?: (instanceId: string) => void;
 
@@ -92,7 +94,9 @@ export class SimTaskHub {
       for (const [offset, signal] of newSignals.entries()) this.sendToEntity(instance, `s${instance.signals + offset}`, signal.entityKey, signal.operation);
       if (task) this.dispatch(instance, execution, replay.taskIndex, task);
     };
-    if (this.random.chance(this.faults.hostRestart)) {
+    const forcedRestart = task?.kind === 'activity' && this.forceRestartOnActivity > 0;
+    if (forcedRestart) this.forceRestartOnActivity--;
+    if (forcedRestart || this.random.chance(this.faults.hostRestart)) {
       // The provider sends the episode's messages before it writes its history: a crash between sends them again.
       send();
       this.world.log(`hub: host restart after ${short(instanceId)} sent its messages, before its history`);
@@ -171,7 +175,9 @@ export class SimTaskHub {
         this.deliver(instance, execution, taskIndex, { ok: true, value: reply }),
       );
     } else {
-      const forced = this.forceActivityWait && this.world.nowMs() >= this.forceActivityWait.fromMs ? this.forceActivityWait.waitMs : undefined;
+      const wait = this.forceActivityWait;
+      const forced = wait && this.world.nowMs() >= wait.fromMs && (wait.count === undefined || wait.count > 0) ? wait.waitMs : undefined;
+      if (forced !== undefined && wait?.count !== undefined) wait.count--;
       if (forced !== undefined)
         this.world.log(`hub: activity ${task.name} of ${short(instance.id)} waits ${(forced / 3_600_000).toFixed(2)} h in the work-item queue`);
       this.world.at(this.world.nowMs() + (forced ?? this.hopMs()), () => void this.runActivity(instance, execution, taskIndex, task));

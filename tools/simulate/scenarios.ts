@@ -43,6 +43,16 @@ export const SCENARIOS = {
       app.client.forceSlow = { fromMs: world.startMs + 40 * MINUTE_MS, toMs: world.startMs + 56 * MINUTE_MS, callMs: 20 * MINUTE_MS };
     },
   },
+  'stale-duplicate': {
+    description:
+      'a host dies after the episode that sends the first chargeProvider work item and before it writes its history: the episode runs again and sends a second copy; the first copy waits 3 h in the queue; a provider outage fails the run past its budget (alerted), then the waiting copy runs',
+    lookup: 'none',
+    script(app, world) {
+      app.provider.setOutage({ fromMs: world.startMs, toMs: world.startMs + 2 * HOUR_MS });
+      app.hub.forceRestartOnActivity = 1;
+      app.hub.forceActivityWait = { fromMs: world.startMs, waitMs: 3 * HOUR_MS, count: 1 };
+    },
+  },
 } satisfies Record<string, Scenario>;
 
 export type ScenarioName = keyof typeof SCENARIOS;
