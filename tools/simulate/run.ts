@@ -1,6 +1,6 @@
 import type { FaultName, Mutation } from './faults';
 import type { InvariantName } from './invariants';
-import { runSchedule, type ScheduleOptions, type ScheduleResult } from './schedule';
+import { runSchedule, type ScheduleResult } from './schedule';
 
 export interface RunOptions {
   readonly firstSeed: number;
@@ -60,12 +60,6 @@ export async function shrink(failing: ScheduleResult, mutation?: Mutation): Prom
     }
   }
   for (const fault of best.faults) {
-    if (best.rates[fault] === 0 && best.faults.length > 1) {
-      const options: ScheduleOptions = { seed: best.seed, payments: best.payments, faults: best.faults.filter((f) => f !== fault), mutation };
-      const candidate = await runSchedule(options);
-      if (breaks(candidate)) best = candidate;
-      continue;
-    }
     const candidate = await runSchedule({ seed: best.seed, payments: best.payments, faults: best.faults.filter((f) => f !== fault), mutation });
     if (breaks(candidate)) best = candidate;
   }
