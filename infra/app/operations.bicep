@@ -430,7 +430,7 @@ resource paymentsReconciledAlert 'Microsoft.Insights/scheduledQueryRules@2026-03
   kind: 'LogAlert'
   properties: {
     displayName: 'Payment run ended without its record (reconciled)'
-    description: 'The expiry timer found a payment in progress whose chargePayment run had failed, been terminated or gone, and restarted it under a takeover (inside the provider\'s key memory it re-sends the same key; past it, it looks the charge up or holds the payment for an operator: never a blind charge). The payment is not lost; the run ending is a bug or an operator action: read the traces with outcome reconciled (paymentId, reason) and the failed run\'s output.'
+    description: 'The expiry timer found a payment in progress whose chargePayment run had failed, been terminated or gone, and restarted it under a takeover (inside the provider\'s key memory it re-sends the same key; past it, it looks the charge up or holds the payment for an operator: never a blind charge). The payment is not lost; the run ending is a bug or an operator action: read the traces with outcome reconciled (paymentId, reason) and the failed run\'s output. Reason run-superseded (a run fenced after a duplicate start) is routine and not alerted.'
     severity: 1
     enabled: true
     scopes: [

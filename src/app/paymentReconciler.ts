@@ -25,14 +25,40 @@ export type RunState = 'running' | 'suspended' | 'completed' | 'failed' | 'termi
  */
 export const RUN_STUCK_AFTER_MS = 2 * 60 * 60_000;
 
-/** Why a record was reconciled: its run failed, was terminated, is not in the task hub, or completed without writing it. */
-export type ReconcileReason = 'run-failed' | 'run-terminated' | 'run-missing' | 'run-completed-record-open';
+/**
+ * Why a record was reconciled: its run failed, was terminated, is not in the task hub, or completed without writing
+ * it; or (`run-superseded`, not an incident) it completed under an older attempt than the record's, its write fenced.
+ */
+export type ReconcileReason = 'run-failed' | 'run-terminated' | 'run-missing' | 'run-completed-record-open' | 'run-superseded';
+
+/**
+ * Reasons that are not an incident: counted (`payments.reconciled`) and logged as a warning, left out of the
+ * `payments-reconciled` alert. `run-superseded`: a start the task hub accepted and dropped (its start is
+ * check-then-act: two starts of one instance id can both pass the check and the first input stays), or a start that
+ * timed out and landed after the delivery took its own record over. The run that went on had the older attempt: its
+ * activity's fence stopped it before the provider (or, taken over after the call, its record write was fenced). The
+ * restart's entity decides as for any takeover (a recorded result completes the record; otherwise key memory or
+ * look-up), so the payment settles within a tick or two of the grace.
+ */
+export const ROUTINE_RECONCILE_REASONS: ReadonlySet<ReconcileReason> = new Set(['run-superseded']);
 
 /**
  * How long after its lease lapsed an in-progress record must stay so before its run is read: a delivery that
  * claimed and has not started its run yet (or a redelivery about to take it over) is left to finish that first.
  */
 export const RECONCILE_GRACE_MS = 5 * 60_000;
+
+/** A completed run started with an older attempt than the record's is `run-superseded`; any other reason stays. */
+async function supersededOr(
+  reason: ReconcileReason | undefined,
+  record: IdempotencyRecord,
+  instanceId: string,
+  deps: ReconcileDeps,
+): Promise<ReconcileReason | undefined> {
+  if (reason !== 'run-completed-record-open' || !deps.runAttempt) return reason;
+  const runAttempt = await deps.runAttempt(instanceId);
+  return runAttempt !== undefined && runAttempt < record.attempt ? 'run-superseded' : reason;
+}
 
 /** What to do about an in-progress record, past the grace, whose run is in `run`: nothing while it runs. */
 export function reconcileReasonOf(run: RunState): ReconcileReason | undefined {
@@ -57,6 +83,11 @@ export interface ReconcileDeps {
   readonly records: (lapsedBeforeMs: number) => AsyncIterable<IdempotencyRecord>;
   /** The state of a charge run in the task hub. */
   readonly runState: (instanceId: string) => Promise<RunState>;
+  /**
+   * The attempt a completed run was started with (its input's `attempt`), read only for a completed run whose record
+   * is still open: below the record's attempt, the run was superseded (`run-superseded`). Absent or undefined: not known.
+   */
+  readonly runAttempt?: (instanceId: string) => Promise<number | undefined>;
   /**
    * Takes the record over, only as listed (still in progress, same ETag), and starts its run again
    * (`retryFailedPayment` with `listed`); returns the new attempt. A record settled meanwhile is refused, never reopened.
@@ -117,7 +148,7 @@ export async function reconcilePayments(deps: ReconcileDeps): Promise<ReconcileR
     scanned++;
     const instanceId = chargeInstanceId(chargeEntityKey(record.recordId, record.createdAtMs, record.digest));
     const run = await deps.runState(instanceId);
-    const reason = reconcileReasonOf(run);
+    const reason = await supersededOr(reconcileReasonOf(run), record, instanceId, deps);
     if (!reason) {
       running++;
       live.push(record);
@@ -144,11 +175,17 @@ export async function reconcilePayments(deps: ReconcileDeps): Promise<ReconcileR
       const { attempt } = await deps.restart(record);
       resolved.push({ paymentId: record.key, reason, attempt });
       telemetry.count(MetricNames.paymentsReconciled, { consumer: record.consumer, reason });
-      telemetry.log('error', `payments: reconciled ${record.key} (${reason}): run restarted as attempt ${attempt}; its entity decides, never a blind charge`, {
-        ...fields,
-        attempt,
-        previousAttempt: record.attempt,
-      });
+      const routine = ROUTINE_RECONCILE_REASONS.has(reason);
+      const why = routine ? `its run was started with an older attempt than the record's (a duplicate start dropped) and was fenced: not an incident; ` : '';
+      telemetry.log(
+        routine ? 'warn' : 'error',
+        `payments: reconciled ${record.key} (${reason}): ${why}run restarted as attempt ${attempt}; its entity decides, never a blind charge`,
+        {
+          ...fields,
+          attempt,
+          previousAttempt: record.attempt,
+        },
+      );
     } catch (error) {
       if (!(error instanceof PaymentRetryRefusedError)) throw error;
       refused++;

@@ -50,6 +50,22 @@ export async function runStateOf(client: df.DurableClient, instanceId: string): 
   }
 }
 
+/**
+ * The attempt a run was started with (its input's `attempt`), read with the input (the default of `getStatus`): only
+ * for a completed run whose record is still open (rare), so the payment in the input is read once, not per tick.
+ * Undefined when the instance is gone or its input has no attempt.
+ */
+export async function runAttemptOf(client: df.DurableClient, instanceId: string): Promise<number | undefined> {
+  try {
+    const status = await client.getStatus(instanceId);
+    const attempt = (status.input as { attempt?: unknown } | undefined)?.attempt;
+    return typeof attempt === 'number' ? attempt : undefined;
+  } catch (error) {
+    if (/HTTP 404/.test(String((error as Error)?.message))) return undefined;
+    throw error;
+  }
+}
+
 /** What one reconciler pass runs on: the in-progress records' source, the task hub's client, the consumer's store. */
 export interface ReconcileOn {
   readonly records: (lapsedBeforeMs: number) => AsyncIterable<IdempotencyRecord>;
@@ -75,6 +91,7 @@ export function reconcileOn(on: ReconcileOn): Promise<ReconcileReport> {
   return reconcilePayments({
     records: on.records,
     runState: (instanceId) => runStateOf(client, instanceId),
+    runAttempt: (instanceId) => runAttemptOf(client, instanceId),
     restart: (record) =>
       retryFailedPayment(
         {

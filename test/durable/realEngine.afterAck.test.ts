@@ -274,3 +274,46 @@ realEngineTest(
     }),
   REAL_ENGINE_TIMEOUT_MS,
 );
+
+realEngineTest(
+  'real engine: a run started with attempt 1 after the record was taken over by attempt 2 (attempt 2 start dropped as a duplicate) is fenced; the reconciler reads its input attempt and restarts it as run-superseded (a warning, not the sev-1 page): 1 charge, record completed',
+  () =>
+    withEngine({ leaseMs: 2_000 }, async (real, provider, settings, table) => {
+      // Attempt 1 claims; its lease lapses and attempt 2 takes the record over; only attempt 1's start reaches the task
+      // hub (attempt 2's was accepted and dropped: the provider's start is check-then-act, issue 43 item 7).
+      const key = keyOf('pay-s1');
+      const digest = payloadDigest(payment('pay-s1'));
+      const first = await real.parts.store.claim(key, digest, { effects: [pendingRow(payment('pay-s1'), 'pending')] });
+      if (first.kind !== 'claimed') throw new Error(first.kind);
+      await new Promise((r) => setTimeout(r, 2_100)); // the lease lapses
+      const second = await real.parts.store.claim(key, digest, { effects: [pendingRow(payment('pay-s1'), 'pending')] });
+      if (second.kind !== 'reclaimed') throw new Error(second.kind);
+      expect(second.claim.attempt).toBe(2);
+      const claim = first.claim;
+      const entityKey = chargeEntityKey(claim.recordId, claim.createdAtMs, claim.digest);
+      const instanceId = chargeInstanceId(entityKey);
+      const handoff = { version: HANDOFF_VERSION, claim, retry: { budgetMs: 60_000, firstDelayMs: 1_000, maxDelayMs: 5_000 } };
+      const input = { idempotencyKey: 'pay-s1', entityKey, digest: claim.digest, attempt: 1, payment: payment('pay-s1'), handoff };
+      await expect(durableHttpStart(rpcOf(real))(instanceId, input)).resolves.toBe('started');
+      await real.workflow.drain();
+      // The run's activity was fenced before the provider (the record moved on to attempt 2): nothing charged, nothing
+      // written; the run completed and the record stays attempt 2's, in progress, with no run of its own.
+      expect(provider.rawCalls).toBe(0);
+      expect(await real.parts.store.get(key)).toMatchObject({ status: 'IN_PROGRESS', attempt: 2 });
+
+      const recorded = inMemoryTelemetry();
+      await tick(real, settings, table, Date.now() + 10 * 60_000, { telemetry: recorded });
+      expect(await recorded.counter('payments.reconciled', { reason: 'run-superseded' })).toBe(1);
+      expect(await recorded.counter('payments.reconciled', { reason: 'run-completed-record-open' })).toBe(0);
+      const line = recorded.logs().find((l) => l.attributes.outcome === 'reconciled');
+      expect(line).toMatchObject({ severity: 'WARN', attributes: { idempotencyKey: 'pay-s1', reason: 'run-superseded', attempt: 3, previousAttempt: 2 } });
+      await real.workflow.drain(300_000);
+      // The restarted run (attempt 3): its entity's begin is uncertain (attempt 1 ended failed, fenced), so it re-sends the
+      // same key inside the provider's key memory: one charge in all.
+      expect(await real.parts.store.get(key)).toMatchObject({ status: 'COMPLETED', attempt: 3, result: { status: 'succeeded' } });
+      expect(await paymentRowOf(real, 'pay-s1')).toMatchObject({ state: 'succeeded' });
+      expect(provider.chargesFor('pay-s1')).toBe(1);
+      console.log(`superseded run: reconciled as run-superseded (WARN), ${provider.chargesFor('pay-s1')} charge, record attempt 3`);
+    }),
+  REAL_ENGINE_TIMEOUT_MS,
+);

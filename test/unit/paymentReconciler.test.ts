@@ -1,5 +1,12 @@
 import { PaymentRetryRefusedError } from '../../src/app/paymentRetry';
-import { RECONCILE_GRACE_MS, RUN_STUCK_AFTER_MS, reconcilePayments, reconcileReasonOf, type RunState } from '../../src/app/paymentReconciler';
+import {
+  RECONCILE_GRACE_MS,
+  ROUTINE_RECONCILE_REASONS,
+  RUN_STUCK_AFTER_MS,
+  reconcilePayments,
+  reconcileReasonOf,
+  type RunState,
+} from '../../src/app/paymentReconciler';
 import type { IdempotencyRecord } from 'azure-functions-idempotency/internal';
 import { chargeEntityKey, chargeInstanceId } from '../../src/payments/ChargeWorkflow';
 import { inMemoryTelemetry } from '../support/telemetry';
@@ -117,6 +124,58 @@ describe('payments reconciler', () => {
       ['pay-suspended', 'suspended'],
     ]);
     expect(await t.counter('payments.run_stuck', { consumer: 'payments', run: 'suspended' })).toBe(1);
+    await t.shutdown();
+  });
+
+  test('a completed run started with an older attempt than the record is run-superseded: restarted, counted, a warning not a page; the same attempt stays run-completed-record-open', async () => {
+    const t = inMemoryTelemetry();
+    const superseded = record('pay-superseded', 2);
+    const own = record('pay-own', 2);
+    const unknown = record('pay-unknown', 2);
+    const attempts: Record<string, number | undefined> = { [instanceOf(superseded)]: 1, [instanceOf(own)]: 2, [instanceOf(unknown)]: undefined };
+    const asked: string[] = [];
+    const report = await reconcilePayments({
+      records: () => listOf([superseded, own, unknown]),
+      runState: async () => 'completed',
+      runAttempt: async (id) => (asked.push(id), attempts[id]),
+      restart: async () => ({ attempt: 3 }),
+      telemetry: t.telemetry,
+      clock: { nowMs: () => NOW },
+      budgetMs: 60_000,
+    });
+    expect(asked).toHaveLength(3);
+    expect(report.resolved.map((r) => [r.paymentId, r.reason])).toEqual([
+      ['pay-superseded', 'run-superseded'],
+      ['pay-own', 'run-completed-record-open'],
+      ['pay-unknown', 'run-completed-record-open'], // the run's attempt not known: paged, as before
+    ]);
+    expect(ROUTINE_RECONCILE_REASONS.has('run-superseded')).toBe(true);
+    expect(await t.counter('payments.reconciled', { consumer: 'payments', reason: 'run-superseded' })).toBe(1);
+    const reconciled = t.logs().filter((l) => l.attributes.outcome === 'reconciled');
+    expect(reconciled.map((l) => [l.attributes.idempotencyKey, l.severity])).toEqual([
+      ['pay-superseded', 'WARN'],
+      ['pay-own', 'ERROR'],
+      ['pay-unknown', 'ERROR'],
+    ]);
+    await t.shutdown();
+  });
+
+  test('the run attempt is read only for a completed run (never for failed, terminated, missing or running ones)', async () => {
+    const t = inMemoryTelemetry();
+    const records = [record('a'), record('b'), record('c'), record('d')];
+    const states: RunState[] = ['failed', 'terminated', 'missing', 'running'];
+    const byInstance = new Map(records.map((r, i) => [instanceOf(r), states[i]]));
+    let reads = 0;
+    await reconcilePayments({
+      records: () => listOf(records),
+      runState: async (id) => byInstance.get(id)!,
+      runAttempt: async () => (reads++, 0),
+      restart: async () => ({ attempt: 2 }),
+      telemetry: t.telemetry,
+      clock: { nowMs: () => NOW },
+      budgetMs: 60_000,
+    });
+    expect(reads).toBe(0);
     await t.shutdown();
   });
 

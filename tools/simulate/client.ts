@@ -19,6 +19,8 @@ export class SimDurableClient {
   calls = 0;
   /** A scenario's forced fault: calls made inside the window take `callMs`. */
   forceSlow?: { readonly fromMs: number; readonly toMs: number; readonly callMs: number };
+  /** A scenario's forced fault: the first hop of each next `startNew` takes the next of these (ms). */
+  readonly forceStartHopMs: number[] = [];
 
   constructor(
     private readonly world: World,
@@ -28,10 +30,10 @@ export class SimDurableClient {
     private slowRate: number,
   ) {}
 
-  private async hop(): Promise<void> {
+  private async hop(forcedMs?: number): Promise<void> {
     this.calls++;
     const now = this.world.nowMs();
-    const forced = this.forceSlow && now >= this.forceSlow.fromMs && now < this.forceSlow.toMs ? this.forceSlow.callMs : undefined;
+    const forced = forcedMs ?? (this.forceSlow && now >= this.forceSlow.fromMs && now < this.forceSlow.toMs ? this.forceSlow.callMs : undefined);
     await this.world.sleep(forced ?? (this.random.chance(this.slowRate) ? this.random.logBetween(1_000, 120_000) : this.random.logBetween(5, 200)));
   }
 
@@ -41,17 +43,24 @@ export class SimDurableClient {
   }
 
   async startNew(_name: string, options: { instanceId: string; input: unknown }): Promise<string> {
-    await this.hop();
+    await this.hop(this.forceStartHopMs.shift());
     this.hub.start(options.instanceId, options.input);
     await this.hop();
     return options.instanceId;
   }
 
-  async getStatus(instanceId: string): Promise<Partial<df.DurableOrchestrationStatus>> {
+  /** The instance's status; with its input unless `showInput` says false (the extension's default is true). */
+  async getStatus(instanceId: string, options?: { showInput?: unknown }): Promise<Partial<df.DurableOrchestrationStatus>> {
     await this.hop();
     const instance = this.hub.instances.get(instanceId);
     if (!instance) throw new Error(`getStatus: the Durable extension answered HTTP 404 for ${short(instanceId)}`);
-    return { instanceId, runtimeStatus: instance.status as df.OrchestrationRuntimeStatus, output: instance.output };
+    const withInput = options?.showInput !== false && options?.showInput !== 'false';
+    return {
+      instanceId,
+      runtimeStatus: instance.status as df.OrchestrationRuntimeStatus,
+      output: instance.output,
+      ...(withInput ? { input: instance.input } : {}),
+    };
   }
 
   async purgeInstanceHistory(instanceId: string): Promise<{ instancesDeleted: number }> {

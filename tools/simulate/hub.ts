@@ -26,6 +26,11 @@ export class SimTaskHub {
   forceActivityWait?: { readonly fromMs: number; readonly waitMs: number; count?: number };
   /** A scenario's forced fault: the next `n` episodes that send an activity die after sending, before their history. */
   forceRestartOnActivity = 0;
+  /** Starts the provider accepted and dropped (check-then-act): the instance and the attempt its input carried. */
+  readonly droppedStarts: Array<{ readonly instanceId: string; readonly attempt: unknown }> = [];
+  /** A scenario's forced faults: the next start's first episode waits `forceStartWaitMs`; the next `n` starts of a pending instance are dropped. */
+  forceStartWaitMs?: number;
+  forceDuplicateStart = 0;
   /** Told before anything is purged (the invariants check what was still alive). */
   onPurge?: (instanceId: string) => void;
 
@@ -49,8 +54,11 @@ export class SimTaskHub {
   start(instanceId: string, input: unknown): void {
     const existing = this.instances.get(instanceId);
     if (existing && (existing.status === 'Pending' || existing.status === 'Running' || existing.status === 'Suspended')) {
-      if (existing.status === 'Pending' && this.random.chance(this.faults.duplicateStart)) {
+      const forced = existing.status === 'Pending' && this.forceDuplicateStart > 0;
+      if (forced) this.forceDuplicateStart--;
+      if (existing.status === 'Pending' && (forced || this.random.chance(this.faults.duplicateStart))) {
         this.world.log(`hub: duplicate start of ${short(instanceId)} accepted, its input dropped (check-then-act)`);
+        this.droppedStarts.push({ instanceId, attempt: (input as { attempt?: unknown } | undefined)?.attempt });
         return;
       }
       throw new Error(`An orchestration with instance ID '${instanceId}' already exists (HTTP 409)`);
@@ -68,7 +76,8 @@ export class SimTaskHub {
     };
     this.instances.set(instanceId, instance);
     this.world.log(`hub: start ${short(instanceId)} execution ${instance.execution}`);
-    this.enqueueEpisode(instance, instance.execution);
+    this.enqueueEpisode(instance, instance.execution, this.forceStartWaitMs ?? this.hopMs());
+    this.forceStartWaitMs = undefined;
   }
 
   private enqueueEpisode(instance: Instance, execution: number, delayMs = this.hopMs()): void {

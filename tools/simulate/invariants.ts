@@ -17,6 +17,7 @@ export const INVARIANTS = {
   'hub-bounded': "the task hub's instances stay bounded by the live records (final runs past retention without a record are purged)",
   'result-matches-provider': "a provider's final answer (a decline) is recorded as such, not as a failure",
   'runs-finish': "no run is left Running or Pending once the faults stopped and the bound passed (a suspended one is the operator's)",
+  'no-false-alarm': 'no operator is paged for a run that did nothing wrong (one superseded by a duplicate start the task hub dropped)',
 } as const;
 export type InvariantName = keyof typeof INVARIANTS;
 
@@ -74,6 +75,7 @@ export function checkInvariants(app: SimApp, payments: readonly string[], end: {
         });
     }
   }
+  violations.push(...falseAlarms(app));
   for (const detail of [...app.sweptWhileLive, ...app.purgedWhileLive]) violations.push({ invariant: 'no-delete-while-live', detail });
   for (const call of app.provider.calls) {
     if (call.answered !== 'declined') continue;
@@ -86,6 +88,21 @@ export function checkInvariants(app: SimApp, payments: readonly string[], end: {
   }
   if (end.final) violations.push(...settled(app, payments), ...hubBounded(app, end.nowMs, end.boundMs), ...runsFinish(app));
   return dedupe(violations);
+}
+
+/**
+ * Pages (an error log with an alerting outcome) for a record whose attempt was the input of a start the task hub
+ * accepted and dropped: the run that went on was the older attempt's and was fenced; nothing failed, nothing to do.
+ */
+function falseAlarms(app: SimApp): Violation[] {
+  const dropped = new Set(app.hub.droppedStarts.map((d) => `${d.instanceId}|${String(d.attempt)}`));
+  return app.telemetry.logs
+    .filter((l) => l.level === 'ERROR' && l.attributes.outcome === 'reconciled')
+    .filter((l) => dropped.has(`${String(l.attributes.instanceId)}|${String(l.attributes.previousAttempt)}`))
+    .map((l) => ({
+      invariant: 'no-false-alarm' as const,
+      detail: `${String(l.attributes.idempotencyKey)} paged as ${String(l.attributes.reason)}: attempt ${String(l.attributes.previousAttempt)}'s start was dropped as a duplicate, the older attempt's run was fenced (routine, nothing for an operator)`,
+    }));
 }
 
 /** At the end: each payment's record completed (a failure alerted), or its message dead-lettered (alerted), or an alert names it. */

@@ -53,6 +53,16 @@ export const SCENARIOS = {
       app.hub.forceActivityWait = { fromMs: world.startMs, waitMs: 3 * HOUR_MS, count: 1 };
     },
   },
+  'duplicate-start': {
+    description:
+      "a delivery claims and its start takes 90 s to reach the task hub (past the client's 15 s deadline; the call lands anyway): the delivery rides the timeout out, finds no run, takes its lapsed record over (attempt 2) and starts again; attempt 1's start is pending (its first episode waits 10 min) and the task hub accepts attempt 2's start and drops it (check-then-act): attempt 1's run is fenced before the provider; the reconciler restarts it (attempt 3)",
+    lookup: 'none',
+    script(app) {
+      app.client.forceStartHopMs.push(90_000, 60_000);
+      app.hub.forceStartWaitMs = 10 * MINUTE_MS;
+      app.hub.forceDuplicateStart = 1;
+    },
+  },
 } satisfies Record<string, Scenario>;
 
 export type ScenarioName = keyof typeof SCENARIOS;

@@ -28,14 +28,19 @@ export class SimTelemetry {
       createHistogram: () => ({ record: () => undefined }),
     } as unknown as Meter;
     const logger = {
-      emit: (record: LogRecord) =>
+      emit: (record: LogRecord) => {
+        const level = String(record.severityText ?? '');
+        const body = typeof record.body === 'string' ? record.body : JSON.stringify(record.body ?? '');
+        // The app's warnings and errors join the trace (what an operator would read next to the schedule's steps).
+        if (level === 'WARN' || level === 'ERROR' || process.env.SIM_TRACE_INFO) world.log(`app ${level.toLowerCase()}: ${body.slice(0, 160)}`);
         this.logs.push({
           atMs: world.nowMs(),
           name: 'log',
-          level: String(record.severityText ?? ''),
-          body: typeof record.body === 'string' ? record.body : JSON.stringify(record.body ?? ''),
+          level,
+          body,
           attributes: record.attributes ?? {},
-        }),
+        });
+      },
     } as unknown as Logger;
     this.telemetry = new Telemetry(meter, logger);
   }
