@@ -37,6 +37,8 @@ export function* chargePaymentOrchestrator(context: OrchestrationContext): Gener
     signalEntity: (entityKey, operation) => context.df.signalEntity(new df.EntityId(CHARGE_ENTITY, entityKey), operation.name, operation),
     timer: (atMs) => context.df.createTimer(new Date(atMs)),
     nowMs: () => context.df.currentUtcDateTime.getTime(),
+    // The record write's rollover (a long store outage): a new execution with the write's position, the history cleared.
+    continueAsNew: (next) => context.df.continueAsNew(next),
   });
 }
 

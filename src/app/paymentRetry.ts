@@ -1,6 +1,6 @@
 import { IdempotencyError, keyFromMessageId, RecordStatus, type IdempotencyRecord, type ReopenableStore, payloadDigest } from 'azure-functions-idempotency';
 import { chargeEntityKey, chargeInstanceId } from '../payments/ChargeWorkflow';
-import { HANDOFF_VERSION, type ChargeOrchestrationInput, type RetryBudget } from '../payments/chargeOrchestration';
+import { handOffPlan, type ChargeOrchestrationInput, type RetryBudget } from '../payments/chargeOrchestration';
 import type { ProviderCapability } from '../payments/providerLookup';
 import { PAYMENT_ROW, paymentRow } from '../payments/paymentRow';
 import { DEFAULT_PROVIDER, PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
@@ -108,7 +108,7 @@ export async function retryFailedPayment(deps: PaymentRetryDeps, paymentId: stri
     attempt: claim.attempt,
     payment: parsed.data,
     correlationId: `${deps.origin ?? 'operator-retry'}-${paymentId}`,
-    handoff: { version: HANDOFF_VERSION, claim, retry: deps.retry },
+    handoff: handOffPlan(claim, deps.retry),
     provider: deps.provider ?? DEFAULT_PROVIDER,
     keyAgeAtStartMs: deps.checkedAtProvider ? 0 : Math.max(0, (deps.nowMs ?? Date.now)() - claim.createdAtMs),
   });

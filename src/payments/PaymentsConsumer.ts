@@ -16,7 +16,7 @@ import { Outcome, reportDownstreamKeyReuse } from '../messaging/reportOutcome';
 import type { Telemetry } from '../telemetry/Telemetry';
 import { chargeEntityKey, chargeInstanceId, type ChargeWorkflow } from './ChargeWorkflow';
 import type { ProviderCapability } from './providerLookup';
-import { HANDOFF_VERSION, type ChargeOrchestrationInput, type RetryBudget } from './chargeOrchestration';
+import { handOffPlan, type ChargeOrchestrationInput, type RetryBudget } from './chargeOrchestration';
 import { finishedPaymentRow, paymentRow } from './paymentRow';
 import { PaymentRequestedSchema, type ChargeResult, type PaymentRequested } from './schema';
 
@@ -202,7 +202,7 @@ export class PaymentsConsumer {
     const { instanceId, input } = this.runOf(claim, payment, correlationId);
     const started = await this.workflow().start(instanceId, {
       ...input,
-      handoff: { version: HANDOFF_VERSION, claim, retry: this.deps.retry ?? DEFAULT_RETRY_BUDGET },
+      handoff: handOffPlan(claim, this.deps.retry ?? DEFAULT_RETRY_BUDGET),
     });
     return started === 'started' ? { outcome: Outcome.HandedOff, instanceId, attempt: claim.attempt } : undefined;
   }

@@ -4,8 +4,10 @@ import type { CompleteRecordInput, RecordedCharge } from './completeRecord';
 import type { ChargeResult, PaymentRequested } from './schema';
 import { PROVIDER_RETRY } from './chargePatience';
 import { keyMemoryGuardOf, planProviderCall, type KeyMemoryGuard, type LegacyLookupMode, type ProviderCapability } from './providerLookup';
-import { retryDelayMs, writeRecordWithin, RECORD_WRITE_RETRY, type RetryBudget } from './recordWriteRetry';
+import { retryDelayMs, writeRecordWithin, RECORD_WRITE_RETRY, type RecordWriteCarry, type RetryBudget } from './recordWriteRetry';
+import { HANDOFF_VERSION, rolloverOf, type HandOffPlan } from './handOffPlan';
 
+export { HANDOFF_VERSION, handOffPlan, type HandOffPlan } from './handOffPlan';
 export { RECORD_WRITE_RETRY, RecordWriteBudgetError, retryDelayMs, type RetryBudget } from './recordWriteRetry';
 
 /** Input of one orchestration run: everything the run needs, nothing of the message but the payment. */
@@ -41,6 +43,11 @@ export interface ChargeOrchestrationInput {
    * chargePatience.ts). Only the local executor's tests set it (short intervals); the app never does.
    */
   readonly providerRetry?: ProviderRetry;
+  /**
+   * A handoff run continued as new in its record write (`continueAsNew`, history bounded): the write's position. The
+   * run goes straight back to writing `result` (no entity, no provider).
+   */
+  readonly recordWrite?: RecordWriteCarry;
 }
 
 /** Provider calls of a holding run: `maxNumberOfAttempts` in all, the first retry after `firstRetryIntervalMs`, times `backoffCoefficient` each. */
@@ -91,6 +98,8 @@ export interface ChargeSteps<Task> {
   readonly timer?: (atMs: number) => Task;
   /** The orchestration's deterministic time (`currentUtcDateTime`), epoch ms. */
   readonly nowMs?: () => number;
+  /** Restarts the run with a new input and an empty history (`context.df.continueAsNew`); the run returns right after. */
+  readonly continueAsNew?: (input: ChargeOrchestrationInput) => void;
 }
 
 /** The provider activity's input for retry round `round` of a run, `elapsedMs` into it: per {@link planProviderCall}. */
@@ -180,24 +189,6 @@ function* chargeWithRetries<Task>(input: ChargeOrchestrationInput, steps: Charge
 }
 
 /**
- * The handoff run's step sequence the starters write today. 2: the charge activity writes the record (one try) and
- * the entity hears `complete`/`fail` as a one-way signal (6 messages a payment). Absent or 1: a run started before
- * version 2 was deployed keeps the sequence its history holds (`complete` as a call, then `completePaymentRecord`).
- */
-export const HANDOFF_VERSION = 2;
-
-/** What the delivery hands to the run: the claim it completes the record with, and the retry budget. */
-export interface HandOffPlan {
-  /** The run's step sequence ({@link HANDOFF_VERSION}); absent: version 1 (runs started before it existed). */
-  readonly version?: number;
-  /** The claim that started this run: its attempt fences the record write (`completeRecord`). */
-  readonly claim: Claim;
-  readonly retry: RetryBudget;
-  /** How the record write is retried while the store does not answer (default {@link RECORD_WRITE_RETRY}; tests pass shorter). */
-  readonly recordRetry?: RetryBudget;
-}
-
-/**
  * The charge run of the handoff design; it owns the record once the delivery started it. Version 2:
  *
  * ```
@@ -214,7 +205,9 @@ export interface HandOffPlan {
  * no `begin` can read the entity in between (docs/DESIGN.md). A write `fenced` (a newer attempt took the record over)
  * is left alone; the run returns its provider answer, and the record holds the newer attempt's. Version 1 (runs whose
  * history has it): `complete(a, r)` as a call (its `alreadyCompleted` answer wins), then `completeRecord`.
- * completeRecord that fails (the store is down) is called again on durable timers for days (`recordRetry`).
+ * completeRecord that fails (the store is down) is called again on durable timers for days (`recordRetry`); every
+ * `recordRoundsPerExecution` tries the run continues as new with the write's position (`recordWrite`), so its history
+ * stays bounded however long the store is away.
  * @throws StaleAttemptError when the entity has a newer attempt on record.
  */
 export function* handOffOrchestration<Task>(
@@ -225,6 +218,20 @@ export function* handOffOrchestration<Task>(
   const { completeRecord, timer, nowMs, chargeAndRecord, signalEntity } = steps;
   if (!completeRecord || !timer || !nowMs) throw new Error('the handoff charge needs the completeRecord, timer and nowMs steps');
   const { entityKey, attempt } = input;
+  const write = (result: ChargeResult, from?: RecordWriteCarry) =>
+    writeRecordWithin(
+      () => completeRecord({ claim: plan.claim, result, payment: input.payment }),
+      plan.recordRetry ?? RECORD_WRITE_RETRY,
+      nowMs,
+      timer,
+      from,
+      rolloverOf(input, plan, steps.continueAsNew, result),
+    );
+  if (input.recordWrite) {
+    // A run continued as new in its record write: the charge is behind it, only the write is left.
+    yield* write(input.recordWrite.result, input.recordWrite);
+    return input.recordWrite.result;
+  }
   const begin = (yield steps.callEntity(entityKey, { name: 'begin', attempt })) as ChargeEntityReply;
   if (begin.decision === 'stale') throw new StaleAttemptError(attempt, begin.currentAttempt);
   let result: ChargeResult;
@@ -255,8 +262,7 @@ export function* handOffOrchestration<Task>(
       result = recorded.decision === 'alreadyCompleted' ? recorded.result : charged;
     }
   }
-  if (!written)
-    yield* writeRecordWithin(() => completeRecord({ claim: plan.claim, result, payment: input.payment }), plan.recordRetry ?? RECORD_WRITE_RETRY, nowMs, timer);
+  if (!written) yield* write(result);
   return result;
 }
 

@@ -1,4 +1,5 @@
 import { IdempotencyError } from 'azure-functions-idempotency';
+import type { ChargeResult } from './schema';
 
 /**
  * The durable-timer retry arithmetic of the handoff run (src/payments/chargeOrchestration.ts): the provider's retry
@@ -27,22 +28,56 @@ export class RecordWriteBudgetError extends IdempotencyError {
   }
 }
 
-/** The record write (`completeRecord`), retried on durable timers within `retry` (first, doubling, capped). */
+/**
+ * Record-write tries per execution of a run before it continues as new (`continueAsNew`): each try adds an activity
+ * and a timer to the history (about 8 rows), which the worker replays whole at each timer, so 7 days of tries at the
+ * 5 min cap (about 2,000) would be 12-16k rows. 20 tries keep the history under about 200 rows whatever the outage.
+ */
+export const RECORD_WRITE_ROUNDS_PER_EXECUTION = 20;
+
+/** Where a record write stands when its run continues as new: in the next execution's input (`recordWrite`). */
+export interface RecordWriteCarry {
+  /** The result to write (the provider's answer, or the entity's). */
+  readonly result: ChargeResult;
+  /** When the first try began (the 7-day budget counts from it, across executions). */
+  readonly startedMs: number;
+  /** Tries made so far (the next delay doubles from it). */
+  readonly round: number;
+}
+
+/** How a run rolls its record write over into a new execution: after `roundsPerExecution` tries in this one. */
+export interface RecordWriteRollover {
+  readonly roundsPerExecution: number;
+  /** Continues the run as new with the write's position (the run then returns: its history starts again). */
+  readonly continueAsNew: (at: { startedMs: number; round: number }) => void;
+}
+
+/**
+ * The record write (`completeRecord`), retried on durable timers within `retry` (first, doubling, capped), from
+ * `from` (a run continued as new) or from now. With `rollover`, after its tries in this execution it continues as new
+ * and answers `continued` (the caller returns at once).
+ */
 export function* writeRecordWithin<Task>(
   write: () => Task,
   retry: RetryBudget,
   nowMs: () => number,
   timer: (atMs: number) => Task,
-): Generator<Task, void, unknown> {
-  const startedMs = nowMs();
-  for (let round = 0; ; round++) {
+  from?: { readonly startedMs: number; readonly round: number },
+  rollover?: RecordWriteRollover,
+): Generator<Task, 'written' | 'continued', unknown> {
+  const startedMs = from?.startedMs ?? nowMs();
+  for (let round = from?.round ?? 0, here = 1; ; round++, here++) {
     try {
       yield write();
-      return;
+      return 'written';
     } catch (error) {
       const next = nowMs() + retryDelayMs(retry, round);
       if (next - startedMs > retry.budgetMs) throw new RecordWriteBudgetError(round + 1, error instanceof Error ? error.message : String(error));
       yield timer(next);
+      if (rollover && here >= rollover.roundsPerExecution) {
+        rollover.continueAsNew({ startedMs, round: round + 1 });
+        return 'continued';
+      }
     }
   }
 }

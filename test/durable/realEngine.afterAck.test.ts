@@ -1,7 +1,7 @@
 /**
  * After the acknowledgement the run owns the payment (issue 34), on the REAL Durable engine (tools/durable-host, on
  * Azurite): a storage outage longer than the old record-write budget (8 tries, about 127 s) in the middle of a run's
- * record write, ridden out on durable timers; a run terminated by the operator, found without any new delivery by the
+ * record write, ridden out on durable timers, the run continuing as new so that its history stays bounded; a run terminated by the operator, found without any new delivery by the
  * expiry timer's reconciler, restarted and settled without a second charge, its metric counted; the purge with a
  * record held past retention keeps that record's orchestration and entity; and a takeover whose entity is gone looks
  * the charge up instead of charging blind (a provider that forgot the key would charge twice).
@@ -105,18 +105,24 @@ async function hubRows(real: Real, entityKey: string): Promise<{ orchestration: 
   return { orchestration: keys.has(chargeInstanceId(entityKey)), entity: keys.has(`@paymentcharge@${entityKey}`) };
 }
 
-/** How many times the run scheduled the `completePaymentRecord` activity (its History rows). */
-async function recordWriteTries(real: Real, instanceId: string): Promise<number> {
-  let n = 0;
-  const rows = real.backend.hubTable('History').listEntities<{ EventType?: string; Name?: string }>({
+/** How many times the run scheduled the `completePaymentRecord` activity (its History rows), in all and in the execution with the most. */
+async function recordWriteRows(real: Real, instanceId: string): Promise<{ all: number; mostInOneExecution: number }> {
+  const byExecution = new Map<string, number>();
+  const rows = real.backend.hubTable('History').listEntities<{ EventType?: string; Name?: string; ExecutionId?: string }>({
     queryOptions: { filter: `PartitionKey eq '${instanceId}' and EventType eq 'TaskScheduled' and Name eq 'completePaymentRecord'` },
   });
-  for await (const _row of rows) n++;
-  return n;
+  for await (const row of rows) byExecution.set(String(row.ExecutionId), (byExecution.get(String(row.ExecutionId)) ?? 0) + 1);
+  const counts = [...byExecution.values()];
+  return { all: counts.reduce((a, b) => a + b, 0), mostInOneExecution: Math.max(0, ...counts) };
+}
+
+/** How many times the run scheduled the `completePaymentRecord` activity in its history now. */
+async function recordWriteTries(real: Real, instanceId: string): Promise<number> {
+  return (await recordWriteRows(real, instanceId)).all;
 }
 
 realEngineTest(
-  'real engine: a storage outage longer than the old record-write budget (8 tries, > 127 s) during the run record write is ridden out on durable timers: the record completes, 0 lost, 1 charge',
+  'real engine: a storage outage longer than the old record-write budget (8 tries, > 127 s) during the run record write is ridden out on durable timers, continuing as new every 4 tries (no execution history holds more): the record completes, 0 lost, 1 charge',
   async () => {
     const proxy = await TcpProxy.start(azuriteOf().port);
     const throughProxy = azuriteOf().connectionString.replace(`127.0.0.1:${azuriteOf().port}`, `127.0.0.1:${proxy.port}`);
@@ -138,6 +144,8 @@ realEngineTest(
           claim,
           retry: { budgetMs: 60_000, firstDelayMs: 1_000, maxDelayMs: 5_000 },
           recordRetry: { budgetMs: 7 * DAY_MS, firstDelayMs: 1_000, maxDelayMs: 4_000 },
+          // Continues as new every 4 record-write tries (the app's 20, scaled to the outage): the history stays bounded.
+          recordRoundsPerExecution: 4,
         };
         provider.setLatency(2_000); // the run is at the provider when storage goes away
         const input = { idempotencyKey: 'pay-o1', entityKey, digest: claim.digest, attempt: 1, payment: payment('pay-o1'), handoff };
@@ -150,13 +158,23 @@ realEngineTest(
         }
         proxy.cut();
         const cutAt = Date.now();
-        // Hold the outage past the old budget: more than 8 tries, and longer than its 127 s of backoff.
+        // Hold the outage past the old budget: more than 8 tries, and longer than its 127 s of backoff. The tries made by
+        // earlier executions are in the run's input (`recordWrite.round`: continueAsNew carries them).
+        const client = new DurableClient(JSON.parse(real.backend.engine.clientBindingData)) as df.DurableClient;
+        const carried = async () => ((await client.getStatus(instanceId)).input as { recordWrite?: { round: number } }).recordWrite?.round ?? 0;
+        let longestHistory = 0;
+        let historyRowsSeen = 0;
         for (;;) {
           await new Promise((r) => setTimeout(r, 5_000));
-          if (Date.now() - cutAt >= 140_000 && (await recordWriteTries(real, instanceId)) >= 9) break;
+          const rows = await recordWriteRows(real, instanceId);
+          const inHistory = rows.all;
+          longestHistory = Math.max(longestHistory, rows.mostInOneExecution);
+          historyRowsSeen = Math.max(historyRowsSeen, rows.all);
+          if (Date.now() - cutAt >= 140_000 && (await carried()) + inHistory >= 9) break;
           if (Date.now() - cutAt > 900_000) throw new Error('the run did not try the record write 9 times in 15 min');
         }
-        const triesInOutage = await recordWriteTries(real, instanceId);
+        const carriedInOutage = await carried();
+        const triesInOutage = carriedInOutage + (await recordWriteTries(real, instanceId));
         expect(provider.chargesFor('pay-o1')).toBe(1);
         expect(await real.parts.store.get(key)).toMatchObject({ status: 'IN_PROGRESS', attempt: 1 });
         expect(await real.backend.store.failedInstances()).toEqual([]); // the old budget would have failed it by now
@@ -164,11 +182,16 @@ realEngineTest(
         proxy.restore();
         const outageMs = Date.now() - cutAt;
         await real.workflow.drain(600_000);
-        const tries = await recordWriteTries(real, instanceId);
-        console.log(`outage ${outageMs} ms: ${triesInOutage} record-write tries failed in it, ${tries} in all; ${proxy.resets} connections reset`);
+        const tries = (await carried()) + (await recordWriteTries(real, instanceId));
+        console.log(
+          `outage ${outageMs} ms: ${triesInOutage} record-write tries failed in it, ${tries} in all; ${carriedInOutage} carried by continueAsNew; longest execution history ${longestHistory} tries (at most ${historyRowsSeen} rows read at once); ${proxy.resets} connections reset`,
+        );
         // The last try counted in the outage may be the one that succeeds (scheduled before the restore, run after it).
         expect(tries).toBeGreaterThanOrEqual(triesInOutage);
         expect(triesInOutage).toBeGreaterThanOrEqual(9); // more than the old budget's 8
+        // Bounded: the run continued as new (its input carries the tries) and no execution's history held more than 4.
+        expect(carriedInOutage).toBeGreaterThanOrEqual(4);
+        expect(longestHistory).toBeLessThanOrEqual(4);
         expect(await real.parts.store.get(key)).toMatchObject({ status: 'COMPLETED', attempt: 1, result: { status: 'succeeded' } });
         expect(await paymentRowOf(real, 'pay-o1')).toMatchObject({ state: 'succeeded' });
         expect(provider.chargesFor('pay-o1')).toBe(1);

@@ -1,4 +1,15 @@
-import { chargeOrchestration, RECORD_WRITE_RETRY, RecordWriteBudgetError, retryDelayMs, StaleAttemptError } from '../../src/payments/chargeOrchestration';
+import {
+  chargeOrchestration,
+  handOffPlan,
+  HANDOFF_VERSION,
+  RECORD_WRITE_RETRY,
+  RecordWriteBudgetError,
+  retryDelayMs,
+  StaleAttemptError,
+  type ChargeOrchestrationInput,
+  type ChargeSteps,
+} from '../../src/payments/chargeOrchestration';
+import { RECORD_WRITE_ROUNDS_PER_EXECUTION } from '../../src/payments/recordWriteRetry';
 import { chargeStepsSetup, START_MS, type Task } from '../support/chargeSteps';
 
 const { clock, steps, claim, payment, handoffInput, charged } = chargeStepsSetup();
@@ -100,6 +111,61 @@ describe('handoff charge orchestration, driven step by step', () => {
       run.next();
     }
     expect(() => run.throw(new Error('down'))).toThrow(RecordWriteBudgetError);
+  });
+
+  test('a long record-write outage continues as new every recordRoundsPerExecution tries, carrying the result, the first try time and the tries: the history stays bounded, the 7-day budget and the backoff go on across executions', () => {
+    const continued: ChargeOrchestrationInput[] = [];
+    const rolling: ChargeSteps<Task> = { ...steps, continueAsNew: (next) => void continued.push(next) };
+    const planned = { ...input, handoff: { ...input.handoff!, recordRoundsPerExecution: 3 } };
+    const run = chargeOrchestration(planned, rolling);
+    run.next();
+    expect(run.next({ decision: 'alreadyCompleted', result: charged }).value).toMatchObject({ call: 'activity:completeRecord' });
+    for (const delay of [1_000, 2_000]) {
+      expect(run.throw(new Error('down')).value).toEqual({ call: 'timer', arg: clock.now + delay });
+      clock.advance(delay);
+      expect(run.next().value).toMatchObject({ call: 'activity:completeRecord' });
+    }
+    // The third try fails: its timer, then the run continues as new (nothing more in this execution's history).
+    expect(run.throw(new Error('down')).value).toEqual({ call: 'timer', arg: clock.now + 4_000 });
+    clock.advance(4_000);
+    expect(run.next().done).toBe(true);
+    expect(continued).toEqual([{ ...planned, recordWrite: { result: charged, startedMs: START_MS, round: 3 } }]);
+
+    // The next execution goes straight to the write (no entity, no provider), the backoff where it was.
+    const next = chargeOrchestration(continued[0], rolling);
+    expect(next.next().value).toEqual({ call: 'activity:completeRecord', arg: { claim, result: charged, payment } });
+    expect(next.throw(new Error('down')).value).toEqual({ call: 'timer', arg: clock.now + 8_000 });
+    clock.advance(8_000);
+    next.next();
+    expect(next.next('completed')).toEqual({ done: true, value: charged });
+
+    // The 7-day budget counts from the first try of the first execution.
+    const late = chargeOrchestration({ ...continued[0], recordWrite: { result: charged, startedMs: clock.now - 7 * 86_400_000, round: 40 } }, rolling);
+    late.next();
+    expect(() => late.throw(new Error('down'))).toThrow(RecordWriteBudgetError);
+  });
+
+  test('a run started before the rollover existed (no recordRoundsPerExecution) or without continueAsNew never continues as new', () => {
+    const continued: unknown[] = [];
+    for (const [plan, rolling] of [
+      [input, { ...steps, continueAsNew: (next: unknown) => void continued.push(next) }],
+      [{ ...input, handoff: { ...input.handoff!, recordRoundsPerExecution: 2 } }, steps],
+    ] as const) {
+      const run = chargeOrchestration(plan, rolling as ChargeSteps<Task>);
+      run.next();
+      run.next({ decision: 'alreadyCompleted', result: charged });
+      for (let i = 0; i < 30; i++) {
+        const timer = run.throw(new Error('down')).value as Task;
+        clock.now = timer.arg as number;
+        expect(run.next().value).toMatchObject({ call: 'activity:completeRecord' });
+      }
+    }
+    expect(continued).toEqual([]);
+  });
+
+  test('handOffPlan: what the starters hand a run today (version 2, the rollover every 20 tries)', () => {
+    expect(handOffPlan(claim, input.handoff!.retry)).toEqual({ version: HANDOFF_VERSION, claim, retry: input.handoff!.retry, recordRoundsPerExecution: 20 });
+    expect(RECORD_WRITE_ROUNDS_PER_EXECUTION).toBe(20);
   });
 
   test('retryDelayMs: first, doubling, capped', () => {

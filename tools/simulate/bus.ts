@@ -40,8 +40,6 @@ export class SimBus {
   private readonly sentAtMs = new Map<string, number>();
   trigger?: Trigger;
   deliveries = 0;
-  /** A scenario's forced fault: the next delivery's lock is lost this long after it began. */
-  forceLockLostAfterMs?: number;
 
   constructor(
     private readonly world: World,
@@ -76,14 +74,9 @@ export class SimBus {
     message.state = 'locked';
     const lock = ++message.lock;
     this.deliveries++;
-    const forcedMs = this.forceLockLostAfterMs;
-    this.forceLockLostAfterMs = undefined;
-    const lostAtMs =
-      forcedMs !== undefined
-        ? this.world.nowMs() + forcedMs
-        : this.random.chance(this.options.lockLostRate)
-          ? this.world.nowMs() + this.random.logBetween(1_000, this.options.maxAutoLockRenewalMs)
-          : this.world.nowMs() + this.options.maxAutoLockRenewalMs + this.options.lockMs;
+    const lostAtMs = this.random.chance(this.options.lockLostRate)
+      ? this.world.nowMs() + this.random.logBetween(1_000, this.options.maxAutoLockRenewalMs)
+      : this.world.nowMs() + this.options.maxAutoLockRenewalMs + this.options.lockMs;
     this.world.at(lostAtMs, () => {
       if (message.state !== 'locked' || message.lock !== lock) return;
       this.world.log(`bus: ${message.messageId} lock lost during delivery ${message.deliveryCount}`);

@@ -20,7 +20,9 @@ export class SimTaskHub {
   readonly instances = new Map<string, Instance>();
   readonly entities = new Map<string, { state?: ChargeEntityState; seen: Set<string> }>();
   /** Counts for the cost figures. */
-  readonly counts = { episodes: 0, activities: 0, entityOps: 0 };
+  readonly counts = { episodes: 0, activities: 0, entityOps: 0, continuedAsNew: 0 };
+  /** The longest history one execution held (tasks answered), and whose: `history-bounded` reads it. */
+  longestHistory = { tasks: 0, instanceId: '' };
   functions?: HubFunctions;
   /** A scenario's forced fault: activity work items sent at or after `fromMs` wait `waitMs` in the queue. */
   forceActivityWait?: { readonly fromMs: number; readonly waitMs: number; count?: number };
@@ -117,7 +119,13 @@ export class SimTaskHub {
     send();
     instance.signals = replay.signals.length;
     if (task) instance.scheduled = replay.taskIndex + 1;
-    if (replay.done) {
+    if (replay.done && replay.continued !== undefined) {
+      // continueAsNew: a new execution with the new input and an empty history (messages of the old one are dropped).
+      Object.assign(instance, { input: replay.continued.input, execution: execution + 1, results: [], scheduled: 0, signals: 0, startedMs: undefined });
+      this.counts.continuedAsNew++;
+      this.world.log(`hub: ${short(instanceId)} continued as new (execution ${instance.execution})`);
+      this.enqueueEpisode(instance, instance.execution);
+    } else if (replay.done) {
       instance.status = replay.failed === undefined ? 'Completed' : 'Failed';
       instance.output = replay.failed ?? replay.output;
       this.world.log(`hub: ${short(instanceId)} ${instance.status}${replay.failed ? `: ${replay.failed}` : ''}`);
@@ -129,6 +137,7 @@ export class SimTaskHub {
     const functions = this.functions!;
     let currentMs = startedMs;
     const signals: Array<{ entityKey: string; operation: ChargeEntityOperation }> = [];
+    let continued: { input: unknown } | undefined;
     const context = {
       df: {
         getInput: () => structuredClone(instance.input),
@@ -139,6 +148,7 @@ export class SimTaskHub {
         callActivity: (name: string, input: unknown): HubTask => ({ kind: 'activity', name, input: structuredClone(input) }),
         createTimer: (at: Date): HubTask => ({ kind: 'timer', atMs: at.getTime() }),
         signalEntity: (id: df.EntityId, _name: string, operation: ChargeEntityOperation) => void signals.push({ entityKey: id.key, operation }),
+        continueAsNew: (input: unknown) => void (continued = { input: structuredClone(input) }),
       },
     } as unknown as df.OrchestrationContext;
     const generator = functions.orchestrator(context);
@@ -153,7 +163,7 @@ export class SimTaskHub {
         currentMs = result.episodeMs;
         step = result.ok ? generator.next(structuredClone(result.value)) : generator.throw(new Error(result.error));
       }
-      return { taskIndex, signals, done: true as const, output: step.value };
+      return { taskIndex, signals, done: true as const, output: step.value, continued };
     } catch (error) {
       return { taskIndex, signals, done: true as const, failed: error instanceof Error ? error.message : String(error) };
     }
@@ -171,6 +181,7 @@ export class SimTaskHub {
       if (instance.status === 'Pending') return this.deliver(instance, execution, taskIndex, result);
       if (instance.status !== 'Running') return;
       instance.results.push({ ...result, episodeMs: this.world.nowMs() });
+      if (instance.results.length > this.longestHistory.tasks) this.longestHistory = { tasks: instance.results.length, instanceId: instance.id };
       this.episode(instance.id, execution);
     });
   }

@@ -17,9 +17,17 @@ export const INVARIANTS = {
   'hub-bounded': "the task hub's instances stay bounded by the live records (final runs past retention without a record are purged)",
   'result-matches-provider': "a provider's final answer (a decline) is recorded as such, not as a failure",
   'runs-finish': "no run is left Running or Pending once the faults stopped and the bound passed (a suspended one is the operator's)",
+  'history-bounded': "no run's execution holds more than 150 tasks in its history (the worker replays it whole at each step)",
   'no-false-alarm': 'no operator is paged for a run that did nothing wrong (one superseded by a duplicate start the task hub dropped)',
 } as const;
 export type InvariantName = keyof typeof INVARIANTS;
+
+/**
+ * The most tasks one execution may hold: a charge's provider rounds within the default 60 min budget (about 17, an
+ * activity and a timer each), the entity's call, and the record write's tries before it continues as new (20, two
+ * tasks each), with room for late timers.
+ */
+const HISTORY_BOUND_TASKS = 150;
 
 /** The alerting outcomes an operator is paged for (their metric has an alert rule in infra/). */
 const ALERTING_OUTCOMES = new Set(['failed', 'held', 'reconciled', 'lookup-unsupported', 'run-stuck', 'record-write-refused']);
@@ -76,6 +84,11 @@ export function checkInvariants(app: SimApp, payments: readonly string[], end: {
     }
   }
   violations.push(...falseAlarms(app));
+  if (app.hub.longestHistory.tasks > HISTORY_BOUND_TASKS)
+    violations.push({
+      invariant: 'history-bounded',
+      detail: `${app.hub.longestHistory.instanceId.slice(0, 24)} held ${app.hub.longestHistory.tasks} tasks in one execution's history`,
+    });
   for (const detail of [...app.sweptWhileLive, ...app.purgedWhileLive]) violations.push({ invariant: 'no-delete-while-live', detail });
   for (const call of app.provider.calls) {
     if (call.answered !== 'declined') continue;

@@ -63,6 +63,17 @@ export const SCENARIOS = {
       app.hub.forceDuplicateStart = 1;
     },
   },
+  'record-write-outage': {
+    description:
+      "the consumer's table refuses every request (403: a role assignment removed) from the moment the provider charges, for 20 h: the run retries its record write on durable timers (5 min cap, about 240 tries) until the role is back",
+    lookup: 'none',
+    script(app, world) {
+      app.provider.afterCharge = () => {
+        app.provider.afterCharge = undefined;
+        app.store.setForbidden({ fromMs: world.nowMs(), toMs: world.nowMs() + 20 * HOUR_MS });
+      };
+    },
+  },
 } satisfies Record<string, Scenario>;
 
 export type ScenarioName = keyof typeof SCENARIOS;
