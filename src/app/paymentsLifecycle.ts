@@ -1,6 +1,7 @@
 import * as df from 'durable-functions';
 import type { Settings } from '../config/settings';
 import { systemClock, type Clock, keyFromMessageId, type IdempotencyRecord, type IdempotencyStore, type ReopenableStore } from 'azure-functions-idempotency';
+import { holdCosmosRecords } from '../lifecycle/cosmosHeldRecords';
 import { cosmosLapsedInProgressRecords } from '../lifecycle/cosmosLapsedRecords';
 import { lapsedInProgressRecords, type ReconcilePosition } from '../lifecycle/lapsedRecords';
 import { redeliveryWindow } from '../lifecycle/retention';
@@ -75,7 +76,7 @@ export interface ReconcileOn {
   readonly telemetry: Telemetry;
   readonly clock: Clock;
   readonly budgetMs: number;
-  /** Keeps the records of runs still going alive (`ReconcileDeps.keepAlive`); absent: not done (Cosmos). */
+  /** Keeps the records of runs still going alive (`ReconcileDeps.keepAlive`); absent: not done. */
   readonly keepAlive?: (records: readonly IdempotencyRecord[]) => Promise<void>;
   /** The wait behind the Durable client's deadline (default a real timer; the simulator passes its clock's). */
   readonly sleep?: (ms: number) => Promise<void>;
@@ -152,20 +153,16 @@ export function paymentsLifecycleFromSettings(settings: Settings, overrides: Wir
         telemetry,
         clock,
         budgetMs,
-        // Table: the sweep's own hold (heldRecords.ts) on the records whose run goes on. Cosmos expires by TTL and
-        // its records are held by `holdCosmosRecords` for dead letters only: a Cosmos record of a run suspended past
-        // the retention is not kept (docs/lifecycle.md).
-        keepAlive: cosmos
-          ? undefined
-          : async (records) => {
-              if (records.length === 0) return;
-              const keys = records.map((r) => keyFromMessageId(PAYMENTS_CONSUMER, r.key));
-              await holdRecords(tableStore.client, [{ name: 'payments runs still going', heldKeys: async () => keys }], {
-                partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT,
-                holdMs: redeliveryWindow(settings).totalMs,
-                clock,
-              });
-            },
+        // The sweep's own hold on the records whose run goes on: Table, the hold pass (heldRecords.ts); Cosmos, the
+        // documents' retention and `ttl` moved on (`holdCosmosRecords`, as for dead letters).
+        keepAlive: async (records) => {
+          if (records.length === 0) return;
+          const keys = records.map((r) => keyFromMessageId(PAYMENTS_CONSUMER, r.key));
+          const sources = [{ name: 'payments runs still going', heldKeys: async () => keys }];
+          const holdMs = redeliveryWindow(settings).totalMs;
+          if (cosmos) await holdCosmosRecords(cosmos, sources, { holdMs, clock, callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS });
+          else await holdRecords(tableStore.client, sources, { partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT, holdMs, clock });
+        },
       });
     },
     recordLive: recordLiveIn(store),
