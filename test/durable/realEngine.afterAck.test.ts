@@ -12,6 +12,7 @@ import * as df from 'durable-functions';
 import { statusWithoutInput } from '../../src/app/durableInstances';
 import { purgeDurableRecords } from '../../src/app/durablePurge';
 import { expiryTimerFromSettings } from '../../src/app/expiryTimer';
+import { reconcileOn } from '../../src/app/paymentsLifecycle';
 import { loadSettings, type Settings } from '../../src/config/settings';
 import { payloadDigest } from 'azure-functions-idempotency/internal';
 import { keyFromMessageId, type IdempotencyKey } from 'azure-functions-idempotency/internal';
@@ -337,6 +338,58 @@ realEngineTest(
       expect(await paymentRowOf(real, 'pay-s1')).toMatchObject({ state: 'succeeded' });
       expect(provider.chargesFor('pay-s1')).toBe(1);
       console.log(`superseded run: reconciled as run-superseded (WARN), ${provider.chargesFor('pay-s1')} charge, record attempt 3`);
+    }),
+  REAL_ENGINE_TIMEOUT_MS,
+);
+
+realEngineTest(
+  "real engine: the reconciler's listing goes stale (the run records the payment failed and completes between the listing and the status read): the takeover of the record as listed is refused, never reopened, never charged",
+  () =>
+    withEngine({ leaseMs: 2_000 }, async (real, provider, settings) => {
+      // A run whose provider fails for its whole (short) budget: it records the payment failed and completes.
+      const key = keyOf('pay-r1');
+      const claimed = await real.parts.store.claim(key, payloadDigest(payment('pay-r1')), { effects: [pendingRow(payment('pay-r1'), 'pending')] });
+      if (claimed.kind !== 'claimed') throw new Error(claimed.kind);
+      const { claim } = claimed;
+      const entityKey = chargeEntityKey(claim.recordId, claim.createdAtMs, claim.digest);
+      const instanceId = chargeInstanceId(entityKey);
+      await new Promise((r) => setTimeout(r, 2_100)); // the lease lapses: the reconciler may list it
+      // What the reconciler listed: the record in progress, as the lapsed-records query read it.
+      const listed = await real.parts.store.get(key);
+      expect(listed).toMatchObject({ status: 'IN_PROGRESS', attempt: 1 });
+      provider.setFaultRates({ error5xx: 1 }); // every call 503 until the budget is spent
+      const handoff = { version: HANDOFF_VERSION, claim, retry: { budgetMs: 3_000, firstDelayMs: 500, maxDelayMs: 1_000 } };
+      const input = { idempotencyKey: 'pay-r1', entityKey, digest: claim.digest, attempt: 1, payment: payment('pay-r1'), handoff };
+      await expect(durableHttpStart(rpcOf(real))(instanceId, input)).resolves.toBe('started');
+      await real.workflow.drain();
+      provider.setFaultRates({ error5xx: 0 });
+      const settled = await real.parts.store.get(key);
+      expect(settled).toMatchObject({ status: 'COMPLETED', attempt: 1, result: { status: 'failed' } });
+      expect(provider.chargesFor('pay-r1')).toBe(0);
+
+      // The pass reads the run now: Completed. The restart takes the record over only as listed: refused.
+      const client = new DurableClient(JSON.parse(real.backend.engine.clientBindingData)) as df.DurableClient;
+      const recorded = inMemoryTelemetry();
+      const report = await reconcileOn({
+        records: async function* () {
+          yield listed!;
+        },
+        client,
+        store: real.parts.store,
+        settings,
+        telemetry: recorded.telemetry,
+        clock: { nowMs: () => Date.now() + 10 * 60_000 },
+        budgetMs: 60_000,
+      });
+      expect(report).toMatchObject({ scanned: 1, refused: 1, resolved: [] });
+      expect(await recorded.counter('payments.reconciled')).toBe(0);
+      await real.workflow.drain();
+      expect(await real.parts.store.get(key)).toMatchObject({ status: 'COMPLETED', attempt: 1, result: { status: 'failed' } });
+      expect(await paymentRowOf(real, 'pay-r1')).toMatchObject({ state: 'failed' });
+      expect(provider.chargesFor('pay-r1')).toBe(0);
+      // No new execution: the run is the one that recorded the failure.
+      expect((await client.getStatus(instanceId)).input).toMatchObject({ attempt: 1 });
+      console.log(`stale listing: refused ${report.refused}, reconciled 0, charges ${provider.chargesFor('pay-r1')}, record failed`);
     }),
   REAL_ENGINE_TIMEOUT_MS,
 );
