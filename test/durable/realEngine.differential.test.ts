@@ -6,37 +6,29 @@
  * operator. Per payment it compares what matters: the deliveries' outcomes, the provider's charges under the key,
  * the record (status, attempt, result), the Payment row, the entity's final state and the run's output. Any
  * difference fails the test: the executor may stand in for the engine only while they agree (docs/durable.md).
- * Both designs; the real runs take the machine-wide lock of port 17071 (one host start per design).
+ * Both designs; the real runs take the machine-wide lock of port 17071 (one host start per design). Handoff: the
+ * simulator (`tools/simulate/scripted.ts`: its task hub, store and provider in virtual time, the app's own code) runs
+ * the same script and must agree too, so that its verdicts on the schedules it explores rest on an engine it matches.
  */
 import { keyFromMessageId, payloadDigest } from 'azure-functions-idempotency/internal';
 import type { ChargeEntityState } from '../../src/payments/chargeEntity';
 import { chargeEntityKey, chargeInstanceId } from '../../src/payments/ChargeWorkflow';
 import type { PaymentsDesign } from '../../src/payments/PaymentsConsumer';
 import { paymentRow as paymentRowEffect } from '../../src/payments/paymentRow';
-import type { ChargeResult, PaymentRequested } from '../../src/payments/schema';
-import { FakePaymentProvider, type ProviderFault } from '../../tools/fakeProvider/FakePaymentProvider';
+import type { ChargeResult } from '../../src/payments/schema';
+import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
 import { JumpClock } from '../../tools/local/JumpClock';
 import type { LocalChargeWorkflow } from '../../tools/local/LocalChargeWorkflow';
 import { startPaymentsRig, type PaymentsRig } from '../../tools/local/paymentsRig';
+import { paymentOf, runScriptOnSimulator, type PaymentView, type ScriptedPayment } from '../../tools/simulate/scripted';
 import { useAzurite } from '../support/azurite';
 import { REAL_ENGINE_TIMEOUT_MS, realEngineTest } from '../support/realEngine';
 
 const azuriteOf = useAzurite();
 const HOUR_MS = 3_600_000;
 
-/** One scripted payment: its provider faults (queued just before its first delivery), deliveries, and a takeover. */
-interface Scripted {
-  readonly id: string;
-  readonly customerId?: string;
-  readonly faults?: readonly ProviderFault[];
-  /** Deliveries of the same message, one after another, each after the run finished (default 1). */
-  readonly deliveries?: number;
-  /** An earlier delivery claimed the key this long ago and died before starting its run; this one takes it over. */
-  readonly claimedAgoMs?: number;
-}
-
 /** The script; the takeover comes last (its clock jump moves every later payment's time too). */
-const SCRIPT: readonly Scripted[] = [
+const SCRIPT: readonly ScriptedPayment[] = [
   { id: 'd-ok' },
   { id: 'd-503', faults: ['error5xx'] },
   { id: 'd-timeout', faults: ['timeout'] },
@@ -46,7 +38,14 @@ const SCRIPT: readonly Scripted[] = [
   { id: 'd-held', claimedAgoMs: 25 * HOUR_MS },
 ];
 
-const paymentOf = (s: Scripted): PaymentRequested => ({ paymentId: s.id, customerId: s.customerId ?? 'cust-1', amount: 1250, currency: 'EUR' });
+/** The rig's settings as the simulator takes them (lease 60 s, retry budget 60 s from 500 ms to 1 s). */
+const SIM_SETTINGS = {
+  IDEMPOTENCY_RETENTION_DAYS: '30',
+  IDEMPOTENCY_LEASE_SECONDS: '60',
+  PAYMENT_RETRY_BUDGET_MINUTES: '1',
+  PAYMENT_RETRY_FIRST_DELAY_SECONDS: '0.5',
+  PAYMENT_RETRY_MAX_DELAY_SECONDS: '1',
+};
 
 /** What one backend shows after the script, per payment. */
 type Observed = Record<string, unknown>;
@@ -90,7 +89,7 @@ async function runScript(durable: 'executor' | 'real', design: PaymentsDesign): 
       }
       // The provider calls this payment made (charge requests, look-ups), beside what they left.
       const made = { providerCalls: provider.rawCalls - calls.charges, lookups: provider.lookups - calls.lookups };
-      observed[scripted.id] = { ...made, ...(await observe(rig, provider, reads, scripted.id, outcomes)) };
+      observed[scripted.id] = observedOf(await viewOf(rig, provider, reads, scripted.id, outcomes, made));
     }
     return observed;
   } finally {
@@ -100,25 +99,44 @@ async function runScript(durable: 'executor' | 'real', design: PaymentsDesign): 
   }
 }
 
-async function observe(rig: PaymentsRig, provider: FakePaymentProvider, reads: Reads, id: string, outcomes: string[]): Promise<Observed> {
+/** What the engine (or the executor) shows of one payment after the script, in the simulator's terms. */
+async function viewOf(
+  rig: PaymentsRig,
+  provider: FakePaymentProvider,
+  reads: Reads,
+  id: string,
+  outcomes: string[],
+  made: { providerCalls: number; lookups: number },
+): Promise<PaymentView> {
   const ledger = provider.charges.filter((c) => c.paymentId === id).map((c) => c.chargeId);
-  /** A result without what differs by construction (the provider's charge id: compared with its own ledger). */
-  const result = (r: ChargeResult | undefined) => {
-    if (r?.status !== 'succeeded') return r;
-    const { chargeId, ...rest } = r;
-    return { ...rest, chargeId: ledger.length === 1 && chargeId === ledger[0] ? 'the ledger charge' : chargeId };
-  };
   const record = await rig.store.get(keyFromMessageId('payments', id));
-  if (!record) return { outcomes, charges: ledger.length, record: 'none' };
+  if (!record) return { outcomes, ...made, ledger, run: { state: 'none' } };
   const entityKey = chargeEntityKey(record.recordId, record.createdAtMs, record.digest);
-  const entity = await reads.entity(entityKey);
-  const run = await reads.run(chargeInstanceId(entityKey));
-  const row = await paymentRowOf(rig, id);
   return {
+    outcomes,
+    ...made,
+    ledger,
+    record: { status: record.status, attempt: record.attempt, result: record.result },
+    paymentRow: await paymentRowOf(rig, id),
+    entity: await reads.entity(entityKey),
+    run: await reads.run(chargeInstanceId(entityKey)),
+  };
+}
+
+/** What is compared of a payment: a charge id only as "the ledger's one charge" (ids differ by construction). */
+function observedOf(view: PaymentView): Observed {
+  const { outcomes, providerCalls, lookups, ledger } = view;
+  const chargeIdOf = (chargeId: unknown) => (chargeId !== undefined && ledger.length === 1 && chargeId === ledger[0] ? 'the ledger charge' : chargeId);
+  const result = (r: ChargeResult | undefined) => (r?.status === 'succeeded' ? { ...r, chargeId: chargeIdOf(r.chargeId) } : r);
+  if (!view.record) return { providerCalls, lookups, outcomes, charges: ledger.length, record: 'none' };
+  const { record, paymentRow: row, entity, run } = view;
+  return {
+    providerCalls,
+    lookups,
     outcomes,
     charges: ledger.length,
     record: { status: record.status, attempt: record.attempt, result: result(record.result as ChargeResult | undefined) },
-    paymentRow: row && { state: row.state, amount: row.amount, currency: row.currency, reason: row.reason, chargeId: chargeIdOf(row, ledger) },
+    paymentRow: row && { state: row.state, amount: row.amount, currency: row.currency, reason: row.reason, chargeId: chargeIdOf(row.chargeId) },
     entity: entity && {
       status: entity.status,
       attempt: 'attempt' in entity ? entity.attempt : undefined,
@@ -127,11 +145,6 @@ async function observe(rig: PaymentsRig, provider: FakePaymentProvider, reads: R
     },
     run: { state: run.state, output: result(run.output as ChargeResult | undefined) },
   };
-}
-
-function chargeIdOf(row: Record<string, unknown>, ledger: string[]): unknown {
-  if (row.chargeId === undefined) return undefined;
-  return ledger.length === 1 && row.chargeId === ledger[0] ? 'the ledger charge' : row.chargeId;
 }
 
 async function paymentRowOf(rig: PaymentsRig, id: string): Promise<Record<string, unknown> | undefined> {
@@ -187,13 +200,18 @@ function expectScriptInvariants(observed: Record<string, Observed>): void {
 
 describe.each(['handoff', 'hold'] as const)('%s design: the executor agrees with the real engine', (design) => {
   realEngineTest(
-    `${design}: the same scripted payments (faults, a duplicate, a held takeover) give the same outcomes, charges, records, Payment rows, entity states and run outputs on the executor and on the real engine`,
+    `${design}: the same scripted payments (faults, a duplicate, a held takeover) give the same outcomes, charges, records, Payment rows, entity states and run outputs on the executor${design === 'handoff' ? ', the simulator' : ''} and on the real engine`,
     async () => {
       const executor = await runScript('executor', design);
       const real = await runScript('real', design);
       // The executor agrees with the engine on every payment, and what they agree on is what the script says.
       for (const { id } of SCRIPT) expect({ id, ...executor[id] }).toEqual({ id, ...real[id] });
       expectScriptInvariants(real);
+      if (design === 'handoff') {
+        // The simulator too (it models the handoff design): the same script in virtual time, no random fault.
+        const views = await runScriptOnSimulator(SCRIPT, SIM_SETTINGS);
+        for (const { id } of SCRIPT) expect({ id, ...observedOf(views[id]) }).toEqual({ id, ...real[id] });
+      }
     },
     REAL_ENGINE_TIMEOUT_MS,
   );

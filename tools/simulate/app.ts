@@ -64,8 +64,9 @@ export class SimApp {
     rates: FaultRates,
     lookup: 'none' | 'by-key',
     mutation?: Mutation,
+    extraSettings?: Readonly<Record<string, string>>,
   ) {
-    this.settings = simSettings(lookup);
+    this.settings = simSettings(lookup, extraSettings);
     this.retentionMs = retentionMsOf(this.settings);
     this.telemetry = new SimTelemetry(world);
     const settings = this.settings;

@@ -59,6 +59,11 @@ export class SimProvider {
   private chargeSeq = 0;
   /** A scenario's forced fault: the next `n` charges are made and their answers lost. */
   forceLostAnswers = 0;
+  /**
+   * A script's faults for the next charge calls, in order (the fake provider's `injectNext`): `error5xx` answers 503,
+   * `timeout` never answers (the client gives up; nothing charged), `chargeThenDrop` charges and loses the answer.
+   */
+  readonly forceNext: Array<'error5xx' | 'timeout' | 'chargeThenDrop'> = [];
   /** A scenario's hook: told when a charge is made (before its answer). */
   afterCharge?: () => void;
   /** When each key was first taken in (kept after the key is forgotten: the invariants' view, not the provider's). */
@@ -105,6 +110,13 @@ export class SimProvider {
     this.calls.push(call);
     const outage = this.faults.outage;
     if (outage && call.atMs >= outage.fromMs && call.atMs < outage.toMs) throw new TransientProviderError('payment provider answered 503 (outage)', 503);
+    const forced = this.forceNext.shift();
+    if (forced === 'error5xx') throw new TransientProviderError('payment provider answered 503', 503);
+    if (forced === 'timeout') {
+      await this.world.sleep(2_000);
+      throw new TransientProviderError('payment provider call timed out');
+    }
+    if (forced === 'chargeThenDrop') this.forceLostAnswers++;
     if (this.random.chance(this.faults.error5xx)) throw new TransientProviderError('payment provider answered 503', 503);
     const memory = this.forget(key);
     if (memory?.inFlight) throw new TransientProviderError('payment provider: a request with this key is still in flight (409)', 409);
@@ -125,7 +137,7 @@ export class SimProvider {
       this.keys.set(key, fresh);
       if (!this.firstSeenMs.has(key)) this.firstSeenMs.set(key, fresh.firstCallMs);
       await this.world.sleep(this.random.logBetween(10, 300));
-      if (payment.customerId.startsWith('decline')) fresh.result = { status: 'declined', reason: 'card declined' };
+      if (payment.customerId.startsWith('decline')) fresh.result = { status: 'declined', reason: 'card_declined' }; // Stripe's decline code, as the fake provider answers
       else {
         const chargeId = `ch_${++this.chargeSeq}`;
         this.ledger.push({ key, paymentId: payment.paymentId, chargeId, atMs: this.world.nowMs(), amount: payment.amount, currency: payment.currency });

@@ -1,8 +1,11 @@
 import { loadSettings, type Settings } from '../../src/config/settings';
 import { assertRetentionCoversRedelivery } from '../../src/lifecycle/retention';
 
-/** The settings the simulated app runs with: the app's defaults, a short retention so a schedule reaches the purge. */
-export function simSettings(lookup: 'none' | 'by-key'): Settings {
+/**
+ * The settings the simulated app runs with: the app's defaults, a short retention so a schedule reaches the purge;
+ * `extra` (a script's: test/durable/realEngine.differential.test.ts) on top.
+ */
+export function simSettings(lookup: 'none' | 'by-key', extra: Readonly<Record<string, string>> = {}): Settings {
   const settings = loadSettings({
     IDEMPOTENCY_TABLE_CONNECTION_STRING: 'UseDevelopmentStorage=true',
     PAYMENT_PROVIDER_URL: 'http://provider.invalid',
@@ -11,6 +14,7 @@ export function simSettings(lookup: 'none' | 'by-key'): Settings {
     IDEMPOTENCY_RETENTION_DAYS: '1',
     PAYMENT_PROVIDER_LOOKUP: lookup,
     PAYMENT_PROVIDER_KEY_MEMORY_HOURS: '24',
+    ...extra,
   });
   assertRetentionCoversRedelivery(settings);
   return settings;
