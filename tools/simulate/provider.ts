@@ -137,7 +137,8 @@ export class SimProvider {
       this.keys.set(key, fresh);
       if (!this.firstSeenMs.has(key)) this.firstSeenMs.set(key, fresh.firstCallMs);
       await this.world.sleep(this.random.logBetween(10, 300));
-      if (payment.customerId.startsWith('decline')) fresh.result = { status: 'declined', reason: 'card_declined' }; // Stripe's decline code, as the fake provider answers
+      if (payment.customerId.startsWith('decline'))
+        fresh.result = { status: 'declined', reason: 'card_declined' }; // Stripe's decline code, as the fake provider answers
       else {
         const chargeId = `ch_${++this.chargeSeq}`;
         this.ledger.push({ key, paymentId: payment.paymentId, chargeId, atMs: this.world.nowMs(), amount: payment.amount, currency: payment.currency });
