@@ -62,6 +62,8 @@ var queries = {
   alertPaymentsRunStuck: loadTextContent('../monitoring/queries/alert-payments-run-stuck.kql')
   alertRecordWriteRefused: loadTextContent('../monitoring/queries/alert-record-write-refused.kql')
   alertReconcilerIncomplete: loadTextContent('../monitoring/queries/alert-reconciler-incomplete.kql')
+  alertPaymentsOldestInProgress: loadTextContent('../monitoring/queries/alert-payments-oldest-in-progress.kql')
+  alertExpiryTimerFailing: loadTextContent('../monitoring/queries/alert-expiry-timer-failing.kql')
   streamReplays: loadTextContent('../monitoring/queries/stream-replays.kql')
   streamParkedEvents: loadTextContent('../monitoring/queries/stream-parked-events.kql')
   alertStreamStalled: loadTextContent('../monitoring/queries/alert-stream-stalled.kql')
@@ -609,6 +611,87 @@ resource reconcilerIncompleteAlert 'Microsoft.Insights/scheduledQueryRules@2026-
               ]
             }
           ]
+          operator: 'GreaterThan'
+          threshold: 2
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: actions
+  }
+}
+
+// The oldest payment still in progress past its lease and grace (the reconciler, each pass): one number for all.
+resource paymentsOldestInProgressAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
+  name: '${alertNamePrefix}-payments-oldest-in-progress'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'A payment in progress for more than 6 hours'
+    description: 'The oldest payment the reconciler found still in progress (past its lease and a 5 minute grace) was claimed more than 6 hours ago: neither its run nor the reconciler has settled it (a record write refused for hours, a suspended run, a backlog the passes do not reach). Read the traces with outcome run-stuck, record-write-refused and reconcile-incomplete; the metric payments.in_progress.oldest_minutes (one value a pass) shows the trend.'
+    severity: 2
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT15M'
+    windowSize: 'PT30M'
+    criteria: {
+      allOf: [
+        {
+          query: queries.alertPaymentsOldestInProgress
+          timeAggregation: 'Maximum'
+          metricMeasureColumn: 'oldestMinutes'
+          dimensions: [
+            {
+              name: 'consumer'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 360
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: actions
+  }
+}
+
+// The expiry timer failing tick after tick: the sweep, the reconciler and the purge are not running.
+resource expiryTimerFailingAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
+  name: '${alertNamePrefix}-expiry-timer-failing'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Expiry timer failing (no sweep, reconciler or purge)'
+    description: 'The expiryTimer function failed more than twice in the last hour (it runs every 15 minutes): records past retention are not swept, payments whose run ended are not reconciled, the task hub is not purged. Read the traces starting expiry sweep failed and the function\'s exceptions: a store or task hub refusing the app\'s identity (403), a table gone (404), an outage.'
+    severity: 2
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT15M'
+    windowSize: 'PT1H'
+    criteria: {
+      allOf: [
+        {
+          query: queries.alertExpiryTimerFailing
+          timeAggregation: 'Total'
+          metricMeasureColumn: 'failures'
           operator: 'GreaterThan'
           threshold: 2
           failingPeriods: {

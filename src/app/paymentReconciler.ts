@@ -133,7 +133,14 @@ export async function reconcilePayments(deps: ReconcileDeps): Promise<ReconcileR
   const live: IdempotencyRecord[] = [];
   const resolved: Array<{ paymentId: string; reason: ReconcileReason; attempt: number }> = [];
   const report = (stoppedByBudget: boolean): ReconcileReport => ({ scanned, running, stuck, resolved, refused, stoppedByBudget });
+  let oldestCreatedMs: number | undefined;
+  /** The age of the oldest record still in progress this pass read (the dashboard's and the alert's one number). */
+  const recordOldest = () => {
+    const minutes = oldestCreatedMs === undefined ? 0 : Math.max(0, Math.round((clock.nowMs() - oldestCreatedMs) / 60_000));
+    telemetry.record(MetricNames.oldestInProgressMinutes, minutes, { consumer: 'payments' });
+  };
   const stopped = async (): Promise<ReconcileReport> => {
+    recordOldest();
     await deps.keepAlive?.(live);
     // Not a log line only: a reconciler that never finishes a pass may never reach some partitions (alert on it).
     telemetry.count(MetricNames.reconcilerIncomplete, { consumer: 'payments' });
@@ -146,6 +153,7 @@ export async function reconcilePayments(deps: ReconcileDeps): Promise<ReconcileR
   for await (const record of deps.records(clock.nowMs() - RECONCILE_GRACE_MS)) {
     if (clock.nowMs() >= deadline) return await stopped();
     scanned++;
+    oldestCreatedMs = Math.min(oldestCreatedMs ?? record.createdAtMs, record.createdAtMs);
     const instanceId = chargeInstanceId(chargeEntityKey(record.recordId, record.createdAtMs, record.digest));
     const run = await deps.runState(instanceId);
     const reason = await supersededOr(reconcileReasonOf(run), record, instanceId, deps);
@@ -192,6 +200,7 @@ export async function reconcilePayments(deps: ReconcileDeps): Promise<ReconcileR
       telemetry.log('warn', `payments: reconciler left ${record.key} (${reason}): ${error.message}`, { ...fields, outcome: 'reconcileRefused' });
     }
   }
+  recordOldest();
   await deps.keepAlive?.(live);
   return report(false);
 }

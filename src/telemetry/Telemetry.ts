@@ -38,8 +38,15 @@ export const MetricNames = {
   reconcilerIncomplete: 'payments.reconciler.incomplete',
   /** The run's record write refused by the store (403, 404, 400: a role, a deleted table, a bug): retried, alerted. */
   recordWriteRefused: 'payments.record_write_refused',
+  /**
+   * Each reconciler pass: the age in minutes (from its claim) of the oldest payments record it found still in
+   * progress past its lease and grace, 0 for none (a histogram: one value a pass; the alert reads its maximum).
+   */
+  oldestInProgressMinutes: 'payments.in_progress.oldest_minutes',
 } as const;
-export type CounterName = Exclude<(typeof MetricNames)[keyof typeof MetricNames], typeof MetricNames.providerLatency>;
+/** The metrics recorded as histograms (a value each time); every other name is a counter. */
+export type HistogramName = typeof MetricNames.providerLatency | typeof MetricNames.oldestInProgressMinutes;
+export type CounterName = Exclude<(typeof MetricNames)[keyof typeof MetricNames], HistogramName>;
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -77,6 +84,7 @@ const SEVERITY: Record<LogLevel, SeverityNumber> = {
  */
 export class Telemetry {
   private readonly counters = new Map<string, Counter>();
+  private readonly histograms = new Map<string, Histogram>();
   private readonly latency: Histogram;
 
   constructor(
@@ -103,6 +111,16 @@ export class Telemetry {
 
   providerLatency(ms: number, attributes: Attributes = {}): void {
     this.latency.record(ms, attributes);
+  }
+
+  /** One value of a histogram other than the provider's latency (its own method, with its unit). */
+  record(name: Exclude<HistogramName, typeof MetricNames.providerLatency>, value: number, attributes: Attributes = {}): void {
+    let histogram = this.histograms.get(name);
+    if (!histogram) {
+      histogram = this.meter.createHistogram(name);
+      this.histograms.set(name, histogram);
+    }
+    histogram.record(value, attributes);
   }
 
   log(level: LogLevel, message: string, fields: LogFields = {}): void {

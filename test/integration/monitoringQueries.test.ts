@@ -159,12 +159,24 @@ describe('monitoring queries read only what the code emits', () => {
       }
     } else if (/\btraces\b/.test(kql)) {
       for (const d of dimensions) if (!emitted.logAttributes.has(d)) problems.push(`log lines have no attribute ${d}`);
+    } else if (/\brequests\b/.test(kql)) {
+      // The Functions host's invocations: the query may name only functions the app registers (src/functions).
+      if (metricNames.length === 0) problems.push('reads requests without naming a function');
+      for (const name of metricNames) if (!registeredFunctions().has(name)) problems.push(`function ${name} is not registered in src/functions`);
+      if (dimensions.length > 0) problems.push('reads customDimensions of requests (the host sets none of ours)');
     } else {
-      problems.push('reads neither customMetrics nor traces');
+      problems.push('reads neither customMetrics, traces nor requests');
     }
     expect([...new Set(problems)]).toEqual([]);
   });
 });
+
+/** The function names the app registers (`app.timer('expiryTimer', ...)` and the like, in src/functions). */
+function registeredFunctions(): Set<string> {
+  const dir = join(__dirname, '..', '..', 'src', 'functions');
+  const names = readdirSync(dir).flatMap((f) => [...readFileSync(join(dir, f), 'utf8').matchAll(/\bapp\.\w+\(\s*'(\w+)'/g)].map((m) => m[1]));
+  return new Set(names);
+}
 
 /** The rewards consumer (Event Hubs) on Azurite: a batch applied, replayed, resent by the producer, and one event parked. */
 async function driveRewards(telemetry: ReturnType<typeof inMemoryTelemetry>['telemetry']): Promise<void> {

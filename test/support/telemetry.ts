@@ -39,6 +39,19 @@ export function inMemoryTelemetry() {
     return count;
   }
 
+  /** The largest value recorded in a histogram (undefined when none). */
+  async function histogramMax(name: string): Promise<number | undefined> {
+    const { resourceMetrics } = await reader.collect();
+    let max: number | undefined;
+    for (const scope of resourceMetrics.scopeMetrics)
+      for (const metric of scope.metrics) {
+        if (metric.descriptor.name !== name) continue;
+        for (const point of metric.dataPoints as Array<{ value: { max?: number } }>)
+          if (point.value.max !== undefined) max = Math.max(max ?? point.value.max, point.value.max);
+      }
+    return max;
+  }
+
   /** Attribute names seen per metric name, over every point exported so far. */
   async function metricAttributeNames(): Promise<Map<string, Set<string>>> {
     const { resourceMetrics } = await reader.collect();
@@ -61,5 +74,5 @@ export function inMemoryTelemetry() {
     await loggerProvider.shutdown();
   }
 
-  return { telemetry, meter: meterProvider.getMeter('test'), counter, histogramCount, metricAttributeNames, logs, shutdown };
+  return { telemetry, meter: meterProvider.getMeter('test'), counter, histogramCount, histogramMax, metricAttributeNames, logs, shutdown };
 }

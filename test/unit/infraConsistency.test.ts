@@ -360,6 +360,7 @@ describe('infra cross-check: operations and azd', () => {
       'payments.run_stuck',
       'payments.reconciler.incomplete',
       'payments.record_write_refused',
+      'payments.in_progress.oldest_minutes',
       'messages.parked',
       'messages.batch_failures',
       'messages.store_misconfigured',

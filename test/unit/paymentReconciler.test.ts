@@ -179,6 +179,38 @@ describe('payments reconciler', () => {
     await t.shutdown();
   });
 
+  test('each pass records the age in minutes of the oldest in-progress record it read (payments.in_progress.oldest_minutes), 0 when none; a pass stopped by its budget too', async () => {
+    const t = inMemoryTelemetry();
+    const old = { ...record('pay-old'), createdAtMs: NOW - 3 * 3_600_000 };
+    const young = { ...record('pay-young'), createdAtMs: NOW - 30 * 60_000 };
+    const base = {
+      runState: async (): Promise<RunState> => 'running',
+      restart: async () => ({ attempt: 2 }),
+      telemetry: t.telemetry,
+      clock: { nowMs: () => NOW },
+    };
+    await reconcilePayments({ ...base, records: () => listOf([young, old]), budgetMs: 60_000 });
+    expect(await t.histogramCount('payments.in_progress.oldest_minutes')).toBe(1);
+    expect(await t.histogramMax('payments.in_progress.oldest_minutes')).toBe(180);
+    const none = inMemoryTelemetry();
+    await reconcilePayments({ ...base, telemetry: none.telemetry, records: () => listOf([]), budgetMs: 60_000 });
+    expect(await none.histogramMax('payments.in_progress.oldest_minutes')).toBe(0);
+    // Stopped by its budget after the first record: what it read so far.
+    const stopped = inMemoryTelemetry();
+    let now = NOW;
+    await reconcilePayments({
+      ...base,
+      telemetry: stopped.telemetry,
+      runState: async () => ((now += 2_000), 'running'),
+      clock: { nowMs: () => now },
+      records: () => listOf([young, old]),
+      budgetMs: 1_000,
+    });
+    expect(await stopped.histogramCount('payments.in_progress.oldest_minutes')).toBe(1);
+    expect(await stopped.histogramMax('payments.in_progress.oldest_minutes')).toBe(30);
+    for (const x of [t, none, stopped]) await x.shutdown();
+  });
+
   test('a store or task hub error fails the pass (the tick fails; the next resumes); the budget stops it between records', async () => {
     const t = inMemoryTelemetry();
     const base = { telemetry: t.telemetry, restart: async () => ({ attempt: 2 }), records: () => listOf([record('a'), record('b'), record('c')]) };
