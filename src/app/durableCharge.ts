@@ -4,7 +4,7 @@ import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityStat
 import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestrationInput } from '../payments/chargeOrchestration';
 import { LookupUnsupportedError, type PaymentProviderClient } from '../payments/PaymentProviderClient';
 import { HELD_FOR_OPERATOR } from '../payments/providerLookup';
-import { RecordStatus, StoreRequestError, type Claim, type IdempotencyStore } from 'azure-functions-idempotency';
+import { IdempotencyError, RecordStatus, StoreRequestError, type Claim, type IdempotencyStore } from 'azure-functions-idempotency';
 import { completeRecord, type CompleteRecordInput, type CompleteRecordOutcome, type RecordedCharge } from '../payments/completeRecord';
 import type { ChargeResult } from '../payments/schema';
 import { MetricNames, Telemetry } from '../telemetry/Telemetry';
@@ -76,7 +76,7 @@ export function chargeProviderActivity(
     const claim = activityInput.recordClaim;
     if (claim && !store) throw new Error('chargeProvider: a run asked for the record write and the activity has no store');
     if (claim && store) {
-      const moved = await recordMovedOn(store(), claim);
+      const moved = await recordMovedOn(store(), claim, { openUntilMs: activityInput.fenceOpenUntilMs, nowMs });
       if (moved) return moved;
     }
     const result = await chargeOnce(provider, activityInput, report, nowMs);
@@ -95,17 +95,24 @@ export function chargeProviderActivity(
  * run's messages before it writes its history, so a host that dies between sends the activity again, and that copy
  * can wait in the work-item queue for hours, after the run recorded the payment (`failed`, say) and ended. Such a copy
  * must not charge: it answers what the record says, marked `fenced` (nothing written), without calling the provider.
- * A store that does not answer lets the call go on (fails open: see the body).
+ * A store that does not answer lets a fresh call go on and refuses a stale one (see the body).
  * @returns undefined when the claim still holds the record in progress, or the store cannot say
  */
-export async function recordMovedOn(store: IdempotencyStore, claim: Claim): Promise<RecordedCharge | undefined> {
+export async function recordMovedOn(
+  store: IdempotencyStore,
+  claim: Claim,
+  open: { readonly openUntilMs?: number; readonly nowMs?: () => number } = {},
+): Promise<RecordedCharge | undefined> {
   let record;
   try {
     record = await store.get(claim.key);
-  } catch {
-    // Fails open: a store that does not answer (or refuses: 403) cannot tell, and failing the round would turn a long
-    // store fault into a payment `failed` after its budget even when the provider had answered (a decline replayed by
-    // key, say: found by the simulator, seed 360). The charge goes on as before the fence; its record write waits.
+  } catch (error) {
+    // Fails open for a fresh call: a store that does not answer (or refuses: 403) cannot tell, and failing every round
+    // would turn a long store fault into a payment `failed` after its budget even when the provider had answered (a
+    // decline replayed by key: simulator seed 360). A call older than `openUntilMs` may be a stale copy of a round the
+    // run has moved past (seed 26150): refused, the run retries with a fresh call.
+    const nowMs = open.nowMs ?? Date.now;
+    if (open.openUntilMs !== undefined && nowMs() > open.openUntilMs) throw new FenceUnreadableError(nowMs() - open.openUntilMs, error);
     return undefined;
   }
   if (record?.status === RecordStatus.InProgress && record.attempt === claim.attempt && record.createdAtMs === claim.createdAtMs) return undefined;
@@ -117,6 +124,22 @@ export async function recordMovedOn(store: IdempotencyStore, claim: Claim): Prom
           reason: `not charged: the record moved on (${record ? `${record.status}, attempt ${record.attempt}` : 'gone'}) before this call of attempt ${claim.attempt}`,
         };
   return { result, record: 'fenced' };
+}
+
+/**
+ * The fence could not read the record and the call is past its fresh window (`FENCE_OPEN_FOR_MS`, src/payments/handOffPlan.ts): nothing is
+ * called. Retryable: the run's round fails and it schedules a fresh call; a stale copy's answer goes nowhere.
+ */
+export class FenceUnreadableError extends IdempotencyError {
+  constructor(lateByMs: number, cause: unknown) {
+    super(
+      `not calling the provider: the record could not be read to fence this call, which is ${Math.round(lateByMs / 1000)} s past its fresh window (a stale work item, or a store fault)`,
+      {
+        cause,
+        retryable: true,
+      },
+    );
+  }
 }
 
 /** Where the activity reports a held payment and a look-up the provider does not offer. */

@@ -5,7 +5,7 @@ import type { ChargeResult, PaymentRequested } from './schema';
 import { PROVIDER_RETRY } from './chargePatience';
 import { keyMemoryGuardOf, planProviderCall, type KeyMemoryGuard, type LegacyLookupMode, type ProviderCapability } from './providerLookup';
 import { retryDelayMs, writeRecordWithin, RECORD_WRITE_RETRY, type RecordWriteCarry, type RetryBudget } from './recordWriteRetry';
-import { HANDOFF_VERSION, rolloverOf, type HandOffPlan } from './handOffPlan';
+import { FENCE_OPEN_FOR_MS, HANDOFF_VERSION, rolloverOf, type HandOffPlan } from './handOffPlan';
 
 export { HANDOFF_VERSION, handOffPlan, type HandOffPlan } from './handOffPlan';
 export { RECORD_WRITE_RETRY, RecordWriteBudgetError, retryDelayMs, type RetryBudget } from './recordWriteRetry';
@@ -70,6 +70,8 @@ export interface ChargeActivityInput {
    * `trustedUntilMs`, looks up first or holds instead (queue waits after the plan are unbounded: `KeyMemoryGuard`).
    */
   readonly keyMemory?: KeyMemoryGuard;
+  /** Past this time (epoch ms), a fence that cannot read the record refuses the call ({@link FENCE_OPEN_FOR_MS}). */
+  readonly fenceOpenUntilMs?: number;
 }
 
 /**
@@ -109,7 +111,8 @@ function providerCall(input: ChargeOrchestrationInput, round: number, entityUnce
   const lookupCase = { round, entityUncertain, keyAgeMs };
   const plan = planProviderCall(capability, lookupCase);
   // Runs started before the guard existed replay without it (their history's inputs stay as they were).
-  const keyMemory = nowMs === undefined || input.handoff?.version !== HANDOFF_VERSION ? undefined : keyMemoryGuardOf(capability, lookupCase, plan, nowMs);
+  const at = nowMs === undefined || input.handoff?.version !== HANDOFF_VERSION ? undefined : nowMs;
+  const keyMemory = at === undefined ? undefined : keyMemoryGuardOf(capability, lookupCase, plan, at);
   return {
     idempotencyKey: input.idempotencyKey,
     payment: input.payment,
@@ -117,6 +120,7 @@ function providerCall(input: ChargeOrchestrationInput, round: number, entityUnce
     ...(plan.action === 'lookUpFirst' ? { lookUpFirst: true } : {}),
     ...(plan.action === 'hold' ? { hold: plan.reason } : {}),
     ...(keyMemory ? { keyMemory } : {}),
+    ...(at === undefined ? {} : { fenceOpenUntilMs: at + FENCE_OPEN_FOR_MS }),
   };
 }
 

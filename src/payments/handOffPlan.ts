@@ -4,6 +4,14 @@ import type { ChargeResult } from './schema';
 
 /** The handoff run's plan: what the delivery hands the run (src/payments/chargeOrchestration.ts runs it). */
 /**
+ * How long after the run scheduled a provider call its activity may still call when the fence cannot read the record
+ * (the store does not answer: 5xx, a timeout, 403): a work item older than that may be a stale copy (sent twice by a
+ * host that died, or re-run after a worker crash) of a round the run has moved past. It is refused (a transient error:
+ * the run retries with a fresh call), not let through. Found by the simulator (seed 26150).
+ */
+export const FENCE_OPEN_FOR_MS = 2 * 60_000;
+
+/**
  * The handoff run's step sequence the starters write today. 2: the charge activity writes the record (one try) and
  * the entity hears `complete`/`fail` as a one-way signal (6 messages a payment). Absent or 1: a run started before
  * version 2 was deployed keeps the sequence its history holds (`complete` as a call, then `completePaymentRecord`).

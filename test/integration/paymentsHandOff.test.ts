@@ -11,8 +11,9 @@
 import { keyFromMessageId } from 'azure-functions-idempotency/internal';
 import { LeaseLostError } from 'azure-functions-idempotency/internal';
 import { completeRecord, type RecordedCharge } from '../../src/payments/completeRecord';
-import { chargeProviderActivity } from '../../src/app/durableCharge';
-import { StoreUnavailableError } from 'azure-functions-idempotency/internal';
+import { chargeProviderActivity, FenceUnreadableError } from '../../src/app/durableCharge';
+import { FENCE_OPEN_FOR_MS } from '../../src/payments/handOffPlan';
+import { StoreRequestError, StoreUnavailableError } from 'azure-functions-idempotency/internal';
 import type { IdempotencyStore } from 'azure-functions-idempotency/internal';
 import { chargeEntityKey } from '../../src/payments/ChargeWorkflow';
 import type { ChargeResult } from '../../src/payments/schema';
@@ -203,6 +204,32 @@ describe('payments handoff on the in-process executor (Azurite, fake provider)',
     // Without the claim it is the version 1 activity: the provider's answer alone, no record write.
     expect(await activity({ idempotencyKey: 'pay-h11', payment: payment('pay-h11') }, {} as never)).toMatchObject({ status: 'succeeded' });
     expect(await r.store.get(keyFromMessageId('payments', 'pay-h11'))).toBeUndefined();
+  });
+
+  test('the fence cannot read the record (the store refuses: 403): a fresh call goes on (fails open), a call past its fresh window is refused and calls nothing (a stale copy: simulator seed 26150)', async () => {
+    const { rig: r, recorded } = await handOffRig({ leaseMs: 60_000 });
+    const claimOf = async (id: string) => {
+      const claimed = await r.store.claim(keyFromMessageId('payments', id), 'd'.repeat(64));
+      if (claimed.kind !== 'claimed') throw new Error(claimed.kind);
+      return claimed.claim;
+    };
+    const forbidden: IdempotencyStore = Object.assign(Object.create(r.store) as IdempotencyStore, {
+      get: () => Promise.reject(new StoreRequestError('table answered 403 AuthorizationPermissionMismatch', 'get', 403)),
+    });
+    const now = 1_800_000_000_000;
+    const activity = chargeProviderActivity(
+      r.provider,
+      () => recorded.telemetry,
+      () => forbidden,
+      () => now,
+    );
+    const run = (id: string, claim: unknown, fenceOpenUntilMs: number) =>
+      activity({ idempotencyKey: id, payment: payment(id), recordClaim: claim, fenceOpenUntilMs }, {} as never) as Promise<RecordedCharge>;
+    // Fresh (scheduled just now): the call goes on; the record write goes through the real store (not refused here).
+    expect(await run('pay-f1', await claimOf('pay-f1'), now + FENCE_OPEN_FOR_MS)).toMatchObject({ result: { status: 'succeeded' } });
+    // Stale (its window ended a minute ago): refused before the provider, retryable (the run schedules a fresh call).
+    await expect(run('pay-f2', await claimOf('pay-f2'), now - 60_000)).rejects.toThrow(FenceUnreadableError);
+    expect([provider.chargesFor('pay-f1'), provider.chargesFor('pay-f2')]).toEqual([1, 0]);
   });
 
   test("takeover fencing: an old attempt's completeRecord never overwrites, before or after the new attempt completed the record", async () => {

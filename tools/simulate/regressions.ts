@@ -33,6 +33,13 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
     found:
       'result-matches-provider at 7474e34 (the fence failing closed): a 403 window failed every fence read for the whole retry budget and the run recorded a declined payment as failed',
   },
+  {
+    seed: 26150,
+    payments: 3,
+    faults: 'table-forbidden,sb-resend,df-queue-wait,df-activity-crash,df-host-restart,df-terminate,df-timer-late,provider-outage,timer-late',
+    found:
+      'result-matches-provider at 8f33abc: a stale chargeProvider copy ran in a 403 window after its run had spent its budget; the fence, failing open, let it call (a decline; a good card would have been charged under a payment recorded failed)',
+  },
 ];
 
 /**
