@@ -8,6 +8,7 @@ import {
   COMPLETE_RECORD_ACTIVITY,
   chargePaymentOrchestrator,
   chargeProviderActivity,
+  FenceUnreadableError,
   completeRecordActivity,
 } from '../../src/app/durableCharge';
 import { purgeDurableRecords } from '../../src/app/durablePurge';
@@ -27,7 +28,7 @@ import { providerCapabilityOf } from '../../src/payments/providerLookup';
 import { SimBus } from './bus';
 import { SimDurableClient } from './client';
 import type { FaultRates, Mutation } from './faults';
-import { SimTaskHub } from './hub';
+import { SimTaskHub, type HubFunctions } from './hub';
 import { SimProvider } from './provider';
 import type { Random } from './random';
 import { SimStore } from './store';
@@ -57,6 +58,8 @@ export class SimApp {
   /** Records the sweep deleted, with what was still alive then (the invariants read it). */
   readonly sweptWhileLive: string[] = [];
   readonly purgedWhileLive: string[] = [];
+  /** Calls the fence refused (record unreadable, past the fresh window), with the work item's age. */
+  readonly fenceRefusals: Array<{ readonly key: string; readonly atMs: number; readonly ageMs: number }> = [];
 
   constructor(
     private readonly world: World,
@@ -146,10 +149,13 @@ export class SimApp {
   }
 
   /** The activities by the names they are registered under (a mutation may break that). */
-  private activities(mutation?: Mutation): Map<string, (input: unknown) => Promise<unknown>> {
+  private activities(mutation?: Mutation): HubFunctions['activities'] {
+    const telemetryOf = () => this.telemetry.telemetry;
+    const storeOf = () => this.store;
+    const nowOf = () => this.world.nowMs();
     const context = {} as InvocationContext;
     let keySeq = 0;
-    const charge = async (input: unknown) => {
+    const charge = async (input: unknown, work: { readonly ageMs: number }) => {
       const session = this.provider.session();
       const provider = {
         findCharge: session.findCharge,
@@ -159,19 +165,15 @@ export class SimApp {
           return result;
         },
       } as unknown as PaymentProviderClient;
-      const answer: unknown = await chargeProviderActivity(
-        provider,
-        () => this.telemetry.telemetry,
-        () => this.store,
-        () => this.world.nowMs(),
-      )(input, context);
-      return answer;
+      const activity = chargeProviderActivity(provider, telemetryOf, storeOf, nowOf);
+      return (activity(input, context) as Promise<unknown>).catch((error: unknown) => {
+        const key = (input as { idempotencyKey: string }).idempotencyKey;
+        if (error instanceof FenceUnreadableError) this.fenceRefusals.push({ key, atMs: this.world.nowMs(), ageMs: work.ageMs });
+        throw error;
+      });
     };
-    const record = completeRecordActivity(
-      () => this.store,
-      () => this.telemetry.telemetry,
-    );
-    return new Map<string, (input: unknown) => Promise<unknown>>([
+    const record = completeRecordActivity(storeOf, telemetryOf);
+    return new Map<string, (input: unknown, work: { readonly ageMs: number }) => Promise<unknown>>([
       [mutation === 'activity-renamed' ? `${CHARGE_ACTIVITY}V2` : CHARGE_ACTIVITY, charge],
       [COMPLETE_RECORD_ACTIVITY, async (input) => (await record(input, context)) as unknown],
     ]);

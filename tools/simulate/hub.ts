@@ -200,16 +200,24 @@ export class SimTaskHub {
       if (forced !== undefined && wait?.count !== undefined) wait.count--;
       if (forced !== undefined)
         this.world.log(`hub: activity ${task.name} of ${short(instance.id)} waits ${(forced / 3_600_000).toFixed(2)} h in the work-item queue`);
-      this.world.at(this.world.nowMs() + (forced ?? this.hopMs()), () => void this.runActivity(instance, execution, taskIndex, task));
+      const sentMs = this.world.nowMs();
+      this.world.at(sentMs + (forced ?? this.hopMs()), () => void this.runActivity(instance, execution, taskIndex, task, sentMs));
     }
   }
 
   /** An activity work item: at least once (a worker that dies runs it again after the visibility timeout). */
-  private async runActivity(instance: Instance, execution: number, taskIndex: number, task: Extract<HubTask, { kind: 'activity' }>): Promise<void> {
+  private async runActivity(
+    instance: Instance,
+    execution: number,
+    taskIndex: number,
+    task: Extract<HubTask, { kind: 'activity' }>,
+    sentMs: number,
+  ): Promise<void> {
     const body = this.functions!.activities.get(task.name);
     if (!body) return; // no such function: the engine leaves the run waiting (azure-functions-durable-js#197)
     const crash = this.random.chance(this.faults.activityCrash) ? this.random.pick(['before', 'after'] as const) : undefined;
-    const again = () => this.world.at(this.world.nowMs() + VISIBILITY_MS + this.hopMs(), () => void this.runActivity(instance, execution, taskIndex, task));
+    const again = () =>
+      this.world.at(this.world.nowMs() + VISIBILITY_MS + this.hopMs(), () => void this.runActivity(instance, execution, taskIndex, task, sentMs));
     if (crash === 'before') {
       this.world.log(`hub: worker died before activity ${task.name} of ${short(instance.id)}`);
       return again();
@@ -217,7 +225,7 @@ export class SimTaskHub {
     this.counts.activities++;
     let result: Omit<HistoryResult, 'episodeMs'>;
     try {
-      result = { ok: true, value: await body(structuredClone(task.input)) };
+      result = { ok: true, value: await body(structuredClone(task.input), { ageMs: this.world.nowMs() - sentMs }) };
     } catch (error) {
       result = { ok: false, error: error instanceof Error ? error.message : String(error) };
     }

@@ -53,5 +53,6 @@ export const VISIBILITY_MS = 60_000;
 /** What runs the app's code for the hub: the orchestrator and activities by name (the registrations). */
 export interface HubFunctions {
   readonly orchestrator: (context: df.OrchestrationContext) => Generator<unknown, unknown, unknown>;
-  readonly activities: ReadonlyMap<string, (input: unknown) => Promise<unknown>>;
+  /** Each activity's body; `work.ageMs`: how long since the run sent this work item (its queue wait, re-runs included). */
+  readonly activities: ReadonlyMap<string, (input: unknown, work: { readonly ageMs: number }) => Promise<unknown>>;
 }

@@ -31,7 +31,7 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
     seed: 360,
     faults: 'all',
     found:
-      'result-matches-provider at 7474e34 (the fence failing closed): a 403 window failed every fence read for the whole retry budget and the run recorded a declined payment as failed',
+      'result-matches-provider at 7474e34 (the fence failing closed): a 403 window failed every fence read for the whole retry budget and the run recorded a declined payment as failed (no longer tells a fence failing closed apart: see docs/simulation.md)',
   },
   {
     seed: 26150,
