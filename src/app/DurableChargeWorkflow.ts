@@ -4,7 +4,7 @@ import type { ChargeOrchestrationInput } from '../payments/chargeOrchestration';
 import type { ChargeWorkflow, WorkflowStatus } from '../payments/ChargeWorkflow';
 import type { ChargeResult } from '../payments/schema';
 import { CHARGE_ORCHESTRATION } from './durableCharge';
-import { statusWithoutInput } from './durableInstances';
+import { statusOrUnknown, statusWithoutInput } from './durableInstances';
 
 /**
  * How long one call of the Durable client may take: durable-functions sets no timeout on its HTTP calls to the
@@ -35,14 +35,14 @@ export class DurableChargeWorkflow implements ChargeWorkflow {
   }
 
   async status(instanceId: string): Promise<WorkflowStatus> {
-    let status: df.DurableOrchestrationStatus;
+    let status: df.DurableOrchestrationStatus | undefined;
     try {
       // Without the input (the payment and claim): `showInput: false` alone is dropped by durable-functions 3.5.
-      status = await this.call('getStatus', () => this.client.getStatus(instanceId, statusWithoutInput(this.client)));
+      status = await this.call('getStatus', () => statusOrUnknown(this.client, instanceId, statusWithoutInput(this.client)));
     } catch (error) {
-      if (/HTTP 404/.test(String((error as Error)?.message))) return { state: 'none' };
       throw taskHubError('getStatus', error);
     }
+    if (!status) return { state: 'none' };
     switch (status.runtimeStatus) {
       case df.OrchestrationRuntimeStatus.Completed:
         return { state: 'completed', output: status.output as ChargeResult };

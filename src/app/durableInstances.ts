@@ -27,6 +27,20 @@ export function statusWithoutInput(client: df.DurableClient): df.GetStatusOption
   return { showInput: (rpcBaseUrlOf(client) ? 'false' : false) as unknown as boolean };
 }
 
+/** An instance's status, or undefined when the extension answers 404 (no such instance: never started, or purged). */
+export async function statusOrUnknown(
+  client: df.DurableClient,
+  instanceId: string,
+  options?: df.GetStatusOptions,
+): Promise<df.DurableOrchestrationStatus | undefined> {
+  try {
+    return await client.getStatus(instanceId, options);
+  } catch (error) {
+    if (/HTTP 404/.test(String((error as Error)?.message))) return undefined;
+    throw error;
+  }
+}
+
 /** The HTTP GET the instance query sends (`fetch`; the simulator answers it as the extension does). */
 export type HttpGet = (url: URL, init: { headers: Record<string, string> }) => Promise<Response>;
 

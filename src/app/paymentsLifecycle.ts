@@ -11,7 +11,7 @@ import { chargeEntityKey } from '../payments/ChargeWorkflow';
 import { PAYMENTS_CONSUMER } from '../payments/PaymentsConsumer';
 import type { Telemetry } from '../telemetry/Telemetry';
 import { DurableChargeWorkflow } from './DurableChargeWorkflow';
-import { statusWithoutInput } from './durableInstances';
+import { statusOrUnknown, statusWithoutInput } from './durableInstances';
 import type { RecordLive } from './durablePurge';
 import { retryBudgetOf } from './payments';
 import { retryFailedPayment } from './paymentRetry';
@@ -29,13 +29,8 @@ export interface PaymentsLifecycle {
 
 /** The state of a charge run, read without its input (`statusWithoutInput`); a 404 is `missing`. */
 export async function runStateOf(client: df.DurableClient, instanceId: string): Promise<RunState> {
-  let status: df.DurableOrchestrationStatus;
-  try {
-    status = await client.getStatus(instanceId, statusWithoutInput(client));
-  } catch (error) {
-    if (/HTTP 404/.test(String((error as Error)?.message))) return 'missing';
-    throw error;
-  }
+  const status = await statusOrUnknown(client, instanceId, statusWithoutInput(client));
+  if (!status) return 'missing';
   switch (status.runtimeStatus) {
     case df.OrchestrationRuntimeStatus.Completed:
       return 'completed';
@@ -57,14 +52,8 @@ export async function runStateOf(client: df.DurableClient, instanceId: string): 
  * Undefined when the instance is gone or its input has no attempt.
  */
 export async function runAttemptOf(client: df.DurableClient, instanceId: string): Promise<number | undefined> {
-  try {
-    const status = await client.getStatus(instanceId);
-    const attempt = (status.input as { attempt?: unknown } | undefined)?.attempt;
-    return typeof attempt === 'number' ? attempt : undefined;
-  } catch (error) {
-    if (/HTTP 404/.test(String((error as Error)?.message))) return undefined;
-    throw error;
-  }
+  const attempt = ((await statusOrUnknown(client, instanceId))?.input as { attempt?: unknown } | undefined)?.attempt;
+  return typeof attempt === 'number' ? attempt : undefined;
 }
 
 /** What one reconciler pass runs on: the in-progress records' source, the task hub's client, the consumer's store. */

@@ -40,6 +40,13 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
     found:
       'result-matches-provider at 8f33abc: a stale chargeProvider copy ran in a 403 window after its run had spent its budget; the fence, failing open, let it call (a decline; a good card would have been charged under a payment recorded failed)',
   },
+  {
+    seed: 26377,
+    payments: 3,
+    faults: 'table-forbidden,df-queue-wait,df-activity-crash,df-host-restart,df-terminate,df-suspend,df-timer-late,provider-outage',
+    found:
+      'result-matches-provider at b3c57be: rounds queued past the fence window in a 403 window were refused after a lost decline (failed, alerted: the accepted trade, now encoded in the invariant)',
+  },
 ];
 
 /**
