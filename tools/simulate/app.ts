@@ -23,13 +23,13 @@ import type { ParkingStore } from '../../src/messaging/ParkingStore';
 import { waitBudgetMsOf } from '../../src/payments/chargePatience';
 import { chargeEntityKey, chargeInstanceId } from '../../src/payments/ChargeWorkflow';
 import { PaymentsConsumer, PAYMENTS_CONSUMER } from '../../src/payments/PaymentsConsumer';
-import { TransientProviderError, type PaymentProviderClient } from '../../src/payments/PaymentProviderClient';
+import { PaymentProviderClient, TransientProviderError } from '../../src/payments/PaymentProviderClient';
 import { providerCapabilityOf } from '../../src/payments/providerLookup';
 import { SimBus } from './bus';
 import { SimDurableClient } from './client';
 import type { FaultRates, Mutation } from './faults';
 import { SimTaskHub, type HubFunctions } from './hub';
-import { SimProvider } from './provider';
+import { SIM_PROVIDER_URL, SimProvider } from './provider';
 import type { Random } from './random';
 import { SimStore } from './store';
 import { SimTelemetry } from './telemetry';
@@ -88,6 +88,7 @@ export class SimApp {
       hostRestart: rates['df-host-restart'],
       duplicateStart: rates['df-duplicate-start'],
       timerLate: rates['df-timer-late'],
+      redeliverAnswered: rates['df-work-item-again'],
     });
     this.client = new SimDurableClient(world, random.fork(), this.hub, rates['table-empty-page'] > 0, rates['df-client-slow']);
     this.provider = new SimProvider(
@@ -156,11 +157,13 @@ export class SimApp {
     const context = {} as InvocationContext;
     let keySeq = 0;
     const charge = async (input: unknown, work: { readonly ageMs: number }) => {
-      const session = this.provider.session();
+      // The app's own HTTP client over the simulated provider's answers (statuses, bodies, a lost connection): its
+      // classification (transient, declined, rejected) is what the run acts on.
+      const client = new PaymentProviderClient({ baseUrl: SIM_PROVIDER_URL, timeoutMs: this.settings.PAYMENT_PROVIDER_TIMEOUT_MS, fetch: this.provider.session().fetch });
       const provider = {
-        findCharge: session.findCharge,
-        charge: async (payment: Parameters<typeof session.charge>[0], key: string, correlationId?: string) => {
-          const result = await session.charge(payment, mutation === 'key-per-call' ? `${key}#${++keySeq}` : key, correlationId);
+        findCharge: (key: string, correlationId?: string) => client.findCharge(key, correlationId),
+        charge: async (payment: Parameters<PaymentProviderClient['charge']>[0], key: string, correlationId?: string) => {
+          const result = await client.charge(payment, mutation === 'key-per-call' ? `${key}#${++keySeq}` : key, correlationId);
           if (mutation === 'decline-transient' && result.status === 'declined') throw new TransientProviderError('declined (retried as transient)', 402);
           return result;
         },

@@ -29,13 +29,19 @@ export const FAULTS = {
   /** Durable: the host restarts after an episode sent its messages and before its history was written. */
   'df-host-restart': [0, 0.05, 0.15],
   /**
+   * Durable: an activity work item runs again after its answer was delivered (the Azure Storage provider sends the
+   * answer, then deletes the item: a failed delete abandons it, visible again after a 2^n s backoff; a worker that dies
+   * between the two leaves it to the visibility timeout).
+   */
+  'df-work-item-again': [0, 0.05, 0.2],
+  /**
    * Durable: a call of the Durable client (start, status, query, purge: the extension's HTTP API over the task hub's
    * storage) takes seconds to minutes; durable-functions sets no timeout on them.
    */
   'df-client-slow': [0, 0.05, 0.2],
   /** Durable: two starts of one instance id race; the provider keeps the first's input (check-then-act). */
   'df-duplicate-start': [0, 1],
-  /** Durable: an operator terminates a run. */
+  /** Durable: an operator terminates a run (a message on its control queue, applied by its next episode). */
   'df-terminate': [0, 0.1, 0.3],
   /** Durable: an operator suspends a run (and resumes it later, or never). */
   'df-suspend': [0, 0.1],
@@ -47,7 +53,7 @@ export const FAULTS = {
   'provider-5xx': [0, 0.05, 0.2],
   /** Provider: an outage (5xx for every call) of minutes to hours. */
   'provider-outage': [0, 1],
-  /** Provider: 5xx after the charge was made. */
+  /** Provider: 500 after the charge was made; saved as the key's response and replayed to every later call with the key (Stripe). */
   'provider-5xx-after': [0, 0.05, 0.1],
   /** Provider: a look-up does not see a charge made less than its lag ago (a search index). */
   'provider-lookup-lag': [0, 1],

@@ -44,7 +44,7 @@ export class SimTaskHub {
 
   /** No more faults (the schedule's quiet phase). */
   quiet(): void {
-    Object.assign(this.faults, { queueWait: 0, activityCrash: 0, hostRestart: 0, duplicateStart: 0, timerLate: 0 });
+    Object.assign(this.faults, { queueWait: 0, activityCrash: 0, hostRestart: 0, duplicateStart: 0, timerLate: 0, redeliverAnswered: 0 });
   }
 
   /** A queue hop: milliseconds to seconds, or (a fault) minutes to hours. */
@@ -72,6 +72,8 @@ export class SimTaskHub {
       createdMs: this.world.nowMs(),
       execution: (existing?.execution ?? 0) + 1,
       results: [],
+      committed: 0,
+      awaiting: new Map(),
       scheduled: 0,
       signals: 0,
       held: [],
@@ -98,11 +100,14 @@ export class SimTaskHub {
     this.counts.episodes++;
     const now = this.world.nowMs();
     const startedMs = instance.startedMs ?? now;
+    // Results an episode took in and died before writing are new events again: this episode's time (OrchestratorStarted).
+    for (let n = instance.committed; n < instance.results.length; n++) instance.results[n] = { ...instance.results[n], episodeMs: now };
     const replay = this.replay(instance, startedMs);
     const newSignals = replay.signals.slice(instance.signals);
     const task = replay.next && replay.taskIndex >= instance.scheduled ? replay.next : undefined;
     const send = () => {
-      for (const [offset, signal] of newSignals.entries()) this.sendToEntity(instance, `s${instance.signals + offset}`, signal.entityKey, signal.operation);
+      for (const [offset, signal] of newSignals.entries())
+        this.sendToEntity(instance, `s${instance.signals + offset}`, signal.entityKey, signal.operation, signal.sentAtMs);
       if (task) this.dispatch(instance, execution, replay.taskIndex, task);
     };
     const forcedRestart = task?.kind === 'activity' && this.forceRestartOnActivity > 0;
@@ -117,11 +122,21 @@ export class SimTaskHub {
     instance.startedMs = startedMs;
     if (instance.status === 'Pending') instance.status = 'Running';
     send();
+    instance.committed = instance.results.length;
     instance.signals = replay.signals.length;
     if (task) instance.scheduled = replay.taskIndex + 1;
     if (replay.done && replay.continued !== undefined) {
       // continueAsNew: a new execution with the new input and an empty history (messages of the old one are dropped).
-      Object.assign(instance, { input: replay.continued.input, execution: execution + 1, results: [], scheduled: 0, signals: 0, startedMs: undefined });
+      Object.assign(instance, {
+        input: replay.continued.input,
+        execution: execution + 1,
+        results: [],
+        committed: 0,
+        awaiting: new Map(),
+        scheduled: 0,
+        signals: 0,
+        startedMs: undefined,
+      });
       this.counts.continuedAsNew++;
       this.world.log(`hub: ${short(instanceId)} continued as new (execution ${instance.execution})`);
       this.enqueueEpisode(instance, instance.execution);
@@ -136,7 +151,7 @@ export class SimTaskHub {
   private replay(instance: Instance, startedMs: number) {
     const functions = this.functions!;
     let currentMs = startedMs;
-    const signals: Array<{ entityKey: string; operation: ChargeEntityOperation }> = [];
+    const signals: Array<{ entityKey: string; operation: ChargeEntityOperation; sentAtMs: number }> = [];
     let continued: { input: unknown } | undefined;
     const context = {
       df: {
@@ -144,10 +159,16 @@ export class SimTaskHub {
         get currentUtcDateTime() {
           return new Date(currentMs);
         },
-        callEntity: (id: df.EntityId, _name: string, operation: ChargeEntityOperation): HubTask => ({ kind: 'entity', entityKey: id.key, operation }),
+        callEntity: (id: df.EntityId, _name: string, operation: ChargeEntityOperation): HubTask => ({
+          kind: 'entity',
+          entityKey: id.key,
+          operation,
+          sentAtMs: currentMs,
+        }),
         callActivity: (name: string, input: unknown): HubTask => ({ kind: 'activity', name, input: structuredClone(input) }),
         createTimer: (at: Date): HubTask => ({ kind: 'timer', atMs: at.getTime() }),
-        signalEntity: (id: df.EntityId, _name: string, operation: ChargeEntityOperation) => void signals.push({ entityKey: id.key, operation }),
+        signalEntity: (id: df.EntityId, _name: string, operation: ChargeEntityOperation) =>
+          void signals.push({ entityKey: id.key, operation, sentAtMs: currentMs }),
         continueAsNew: (input: unknown) => void (continued = { input: structuredClone(input) }),
       },
     } as unknown as df.OrchestrationContext;
@@ -191,9 +212,12 @@ export class SimTaskHub {
       const lateMs = this.random.chance(this.faults.timerLate) ? this.random.logBetween(1_000, 2 * 3_600_000) : 0;
       this.world.at(task.atMs + lateMs, () => this.deliver(instance, execution, taskIndex, { ok: true }));
     } else if (task.kind === 'entity') {
-      this.sendToEntity(instance, `c${taskIndex}`, task.entityKey, task.operation, (reply) =>
-        this.deliver(instance, execution, taskIndex, { ok: true, value: reply }),
-      );
+      // The run waits for the answer to the request it sent last (a re-run episode's has a new id): an answer to an
+      // earlier copy of the request matches nothing the run waits for and is dropped.
+      const requestId = this.sendToEntity(instance, `c${taskIndex}`, task.entityKey, task.operation, task.sentAtMs, (reply, id) => {
+        if (instance.awaiting.get(taskIndex) === id) this.deliver(instance, execution, taskIndex, { ok: true, value: reply });
+      });
+      instance.awaiting.set(taskIndex, requestId);
     } else {
       const wait = this.forceActivityWait;
       const forced = wait && this.world.nowMs() >= wait.fromMs && (wait.count === undefined || wait.count > 0) ? wait.waitMs : undefined;
@@ -234,11 +258,29 @@ export class SimTaskHub {
       return again();
     }
     this.deliver(instance, execution, taskIndex, result);
+    if (this.random.chance(this.faults.redeliverAnswered)) {
+      // The answer is on its way; the work item's delete fails (abandoned: visible again after 2^n s) or the worker
+      // dies before it (the visibility timeout): the same item runs again, whatever the run did with the answer.
+      const delayMs = this.random.chance(0.5) ? 2 ** this.random.int(1, 6) * 1_000 : VISIBILITY_MS;
+      this.world.log(`hub: activity ${task.name} of ${short(instance.id)} answered; its work item runs again in ${delayMs / 1000} s (not deleted)`);
+      this.world.at(this.world.nowMs() + delayMs, () => void this.runActivity(instance, execution, taskIndex, task, sentMs));
+    }
   }
 
-  /** An operation for a `paymentCharge` entity: applied in arrival order, once per request id. */
-  private sendToEntity(instance: Instance, requestId: string, entityKey: string, operation: ChargeEntityOperation, reply?: (value: unknown) => void): void {
-    const id = `${instance.id}#${instance.execution}#${requestId}`;
+  /**
+   * An operation for a `paymentCharge` entity, applied in arrival order. The entity drops a request it has seen, known
+   * by its id, which the sender derives from its `currentUtcDateTime` (`NewGuid`): a request a re-run episode sends
+   * again carries that episode's new time, so it is a new request and applied again.
+   */
+  private sendToEntity(
+    instance: Instance,
+    requestId: string,
+    entityKey: string,
+    operation: ChargeEntityOperation,
+    sentAtMs: number,
+    reply?: (value: unknown, id: string) => void,
+  ): string {
+    const id = `${instance.id}#${instance.execution}#${requestId}@${sentAtMs}`;
     this.world.at(this.world.nowMs() + this.hopMs(), () => {
       const entity = this.entities.get(entityKey) ?? { seen: new Set<string>() };
       this.entities.set(entityKey, entity);
@@ -247,18 +289,27 @@ export class SimTaskHub {
       this.counts.entityOps++;
       const applied = applyChargeOperation(entity.state, operation, this.world.nowMs());
       entity.state = applied.state;
-      reply?.(applied.reply);
+      reply?.(applied.reply, id);
     });
+    return id;
   }
 
-  /** The operator's `terminate`. */
+  /**
+   * The operator's `terminate`: a message on the run's control queue (ExecutionTerminated), applied by the next episode
+   * that takes it in; until then the run is what it was (its status reads Running), and work it sent still runs.
+   */
   terminate(instanceId: string, reason: string): void {
     const instance = this.instances.get(instanceId);
     if (!instance || !['Pending', 'Running', 'Suspended'].includes(instance.status)) return;
-    instance.status = 'Terminated';
-    instance.output = reason;
-    instance.held = [];
-    this.world.log(`hub: operator terminated ${short(instanceId)}`);
+    const execution = instance.execution;
+    this.world.log(`hub: operator asked to terminate ${short(instanceId)} (queued)`);
+    this.world.at(this.world.nowMs() + this.hopMs(), () => {
+      if (instance.execution !== execution || !['Pending', 'Running', 'Suspended'].includes(instance.status)) return;
+      instance.status = 'Terminated';
+      instance.output = reason;
+      instance.held = [];
+      this.world.log(`hub: ${short(instanceId)} terminated`);
+    });
   }
 
   suspend(instanceId: string): void {

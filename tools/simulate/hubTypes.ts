@@ -8,7 +8,8 @@ export type HubStatus = 'Pending' | 'Running' | 'Completed' | 'Failed' | 'Termin
 
 /** One step a run yields (what `context.df.*` returns in the fake context). */
 export type HubTask =
-  | { readonly kind: 'entity'; readonly entityKey: string; readonly operation: ChargeEntityOperation }
+  /** `sentAtMs`: the sending episode's `currentUtcDateTime` (the request's timestamp: what the entity de-duplicates by). */
+  | { readonly kind: 'entity'; readonly entityKey: string; readonly operation: ChargeEntityOperation; readonly sentAtMs: number }
   | { readonly kind: 'activity'; readonly name: string; readonly input: unknown }
   | { readonly kind: 'timer'; readonly atMs: number };
 
@@ -30,6 +31,13 @@ export interface Instance {
   /** The first episode's time (ExecutionStarted): `currentUtcDateTime` until the first task completes. */
   startedMs?: number;
   results: HistoryResult[];
+  /**
+   * Results written to history (the episodes that took them in committed). The ones after were taken in by an episode
+   * that died before its history: the episode that runs again takes them in at its own, new time.
+   */
+  committed: number;
+  /** Per entity call (task index): the id of the request sent last; only its answer completes the task. */
+  awaiting: Map<number, string>;
   /** Tasks scheduled and signals sent, as written to history (a replay does not send them again). */
   scheduled: number;
   signals: number;
@@ -45,6 +53,12 @@ export interface HubFaults {
   hostRestart: number;
   duplicateStart: number;
   timerLate: number;
+  /**
+   * An activity work item runs again after its answer was delivered: the provider sends the answer, then deletes the
+   * item; a failed delete abandons it (visible again after a 2^n s backoff) and a worker that dies between the two
+   * leaves it to the visibility timeout.
+   */
+  redeliverAnswered: number;
 }
 
 /** The extension's queue visibility timeout (host.json): a message a dead worker took reappears after it. */

@@ -1,4 +1,3 @@
-import { LookupUnsupportedError, TransientProviderError } from '../../src/payments/PaymentProviderClient';
 import type { ChargeResult, PaymentRequested } from '../../src/payments/schema';
 import type { Random } from './random';
 import type { World } from './world';
@@ -14,11 +13,13 @@ export interface ProviderFaults {
   readonly lookupLagMs: number;
 }
 
-/** One key as the provider remembers it. */
+/** One key as the provider remembers it: the first response it gave, replayed to every later call with the key. */
 interface KeyMemory {
   firstCallMs: number;
-  result: ChargeResult;
   inFlight: boolean;
+  /** The saved response (Stripe saves the first one "including 500 errors"). */
+  status: number;
+  body: unknown;
   /** The charge's body, to answer a reuse of the key with another body (422). */
   amount: number;
   currency: string;
@@ -45,12 +46,28 @@ export interface ProviderCall {
   readonly keyFirstSeenMs?: number;
   /** The provider's final answer to a charge call that was delivered (no fault): its status. */
   answered?: ChargeResult['status'];
+  /** The HTTP status the provider answered with (undefined: no answer reached the caller). */
+  httpStatus?: number;
 }
 
+/** A fault that reaches the caller as no HTTP answer at all. */
+type NoAnswer = 'connection-lost' | 'timeout';
+
+/** What the simulated server answers one request with. */
+type HttpAnswer = { readonly status: number; readonly body: unknown } | NoAnswer;
+
+/** The provider's base URL in the simulation (never resolved: `fetch` below answers it in process). */
+export const SIM_PROVIDER_URL = 'http://provider.sim.invalid/';
+
 /**
- * The payment provider, Stripe's contract: a key is remembered for `keyMemoryMs` after its first call (then
- * forgotten: a call with it charges again), a call with a key in flight answers 409, declines answer 402 for
- * customers whose id starts with `decline`. `lookup: 'by-key'` finds a charge by its key (after the lag); `none` answers 404.
+ * The payment provider as an HTTP server, Stripe's contract: `POST /v1/charges` with `Idempotency-Key` charges once a
+ * key; the first response for a key is saved and replayed to every later call with it ("including 500 errors",
+ * Stripe's idempotent requests page) for `keyMemoryMs` after its first call (then forgotten: a call with it charges
+ * again); a call with a key in flight answers 409, a key reused with another body 422; declines answer 402 for
+ * customers whose id starts with `decline`. `lookup: 'by-key'` answers `GET /v1/charges?idempotency_key=K` with the
+ * charges made under K (after the lag); `none` answers 404. The app's own `PaymentProviderClient` reads these answers
+ * (statuses, bodies, a lost connection, a timeout) through {@link SimProvider.session}'s `fetch`: its classification
+ * is what the invariants judge.
  */
 export class SimProvider {
   private readonly keys = new Map<string, KeyMemory>();
@@ -86,16 +103,28 @@ export class SimProvider {
     Object.assign(this.faults, { error5xx: 0, error5xxAfter: 0, lostAnswer: 0, outage: undefined });
   }
 
-  /** The provider as one activity execution sees it (the invariants need to know whether that activity looked up first). */
-  session(): { charge: SimProvider['charge']; findCharge: SimProvider['findCharge'] } {
+  /**
+   * The provider as one activity execution reaches it: a `fetch` for the app's `PaymentProviderClient` (the invariants
+   * need to know whether that activity looked up first).
+   */
+  session(): { fetch: typeof fetch } {
     let lookedUp = false;
-    return {
-      charge: (payment, key, correlationId) => this.charge(payment, key, correlationId, lookedUp),
-      findCharge: async (key, correlationId) => {
+    const fetchOf = async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const target = new URL(String(url));
+      const headers = new Headers(init?.headers);
+      let answer: HttpAnswer;
+      if ((init?.method ?? 'GET') === 'GET' && target.pathname === '/v1/charges') {
         lookedUp = true;
-        return this.findCharge(key, correlationId);
-      },
+        answer = await this.lookUp(target.searchParams.get('idempotency_key') ?? '');
+      } else if (init?.method === 'POST' && target.pathname === '/v1/charges') {
+        const payment = JSON.parse(String(init.body)) as PaymentRequested;
+        answer = await this.charge(payment, headers.get('idempotency-key') ?? '', lookedUp);
+      } else answer = { status: 404, body: { error: { message: 'not found' } } };
+      if (answer === 'connection-lost') throw new TypeError('fetch failed', { cause: new Error('socket hang up (simulated: the connection dropped)') });
+      if (answer === 'timeout') throw new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+      return new Response(JSON.stringify(answer.body), { status: answer.status, headers: { 'content-type': 'application/json' } });
     };
+    return { fetch: fetchOf as typeof fetch };
   }
 
   private forget(key: string): KeyMemory | undefined {
@@ -104,65 +133,75 @@ export class SimProvider {
     return this.keys.get(key);
   }
 
-  async charge(payment: PaymentRequested, key: string, _correlationId?: string, lookedUp = false): Promise<ChargeResult> {
+  /** `POST /v1/charges`: what the server answers (or that no answer reaches the caller). */
+  private async charge(payment: PaymentRequested, key: string, lookedUp: boolean): Promise<HttpAnswer> {
     await this.world.sleep(this.random.logBetween(20, 800));
     const call: ProviderCall = { key, atMs: this.world.nowMs(), kind: 'charge', lookedUp, keyFirstSeenMs: this.firstSeenMs.get(key) };
     this.calls.push(call);
+    const answered = (status: number, body: unknown): HttpAnswer => {
+      call.httpStatus = status;
+      this.world.log(`provider: charge ${key} -> ${status}${status === 500 ? ' (the key\'s saved response)' : ''}`);
+      return { status, body };
+    };
+    const unavailable = (why: string) => answered(503, { error: { type: 'api_error', message: why } });
     const outage = this.faults.outage;
-    if (outage && call.atMs >= outage.fromMs && call.atMs < outage.toMs) throw new TransientProviderError('payment provider answered 503 (outage)', 503);
+    if (outage && call.atMs >= outage.fromMs && call.atMs < outage.toMs) return unavailable('service unavailable (outage)');
     const forced = this.forceNext.shift();
-    if (forced === 'error5xx') throw new TransientProviderError('payment provider answered 503', 503);
+    if (forced === 'error5xx') return unavailable('service unavailable');
     if (forced === 'timeout') {
       await this.world.sleep(2_000);
-      throw new TransientProviderError('payment provider call timed out');
+      return 'timeout';
     }
     if (forced === 'chargeThenDrop') this.forceLostAnswers++;
-    if (this.random.chance(this.faults.error5xx)) throw new TransientProviderError('payment provider answered 503', 503);
-    const memory = this.forget(key);
-    if (memory?.inFlight) throw new TransientProviderError('payment provider: a request with this key is still in flight (409)', 409);
-    let result: ChargeResult;
-    if (memory) {
-      if (memory.amount !== payment.amount || memory.currency !== payment.currency) {
-        return { status: 'rejected', reason: 'idempotency key used before with a different body', code: 'idempotency-key-reused' };
-      }
-      result = memory.result;
-    } else {
-      const fresh: KeyMemory = {
-        firstCallMs: this.world.nowMs(),
-        result: { status: 'declined', reason: 'pending' },
-        inFlight: true,
-        amount: payment.amount,
-        currency: payment.currency,
-      };
-      this.keys.set(key, fresh);
-      if (!this.firstSeenMs.has(key)) this.firstSeenMs.set(key, fresh.firstCallMs);
+    // Before the endpoint runs (a load balancer, a busy server): nothing is saved for the key.
+    if (this.random.chance(this.faults.error5xx)) return unavailable('service unavailable');
+    let memory = this.forget(key);
+    if (memory && (memory.amount !== payment.amount || memory.currency !== payment.currency))
+      return answered(422, { error: { type: 'idempotency_error', message: 'Keys for idempotent requests can only be used with the same parameters they were first used with' } });
+    if (memory?.inFlight) return answered(409, { error: { type: 'idempotency_error', code: 'idempotency_key_in_use', message: 'a request with this key is in flight' } });
+    if (!memory) {
+      memory = { firstCallMs: this.world.nowMs(), inFlight: true, status: 0, body: undefined, amount: payment.amount, currency: payment.currency };
+      this.keys.set(key, memory);
+      if (!this.firstSeenMs.has(key)) this.firstSeenMs.set(key, memory.firstCallMs);
       await this.world.sleep(this.random.logBetween(10, 300));
-      if (payment.customerId.startsWith('decline'))
-        fresh.result = { status: 'declined', reason: 'card_declined' }; // Stripe's decline code, as the fake provider answers
-      else {
+      if (payment.customerId.startsWith('decline')) {
+        // Stripe's decline code, as the fake provider answers it.
+        Object.assign(memory, { status: 402, body: { error: { code: 'card_declined', message: 'card declined' }, reason: 'card_declined' } });
+      } else {
         const chargeId = `ch_${++this.chargeSeq}`;
         this.ledger.push({ key, paymentId: payment.paymentId, chargeId, atMs: this.world.nowMs(), amount: payment.amount, currency: payment.currency });
-        fresh.result = { status: 'succeeded', chargeId, amount: payment.amount, currency: payment.currency };
+        Object.assign(memory, { status: 201, body: { id: chargeId, status: 'succeeded', amount: payment.amount, currency: payment.currency } });
         this.afterCharge?.();
       }
-      fresh.inFlight = false;
-      result = fresh.result;
+      // The endpoint ran and failed after its work: the 500 is the key's saved response (Stripe saves it, "including 500 errors").
+      if (this.random.chance(this.faults.error5xxAfter)) Object.assign(memory, { status: 500, body: { error: { type: 'api_error', message: 'internal error' } } });
+      memory.inFlight = false;
+    } else if (memory.status === 201) {
+      const replay = answered(200, memory.body);
+      return this.deliver(call, replay);
     }
-    if (this.random.chance(this.faults.error5xxAfter)) throw new TransientProviderError('payment provider answered 500 (after charging)', 500);
+    return this.deliver(call, answered(memory.status, memory.body));
+  }
+
+  /** The answer on its way back: lost (a reset, a timeout after the work) or delivered. */
+  private async deliver(call: ProviderCall, answer: HttpAnswer): Promise<HttpAnswer> {
     if (this.forceLostAnswers > 0 || this.random.chance(this.faults.lostAnswer)) {
       this.forceLostAnswers = Math.max(0, this.forceLostAnswers - 1);
       await this.world.sleep(this.random.logBetween(1_000, 10_000));
-      throw new TransientProviderError('payment provider call timed out (the charge was made)');
+      call.httpStatus = undefined;
+      this.world.log(`provider: charge ${call.key}: the answer is lost`);
+      return this.random.chance(0.5) ? 'timeout' : 'connection-lost';
     }
-    call.answered = result.status;
-    return result;
+    if (typeof answer !== 'string') call.answered = answer.status === 402 ? 'declined' : answer.status < 300 ? 'succeeded' : undefined;
+    return answer;
   }
 
-  async findCharge(key: string, _correlationId?: string): Promise<ChargeResult | undefined> {
+  /** `GET /v1/charges?idempotency_key=K`: the charges made under the key (after the look-up's lag). */
+  private async lookUp(key: string): Promise<HttpAnswer> {
     await this.world.sleep(this.random.logBetween(20, 500));
     this.calls.push({ key, atMs: this.world.nowMs(), kind: 'lookup' });
-    if (this.lookup === 'none') throw new LookupUnsupportedError(404);
-    const charge = this.ledger.find((c) => c.key === key && this.world.nowMs() - c.atMs >= this.faults.lookupLagMs);
-    return charge && { status: 'succeeded', chargeId: charge.chargeId, amount: charge.amount, currency: charge.currency };
+    if (this.lookup === 'none') return { status: 404, body: { error: { message: 'not found' } } };
+    const charges = this.ledger.filter((c) => c.key === key && this.world.nowMs() - c.atMs >= this.faults.lookupLagMs);
+    return { status: 200, body: { data: charges.map((c) => ({ id: c.chargeId, status: 'succeeded', amount: c.amount, currency: c.currency })) } };
   }
 }
