@@ -2,8 +2,10 @@ import * as df from 'durable-functions';
 import type { ActivityHandler, EntityContext, OrchestrationContext } from 'durable-functions';
 import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityState } from '../payments/chargeEntity';
 import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestrationInput } from '../payments/chargeOrchestration';
-import { LookupUnsupportedError, type PaymentProviderClient } from '../payments/PaymentProviderClient';
-import { HELD_FOR_OPERATOR } from '../payments/providerLookup';
+import { chargeOnce, type HeldReporter } from '../payments/chargeOnce';
+
+export { atTheCall, chargeOnce, type HeldReporter } from '../payments/chargeOnce';
+import { MAY_HAVE_CHARGED, TransientProviderError, type PaymentProviderClient } from '../payments/PaymentProviderClient';
 import { IdempotencyError, RecordStatus, StoreRequestError, type Claim, type IdempotencyStore } from 'azure-functions-idempotency';
 import { completeRecord, type CompleteRecordInput, type CompleteRecordOutcome, type RecordedCharge } from '../payments/completeRecord';
 import type { ChargeResult } from '../payments/schema';
@@ -79,7 +81,15 @@ export function chargeProviderActivity(
       const moved = await recordMovedOn(store(), claim, { openUntilMs: activityInput.fenceOpenUntilMs, nowMs });
       if (moved) return moved;
     }
-    const result = await chargeOnce(provider, activityInput, report, nowMs);
+    let result: ChargeResult;
+    try {
+      result = await chargeOnce(provider, activityInput, report, nowMs);
+    } catch (error) {
+      // The run reads only the message: say there when the call may have charged (its budget's end settles it).
+      if (error instanceof TransientProviderError && error.mayHaveCharged && !error.message.includes(MAY_HAVE_CHARGED))
+        throw new TransientProviderError(`${error.message} (${MAY_HAVE_CHARGED})`, error.statusCode, { cause: error });
+      throw error;
+    }
     if (!claim || !store) return result;
     try {
       return { result, record: await writeRecordOnce(store(), telemetry, { claim, result, payment: activityInput.payment }) };
@@ -142,12 +152,6 @@ export class FenceUnreadableError extends IdempotencyError {
   }
 }
 
-/** Where the activity reports a held payment and a look-up the provider does not offer. */
-export interface HeldReporter {
-  held(input: ChargeActivityInput, reason: string): void;
-  lookupUnsupported(input: ChargeActivityInput, statusCode: number): void;
-}
-
 /**
  * Counts `payments.held` (error log with key and reason) and `payments.provider.lookup_unsupported` (each time; the
  * configuration error is logged once per process, loudly, not once per payment).
@@ -173,55 +177,6 @@ export function heldReporter(telemetry: () => Telemetry): HeldReporter {
       );
     },
   };
-}
-
-/**
- * The activity's body (the local executor calls it too): hold when asked, look up when asked, else (or when nothing
- * is found) charge. A charge found under the key for another amount or currency is another payment's (the key
- * reused after its record expired): answered as the provider answers a key reused with another body (422,
- * `rejected`), never returned as this payment's charge, and never charged again. A look-up the provider does not
- * offer holds the payment (never a transient retry, never a blind charge).
- */
-export async function chargeOnce(
-  provider: Pick<PaymentProviderClient, 'charge' | 'findCharge'>,
-  planned: ChargeActivityInput,
-  report?: HeldReporter,
-  nowMs: () => number = Date.now,
-): Promise<ChargeResult> {
-  const input = atTheCall(planned, nowMs());
-  const { payment, idempotencyKey, correlationId, lookUpFirst } = input;
-  const hold = (reason: string): ChargeResult => {
-    report?.held(input, reason);
-    return { status: 'failed', reason: `held for an operator: ${reason}`.slice(0, 500), code: HELD_FOR_OPERATOR };
-  };
-  if (input.hold) return hold(input.hold);
-  if (lookUpFirst) {
-    let found: ChargeResult | undefined;
-    try {
-      found = await provider.findCharge(idempotencyKey, correlationId);
-    } catch (error) {
-      if (!(error instanceof LookupUnsupportedError)) throw error;
-      report?.lookupUnsupported(input, error.statusCode);
-      return hold(`an earlier call may have charged and the look-up is not offered (${error.message})`);
-    }
-    if (found?.status === 'succeeded') {
-      if (found.amount === payment.amount && found.currency === payment.currency) return found;
-      return { status: 'rejected', reason: 'idempotency key used before with a different body (found by look-up)', code: 'idempotency-key-reused' };
-    }
-  }
-  return provider.charge(payment, idempotencyKey, correlationId);
-}
-
-/**
- * The plan as it stands at the call: one that relied on the provider's key memory and reaches the provider past the
- * trusted share of it (queue waits, a worker crash after the plan) looks up first or holds instead.
- */
-export function atTheCall(input: ChargeActivityInput, nowMs: number): ChargeActivityInput {
-  const guard = input.keyMemory;
-  if (!guard || input.hold || input.lookUpFirst || nowMs <= guard.trustedUntilMs) return input;
-  const lateMin = Math.round((nowMs - guard.trustedUntilMs) / 60_000);
-  if ('lookUpFirst' in guard.otherwise) return { ...input, lookUpFirst: true };
-  return { ...input, hold: `${guard.otherwise.hold} (decided at the call, ${lateMin} min past the trusted key memory: queue waits after the plan)` };
 }
 
 /**

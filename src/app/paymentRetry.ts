@@ -111,6 +111,7 @@ export async function retryFailedPayment(deps: PaymentRetryDeps, paymentId: stri
     handoff: handOffPlan(claim, deps.retry),
     provider: deps.provider ?? DEFAULT_PROVIDER,
     keyAgeAtStartMs: deps.checkedAtProvider ? 0 : Math.max(0, (deps.nowMs ?? Date.now)() - claim.createdAtMs),
+    keyOriginMs: deps.checkedAtProvider ? (deps.nowMs ?? Date.now)() : claim.createdAtMs,
   });
   return { paymentId, instanceId, attempt: claim.attempt, previous, started };
 }

@@ -221,6 +221,7 @@ export class PaymentsConsumer {
         correlationId,
         provider: this.deps.provider ?? DEFAULT_PROVIDER,
         keyAgeAtStartMs: Math.max(0, this.clock.nowMs() - claim.createdAtMs),
+        keyOriginMs: claim.createdAtMs,
       },
     };
   }

@@ -1,78 +1,16 @@
 import { IdempotencyError, type Claim } from 'azure-functions-idempotency';
 import type { ChargeEntityOperation, ChargeEntityReply } from './chargeEntity';
 import type { CompleteRecordInput, RecordedCharge } from './completeRecord';
-import type { ChargeResult, PaymentRequested } from './schema';
+import type { ChargeResult } from './schema';
 import { PROVIDER_RETRY } from './chargePatience';
-import { keyMemoryGuardOf, planProviderCall, type KeyMemoryGuard, type LegacyLookupMode, type ProviderCapability } from './providerLookup';
-import { retryDelayMs, writeRecordWithin, RECORD_WRITE_RETRY, type RecordWriteCarry, type RetryBudget } from './recordWriteRetry';
-import { FENCE_OPEN_FOR_MS, HANDOFF_VERSION, rolloverOf, type HandOffPlan } from './handOffPlan';
+import { writeRecordWithin, RECORD_WRITE_RETRY, type RecordWriteCarry } from './recordWriteRetry';
+import { HANDOFF_VERSION, rolloverOf, type HandOffPlan } from './handOffPlan';
+import type { ChargeActivityInput, ChargeOrchestrationInput } from './chargeInputs';
+import { chargeWithinBudget, providerCall } from './providerRounds';
 
 export { HANDOFF_VERSION, handOffPlan, type HandOffPlan } from './handOffPlan';
+export type { ChargeActivityInput, ChargeOrchestrationInput, ProviderRetry } from './chargeInputs';
 export { RECORD_WRITE_RETRY, RecordWriteBudgetError, retryDelayMs, type RetryBudget } from './recordWriteRetry';
-
-/** Input of one orchestration run: everything the run needs, nothing of the message but the payment. */
-export interface ChargeOrchestrationInput {
-  /** Sent to the provider as `Idempotency-Key` (the paymentId, the same on every call for this payment). */
-  readonly idempotencyKey: string;
-  /** Key of the `paymentCharge` entity: one per record lifetime and payload (`chargeEntityKey`, a hash: always a valid entity key). */
-  readonly entityKey: string;
-  /** Digest of the payment this run was started for (the run answers only that payload). */
-  readonly digest?: string;
-  /** Fencing number of the claim that started this run. */
-  readonly attempt: number;
-  readonly payment: PaymentRequested;
-  /** The message's correlation id, passed on to the provider for end-to-end tracing. */
-  readonly correlationId?: string;
-  /**
-   * Handoff design (docs/DESIGN.md "Payments: hand off, don't hold"): the run owns the record. It retries
-   * transient provider failures with durable timers for the plan's budget and completes the dedup record
-   * itself (fenced by the claim's attempt). Absent: the holding design (the delivery waits and completes it).
-   */
-  readonly handoff?: HandOffPlan;
-  /**
-   * The provider's declared capability (`PAYMENT_PROVIDER_LOOKUP`, `PAYMENT_PROVIDER_KEY_MEMORY_HOURS`) as the starter
-   * read it (src/payments/providerLookup.ts): a replay decides the same way whatever the worker's settings.
-   */
-  readonly provider?: ProviderCapability;
-  /** The key's age when the run was started (starter's clock - the record's creation); the run adds its own elapsed time. */
-  readonly keyAgeAtStartMs?: number;
-  /** Runs started before `provider` existed: the old when-to-look mode (absent too: `uncertain`). */
-  readonly providerLookup?: LegacyLookupMode;
-  /**
-   * Holding design: the run's provider retries instead of `PROVIDER_RETRY` (which the deliveries' patience counts:
-   * chargePatience.ts). Only the local executor's tests set it (short intervals); the app never does.
-   */
-  readonly providerRetry?: ProviderRetry;
-  /**
-   * A handoff run continued as new in its record write (`continueAsNew`, history bounded): the write's position. The
-   * run goes straight back to writing `result` (no entity, no provider).
-   */
-  readonly recordWrite?: RecordWriteCarry;
-}
-
-/** Provider calls of a holding run: `maxNumberOfAttempts` in all, the first retry after `firstRetryIntervalMs`, times `backoffCoefficient` each. */
-export interface ProviderRetry {
-  readonly firstRetryIntervalMs: number;
-  readonly maxNumberOfAttempts: number;
-  readonly backoffCoefficient: number;
-}
-
-export interface ChargeActivityInput {
-  readonly idempotencyKey: string;
-  readonly payment: PaymentRequested;
-  readonly correlationId?: string;
-  /** Look up the charge made under the key first and return it without charging (an earlier call may have charged). */
-  readonly lookUpFirst?: boolean;
-  /** Call nothing: hold the payment for an operator with this reason (answered `failed`, code `held-for-operator`). */
-  readonly hold?: string;
-  /**
-   * The plan relied on the provider's key memory: the activity checks its own clock at the call and, past
-   * `trustedUntilMs`, looks up first or holds instead (queue waits after the plan are unbounded: `KeyMemoryGuard`).
-   */
-  readonly keyMemory?: KeyMemoryGuard;
-  /** Past this time (epoch ms), a fence that cannot read the record refuses the call ({@link FENCE_OPEN_FOR_MS}). */
-  readonly fenceOpenUntilMs?: number;
-}
 
 /**
  * The steps an orchestration can take, as tasks to `yield`. In Azure they are `context.df.callEntity`,
@@ -102,26 +40,6 @@ export interface ChargeSteps<Task> {
   readonly nowMs?: () => number;
   /** Restarts the run with a new input and an empty history (`context.df.continueAsNew`); the run returns right after. */
   readonly continueAsNew?: (input: ChargeOrchestrationInput) => void;
-}
-
-/** The provider activity's input for retry round `round` of a run, `elapsedMs` into it: per {@link planProviderCall}. */
-function providerCall(input: ChargeOrchestrationInput, round: number, entityUncertain: boolean, elapsedMs: number, nowMs?: number): ChargeActivityInput {
-  const keyAgeMs = input.keyAgeAtStartMs === undefined ? undefined : input.keyAgeAtStartMs + elapsedMs;
-  const capability = input.provider ?? input.providerLookup ?? 'uncertain';
-  const lookupCase = { round, entityUncertain, keyAgeMs };
-  const plan = planProviderCall(capability, lookupCase);
-  // Runs started before the guard existed replay without it (their history's inputs stay as they were).
-  const at = nowMs === undefined || input.handoff?.version !== HANDOFF_VERSION ? undefined : nowMs;
-  const keyMemory = at === undefined ? undefined : keyMemoryGuardOf(capability, lookupCase, plan, at);
-  return {
-    idempotencyKey: input.idempotencyKey,
-    payment: input.payment,
-    correlationId: input.correlationId,
-    ...(plan.action === 'lookUpFirst' ? { lookUpFirst: true } : {}),
-    ...(plan.action === 'hold' ? { hold: plan.reason } : {}),
-    ...(keyMemory ? { keyMemory } : {}),
-    ...(at === undefined ? {} : { fenceOpenUntilMs: at + FENCE_OPEN_FOR_MS }),
-  };
 }
 
 /** The entity's `begin` said an earlier attempt may have called the provider. */
@@ -243,7 +161,16 @@ export function* handOffOrchestration<Task>(
   if (begin.decision === 'alreadyCompleted') result = begin.result;
   else if (plan.version === HANDOFF_VERSION && chargeAndRecord && signalEntity) {
     const call = (activityInput: ChargeActivityInput) => chargeAndRecord(activityInput, plan.claim);
-    const charged = yield* chargeWithinBudget(input, plan.retry, call, (answer) => answer as RecordedCharge, nowMs, timer, uncertainOf(begin));
+    const charged = yield* chargeWithinBudget(
+      input,
+      plan.retry,
+      call,
+      (answer) => answer as RecordedCharge,
+      nowMs,
+      timer,
+      uncertainOf(begin),
+      plan.settleUncertain,
+    );
     result = charged.result;
     written = charged.record === 'completed' || charged.record === 'fenced';
     signalEntity(entityKey, result.status === 'failed' ? { name: 'fail', attempt, reason: result.reason } : { name: 'complete', attempt, result });
@@ -256,6 +183,7 @@ export function* handOffOrchestration<Task>(
       nowMs,
       timer,
       uncertainOf(begin),
+      plan.settleUncertain,
     )).result;
     if (charged.status === 'failed') {
       yield steps.callEntity(entityKey, { name: 'fail', attempt, reason: charged.reason });
@@ -268,31 +196,4 @@ export function* handOffOrchestration<Task>(
   }
   if (!written) yield* write(result);
   return result;
-}
-
-/** Provider calls until one answers, or until the next retry would start past the budget (then `failed`). */
-function* chargeWithinBudget<Task>(
-  input: ChargeOrchestrationInput,
-  retry: RetryBudget,
-  call: (activityInput: ChargeActivityInput) => Task,
-  read: (answer: unknown) => RecordedCharge,
-  nowMs: () => number,
-  timer: (atMs: number) => Task,
-  entityUncertain: boolean,
-): Generator<Task, RecordedCharge, unknown> {
-  const startedMs = nowMs();
-  for (let round = 0; ; round++) {
-    try {
-      return read(yield call(providerCall(input, round, entityUncertain, nowMs() - startedMs, nowMs())));
-    } catch (error) {
-      const why = error instanceof Error ? error.message : String(error);
-      const next = nowMs() + retryDelayMs(retry, round);
-      if (next - startedMs > retry.budgetMs) {
-        const minutes = Math.round((retry.budgetMs / 60_000) * 100) / 100;
-        const reason = `provider failed transiently for the whole retry budget (${minutes} min, ${round + 1} rounds): ${why}`.slice(0, 500);
-        return { result: { status: 'failed', reason }, record: 'unwritten' };
-      }
-      yield timer(next);
-    }
-  }
 }

@@ -32,11 +32,17 @@ export interface HandOffPlan {
    * Absent (runs started before it existed): no rollover, so their replays stay as their history has them.
    */
   readonly recordRoundsPerExecution?: number;
+  /**
+   * A run whose budget is spent while a call may have charged settles it with one last call (look up, or hold for an
+   * operator) instead of recording `failed` (src/payments/chargeOrchestration.ts `chargeWithinBudget`). Absent (runs
+   * started before it existed): `failed`, so their replays stay as their history has them.
+   */
+  readonly settleUncertain?: boolean;
 }
 
 /** The plan the starters (the trigger, the operator's retry, the reconciler) hand a run today. */
 export function handOffPlan(claim: Claim, retry: RetryBudget): HandOffPlan {
-  return { version: HANDOFF_VERSION, claim, retry, recordRoundsPerExecution: RECORD_WRITE_ROUNDS_PER_EXECUTION };
+  return { version: HANDOFF_VERSION, claim, retry, recordRoundsPerExecution: RECORD_WRITE_ROUNDS_PER_EXECUTION, settleUncertain: true };
 }
 
 /**

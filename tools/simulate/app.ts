@@ -1,16 +1,8 @@
-import type { InvocationContext } from '@azure/functions';
 import { keyFromMessageId } from 'azure-functions-idempotency';
 import type { Settings } from '../../src/config/settings';
 import { simSettings } from './settings';
 import { DurableChargeWorkflow } from '../../src/app/DurableChargeWorkflow';
-import {
-  CHARGE_ACTIVITY,
-  COMPLETE_RECORD_ACTIVITY,
-  chargePaymentOrchestrator,
-  chargeProviderActivity,
-  FenceUnreadableError,
-  completeRecordActivity,
-} from '../../src/app/durableCharge';
+import { chargePaymentOrchestrator } from '../../src/app/durableCharge';
 import { purgeDurableRecords } from '../../src/app/durablePurge';
 import { retryBudgetOf } from '../../src/app/payments';
 import { paymentsRideOutPlan } from '../../src/app/paymentsFunctions';
@@ -23,16 +15,17 @@ import type { ParkingStore } from '../../src/messaging/ParkingStore';
 import { waitBudgetMsOf } from '../../src/payments/chargePatience';
 import { chargeEntityKey, chargeInstanceId } from '../../src/payments/ChargeWorkflow';
 import { PaymentsConsumer, PAYMENTS_CONSUMER } from '../../src/payments/PaymentsConsumer';
-import { PaymentProviderClient, TransientProviderError } from '../../src/payments/PaymentProviderClient';
 import { providerCapabilityOf } from '../../src/payments/providerLookup';
 import { SimBus } from './bus';
 import { SimDurableClient } from './client';
 import type { FaultRates, Mutation } from './faults';
-import { SimTaskHub, type HubFunctions } from './hub';
-import { SIM_PROVIDER_URL, SimProvider } from './provider';
+import { SimTaskHub } from './hub';
+import { SimProvider } from './provider';
 import type { Random } from './random';
 import { SimStore } from './store';
 import { SimTelemetry } from './telemetry';
+import { simActivities } from './activities';
+import { StepJudge } from './steps';
 import type { World } from './world';
 
 /**
@@ -58,11 +51,13 @@ export class SimApp {
   /** Records the sweep deleted, with what was still alive then (the invariants read it). */
   readonly sweptWhileLive: string[] = [];
   readonly purgedWhileLive: string[] = [];
+  /** The invariants judged at each step (store writes, runs ending). */
+  readonly steps: StepJudge;
   /** Calls the fence refused (record unreadable, past the fresh window), with the work item's age. */
   readonly fenceRefusals: Array<{ readonly key: string; readonly atMs: number; readonly ageMs: number }> = [];
 
   constructor(
-    private readonly world: World,
+    readonly world: World,
     random: Random,
     rates: FaultRates,
     lookup: 'none' | 'by-key',
@@ -131,7 +126,16 @@ export class SimApp {
       nowMs: () => world.nowMs(),
       sleep: (ms) => world.sleep(ms),
     });
-    this.hub.functions = { orchestrator: chargePaymentOrchestrator, activities: this.activities(mutation) };
+    this.hub.functions = {
+      orchestrator: chargePaymentOrchestrator,
+      activities: simActivities(
+        { world, store: this.store, provider: this.provider, telemetry: this.telemetry, settings, fenceRefusals: this.fenceRefusals },
+        mutation,
+      ),
+    };
+    this.steps = new StepJudge(this);
+    this.store.onWrite = () => this.steps.afterWrite();
+    this.hub.onFinal = (instance) => this.steps.afterRun(instance);
     this.hub.onPurge = (instanceId) => {
       const why = this.aliveForPurge(instanceId);
       if (why) this.purgedWhileLive.push(`${instanceId.slice(0, 30)}: purged while ${why}`);
@@ -147,39 +151,6 @@ export class SimApp {
     const run = this.hub.instances.get(chargeInstanceId(entityKey));
     if (run && ['Pending', 'Running', 'Suspended'].includes(run.status)) return `its run is ${run.status}`;
     return undefined;
-  }
-
-  /** The activities by the names they are registered under (a mutation may break that). */
-  private activities(mutation?: Mutation): HubFunctions['activities'] {
-    const telemetryOf = () => this.telemetry.telemetry;
-    const storeOf = () => this.store;
-    const nowOf = () => this.world.nowMs();
-    const context = {} as InvocationContext;
-    let keySeq = 0;
-    const charge = async (input: unknown, work: { readonly ageMs: number }) => {
-      // The app's own HTTP client over the simulated provider's answers (statuses, bodies, a lost connection): its
-      // classification (transient, declined, rejected) is what the run acts on.
-      const client = new PaymentProviderClient({ baseUrl: SIM_PROVIDER_URL, timeoutMs: this.settings.PAYMENT_PROVIDER_TIMEOUT_MS, fetch: this.provider.session().fetch });
-      const provider = {
-        findCharge: (key: string, correlationId?: string) => client.findCharge(key, correlationId),
-        charge: async (payment: Parameters<PaymentProviderClient['charge']>[0], key: string, correlationId?: string) => {
-          const result = await client.charge(payment, mutation === 'key-per-call' ? `${key}#${++keySeq}` : key, correlationId);
-          if (mutation === 'decline-transient' && result.status === 'declined') throw new TransientProviderError('declined (retried as transient)', 402);
-          return result;
-        },
-      } as unknown as PaymentProviderClient;
-      const activity = chargeProviderActivity(provider, telemetryOf, storeOf, nowOf);
-      return (activity(input, context) as Promise<unknown>).catch((error: unknown) => {
-        const key = (input as { idempotencyKey: string }).idempotencyKey;
-        if (error instanceof FenceUnreadableError) this.fenceRefusals.push({ key, atMs: this.world.nowMs(), ageMs: work.ageMs });
-        throw error;
-      });
-    };
-    const record = completeRecordActivity(storeOf, telemetryOf);
-    return new Map<string, (input: unknown, work: { readonly ageMs: number }) => Promise<unknown>>([
-      [mutation === 'activity-renamed' ? `${CHARGE_ACTIVITY}V2` : CHARGE_ACTIVITY, charge],
-      [COMPLETE_RECORD_ACTIVITY, async (input) => (await record(input, context)) as unknown],
-    ]);
   }
 
   /** The faults stop (the quiet phase): what is broken (a suspended run, a dead letter) stays as it is. */
@@ -272,6 +243,11 @@ export class SimApp {
    * (`--checked-at-provider`: a release), a failed one as it is (the run decides from the key's age).
    */
   async operatorRetry(paymentId: string, checkedAtProvider: boolean): Promise<void> {
+    // A held payment's runbook: check the key at the provider first; a charge found there is not retried.
+    if (checkedAtProvider && this.provider.ledger.some((c) => c.key === paymentId)) {
+      this.world.log(`operator: found ${paymentId}'s charge at the provider: not retried`);
+      return;
+    }
     if (checkedAtProvider) this.released.set(paymentId, this.world.nowMs());
     this.retried.set(paymentId, this.world.nowMs());
     try {

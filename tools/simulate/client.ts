@@ -17,6 +17,8 @@ const RPC_BASE = 'http://sim.invalid/runtime/webhooks/durabletask/';
 export class SimDurableClient {
   readonly clientData = { rpcBaseUrl: RPC_BASE };
   calls = 0;
+  /** Calls a scenario's `forceSlow` slowed (its premise). */
+  slowCalls = 0;
   /** A scenario's forced fault: calls made inside the window take `callMs`. */
   forceSlow?: { readonly fromMs: number; readonly toMs: number; readonly callMs: number };
   /** A scenario's forced fault: the first hop of each next `startNew` takes the next of these (ms). */
@@ -33,7 +35,9 @@ export class SimDurableClient {
   private async hop(forcedMs?: number): Promise<void> {
     this.calls++;
     const now = this.world.nowMs();
-    const forced = forcedMs ?? (this.forceSlow && now >= this.forceSlow.fromMs && now < this.forceSlow.toMs ? this.forceSlow.callMs : undefined);
+    const slowed = this.forceSlow && now >= this.forceSlow.fromMs && now < this.forceSlow.toMs ? this.forceSlow.callMs : undefined;
+    if (slowed !== undefined) this.slowCalls++;
+    const forced = forcedMs ?? slowed;
     await this.world.sleep(forced ?? (this.random.chance(this.slowRate) ? this.random.logBetween(1_000, 120_000) : this.random.logBetween(5, 200)));
   }
 

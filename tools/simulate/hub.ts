@@ -1,5 +1,5 @@
-import type * as df from 'durable-functions';
 import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityState } from '../../src/payments/chargeEntity';
+import { replayRun } from './hubReplay';
 import { VISIBILITY_MS, type HistoryResult, type HubFaults, type HubFunctions, type HubTask, type Instance } from './hubTypes';
 import { CHARGE_ENTITY } from '../../src/app/durableCharge';
 import type { Random } from './random';
@@ -18,7 +18,8 @@ export { VISIBILITY_MS, type HubFaults, type HubFunctions, type HubStatus, type 
  */
 export class SimTaskHub {
   readonly instances = new Map<string, Instance>();
-  readonly entities = new Map<string, { state?: ChargeEntityState; seen: Set<string> }>();
+  /** The `paymentCharge` entities: state, the request ids seen, the time of the last operation (for `hub-bounded`). */
+  readonly entities = new Map<string, { state?: ChargeEntityState; seen: Set<string>; lastOpMs?: number }>();
   /** Counts for the cost figures. */
   readonly counts = { episodes: 0, activities: 0, entityOps: 0, continuedAsNew: 0 };
   /** The longest history one execution held (tasks answered), and whose: `history-bounded` reads it. */
@@ -33,6 +34,10 @@ export class SimTaskHub {
   /** A scenario's forced faults: the next start's first episode waits `forceStartWaitMs`; the next `n` starts of a pending instance are dropped. */
   forceStartWaitMs?: number;
   forceDuplicateStart = 0;
+  /** Told when a run reaches a final status (the invariants judge it at that step). */
+  onFinal?: (instance: Instance) => void;
+  /** Activity executions as they start (name, run, time): scenarios check their premise with them. */
+  readonly activityRuns: Array<{ readonly instanceId: string; readonly name: string; readonly atMs: number }> = [];
   /** Told before anything is purged (the invariants check what was still alive). */
   onPurge?: (instanceId: string) => void;
 
@@ -71,11 +76,7 @@ export class SimTaskHub {
       input,
       createdMs: this.world.nowMs(),
       execution: (existing?.execution ?? 0) + 1,
-      results: [],
-      committed: 0,
-      awaiting: new Map(),
-      scheduled: 0,
-      signals: 0,
+      ...emptyHistory(),
       held: [],
     };
     this.instances.set(instanceId, instance);
@@ -102,7 +103,7 @@ export class SimTaskHub {
     const startedMs = instance.startedMs ?? now;
     // Results an episode took in and died before writing are new events again: this episode's time (OrchestratorStarted).
     for (let n = instance.committed; n < instance.results.length; n++) instance.results[n] = { ...instance.results[n], episodeMs: now };
-    const replay = this.replay(instance, startedMs);
+    const replay = replayRun(this.functions!, instance, startedMs);
     const newSignals = replay.signals.slice(instance.signals);
     const task = replay.next && replay.taskIndex >= instance.scheduled ? replay.next : undefined;
     const send = () => {
@@ -127,16 +128,7 @@ export class SimTaskHub {
     if (task) instance.scheduled = replay.taskIndex + 1;
     if (replay.done && replay.continued !== undefined) {
       // continueAsNew: a new execution with the new input and an empty history (messages of the old one are dropped).
-      Object.assign(instance, {
-        input: replay.continued.input,
-        execution: execution + 1,
-        results: [],
-        committed: 0,
-        awaiting: new Map(),
-        scheduled: 0,
-        signals: 0,
-        startedMs: undefined,
-      });
+      Object.assign(instance, { input: replay.continued.input, execution: execution + 1, startedMs: undefined, ...emptyHistory() });
       this.counts.continuedAsNew++;
       this.world.log(`hub: ${short(instanceId)} continued as new (execution ${instance.execution})`);
       this.enqueueEpisode(instance, instance.execution);
@@ -144,49 +136,7 @@ export class SimTaskHub {
       instance.status = replay.failed === undefined ? 'Completed' : 'Failed';
       instance.output = replay.failed ?? replay.output;
       this.world.log(`hub: ${short(instanceId)} ${instance.status}${replay.failed ? `: ${replay.failed}` : ''}`);
-    }
-  }
-
-  /** Runs the orchestrator from the start over the history; stops at the first task without a result. */
-  private replay(instance: Instance, startedMs: number) {
-    const functions = this.functions!;
-    let currentMs = startedMs;
-    const signals: Array<{ entityKey: string; operation: ChargeEntityOperation; sentAtMs: number }> = [];
-    let continued: { input: unknown } | undefined;
-    const context = {
-      df: {
-        getInput: () => structuredClone(instance.input),
-        get currentUtcDateTime() {
-          return new Date(currentMs);
-        },
-        callEntity: (id: df.EntityId, _name: string, operation: ChargeEntityOperation): HubTask => ({
-          kind: 'entity',
-          entityKey: id.key,
-          operation,
-          sentAtMs: currentMs,
-        }),
-        callActivity: (name: string, input: unknown): HubTask => ({ kind: 'activity', name, input: structuredClone(input) }),
-        createTimer: (at: Date): HubTask => ({ kind: 'timer', atMs: at.getTime() }),
-        signalEntity: (id: df.EntityId, _name: string, operation: ChargeEntityOperation) =>
-          void signals.push({ entityKey: id.key, operation, sentAtMs: currentMs }),
-        continueAsNew: (input: unknown) => void (continued = { input: structuredClone(input) }),
-      },
-    } as unknown as df.OrchestrationContext;
-    const generator = functions.orchestrator(context);
-    let taskIndex = 0;
-    let step: IteratorResult<unknown, unknown>;
-    try {
-      step = generator.next();
-      while (!step.done) {
-        const result = instance.results[taskIndex];
-        if (!result) return { next: step.value as HubTask, taskIndex, signals, done: false as const };
-        taskIndex++;
-        currentMs = result.episodeMs;
-        step = result.ok ? generator.next(structuredClone(result.value)) : generator.throw(new Error(result.error));
-      }
-      return { taskIndex, signals, done: true as const, output: step.value, continued };
-    } catch (error) {
-      return { taskIndex, signals, done: true as const, failed: error instanceof Error ? error.message : String(error) };
+      this.onFinal?.(instance);
     }
   }
 
@@ -247,6 +197,7 @@ export class SimTaskHub {
       return again();
     }
     this.counts.activities++;
+    this.activityRuns.push({ instanceId: instance.id, name: task.name, atMs: this.world.nowMs() });
     let result: Omit<HistoryResult, 'episodeMs'>;
     try {
       result = { ok: true, value: await body(structuredClone(task.input), { ageMs: this.world.nowMs() - sentMs }) };
@@ -286,6 +237,7 @@ export class SimTaskHub {
       this.entities.set(entityKey, entity);
       if (entity.seen.has(id)) return;
       entity.seen.add(id);
+      entity.lastOpMs = this.world.nowMs();
       this.counts.entityOps++;
       const applied = applyChargeOperation(entity.state, operation, this.world.nowMs());
       entity.state = applied.state;
@@ -334,6 +286,11 @@ export class SimTaskHub {
     if (instanceId.startsWith(prefix)) return this.entities.delete(instanceId.slice(prefix.length)) ? 1 : 0;
     return this.instances.delete(instanceId) ? 1 : 0;
   }
+}
+
+/** A new execution's history: nothing answered, scheduled, sent or awaited. */
+function emptyHistory(): Pick<Instance, 'results' | 'committed' | 'awaiting' | 'scheduled' | 'signals'> {
+  return { results: [], committed: 0, awaiting: new Map(), scheduled: 0, signals: 0 };
 }
 
 /** An instance id short enough for a trace line. */

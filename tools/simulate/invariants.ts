@@ -1,26 +1,11 @@
 import { RecordStatus } from 'azure-functions-idempotency';
+import { chargeInstanceId } from '../../src/payments/ChargeWorkflow';
 import type { ChargeResult } from '../../src/payments/schema';
 import type { SimApp } from './app';
+import { ALERTING_OUTCOMES } from './steps';
 
-/** A broken invariant: its name (what a failure prints first) and what broke it. */
-export interface Violation {
-  readonly invariant: InvariantName;
-  readonly detail: string;
-}
-
-export const INVARIANTS = {
-  'at-most-one-charge': 'at most one effective charge per payment',
-  'no-call-past-key-memory': "no provider call for a key older than the provider's declared memory without a look-up (or an operator's release)",
-  'failed-stays-failed': 'a payment whose failure was recorded and alerted is never charged or reopened afterwards unless an operator released it',
-  'every-payment-settles': 'every accepted payment ends completed, failed or held, or an alert names it, within the bound',
-  'no-delete-while-live': 'no record, run or entity is deleted while another part can still act on it',
-  'hub-bounded': "the task hub's instances stay bounded by the live records (final runs past retention without a record are purged)",
-  'result-matches-provider': "a provider's final answer (a decline) is recorded as such, not as a failure",
-  'runs-finish': "no run is left Running or Pending once the faults stopped and the bound passed (a suspended one is the operator's)",
-  'history-bounded': "no run's execution holds more than 150 tasks in its history (the worker replays it whole at each step)",
-  'no-false-alarm': 'no operator is paged for a run that did nothing wrong (one superseded by a duplicate start the task hub dropped)',
-} as const;
-export type InvariantName = keyof typeof INVARIANTS;
+export { INVARIANTS, type InvariantName, type Violation } from './invariantNames';
+import type { Violation } from './invariantNames';
 
 /**
  * The most tasks one execution may hold: a charge's provider rounds within the default 60 min budget (about 17, an
@@ -28,9 +13,6 @@ export type InvariantName = keyof typeof INVARIANTS;
  * tasks each), with room for late timers.
  */
 const HISTORY_BOUND_TASKS = 150;
-
-/** The alerting outcomes an operator is paged for (their metric has an alert rule in infra/). */
-const ALERTING_OUTCOMES = new Set(['failed', 'held', 'reconciled', 'lookup-unsupported', 'run-stuck', 'record-write-refused']);
 
 /** The first moment each payment's failure was alerted (`payments.failed` / `payments.held`, with its key). */
 function failureAlerts(app: SimApp): Map<string, number> {
@@ -83,7 +65,7 @@ export function checkInvariants(app: SimApp, payments: readonly string[], end: {
         });
     }
   }
-  violations.push(...falseAlarms(app));
+  violations.push(...falseAlarms(app), ...app.steps.violations, ...app.steps.unalertedFailures(end.nowMs));
   if (app.hub.longestHistory.tasks > HISTORY_BOUND_TASKS)
     violations.push({
       invariant: 'history-bounded',
@@ -93,7 +75,8 @@ export function checkInvariants(app: SimApp, payments: readonly string[], end: {
   for (const call of app.provider.calls) {
     if (call.answered !== 'declined') continue;
     const result = app.completedOnce.get(call.key) as ChargeResult | undefined;
-    if (result?.status === 'failed' && result.code !== 'held-for-operator' && !declineUnreachable(app, call))
+    // Held too: the run had the provider's decline to go by (a hold is for what only the provider can say).
+    if (result?.status === 'failed' && !declineUnreachable(app, call))
       violations.push({
         invariant: 'result-matches-provider',
         detail: `${call.key}: the provider declined, the record says failed (${result.reason.slice(0, 80)})`,
@@ -149,7 +132,9 @@ function settled(app: SimApp, payments: readonly string[]): Violation[] {
     );
     if (dead.has(paymentId)) continue; // the dead-letter queue's alert names it
     if (record?.status === RecordStatus.Completed && (result?.status !== 'failed' || alertedNow)) continue;
-    if (!record && app.completedOnce.has(paymentId)) continue; // completed, then swept past retention
+    const last = app.steps.completions.filter((c) => c.key === paymentId).at(-1);
+    // Completed, then swept past retention: a failure among its completions is judged by failure-alerted.
+    if (!record && last) continue;
     if (alertedNow && record?.status !== RecordStatus.Completed) continue;
     violations.push({
       invariant: 'every-payment-settles',
@@ -167,15 +152,20 @@ function runOf(app: SimApp, paymentId: string): string {
 /** At the end: no final run older than retention + the bound whose record is gone is still in the task hub. */
 function hubBounded(app: SimApp, nowMs: number, boundMs: number): Violation[] {
   const records = new Set(app.store.inner.records().map((r) => app.instanceIdOf(r)));
+  const cutoffMs = nowMs - app.retentionMs - boundMs;
   const stale = [...app.hub.instances.values()].filter(
-    (i) => ['Completed', 'Failed', 'Terminated'].includes(i.status) && !records.has(i.id) && i.createdMs < nowMs - app.retentionMs - boundMs,
+    (i) => ['Completed', 'Failed', 'Terminated'].includes(i.status) && !records.has(i.id) && i.createdMs < cutoffMs,
   );
-  return stale.length === 0
+  // Entities too, by the id the purge must build for them: an entity left after its record and run are gone is kept forever.
+  const staleEntities = [...app.hub.entities.entries()].filter(
+    ([key, entity]) => !records.has(chargeInstanceId(key)) && !app.hub.instances.has(chargeInstanceId(key)) && (entity.lastOpMs ?? 0) < cutoffMs,
+  );
+  return stale.length + staleEntities.length === 0
     ? []
     : [
         {
           invariant: 'hub-bounded',
-          detail: `${stale.length} final run(s) without a record kept past retention + ${boundMs / 3_600_000} h (of ${app.hub.instances.size} instances, ${app.hub.entities.size} entities)`,
+          detail: `${stale.length} final run(s) and ${staleEntities.length} entit(ies) without a record kept past retention + ${boundMs / 3_600_000} h (of ${app.hub.instances.size} instances, ${app.hub.entities.size} entities)`,
         },
       ];
 }

@@ -109,22 +109,23 @@ export class SimProvider {
    */
   session(): { fetch: typeof fetch } {
     let lookedUp = false;
-    const fetchOf = async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
-      const target = new URL(String(url));
+    const fetchOf = async (url: string | URL, init?: RequestInit): Promise<Response> => {
+      const target = new URL(url);
       const headers = new Headers(init?.headers);
       let answer: HttpAnswer;
       if ((init?.method ?? 'GET') === 'GET' && target.pathname === '/v1/charges') {
         lookedUp = true;
         answer = await this.lookUp(target.searchParams.get('idempotency_key') ?? '');
       } else if (init?.method === 'POST' && target.pathname === '/v1/charges') {
-        const payment = JSON.parse(String(init.body)) as PaymentRequested;
+        const payment = JSON.parse(init.body as string) as PaymentRequested;
         answer = await this.charge(payment, headers.get('idempotency-key') ?? '', lookedUp);
       } else answer = { status: 404, body: { error: { message: 'not found' } } };
       if (answer === 'connection-lost') throw new TypeError('fetch failed', { cause: new Error('socket hang up (simulated: the connection dropped)') });
       if (answer === 'timeout') throw new DOMException('The operation was aborted due to timeout', 'TimeoutError');
       return new Response(JSON.stringify(answer.body), { status: answer.status, headers: { 'content-type': 'application/json' } });
     };
-    return { fetch: fetchOf as typeof fetch };
+    // The client passes a URL and a string body: the only shapes this server reads.
+    return { fetch: fetchOf as unknown as typeof fetch };
   }
 
   private forget(key: string): KeyMemory | undefined {
@@ -140,7 +141,7 @@ export class SimProvider {
     this.calls.push(call);
     const answered = (status: number, body: unknown): HttpAnswer => {
       call.httpStatus = status;
-      this.world.log(`provider: charge ${key} -> ${status}${status === 500 ? ' (the key\'s saved response)' : ''}`);
+      this.world.log(`provider: charge ${key} -> ${status}${status === 500 ? " (the key's saved response)" : ''}`);
       return { status, body };
     };
     const unavailable = (why: string) => answered(503, { error: { type: 'api_error', message: why } });
@@ -157,8 +158,11 @@ export class SimProvider {
     if (this.random.chance(this.faults.error5xx)) return unavailable('service unavailable');
     let memory = this.forget(key);
     if (memory && (memory.amount !== payment.amount || memory.currency !== payment.currency))
-      return answered(422, { error: { type: 'idempotency_error', message: 'Keys for idempotent requests can only be used with the same parameters they were first used with' } });
-    if (memory?.inFlight) return answered(409, { error: { type: 'idempotency_error', code: 'idempotency_key_in_use', message: 'a request with this key is in flight' } });
+      return answered(422, {
+        error: { type: 'idempotency_error', message: 'Keys for idempotent requests can only be used with the same parameters they were first used with' },
+      });
+    if (memory?.inFlight)
+      return answered(409, { error: { type: 'idempotency_error', code: 'idempotency_key_in_use', message: 'a request with this key is in flight' } });
     if (!memory) {
       memory = { firstCallMs: this.world.nowMs(), inFlight: true, status: 0, body: undefined, amount: payment.amount, currency: payment.currency };
       this.keys.set(key, memory);
@@ -174,7 +178,8 @@ export class SimProvider {
         this.afterCharge?.();
       }
       // The endpoint ran and failed after its work: the 500 is the key's saved response (Stripe saves it, "including 500 errors").
-      if (this.random.chance(this.faults.error5xxAfter)) Object.assign(memory, { status: 500, body: { error: { type: 'api_error', message: 'internal error' } } });
+      if (this.random.chance(this.faults.error5xxAfter))
+        Object.assign(memory, { status: 500, body: { error: { type: 'api_error', message: 'internal error' } } });
       memory.inFlight = false;
     } else if (memory.status === 201) {
       const replay = answered(200, memory.body);

@@ -15,7 +15,12 @@ export interface Scenario {
   readonly lookup: 'none' | 'by-key';
   /** Places the faults; `paymentId` is the one payment sent at the start. */
   readonly script: (app: SimApp, world: World, paymentId: string) => void;
+  /** What the schedule must have shown for it to count (its faults happened, its payment got where it needs): why not, or undefined. */
+  readonly premise: (app: SimApp, paymentId: string) => string | undefined;
 }
+
+/** The time the payment was first recorded `failed`, if it was. */
+const failedAt = (app: SimApp, paymentId: string) => app.steps.completions.find((c) => c.key === paymentId && c.result.status === 'failed')?.atMs;
 
 export const SCENARIOS = {
   'key-memory': {
@@ -33,6 +38,13 @@ export const SCENARIOS = {
         void app.operatorRetry(paymentId, false);
       });
     },
+    premise(app, paymentId) {
+      const failed = failedAt(app, paymentId);
+      if (failed === undefined || failed > app.world.startMs + 21.5 * HOUR_MS) return 'the payment was not recorded failed before the operator retried it';
+      if (!app.retried.has(paymentId)) return 'the operator did not retry it';
+      const late = app.hub.activityRuns.some((r) => r.atMs >= app.world.startMs + 24 * HOUR_MS);
+      return late ? undefined : "no activity of the retry's run ran past the key memory (24 h)";
+    },
   },
   'revive-failed': {
     description:
@@ -41,6 +53,11 @@ export const SCENARIOS = {
     script(app, world) {
       app.provider.setOutage({ fromMs: world.startMs, toMs: world.startMs + 75 * MINUTE_MS });
       app.client.forceSlow = { fromMs: world.startMs + 40 * MINUTE_MS, toMs: world.startMs + 56 * MINUTE_MS, callMs: 20 * MINUTE_MS };
+    },
+    premise(app, paymentId) {
+      const failed = failedAt(app, paymentId);
+      if (failed === undefined) return 'the payment was never recorded failed (the schedule shows nothing about reviving one)';
+      return app.client.slowCalls > 0 ? undefined : "no Durable client call was slowed (the reconciler's status read did not straddle the failure)";
     },
   },
   'stale-duplicate': {
@@ -52,6 +69,13 @@ export const SCENARIOS = {
       app.hub.forceRestartOnActivity = 1;
       app.hub.forceActivityWait = { fromMs: world.startMs, waitMs: 3 * HOUR_MS, count: 1 };
     },
+    premise(app, paymentId) {
+      const failed = failedAt(app, paymentId);
+      if (failed === undefined) return 'the payment was never recorded failed';
+      if (app.hub.forceRestartOnActivity > 0) return 'the host restart that sends the copy did not happen';
+      const copy = app.hub.activityRuns.some((r) => r.name === 'chargeProvider' && r.atMs > failed);
+      return copy ? undefined : 'no chargeProvider copy ran after the payment was recorded failed';
+    },
   },
   'duplicate-start': {
     description:
@@ -61,6 +85,9 @@ export const SCENARIOS = {
       app.client.forceStartHopMs.push(90_000, 60_000);
       app.hub.forceStartWaitMs = 10 * MINUTE_MS;
       app.hub.forceDuplicateStart = 1;
+    },
+    premise(app) {
+      return app.hub.droppedStarts.some((d) => d.attempt === 2) ? undefined : 'no start of attempt 2 was dropped by the task hub';
     },
   },
   'record-write-outage': {
@@ -72,6 +99,11 @@ export const SCENARIOS = {
         app.provider.afterCharge = undefined;
         app.store.setForbidden({ fromMs: world.nowMs(), toMs: world.nowMs() + 20 * HOUR_MS });
       };
+    },
+    premise(app, paymentId) {
+      if (app.hub.counts.continuedAsNew === 0) return 'the run never continued as new (the outage did not outlast 20 record-write tries)';
+      const completed = app.steps.completions.find((c) => c.key === paymentId);
+      return completed?.result.status === 'succeeded' ? undefined : 'the payment was not recorded succeeded after the outage';
     },
   },
 } satisfies Record<string, Scenario>;

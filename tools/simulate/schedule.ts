@@ -71,6 +71,7 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
     payments.push(paymentId);
     const decline = plan.chance(0.15) && !scenario;
     const body = { paymentId, customerId: decline ? 'decline-1' : `cust-${n}`, amount: 100 * plan.int(1, 50), currency: 'EUR' };
+    app.steps.sent.set(paymentId, body);
     scenario?.script(app, world, paymentId);
     world.at(world.startMs + plan.logBetween(1, 60_000), () => void app.bus.send(paymentId, body));
     // A resend inside the window the app covers (message TTL + deliveries + resubmit margin: retention is checked
@@ -133,6 +134,8 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
   await world.runUntil(end);
   app.observe();
   violations.push(...checkInvariants(app, payments, { final: true, boundMs: SETTLE_BOUND_MS, nowMs: world.nowMs() }));
+  const premise = scenario?.premise(app, payments[0]);
+  if (premise) violations.push({ invariant: 'scenario-premise', detail: `${options.scenario}: ${premise}` });
   return {
     seed: options.seed,
     payments: paymentCount,

@@ -36,6 +36,8 @@ export class SimStore implements ReopenableStore {
   readonly inner: InMemoryIdempotencyStore;
   /** Store calls made (round trips), for the cost figures. */
   calls = 0;
+  /** Told after every write that landed (its answer may still be lost): the invariants judge each step as it happens. */
+  onWrite?: (operation: string) => void;
 
   constructor(
     private readonly world: World,
@@ -68,6 +70,7 @@ export class SimStore implements ReopenableStore {
       throw new StoreUnavailableError(`table did not answer (${operation}: injected timeout)`, operation);
     }
     const answer = await run();
+    if (write) this.onWrite?.(operation);
     if (write && this.random.chance(this.faults.lostAnswer)) {
       await this.world.sleep(this.random.logBetween(100, 5_000));
       throw new StoreUnavailableError(`table answer lost (${operation}: injected, the write landed)`, operation, undefined, true);

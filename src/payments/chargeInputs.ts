@@ -1,0 +1,83 @@
+import type { HandOffPlan } from './handOffPlan';
+import type { KeyMemoryGuard, LegacyLookupMode, ProviderCapability } from './providerLookup';
+import type { RecordWriteCarry } from './recordWriteRetry';
+import type { PaymentRequested } from './schema';
+
+/** The inputs of a charge run and of its provider activity (src/payments/chargeOrchestration.ts runs them). */
+
+/** Input of one orchestration run: everything the run needs, nothing of the message but the payment. */
+export interface ChargeOrchestrationInput {
+  /** Sent to the provider as `Idempotency-Key` (the paymentId, the same on every call for this payment). */
+  readonly idempotencyKey: string;
+  /** Key of the `paymentCharge` entity: one per record lifetime and payload (`chargeEntityKey`, a hash: always a valid entity key). */
+  readonly entityKey: string;
+  /** Digest of the payment this run was started for (the run answers only that payload). */
+  readonly digest?: string;
+  /** Fencing number of the claim that started this run. */
+  readonly attempt: number;
+  readonly payment: PaymentRequested;
+  /** The message's correlation id, passed on to the provider for end-to-end tracing. */
+  readonly correlationId?: string;
+  /**
+   * Handoff design (docs/DESIGN.md "Payments: hand off, don't hold"): the run owns the record. It retries
+   * transient provider failures with durable timers for the plan's budget and completes the dedup record
+   * itself (fenced by the claim's attempt). Absent: the holding design (the delivery waits and completes it).
+   */
+  readonly handoff?: HandOffPlan;
+  /**
+   * The provider's declared capability (`PAYMENT_PROVIDER_LOOKUP`, `PAYMENT_PROVIDER_KEY_MEMORY_HOURS`) as the starter
+   * read it (src/payments/providerLookup.ts): a replay decides the same way whatever the worker's settings.
+   */
+  readonly provider?: ProviderCapability;
+  /** The key's age when the run was started (starter's clock - the record's creation); the run adds its own elapsed time. */
+  readonly keyAgeAtStartMs?: number;
+  /**
+   * When the key's first provider call could have been made, epoch ms (the record generation's creation: no call
+   * precedes its claim; an operator's check at the provider moves it to the check). The run measures the key's age from
+   * it at each round (`currentUtcDateTime - keyOriginMs`), so every wait before and inside the run counts: the start
+   * queue, the first episode, the entity's `begin`, a suspension. Absent (runs started before it existed): the age at
+   * start plus the loop's own elapsed time.
+   */
+  readonly keyOriginMs?: number;
+  /** Runs started before `provider` existed: the old when-to-look mode (absent too: `uncertain`). */
+  readonly providerLookup?: LegacyLookupMode;
+  /**
+   * Holding design: the run's provider retries instead of `PROVIDER_RETRY` (which the deliveries' patience counts:
+   * chargePatience.ts). Only the local executor's tests set it (short intervals); the app never does.
+   */
+  readonly providerRetry?: ProviderRetry;
+  /**
+   * A handoff run continued as new in its record write (`continueAsNew`, history bounded): the write's position. The
+   * run goes straight back to writing `result` (no entity, no provider).
+   */
+  readonly recordWrite?: RecordWriteCarry;
+}
+
+/** Provider calls of a holding run: `maxNumberOfAttempts` in all, the first retry after `firstRetryIntervalMs`, times `backoffCoefficient` each. */
+export interface ProviderRetry {
+  readonly firstRetryIntervalMs: number;
+  readonly maxNumberOfAttempts: number;
+  readonly backoffCoefficient: number;
+}
+
+export interface ChargeActivityInput {
+  readonly idempotencyKey: string;
+  readonly payment: PaymentRequested;
+  readonly correlationId?: string;
+  /** Look up the charge made under the key first and return it without charging (an earlier call may have charged). */
+  readonly lookUpFirst?: boolean;
+  /** Call nothing: hold the payment for an operator with this reason (answered `failed`, code `held-for-operator`). */
+  readonly hold?: string;
+  /**
+   * Charge nothing: look the key's charge up and answer it; none found answers `failed` with this reason (the run's
+   * budget is spent and an earlier call may have charged: only the provider can say which). A look-up that fails holds.
+   */
+  readonly lookUpOnly?: { readonly failedReason: string };
+  /**
+   * The plan relied on the provider's key memory: the activity checks its own clock at the call and, past
+   * `trustedUntilMs`, looks up first or holds instead (queue waits after the plan are unbounded: `KeyMemoryGuard`).
+   */
+  readonly keyMemory?: KeyMemoryGuard;
+  /** Past this time (epoch ms), a fence that cannot read the record refuses the call ({@link FENCE_OPEN_FOR_MS}). */
+  readonly fenceOpenUntilMs?: number;
+}

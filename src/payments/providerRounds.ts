@@ -1,0 +1,84 @@
+import type { ChargeActivityInput, ChargeOrchestrationInput } from './chargeInputs';
+import type { RecordedCharge } from './completeRecord';
+import { FENCE_OPEN_FOR_MS, HANDOFF_VERSION } from './handOffPlan';
+import { MAY_HAVE_CHARGED } from './PaymentProviderClient';
+import { keyMemoryGuardOf, planProviderCall } from './providerLookup';
+import { retryDelayMs, type RetryBudget } from './recordWriteRetry';
+
+/** A run's provider rounds: what each call is asked to do, and the loop within the retry budget (both designs' handoff). */
+
+/** The provider activity's input for retry round `round` of a run, `elapsedMs` into it: per {@link planProviderCall}. */
+export function providerCall(input: ChargeOrchestrationInput, round: number, entityUncertain: boolean, elapsedMs: number, nowMs?: number): ChargeActivityInput {
+  const keyAgeMs =
+    input.keyOriginMs !== undefined && nowMs !== undefined
+      ? Math.max(0, nowMs - input.keyOriginMs)
+      : input.keyAgeAtStartMs === undefined
+        ? undefined
+        : input.keyAgeAtStartMs + elapsedMs;
+  const capability = input.provider ?? input.providerLookup ?? 'uncertain';
+  const lookupCase = { round, entityUncertain, keyAgeMs };
+  const plan = planProviderCall(capability, lookupCase);
+  // Runs started before the guard existed replay without it (their history's inputs stay as they were).
+  const at = nowMs === undefined || input.handoff?.version !== HANDOFF_VERSION ? undefined : nowMs;
+  const keyMemory = at === undefined ? undefined : keyMemoryGuardOf(capability, lookupCase, plan, at);
+  return {
+    idempotencyKey: input.idempotencyKey,
+    payment: input.payment,
+    correlationId: input.correlationId,
+    ...(plan.action === 'lookUpFirst' ? { lookUpFirst: true } : {}),
+    ...(plan.action === 'hold' ? { hold: plan.reason } : {}),
+    ...(keyMemory ? { keyMemory } : {}),
+    ...(at === undefined ? {} : { fenceOpenUntilMs: at + FENCE_OPEN_FOR_MS }),
+  };
+}
+
+/**
+ * Provider calls until one answers, or until the next retry would start past the budget. Then `failed`, when no call
+ * could have charged (each failed before the provider's endpoint ran: 503, 429, a refused fence); when one could have
+ * (its answer lost, a 500, a 409 in flight, an uncertain `begin`) and the plan settles uncertainty
+ * (`settleUncertain`), one last call says which: the charge looked up (found: its result; none: `failed`), or, with no
+ * look-up, the payment held for an operator to check at the provider. Never `failed` for a customer the provider charged.
+ */
+export function* chargeWithinBudget<Task>(
+  input: ChargeOrchestrationInput,
+  retry: RetryBudget,
+  call: (activityInput: ChargeActivityInput) => Task,
+  read: (answer: unknown) => RecordedCharge,
+  nowMs: () => number,
+  timer: (atMs: number) => Task,
+  entityUncertain: boolean,
+  settleUncertain = false,
+): Generator<Task, RecordedCharge, unknown> {
+  const startedMs = nowMs();
+  let mayHaveCharged = entityUncertain;
+  for (let round = 0; ; round++) {
+    try {
+      return read(yield call(providerCall(input, round, entityUncertain, nowMs() - startedMs, nowMs())));
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      mayHaveCharged ||= why.includes(MAY_HAVE_CHARGED);
+      const next = nowMs() + retryDelayMs(retry, round);
+      if (next - startedMs > retry.budgetMs) {
+        const minutes = Math.round((retry.budgetMs / 60_000) * 100) / 100;
+        const reason = `provider failed transiently for the whole retry budget (${minutes} min, ${round + 1} rounds): ${why}`.slice(0, 500);
+        if (!settleUncertain || !mayHaveCharged) return { result: { status: 'failed', reason }, record: 'unwritten' };
+        // One more retry interval first: a charge made by the last call shows in a look-up that lags (a search index).
+        yield timer(next);
+        return read(yield call(settlingCall(input, providerCall(input, round + 1, true, nowMs() - startedMs, nowMs()), reason)));
+      }
+      yield timer(next);
+    }
+  }
+}
+
+/** The last call of a run whose budget is spent while a call may have charged: look up only, or hold (see above). */
+function settlingCall(input: ChargeOrchestrationInput, planned: ChargeActivityInput, failedReason: string): ChargeActivityInput {
+  const { keyMemory: _guard, lookUpFirst: _lookUp, hold: _hold, ...call } = planned;
+  const capability = input.provider ?? input.providerLookup ?? 'uncertain';
+  const lookup = typeof capability === 'string' ? capability !== 'off' : capability.lookup === 'by-key';
+  if (lookup) return { ...call, lookUpOnly: { failedReason } };
+  return {
+    ...call,
+    hold: `the retry budget is spent and an earlier call may have charged (${failedReason.slice(0, 200)}); PAYMENT_PROVIDER_LOOKUP is none, so only the provider can say: check the key there`,
+  };
+}
