@@ -24,6 +24,9 @@ import { SimProvider } from './provider';
 import type { Random } from './random';
 import { SimStore } from './store';
 import { SimTelemetry } from './telemetry';
+import { simTableClient } from './tableQuery';
+import type { TableClient } from '@azure/data-tables';
+import { lapsedInProgressRecords, type ReconcilePosition } from '../../src/lifecycle/lapsedRecords';
 import { simActivities } from './activities';
 import { StepJudge } from './steps';
 import type { World } from './world';
@@ -51,6 +54,9 @@ export class SimApp {
   /** Records the sweep deleted, with what was still alive then (the invariants read it). */
   readonly sweptWhileLive: string[] = [];
   readonly purgedWhileLive: string[] = [];
+  /** The consumer's table as the reconciler queries it (tableQuery.ts), and where its read stands between ticks. */
+  private readonly table: TableClient;
+  private readonly reconcilePosition: ReconcilePosition = { partition: 0 };
   /** The invariants judged at each step (store writes, runs ending). */
   readonly steps: StepJudge;
   /** Calls the fence refused (record unreadable, past the fresh window), with the work item's age. */
@@ -134,6 +140,11 @@ export class SimApp {
       ),
     };
     this.steps = new StepJudge(this);
+    this.table = simTableClient(this.store, random.fork(), {
+      partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT,
+      retentionMs: this.retentionMs,
+      emptyPages: () => rates['table-empty-page'] > 0,
+    });
     this.store.onWrite = () => this.steps.afterWrite();
     this.hub.onFinal = (instance) => this.steps.afterRun(instance);
     this.hub.onPurge = (instanceId) => {
@@ -185,7 +196,14 @@ export class SimApp {
     try {
       const client = this.client.asDurableClient();
       const reconciled = await reconcileOn({
-        records: (lapsedBeforeMs) => this.store.lapsedInProgress(PAYMENTS_CONSUMER, lapsedBeforeMs),
+        // The app's own query (its OData filter, partition by partition, page by page) against the simulated rows.
+        records: (lapsedBeforeMs) =>
+          lapsedInProgressRecords(this.table, {
+            consumer: PAYMENTS_CONSUMER,
+            partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT,
+            lapsedBeforeMs,
+            position: this.reconcilePosition,
+          }),
         client,
         store: this.store,
         settings,

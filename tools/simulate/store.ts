@@ -1,5 +1,4 @@
 import {
-  RecordStatus,
   StoreRequestError,
   StoreUnavailableError,
   type Claim,
@@ -107,30 +106,8 @@ export class SimStore implements ReopenableStore {
     return this.call('readLocalRow', () => this.inner.readLocalRow(key, name), false);
   }
 
-  /**
-   * The reconciler's read (as `lapsedInProgressRecords` on the table): `consumer`'s records in progress whose lease
-   * lapsed at or before `lapsedBeforeMs`, a page at a time; a page may come back empty with more to read (Azure does).
-   */
-  async *lapsedInProgress(consumer: string, lapsedBeforeMs: number): AsyncGenerator<IdempotencyRecord> {
-    // Rows are read as of each page, after the last row key returned (a continuation token), in row key order.
-    let after = '';
-    for (;;) {
-      const page = await this.call(
-        'reconcile.query',
-        async () => {
-          const rest = this.inner
-            .records()
-            .filter((r) => r.recordId > after)
-            .sort((a, b) => (a.recordId < b.recordId ? -1 : 1));
-          const scanned = rest.slice(0, this.faults.emptyPage > 0 ? this.random.int(1, 3) : 100);
-          if (scanned.length > 0) after = scanned[scanned.length - 1].recordId;
-          const rows = scanned.filter((r) => r.consumer === consumer && r.status === RecordStatus.InProgress && r.leaseExpiresAtMs <= lapsedBeforeMs);
-          return { rows, more: rest.length > scanned.length };
-        },
-        false,
-      );
-      yield* page.rows;
-      if (!page.more) return;
-    }
+  /** One page of a query (the reconciler's: tableQuery.ts), with a store call's latency and faults. */
+  query<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    return this.call(operation, run, false);
   }
 }
