@@ -121,7 +121,7 @@ export function compileFilter(filter: string): Predicate {
     if (!compare) throw new Error(`simulated table: unsupported operator ${operator} in ${filter}`);
     return (row) => {
       // The service's system properties are the SDK entity's `partitionKey` / `rowKey`.
-      const raw = row[SYSTEM_PROPERTIES[property] ?? property] as unknown;
+      const raw = row[SYSTEM_PROPERTIES[property] ?? property];
       if (raw === undefined || raw === null) return false;
       const actual: Value = typeof raw === 'object' && 'value' in raw ? Number((raw as { value: string }).value) : (raw as Value);
       if (typeof actual !== typeof value) return false;
