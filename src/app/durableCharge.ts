@@ -5,7 +5,7 @@ import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestration
 import { chargeOnce, type HeldReporter } from '../payments/chargeOnce';
 
 export { atTheCall, chargeOnce, type HeldReporter } from '../payments/chargeOnce';
-import { MAY_HAVE_CHARGED, TransientProviderError, type PaymentProviderClient } from '../payments/PaymentProviderClient';
+import type { PaymentProviderClient } from '../payments/PaymentProviderClient';
 import { IdempotencyError, RecordStatus, StoreRequestError, type Claim, type IdempotencyStore } from 'azure-functions-idempotency';
 import { completeRecord, type CompleteRecordInput, type CompleteRecordOutcome, type RecordedCharge } from '../payments/completeRecord';
 import type { ChargeResult } from '../payments/schema';
@@ -81,15 +81,7 @@ export function chargeProviderActivity(
       const moved = await recordMovedOn(store(), claim, { openUntilMs: activityInput.fenceOpenUntilMs, nowMs });
       if (moved) return moved;
     }
-    let result: ChargeResult;
-    try {
-      result = await chargeOnce(provider, activityInput, report, nowMs);
-    } catch (error) {
-      // The run reads only the message: say there when the call may have charged (its budget's end settles it).
-      if (error instanceof TransientProviderError && error.mayHaveCharged && !error.message.includes(MAY_HAVE_CHARGED))
-        throw new TransientProviderError(`${error.message} (${MAY_HAVE_CHARGED})`, error.statusCode, { cause: error });
-      throw error;
-    }
+    const result = await chargeOnce(provider, activityInput, report, nowMs);
     if (!claim || !store) return result;
     try {
       return { result, record: await writeRecordOnce(store(), telemetry, { claim, result, payment: activityInput.payment }) };

@@ -1,12 +1,6 @@
 import { IdempotencyError } from 'azure-functions-idempotency';
 import type { ChargeResult, PaymentRequested } from './schema';
 
-/** Marks a failed call that may have charged (in the activity's error message, which is all the run reads of it). */
-export const MAY_HAVE_CHARGED = 'the call may have charged';
-
-/** Statuses that say the provider's endpoint did not run (nothing saved for the key, nothing charged): HTTP 503, 429. */
-const NOT_EXECUTED = new Set([429, 503]);
-
 /** A provider failure worth retrying with the same `Idempotency-Key` (5xx, 409 in flight, timeouts, network). */
 export class TransientProviderError extends IdempotencyError {
   constructor(
@@ -15,15 +9,6 @@ export class TransientProviderError extends IdempotencyError {
     options?: { cause?: unknown },
   ) {
     super(message, { cause: options?.cause, retryable: true });
-  }
-
-  /**
-   * Whether the call may have charged: no answer (a timeout, a lost connection: the charge may be made), a 500 after
-   * the endpoint ran (Stripe saves it as the key's answer), 409 (another request with the key is charging), an answer
-   * that cannot be read. Only 503 and 429 say the request was not processed.
-   */
-  get mayHaveCharged(): boolean {
-    return this.statusCode === undefined || !NOT_EXECUTED.has(this.statusCode);
   }
 }
 

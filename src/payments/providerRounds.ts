@@ -1,8 +1,7 @@
 import type { ChargeActivityInput, ChargeOrchestrationInput } from './chargeInputs';
 import type { RecordedCharge } from './completeRecord';
 import { FENCE_OPEN_FOR_MS, HANDOFF_VERSION } from './handOffPlan';
-import { MAY_HAVE_CHARGED } from './PaymentProviderClient';
-import { keyMemoryGuardOf, planProviderCall } from './providerLookup';
+import { HELD_FOR_OPERATOR, keyMemoryGuardOf, planProviderCall } from './providerLookup';
 import { retryDelayMs, type RetryBudget } from './recordWriteRetry';
 
 /** A run's provider rounds: what each call is asked to do, and the loop within the retry budget (both designs' handoff). */
@@ -33,11 +32,12 @@ export function providerCall(input: ChargeOrchestrationInput, round: number, ent
 }
 
 /**
- * Provider calls until one answers, or until the next retry would start past the budget. Then `failed`, when no call
- * could have charged (each failed before the provider's endpoint ran: 503, 429, a refused fence); when one could have
- * (its answer lost, a 500, a 409 in flight, an uncertain `begin`) and the plan settles uncertainty
- * (`settleUncertain`), one last call says which: the charge looked up (found: its result; none: `failed`), or, with no
- * look-up, the payment held for an operator to check at the provider. Never `failed` for a customer the provider charged.
+ * Provider calls until one answers, or until the next retry would start past the budget. Then, when the plan settles
+ * (`settleUncertain`), one last call says what happened, since no run can tell that none of its calls charged (an
+ * activity execution whose answer and worker were both lost leaves the run nothing to go by: simulator seed 634): the
+ * charge looked up (found: its result; none: `failed`, now a fact), or, with no look-up, the payment held for an
+ * operator to check at the provider. Never `failed` for a customer the provider charged. Plans without it (runs
+ * started before): `failed`.
  */
 export function* chargeWithinBudget<Task>(
   input: ChargeOrchestrationInput,
@@ -50,28 +50,34 @@ export function* chargeWithinBudget<Task>(
   settleUncertain = false,
 ): Generator<Task, RecordedCharge, unknown> {
   const startedMs = nowMs();
-  let mayHaveCharged = entityUncertain;
   for (let round = 0; ; round++) {
     try {
       return read(yield call(providerCall(input, round, entityUncertain, nowMs() - startedMs, nowMs())));
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
-      mayHaveCharged ||= why.includes(MAY_HAVE_CHARGED);
       const next = nowMs() + retryDelayMs(retry, round);
       if (next - startedMs > retry.budgetMs) {
         const minutes = Math.round((retry.budgetMs / 60_000) * 100) / 100;
         const reason = `provider failed transiently for the whole retry budget (${minutes} min, ${round + 1} rounds): ${why}`.slice(0, 500);
-        if (!settleUncertain || !mayHaveCharged) return { result: { status: 'failed', reason }, record: 'unwritten' };
+        if (!settleUncertain) return { result: { status: 'failed', reason }, record: 'unwritten' };
         // One more retry interval first: a charge made by the last call shows in a look-up that lags (a search index).
         yield timer(next);
-        return read(yield call(settlingCall(input, providerCall(input, round + 1, true, nowMs() - startedMs, nowMs()), reason)));
+        try {
+          return read(yield call(settlingCall(input, providerCall(input, round + 1, true, nowMs() - startedMs, nowMs()), reason)));
+        } catch (settleError) {
+          // The check itself could not be made (the fence could not read the record, the worker failed): held, and the
+          // record write that follows alerts it; never an exception out of the run (the reconciler would restart it).
+          const cause = settleError instanceof Error ? settleError.message : String(settleError);
+          const held = `held for an operator: the retry budget is spent and the last check could not be made (${cause.slice(0, 150)}): check the key at the provider`;
+          return { result: { status: 'failed', reason: held.slice(0, 500), code: HELD_FOR_OPERATOR }, record: 'unwritten' };
+        }
       }
       yield timer(next);
     }
   }
 }
 
-/** The last call of a run whose budget is spent while a call may have charged: look up only, or hold (see above). */
+/** The last call of a run whose budget is spent: look up only, or hold (see above). */
 function settlingCall(input: ChargeOrchestrationInput, planned: ChargeActivityInput, failedReason: string): ChargeActivityInput {
   const { keyMemory: _guard, lookUpFirst: _lookUp, hold: _hold, ...call } = planned;
   const capability = input.provider ?? input.providerLookup ?? 'uncertain';
@@ -79,6 +85,6 @@ function settlingCall(input: ChargeOrchestrationInput, planned: ChargeActivityIn
   if (lookup) return { ...call, lookUpOnly: { failedReason } };
   return {
     ...call,
-    hold: `the retry budget is spent and an earlier call may have charged (${failedReason.slice(0, 200)}); PAYMENT_PROVIDER_LOOKUP is none, so only the provider can say: check the key there`,
+    hold: `the retry budget is spent and no call can be shown not to have charged (${failedReason.slice(0, 200)}); PAYMENT_PROVIDER_LOOKUP is none, so only the provider can say: check the key there`,
   };
 }
