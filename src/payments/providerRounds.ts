@@ -60,8 +60,9 @@ export function* chargeWithinBudget<Task>(
         const minutes = Math.round((retry.budgetMs / 60_000) * 100) / 100;
         const reason = `provider failed transiently for the whole retry budget (${minutes} min, ${round + 1} rounds): ${why}`.slice(0, 500);
         if (!settleUncertain) return { result: { status: 'failed', reason }, record: 'unwritten' };
-        // One more retry interval first: a charge made by the last call shows in a look-up that lags (a search index).
-        yield timer(next);
+        // The longest retry interval first: a charge made by the last call shows in a look-up that lags (a search index:
+        // Stripe's, up to a minute), and a call still in flight at the provider has finished.
+        yield timer(nowMs() + Math.max(retry.maxDelayMs, next - nowMs()));
         try {
           return read(yield call(settlingCall(input, providerCall(input, round + 1, true, nowMs() - startedMs, nowMs()), reason)));
         } catch (settleError) {

@@ -2,6 +2,7 @@ import type { InvocationContext } from '@azure/functions';
 import type { Settings } from '../../src/config/settings';
 import { CHARGE_ACTIVITY, COMPLETE_RECORD_ACTIVITY, chargeProviderActivity, completeRecordActivity, FenceUnreadableError } from '../../src/app/durableCharge';
 import { PaymentProviderClient, TransientProviderError } from '../../src/payments/PaymentProviderClient';
+import type { ChargeWorkflow } from '../../src/payments/ChargeWorkflow';
 import type { Mutation } from './faults';
 import type { HubFunctions } from './hubTypes';
 import { SIM_PROVIDER_URL, type SimProvider } from './provider';
@@ -41,7 +42,12 @@ export function simActivities(deps: ActivityDeps, mutation?: Mutation): HubFunct
     const provider = {
       findCharge: (key: string, correlationId?: string) => client.findCharge(key, correlationId),
       charge: async (payment: Parameters<PaymentProviderClient['charge']>[0], key: string, correlationId?: string) => {
-        const result = await client.charge(payment, mutation === 'key-per-call' ? `${key}#${++keySeq}` : key, correlationId);
+        const result = await client.charge(payment, mutation === 'key-per-call' ? `${key}#${++keySeq}` : key, correlationId).catch((error: unknown) => {
+          // A refactor that reads a 409 (a request with the key in flight) as the provider refusing the request.
+          if (mutation === 'conflict-rejected' && error instanceof TransientProviderError && error.statusCode === 409)
+            return { status: 'rejected' as const, reason: 'payment provider answered 409' };
+          throw error;
+        });
         if (mutation === 'decline-transient' && result.status === 'declined') throw new TransientProviderError('declined (retried as transient)', 402);
         return result;
       },
@@ -58,4 +64,13 @@ export function simActivities(deps: ActivityDeps, mutation?: Mutation): HubFunct
     [mutation === 'activity-renamed' ? `${CHARGE_ACTIVITY}V2` : CHARGE_ACTIVITY, charge],
     [COMPLETE_RECORD_ACTIVITY, async (input) => (await record(input, context)) as unknown],
   ]);
+}
+
+/**
+ * The trigger's view of the runs (a mutation may blind it): `takeover-live` answers every status read with "no run", as
+ * a refactor that drops the trigger's check for a run still going would, so a redelivery takes the record over.
+ */
+export function triggerWorkflow(workflow: ChargeWorkflow, mutation?: Mutation): ChargeWorkflow {
+  if (mutation !== 'takeover-live') return workflow;
+  return { status: async () => ({ state: 'none' }), start: (instanceId, input) => workflow.start(instanceId, input) };
 }

@@ -27,7 +27,7 @@ import { SimTelemetry } from './telemetry';
 import { simTableClient } from './tableQuery';
 import type { TableClient } from '@azure/data-tables';
 import { lapsedInProgressRecords, type ReconcilePosition } from '../../src/lifecycle/lapsedRecords';
-import { simActivities } from './activities';
+import { simActivities, triggerWorkflow } from './activities';
 import { StepJudge } from './steps';
 import type { World } from './world';
 
@@ -103,6 +103,7 @@ export class SimApp {
       },
       lookup,
       settings.PAYMENT_PROVIDER_KEY_MEMORY_HOURS * 3_600_000,
+      settings.PAYMENT_PROVIDER_TIMEOUT_MS,
     );
     this.bus = new SimBus(world, random.fork(), {
       lockMs: settings.SERVICEBUS_LOCK_DURATION_SECONDS * 1000,
@@ -127,7 +128,7 @@ export class SimApp {
     this.bus.trigger = makePaymentsHandler({
       consumer: () => consumer,
       telemetry: () => telemetry,
-      workflow: () => new DurableChargeWorkflow(this.client.asDurableClient(), { sleep: (ms) => world.sleep(ms) }),
+      workflow: () => triggerWorkflow(new DurableChargeWorkflow(this.client.asDurableClient(), { sleep: (ms) => world.sleep(ms) }), mutation),
       rideOut: paymentsRideOutPlan(settings),
       nowMs: () => world.nowMs(),
       sleep: (ms) => world.sleep(ms),

@@ -79,7 +79,9 @@ export function parseFaults(list: string | undefined): readonly FaultName[] {
 /**
  * Deliberate mistakes the simulator must catch (the same ones the demo and CI inject on the real engine): the
  * activity mints a new Idempotency-Key per call; the run calls an activity name nobody registered; declines are
- * retried as transient failures. `--mutate` applies one; the simulator has to fail with a named invariant.
+ * retried as transient failures; a 409 (the key in flight) read as a rejection; the trigger blind to a run still going
+ * (a redelivery takes its record over). The last two escaped the simulator and Jest before issue 50. `--mutate`
+ * applies one; the simulator has to fail with a named invariant.
  */
-export const MUTATIONS = ['key-per-call', 'activity-renamed', 'decline-transient'] as const;
+export const MUTATIONS = ['key-per-call', 'activity-renamed', 'decline-transient', 'conflict-rejected', 'takeover-live'] as const;
 export type Mutation = (typeof MUTATIONS)[number];

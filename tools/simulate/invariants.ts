@@ -50,7 +50,8 @@ export function checkInvariants(app: SimApp, payments: readonly string[], end: {
   for (const [key, alertMs] of alerted) {
     // An operator's retry reopens a failed payment on purpose: a charge after it is the operator's decision.
     const releasedMs = app.retried.get(key);
-    for (const charge of app.provider.ledger.filter((c) => c.paymentId === key && c.atMs > alertMs)) {
+    // Judged by when the call reached the provider: a call in flight when the run gave up is what its hold is about.
+    for (const charge of app.provider.ledger.filter((c) => c.paymentId === key && c.calledAtMs > alertMs)) {
       if (releasedMs === undefined || releasedMs > charge.atMs)
         violations.push({
           invariant: 'failed-stays-failed',

@@ -31,6 +31,8 @@ export interface LedgerCharge {
   readonly paymentId: string;
   readonly chargeId: string;
   readonly atMs: number;
+  /** When the call that made it reached the provider (a charge in flight is made later). */
+  readonly calledAtMs: number;
   readonly amount: number;
   readonly currency: string;
 }
@@ -92,6 +94,8 @@ export class SimProvider {
     private readonly faults: ProviderFaults,
     readonly lookup: 'none' | 'by-key',
     readonly keyMemoryMs: number,
+    /** The app's provider client gives up after this long (`PAYMENT_PROVIDER_TIMEOUT_MS`). */
+    private readonly clientTimeoutMs = 10_000,
   ) {}
 
   setOutage(window: { fromMs: number; toMs: number }): void {
@@ -167,25 +171,49 @@ export class SimProvider {
       memory = { firstCallMs: this.world.nowMs(), inFlight: true, status: 0, body: undefined, amount: payment.amount, currency: payment.currency };
       this.keys.set(key, memory);
       if (!this.firstSeenMs.has(key)) this.firstSeenMs.set(key, memory.firstCallMs);
-      await this.world.sleep(this.random.logBetween(10, 300));
-      if (payment.customerId.startsWith('decline')) {
-        // Stripe's decline code, as the fake provider answers it.
-        Object.assign(memory, { status: 402, body: { error: { code: 'card_declined', message: 'card declined' }, reason: 'card_declined' } });
-      } else {
-        const chargeId = `ch_${++this.chargeSeq}`;
-        this.ledger.push({ key, paymentId: payment.paymentId, chargeId, atMs: this.world.nowMs(), amount: payment.amount, currency: payment.currency });
-        Object.assign(memory, { status: 201, body: { id: chargeId, status: 'succeeded', amount: payment.amount, currency: payment.currency } });
-        this.afterCharge?.();
+      // Sometimes the provider's work outlasts the client's patience: the client gives up (a timeout) while the request
+      // is still in flight, and a retry with the key meanwhile answers 409 (tied to the lost-answer rate).
+      const slowMs = this.random.chance(this.faults.lostAnswer / 2) ? this.random.logBetween(this.clientTimeoutMs, 60_000) : undefined;
+      if (slowMs !== undefined) {
+        const fresh = memory;
+        this.world.log(`provider: charge ${key} in flight for ${Math.round(slowMs / 1000)} s; the client gives up at ${this.clientTimeoutMs / 1000} s`);
+        const calledAtMs = this.world.nowMs();
+        this.world.at(calledAtMs + slowMs, () => this.finish(fresh, payment, key, calledAtMs));
+        await this.world.sleep(this.clientTimeoutMs);
+        return 'timeout';
       }
-      // The endpoint ran and failed after its work: the 500 is the key's saved response (Stripe saves it, "including 500 errors").
-      if (this.random.chance(this.faults.error5xxAfter))
-        Object.assign(memory, { status: 500, body: { error: { type: 'api_error', message: 'internal error' } } });
-      memory.inFlight = false;
+      await this.world.sleep(this.random.logBetween(10, 300));
+      this.finish(memory, payment, key, call.atMs);
     } else if (memory.status === 201) {
       const replay = answered(200, memory.body);
       return this.deliver(call, replay);
     }
     return this.deliver(call, answered(memory.status, memory.body));
+  }
+
+  /** The endpoint's work for a fresh key: the charge (or the decline) made and saved as the key's response. */
+  private finish(memory: KeyMemory, payment: PaymentRequested, key: string, calledAtMs: number): void {
+    if (payment.customerId.startsWith('decline')) {
+      // Stripe's decline code, as the fake provider answers it.
+      Object.assign(memory, { status: 402, body: { error: { code: 'card_declined', message: 'card declined' }, reason: 'card_declined' } });
+    } else {
+      const chargeId = `ch_${++this.chargeSeq}`;
+      this.ledger.push({
+        key,
+        paymentId: payment.paymentId,
+        chargeId,
+        atMs: this.world.nowMs(),
+        calledAtMs,
+        amount: payment.amount,
+        currency: payment.currency,
+      });
+      Object.assign(memory, { status: 201, body: { id: chargeId, status: 'succeeded', amount: payment.amount, currency: payment.currency } });
+      this.afterCharge?.();
+    }
+    // The endpoint ran and failed after its work: the 500 is the key's saved response (Stripe saves it, "including 500 errors").
+    if (this.random.chance(this.faults.error5xxAfter))
+      Object.assign(memory, { status: 500, body: { error: { type: 'api_error', message: 'internal error' } } });
+    memory.inFlight = false;
   }
 
   /** The answer on its way back: lost (a reset, a timeout after the work) or delivered. */

@@ -47,6 +47,33 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
     found:
       'result-matches-provider at b3c57be: rounds queued past the fence window in a 403 window were refused after a lost decline (failed, alerted: the accepted trade, now encoded in the invariant)',
   },
+  {
+    seed: 311,
+    payments: 4,
+    faults:
+      'sb-lock-lost,df-queue-wait,df-host-restart,df-terminate,df-suspend,df-timer-late,provider-lost-answer,provider-5xx,provider-outage,provider-5xx-after,timer-late',
+    found:
+      "at-most-one-charge and no-call-past-key-memory at 6dca1e5 (7a6b6e1's app): the provider saved a 500 as the key's answer, the payment failed, the operator retried at 21.3 h, the run waited 3.5 h before its loop and the key-memory guard, counting the key's age from the loop, let a call through at 24.8 h",
+  },
+  {
+    seed: 634,
+    payments: 2,
+    faults: 'df-queue-wait,df-activity-crash,df-work-item-again,df-timer-late,provider-lost-answer,provider-5xx,provider-outage,provider-5xx-after',
+    found:
+      'charged-not-refused at f9de144: an activity execution charged, its answer and its worker were lost, every later round answered 503: the run recorded failed for a charged customer (a run cannot tell none of its calls charged: the budget now always settles)',
+  },
+  {
+    seed: 443,
+    faults: 'all',
+    found:
+      'failed-stays-failed at f9de144+: the settling call was refused by the fence (403 window) and the exception failed the run; the reconciler restarted a payment already held and alerted, and it was charged',
+  },
+  {
+    seed: 1229,
+    faults: 'all',
+    found:
+      "charged-not-refused before the settle waited the longest retry interval (it waited 5 s): the run's only round came 5.5 h late and lost its answer; the look-up 5 s later missed the charge (the provider's search lags a minute) and the run recorded failed",
+  },
 ];
 
 /**
@@ -57,4 +84,11 @@ export const MUTATION_SEEDS = [
   { mutation: 'key-per-call', seed: 14, faults: 'provider-lost-answer', breaks: 'at-most-one-charge' },
   { mutation: 'activity-renamed', seed: 1, faults: 'none', breaks: 'runs-finish' },
   { mutation: 'decline-transient', seed: 2, faults: 'none', breaks: 'result-matches-provider' },
+  { mutation: 'conflict-rejected', seed: 149, faults: 'table-forbidden,provider-lost-answer', breaks: 'charged-not-refused' },
+  {
+    mutation: 'takeover-live',
+    seed: 177,
+    faults: 'table-forbidden,sb-resend,sb-resubmit,df-queue-wait,df-activity-crash,df-host-restart,df-client-slow,df-suspend,df-timer-late,provider-5xx',
+    breaks: 'no-takeover-of-suspended',
+  },
 ] as const;
