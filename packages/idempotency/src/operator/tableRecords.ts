@@ -59,9 +59,7 @@ export function tableRecords(client: TableClient, options: TableRecordsOptions =
           .listEntities<Record<string, unknown>>({ queryOptions: { filter }, abortSignal })
           .byPage({ maxPageSize: pageSize, continuationToken: at.t });
         const next = await pages.next();
-        return next.done
-          ? Object.assign([], { continuationToken: undefined })
-          : (next.value);
+        return next.done ? Object.assign([], { continuationToken: undefined }) : next.value;
       });
       const records = page.map((entity) => toRecord(entity));
       const next: TableCursor | undefined = page.continuationToken
@@ -120,8 +118,7 @@ export function tableRecords(client: TableClient, options: TableRecordsOptions =
     kind: 'table',
     roles: TABLE_ROLES,
     read: (key) => guard('read', 'keys.read', () => table.read(addressOf(key))),
-    readLocalRow: (key, name) =>
-      guard('read', 'keys.readLocalRow', async () => (await table.readRows(addressOf(key), [name])).get(name)),
+    readLocalRow: (key, name) => guard('read', 'keys.readLocalRow', async () => (await table.readRows(addressOf(key), [name])).get(name)),
     queryPage,
     releaseIf,
     deleteIf,

@@ -165,7 +165,7 @@ function replayRun(queue: DeadLetterQueue, backend: RecordsBackend, options: Rep
         ReplayAction.LeftTooRecent,
         `enqueued less than the duplicate detection window (${windowMs} ms) ago: a copy would be dropped; replay later`,
       );
-    const markerKey = replayMarkerKey(queue.queueName, message, key.key);
+    const markerKey = replayMarkerKey(queue.queueName, options.consumer, message, key.key);
     const marker = await markers.get(markerKey);
     if (marker && marker.status === RecordStatus.Completed && !isExpired(marker, nowMs)) {
       if (!options.dryRun) await queue.complete(message);
