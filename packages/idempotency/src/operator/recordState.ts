@@ -39,7 +39,7 @@ export interface ExtensionContext {
   /** The key of the record. */
   readonly key: IdempotencyKey;
   /** The own properties of local row `name` of the record, or undefined when absent. Print none of them that is payload. */
-  readLocalRow(name: string): Promise<Readonly<Record<string, unknown>> | undefined>;
+  readonly readLocalRow: (name: string) => Promise<Readonly<Record<string, unknown>> | undefined>;
 }
 
 /**
