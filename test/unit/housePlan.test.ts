@@ -41,7 +41,7 @@ const CORE_ALLOWED: Record<string, readonly string[]> = {
   'stores/memory': ['protocol'],
   // The operator's console: the records of both stores (their encodings and SDK calls), beside the protocol.
   operator: ['protocol', 'stores/table', 'stores/cosmos'],
-  '(entry)': ['protocol', 'wrappers', 'stores/table', 'stores/cosmos', 'stores/memory'],
+  '(entry)': ['protocol', 'wrappers', 'stores/table', 'stores/cosmos', 'stores/memory', 'operator'],
 };
 
 /** Packages a core room may import (besides `node:` built-ins). */
