@@ -78,6 +78,18 @@ describe('npm run keys: the payments extension', () => {
     expect(bad.code).toBe(2);
   });
 
+  test('a Durable endpoint that does not answer: show still shows the record; a release is refused (it cannot tell whether the run goes on)', async () => {
+    await paymentWith('pay-x5', { status: 'failed', reason: 'provider down' });
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { env: {}, clock: rig.clock, out: (l: string) => out.push(l), err: (l: string) => err.push(l) };
+    const down = ['--durable-url', 'http://127.0.0.1:1/durabletask/'];
+    expect(await runAppKeys([...rig.connection, ...down, 'keys', 'show', 'payments', 'pay-x5'], io)).toBe(ExitCode.Ok);
+    expect(out.join('\n')).toMatch(/work going\s+could not tell whether work on it goes on: the Durable endpoint http:\/\/127\.0\.0\.1:1 did not answer/);
+    expect(await runAppKeys([...rig.connection, ...down, 'keys', 'release', 'payments', 'pay-x5', '--reason', 'x'], io)).toBe(ExitCode.Refused);
+    expect((await rig.store.get(keyFromMessageId(PAYMENTS_CONSUMER, 'pay-x5')))!.status).toBe(RecordStatus.Completed);
+  });
+
   test('durableHttpStatus: the instance status of the Durable HTTP API, 404 as none, the key sent as ?code=', async () => {
     const seen: string[] = [];
     const server = createServer((request, response) => {

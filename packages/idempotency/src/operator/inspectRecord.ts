@@ -12,7 +12,7 @@ export interface RecordInspection {
   readonly record: IdempotencyRecord;
   /** The record as an operator sees it, the consumer extension's facts in `extra`; no payload. */
   readonly view: RecordView;
-  /** Work on it still going outside the store, as the consumer's extension reports it. */
+  /** Work on it still going outside the store, as the consumer's extension reports it (or that it could not tell). */
   readonly activeWork: string | undefined;
 }
 
@@ -44,8 +44,21 @@ export async function inspectionOf(
   const extension = extensionFor(options.extensions, key.consumer);
   const context: ExtensionContext = { key, readLocalRow: (name) => backend.readLocalRow(key, name) };
   const extra = await describeSafely(extension, record, context);
-  const activeWork = await extension?.activeWork?.(record, context);
+  const activeWork = await activeWorkSafely(extension, record, context);
   return { record, view: viewOf(record, recordState(record, nowMs, extension), nowMs, extra), activeWork };
+}
+
+/**
+ * The extension's answer about work going on; one that fails answers that it cannot tell, which counts as work going:
+ * a release is refused, an eviction needs `--force` (fail closed), and `show` still shows the record.
+ */
+async function activeWorkSafely(extension: ConsumerExtension | undefined, record: IdempotencyRecord, context: ExtensionContext): Promise<string | undefined> {
+  if (!extension?.activeWork) return undefined;
+  try {
+    return await extension.activeWork(record, context);
+  } catch (error) {
+    return `could not tell whether work on it goes on: ${error instanceof Error ? error.message : String(error)}`;
+  }
 }
 
 /** The extension's facts; a failing extension shows its failure instead (the record itself is still shown). */
