@@ -1,7 +1,7 @@
 import { RecordStatus, type IdempotencyRecord } from 'azure-functions-idempotency';
 import { RecordState, recordState, replayDecision, ReplayAction } from 'azure-functions-idempotency/operator';
 // Internal: the console's pure parts, tested without a store.
-import { evictPlan, parseDuration as duration, releasePlan, scanPages } from 'azure-functions-idempotency/internal';
+import { evictPlan, parseDuration as duration, releasePlan, scanPages, serviceBusCopyOf } from 'azure-functions-idempotency/internal';
 
 const NOW = 1_800_000_000_000;
 const record = (fields: Partial<IdempotencyRecord>): IdempotencyRecord => ({
@@ -131,4 +131,22 @@ test('durations: 45s, 90m, 2h, 1h30m, 7d, 500ms, 0; anything else is bad input',
     45_000, 5_400_000, 7_200_000, 5_400_000, 604_800_000, 500, 0,
   ]);
   for (const bad of ['', '2', 'h', '2 h', '-1h', '2hours', '1h 30m']) expect(() => duration('d', bad)).toThrow('must be a duration');
+});
+
+test("the Service Bus copy of a dead-lettered message: same MessageId, body, properties; not the broker's dead-letter reasons", () => {
+  const received = {
+    messageId: 'pay-1',
+    body: Buffer.from('{"paymentId":"pay-1"}'),
+    contentType: 'application/json',
+    correlationId: 'c-1',
+    subject: 'PaymentRequested',
+    applicationProperties: { type: 'PaymentRequested', DeadLetterReason: 'MaxDeliveryCountExceeded', DeadLetterErrorDescription: 'x' },
+    sequenceNumber: 7,
+    deadLetterReason: 'MaxDeliveryCountExceeded',
+  };
+  const copy = serviceBusCopyOf(received as never);
+  expect(copy).toMatchObject({ messageId: 'pay-1', body: received.body, contentType: 'application/json', correlationId: 'c-1', subject: 'PaymentRequested' });
+  expect(copy.applicationProperties).toEqual({ type: 'PaymentRequested' });
+  expect(copy).not.toHaveProperty('sequenceNumber');
+  expect(copy).not.toHaveProperty('deadLetterReason');
 });

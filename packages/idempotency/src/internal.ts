@@ -48,3 +48,4 @@ export type { ScanPage, ScanResult } from './operator/pagedScan';
 export { releasePlan, evictPlan, releaseNote, isReleaseOf } from './operator/releaseRules';
 export type { OperatorPlan } from './operator/releaseRules';
 export { duration as parseDuration } from './operator/cli/cliArgs';
+export { copyOf as serviceBusCopyOf } from './operator/replay/serviceBusDeadLetterQueue';
