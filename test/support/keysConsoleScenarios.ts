@@ -34,7 +34,7 @@ export function describeKeysConsole(makeRig: () => Promise<ConsoleRig>): void {
       expect(live.text).toMatch(/attempt\s+1/);
       expect(live.text).toContain(digestOf('k-live'));
       expect(live.text).toMatch(/payment row\s+pending/);
-      const lapsed = await run(['keys', 'show', c, 'k-lapsed']);
+      const lapsed = await run(['keys', 'show', c, 'k-lapsed', '--dry-run']); // a read: --dry-run changes nothing, as ever
       expect(lapsed.text).toMatch(/status\s+IN_PROGRESS \(lapsed\)/);
       expect(lapsed.text).toMatch(/lease\s+lapsed at \S+ \(4s ago\)/);
       const held = await run(['keys', 'show', c, 'k-held', '--json'], { extensions: [testExtension(c)] });

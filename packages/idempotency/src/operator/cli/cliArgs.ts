@@ -60,8 +60,9 @@ const CONNECTION: readonly OptionName[] = [
 
 /** The options each command accepts (besides the connection's and `--json`, `--help`). */
 export const COMMAND_OPTIONS: Readonly<Record<string, readonly OptionName[]>> = {
-  'keys show': [...CONNECTION],
-  'keys list': [...CONNECTION, 'status', 'older-than', 'limit', 'max-pages', 'page-size', 'continue'],
+  // Reads: `--dry-run` is accepted and changes nothing (they write nothing anyway).
+  'keys show': [...CONNECTION, 'dry-run'],
+  'keys list': [...CONNECTION, 'dry-run', 'status', 'older-than', 'limit', 'max-pages', 'page-size', 'continue'],
   'keys release': [...CONNECTION, 'reason', 'by', 'etag', 'dry-run'],
   'keys evict': [...CONNECTION, 'reason', 'by', 'etag', 'dry-run', 'force'],
   'dlq replay': [
