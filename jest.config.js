@@ -8,6 +8,7 @@ module.exports = {
     // The core package (packages/idempotency) by its name and subpaths (its `exports`), from its sources.
     '^azure-functions-idempotency$': '<rootDir>/packages/idempotency/src/index.ts',
     '^azure-functions-idempotency/(table|cosmos|memory)$': '<rootDir>/packages/idempotency/src/stores/$1/index.ts',
+    '^azure-functions-idempotency/operator$': '<rootDir>/packages/idempotency/src/operator/index.ts',
     '^azure-functions-idempotency/internal$': '<rootDir>/packages/idempotency/src/internal.ts',
     // The worker provides @azure/functions-core; the local host (tools/local/host) stands in for it.
     '^@azure/functions-core$': '<rootDir>/tools/local/host/functionsCore.ts',

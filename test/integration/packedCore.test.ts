@@ -167,4 +167,49 @@ const { createStore, paymentsHandler } = require('./out/quickstart.js');
     expect(run.loaded.some((p) => p.includes(join('dist', 'stores', 'table')))).toBe(true);
     expect(run.loaded.filter((p) => /cosmos/i.test(p))).toEqual([]);
   });
+
+  test("the operator's console runs from the install (`npx azure-functions-idempotency`, the bin), needing no optional peer it does not use", () => {
+    const bin = join(app, 'node_modules', '.bin', 'azure-functions-idempotency');
+    const cli = (args: readonly string[]) => {
+      try {
+        return { code: 0, out: execFileSync(bin, args, { cwd: app, encoding: 'utf8', env: { PATH: process.env.PATH, USER: 'ops' }, stdio: 'pipe' }) };
+      } catch (error) {
+        const e = error as { status: number; stdout: string; stderr: string };
+        return { code: e.status, out: `${e.stdout}${e.stderr}` };
+      }
+    };
+    // The quickstart's run (the test above) left the record of payments/pay-p1 in the table `idempotency`.
+    const list = cli(['keys', 'list', 'payments', '--table-connection-string', azuriteOf().connectionString, '--json']);
+    expect([list.code, JSON.parse(list.out).records.map((r: { key: string; state: string }) => [r.key, r.state])]).toEqual([0, [['pay-p1', 'completed']]]);
+    // Only @azure/data-tables is installed: an identity, Cosmos or Service Bus is a clear usage error, not a crash.
+    const identity = cli(['keys', 'show', 'payments', 'pay-p1', '--table-endpoint', 'https://account.table.core.windows.net']);
+    expect([identity.code, identity.out]).toEqual([2, expect.stringContaining('needs the package @azure/identity, which is not installed')]);
+    const cosmos = cli([
+      'keys',
+      'show',
+      'payments',
+      'p',
+      '--store',
+      'cosmos',
+      '--cosmos-endpoint',
+      'http://127.0.0.1:9',
+      '--cosmos-database',
+      'd',
+      '--cosmos-container',
+      'c',
+    ]);
+    expect([cosmos.code, cosmos.out]).toEqual([2, expect.stringContaining('needs the package @azure/cosmos')]);
+    const bus = cli([
+      'dlq',
+      'replay',
+      'payments',
+      '--consumer',
+      'payments',
+      '--table-connection-string',
+      azuriteOf().connectionString,
+      '--servicebus-connection-string',
+      'Endpoint=sb://x/;SharedAccessKeyName=k;SharedAccessKey=v',
+    ]);
+    expect([bus.code, bus.out]).toEqual([2, expect.stringContaining('needs the package @azure/service-bus')]);
+  });
 });

@@ -39,11 +39,21 @@ const CORE_ALLOWED: Record<string, readonly string[]> = {
   'stores/table': ['protocol'],
   'stores/cosmos': ['protocol'],
   'stores/memory': ['protocol'],
-  '(entry)': ['protocol', 'wrappers', 'stores/table', 'stores/cosmos', 'stores/memory'],
+  // The operator's console: the records of both stores (their encodings and SDK calls), beside the protocol.
+  operator: ['protocol', 'stores/table', 'stores/cosmos'],
+  '(entry)': ['protocol', 'wrappers', 'stores/table', 'stores/cosmos', 'stores/memory', 'operator'],
 };
 
 /** Packages a core room may import (besides `node:` built-ins). */
-const CORE_PACKAGES: Record<string, readonly string[]> = { 'stores/table': ['@azure/data-tables'], 'stores/cosmos': ['@azure/cosmos'] };
+const CORE_PACKAGES: Record<string, readonly string[]> = {
+  'stores/table': ['@azure/data-tables'],
+  'stores/cosmos': ['@azure/cosmos'],
+  // Optional peers, each loaded only when a command needs it (types, or `import()`: never a static value import).
+  operator: ['@azure/data-tables', '@azure/cosmos', '@azure/identity', '@azure/service-bus'],
+};
+
+/** Packages of the operator's room: type imports and dynamic `import()` only, so none is loaded before it is needed. */
+const LAZY_PACKAGES = CORE_PACKAGES.operator;
 
 const appFolderOf = (file: string) => relative(SRC, file).split(sep)[0];
 function coreRoomOf(file: string): string {
@@ -116,6 +126,20 @@ describe('the house plan (docs/DESIGN.md)', () => {
         .map((s) => `${relative(CORE, f)} -> ${s}`),
     );
     expect(outside).toEqual([]);
+  });
+
+  test("the operator's console loads its optional peers lazily: `import type` or `import()`, never a static value import", () => {
+    const eager = coreFiles
+      .filter((f) => coreRoomOf(f) === 'operator')
+      .flatMap((f) =>
+        [...readFileSync(f, 'utf8').matchAll(/^import\s+(?!type\s)[^'"]*?from\s+['"]([^'"]+)['"]/gm)]
+          .map((m) => m[1])
+          .filter((spec) => LAZY_PACKAGES.includes(spec))
+          .map((spec) => `${relative(CORE, f)} -> ${spec}`),
+      );
+    expect(eager).toEqual([]);
+    const lazy = coreFiles.filter((f) => /import\(\s*'@azure\/(identity|service-bus|data-tables|cosmos)'\s*\)/.test(readFileSync(f, 'utf8')));
+    expect(lazy.length).toBeGreaterThan(0);
   });
 
   test('no import cycles between files (app and core)', () => {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import * as publicApi from 'azure-functions-idempotency';
 import * as cosmos from 'azure-functions-idempotency/cosmos';
 import * as memory from 'azure-functions-idempotency/memory';
+import * as operator from 'azure-functions-idempotency/operator';
 import * as table from 'azure-functions-idempotency/table';
 
 const PACKAGE = join(__dirname, '..', '..', 'packages', 'idempotency');
@@ -62,9 +63,41 @@ describe('the package: azure-functions-idempotency', () => {
     expect(Object.keys(memory)).toEqual(['InMemoryIdempotencyStore']);
   });
 
+  test("the operator's console is its own subpath: the library functions, both stores' records, the CLI and its errors", () => {
+    expect(Object.keys(operator).sort()).toEqual(
+      [
+        'COSMOS_ROLES',
+        'ExitCode',
+        'LIST_BOUNDS',
+        'OPERATOR_RELEASE_PREFIX',
+        'OperatorPermissionError',
+        'OperatorRefusal',
+        'OperatorRefusedError',
+        'OperatorUsageError',
+        'REPLAY_CONSUMER',
+        'RecordState',
+        'ReplayAction',
+        'TABLE_ROLES',
+        'connectRecords',
+        'cosmosRecords',
+        'evictRecord',
+        'inspectRecord',
+        'listRecords',
+        'recordState',
+        'releaseRecord',
+        'replayDeadLetters',
+        'replayDecision',
+        'runOperatorCli',
+        'serviceBusDeadLetterQueue',
+        'tableRecords',
+      ].sort(),
+    );
+  });
+
   test('package.json maps every subpath to its compiled entry and declarations; only built files and docs ship', () => {
     const pkg = JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8')) as {
       exports: Record<string, { types: string; default: string }>;
+      bin: Record<string, string>;
       files: string[];
       dependencies?: Record<string, string>;
       peerDependenciesMeta: Record<string, { optional: boolean }>;
@@ -74,7 +107,15 @@ describe('the package: azure-functions-idempotency', () => {
       expect(pkg.exports[`./${store}`]).toEqual({ types: `./dist/stores/${store}/index.d.ts`, default: `./dist/stores/${store}/index.js` });
     expect(pkg.files).toEqual(['dist/**/*.js', 'dist/**/*.d.ts', 'README.md', 'CHANGELOG.md', 'LICENSE']);
     expect(pkg.dependencies).toBeUndefined();
-    expect(pkg.peerDependenciesMeta).toEqual({ '@azure/cosmos': { optional: true }, '@azure/data-tables': { optional: true } });
+    expect(pkg.exports['./operator']).toEqual({ types: './dist/operator/index.d.ts', default: './dist/operator/index.js' });
+    expect(pkg.bin).toEqual({ 'azure-functions-idempotency': 'dist/operator/cli/main.js' });
+    // Every peer optional: the console loads identity and Service Bus only when a command needs them.
+    expect(pkg.peerDependenciesMeta).toEqual({
+      '@azure/cosmos': { optional: true },
+      '@azure/data-tables': { optional: true },
+      '@azure/identity': { optional: true },
+      '@azure/service-bus': { optional: true },
+    });
     const build = JSON.parse(readFileSync(join(PACKAGE, 'tsconfig.json'), 'utf8')) as { compilerOptions: { declaration?: boolean; outDir: string } };
     expect(build.compilerOptions).toMatchObject({ declaration: true, outDir: 'dist' });
   });

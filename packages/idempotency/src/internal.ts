@@ -42,3 +42,10 @@ export { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from './protocol/deadline';
 export type { StoreCallKind } from './protocol/deadline';
 export { assertMetadataNotFromBody } from './wrappers/hostMetadata';
 export { integerOption, MAX_STORE_TIMEOUT_MS } from './protocol/options';
+// The operator's console: its pure parts (scan, plans, the CLI's durations), for this repository's tests.
+export { scanPages } from './operator/pagedScan';
+export type { ScanPage, ScanResult } from './operator/pagedScan';
+export { releasePlan, evictPlan, releaseNote, isReleaseOf } from './operator/releaseRules';
+export type { OperatorPlan } from './operator/releaseRules';
+export { duration as parseDuration } from './operator/cli/cliArgs';
+export { copyOf as serviceBusCopyOf } from './operator/replay/serviceBusDeadLetterQueue';
