@@ -145,17 +145,13 @@ export class PaymentsConsumer {
         case 'reclaimed': {
           const takeover = outcome.kind === 'reclaimed';
           if (handOff) {
-            const handed = await this.handOff(outcome.claim, payment, info.correlationId);
-            if (handed) {
-              report(delivery, takeover ? Outcome.ProcessedAfterTakeover : Outcome.HandedOff, {
-                ...fields,
-                attempt: outcome.claim.attempt,
-                reason: 'handed-off',
-              });
-              return handed;
-            }
-            // A run of this lifetime was already in flight (an older attempt's): its record write is fenced, so
-            // this delivery waits for it and completes the record itself, as the holding design does.
+            const handed = await this.handOffWhenFree(outcome.claim, payment, info.correlationId, deadline);
+            report(delivery, takeover ? Outcome.ProcessedAfterTakeover : Outcome.HandedOff, {
+              ...fields,
+              attempt: outcome.claim.attempt,
+              reason: 'handed-off',
+            });
+            return handed;
           }
           const result = await this.charge(outcome.claim, payment, deadline, info.correlationId);
           const done = takeover ? Outcome.ProcessedAfterTakeover : Outcome.Processed;
@@ -205,6 +201,32 @@ export class PaymentsConsumer {
       handoff: handOffPlan(claim, this.deps.retry ?? DEFAULT_RETRY_BUDGET),
     });
     return started === 'started' ? { outcome: Outcome.HandedOff, instanceId, attempt: claim.attempt } : undefined;
+  }
+
+  /**
+   * Handoff, as the claimant: {@link handOff}, and when a run of this lifetime is already in flight (an older
+   * attempt's, its start refused ours), waits for it to end and starts ours. Its output is never this payment's result:
+   * the record is ours now, so that run is fenced before the provider and answers "not charged: the record moved on"
+   * (taking it as the result ended payments `failed` in silence: issue 51 item 4). Past the deadline the message is
+   * redelivered; the record stays in progress under this claim for the next delivery or the reconciler (run-superseded).
+   * @throws PaymentRetryError when the older run is still going at the deadline
+   */
+  private async handOffWhenFree(claim: Claim, payment: PaymentRequested, correlationId: string | undefined, deadline: number): Promise<PaymentDeliveryResult> {
+    const workflow = this.workflow();
+    const { instanceId } = this.runOf(claim, payment, correlationId);
+    for (let poll = 0; ; poll++) {
+      const handed = await this.handOff(claim, payment, correlationId);
+      if (handed) return handed;
+      // Wait (at least once: a start refused while the status reads otherwise is a race) until the run no longer runs.
+      for (let wait = 0; wait === 0 || (await workflow.status(instanceId)).state === 'running'; wait++) {
+        const now = this.clock.nowMs();
+        if (now >= deadline)
+          throw new PaymentRetryError(
+            `payment ${claim.key.key}: an older attempt's run is still going (attempt ${claim.attempt} waits for it); redeliver later`,
+          );
+        await this.sleep(Math.min(backoffMs(poll + wait), deadline - now));
+      }
+    }
   }
 
   /** The claim's run: its instance id (one per record lifetime and payload) and the input both designs start it with. */
