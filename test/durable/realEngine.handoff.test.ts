@@ -216,16 +216,16 @@ realEngineTest(
 );
 
 realEngineTest(
-  "real engine, handoff: transient failures past the retry budget end the payment failed with its reason on entity, record and Payment row, never redelivered, never charged; the operator's command (npm run payments:retry, over the extension's HTTP API) starts attempt 2, which charges it once, and refuses a payment that did not fail",
+  "real engine, handoff: transient failures past the retry budget end the payment held for an operator (no look-up: only the provider can say whether a call charged) with its reason on entity, record and Payment row, never redelivered, never charged; the operator checks the key at the provider and retries (npm run payments:retry --checked-at-provider, over the extension's HTTP API): attempt 2 charges it once; a payment that did not fail is refused",
   () =>
     withHandOffEngine({ retry: { budgetMs: 1_000, firstDelayMs: 500, maxDelayMs: 500 } }, async (real, provider) => {
       provider.setFaultRates({ error5xx: 1 });
       expect(await real.deliver(body('pay-r6'), { messageId: 'pay-r6', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff' });
       await real.workflow.drain(300_000);
       const record = await real.parts.store.get(keyFromMessageId('payments', 'pay-r6'));
-      expect(record).toMatchObject({ status: 'COMPLETED', attempt: 1, result: { status: 'failed' } });
+      expect(record).toMatchObject({ status: 'COMPLETED', attempt: 1, result: { status: 'failed', code: 'held-for-operator' } });
       const reason = (record!.result as { reason: string }).reason;
-      expect(reason).toMatch(/retry budget/);
+      expect(reason).toMatch(/held for an operator: the retry budget is spent/);
       expect(await paymentRow(real, 'pay-r6')).toMatchObject({ state: 'failed', reason });
       const entityKey = chargeEntityKey(record!.recordId, record!.createdAtMs, record!.digest);
       // The run tells the entity one-way (handoff version 2): read it once it has applied the signal.
@@ -239,8 +239,9 @@ realEngineTest(
         IDEMPOTENCY_CACHE_SIZE: '0',
       };
       const lines: string[] = [];
-      expect(await runPaymentsRetry(['--payment-id', 'pay-r6', '--durable-url', rpcOf(real)], env, (l) => lines.push(l))).toBe(0);
-      expect(lines.join('\n')).toMatch(/retry started .*attempt 2.*it had failed: provider failed transiently/);
+      // The runbook for a held payment: the key checked at the provider (nothing charged: provider.chargesFor above), then retried.
+      expect(await runPaymentsRetry(['--payment-id', 'pay-r6', '--durable-url', rpcOf(real), '--checked-at-provider'], env, (l) => lines.push(l))).toBe(0);
+      expect(lines.join('\n')).toMatch(/retry started .*attempt 2.*it had failed: held for an operator: the retry budget is spent/);
       await real.workflow.drain(300_000);
       expect(await real.parts.store.get(keyFromMessageId('payments', 'pay-r6'))).toMatchObject({
         status: 'COMPLETED',
