@@ -16,6 +16,9 @@ export default tseslint.config(
       '**/*.mjs',
       'tools/durable-host/obj/**',
       'tools/durable-host/bin/**',
+      // StrykerJS's sandboxes and its reports (npm run mutate, docs/mutation.md).
+      '.stryker-tmp/**',
+      'reports/**',
     ],
   },
   js.configs.recommended,

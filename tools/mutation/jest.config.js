@@ -1,0 +1,76 @@
+// The Jest configuration StrykerJS's jest runner uses (tools/mutation/stryker.jest.config.mjs, docs/mutation.md): the
+// project's jest.config.js narrowed to the fast tests that exercise the payment lifecycle, so that each mutant runs in
+// seconds. Left out: the real Durable engine (test/durable), the e2e tests, the simulator's test (the command runner
+// runs the simulator itself: stryker.sim.config.mjs), and the tests of what is not the lifecycle (infra, docs, rewards,
+// orders, packaging). The integration tests here start their own Azurite (about a second) only when one of their
+// tests covers the mutant.
+const base = require('../../jest.config.js');
+
+/** Test files, relative to the repository root. */
+const TESTS = [
+  // In-memory: the orchestration, entity and activities' pure parts, the consumer, the store rules.
+  'test/unit/chargeEntity.test.ts',
+  'test/unit/chargeOrchestration.test.ts',
+  'test/unit/chargePatience.test.ts',
+  'test/unit/completedKeyCache.test.ts',
+  'test/unit/deadLetterKeys.test.ts',
+  'test/unit/durableInstances.test.ts',
+  'test/unit/handOffOneWay.test.ts',
+  'test/unit/handOffOrchestration.test.ts',
+  'test/unit/keys.test.ts',
+  'test/unit/keys.property.test.ts',
+  'test/unit/paymentReconciler.test.ts',
+  'test/unit/providerFindCharge.test.ts',
+  'test/unit/providerLookup.test.ts',
+  'test/unit/recordRules.test.ts',
+  'test/unit/recordWriteRefused.test.ts',
+  'test/unit/retention.test.ts',
+  'test/unit/storeConflict.test.ts',
+  'test/unit/storeOutage.test.ts',
+  'test/unit/tableEncoding.test.ts',
+  'test/unit/tableLimits.test.ts',
+  'test/unit/tableRows.test.ts',
+  'test/unit/taskHubDeadline.test.ts',
+  'test/unit/tickBudget.test.ts',
+  'test/unit/timerSchedule.test.ts',
+  'test/unit/triggerKeys.test.ts',
+  'packages/idempotency/test/memory/storeContract.memory.test.ts',
+  // Azurite (one per test file, started only when the file has a test to run): the Table store and the consumer on it.
+  'packages/idempotency/test/table/storeContract.table.test.ts',
+  'packages/idempotency/test/table/tableStore.test.ts',
+  'packages/idempotency/test/table/expirySweep.quickstart.test.ts',
+  'test/integration/paymentsConsumer.test.ts',
+  'test/integration/paymentsHandOff.test.ts',
+  'test/integration/paymentsLifetimes.test.ts',
+  'test/integration/paymentRetry.test.ts',
+  'test/integration/providerLookup.test.ts',
+  'test/integration/reconcilerKeepAlive.test.ts',
+  'test/integration/recordLifecycle.test.ts',
+  'test/integration/lapsedRecords.test.ts',
+  'test/integration/sweepHeldRecords.test.ts',
+  'test/integration/expirySweep.test.ts',
+  'test/integration/storeWriteEdges.test.ts',
+  'test/integration/storeInputs.test.ts',
+  'test/integration/storeDeadline.test.ts',
+  'test/integration/storeErrorTruth.test.ts',
+  'test/integration/storeErrorCause.test.ts',
+  'test/integration/roundTrips.test.ts',
+  'test/integration/makeIdempotent.test.ts',
+];
+
+const tsconfig = require('../../tsconfig.json');
+
+/** @type {import('jest').Config} */
+module.exports = {
+  ...base,
+  rootDir: '../..',
+  // Stryker's jest runner runs a mutant's covering tests with --findRelatedTests on the mutated file, which follows
+  // imports only through files Jest's module map holds: the sources and tools too, not just the test folders (a test
+  // reaches the core's protocol through packages/idempotency/src/internal.ts).
+  roots: [...base.roots, '<rootDir>/src', '<rootDir>/packages/idempotency/src', '<rootDir>/tools'],
+  testMatch: TESTS.map((file) => `<rootDir>/${file}`),
+  // Transpile only (no type check per file): the instrumented sources carry `// @ts-nocheck` anyway, and `npm run
+  // typecheck` is the type check. The core is imported from its sources (moduleNameMapper), so no dist/ is needed.
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: { ...tsconfig.compilerOptions, isolatedModules: true } }] },
+  globalSetup: undefined,
+};
