@@ -36,7 +36,8 @@ export interface ChargeOrchestrationInput {
    * precedes its claim; an operator's check at the provider moves it to the check). The run measures the key's age from
    * it at each round (`currentUtcDateTime - keyOriginMs`), so every wait before and inside the run counts: the start
    * queue, the first episode, the entity's `begin`, a suspension. Absent (runs started before it existed): the age at
-   * start plus the loop's own elapsed time.
+   * start plus the loop's own elapsed time. Both present: the larger (a starter whose clock runs ahead of the engine's,
+   * as the demo's time jumps do, is not read as a young key).
    */
   readonly keyOriginMs?: number;
   /** Runs started before `provider` existed: the old when-to-look mode (absent too: `uncertain`). */

@@ -8,12 +8,12 @@ import { retryDelayMs, type RetryBudget } from './recordWriteRetry';
 
 /** The provider activity's input for retry round `round` of a run, `elapsedMs` into it: per {@link planProviderCall}. */
 export function providerCall(input: ChargeOrchestrationInput, round: number, entityUncertain: boolean, elapsedMs: number, nowMs?: number): ChargeActivityInput {
-  const keyAgeMs =
-    input.keyOriginMs !== undefined && nowMs !== undefined
-      ? Math.max(0, nowMs - input.keyOriginMs)
-      : input.keyAgeAtStartMs === undefined
-        ? undefined
-        : input.keyAgeAtStartMs + elapsedMs;
+  // The larger of two lower bounds: from the origin (every wait before and inside the run counted: issue 51 item 3), and
+  // the starter's age plus the loop's time (runs started before `keyOriginMs`; and where the starter's clock runs ahead
+  // of the engine's, as in the demo's time jumps, the engine's `currentUtcDateTime` alone would read the key young).
+  const fromStart = input.keyAgeAtStartMs === undefined ? undefined : input.keyAgeAtStartMs + elapsedMs;
+  const fromOrigin = input.keyOriginMs === undefined || nowMs === undefined ? undefined : Math.max(0, nowMs - input.keyOriginMs);
+  const keyAgeMs = fromOrigin === undefined ? fromStart : Math.max(fromOrigin, fromStart ?? 0);
   const capability = input.provider ?? input.providerLookup ?? 'uncertain';
   const lookupCase = { round, entityUncertain, keyAgeMs };
   const plan = planProviderCall(capability, lookupCase);
