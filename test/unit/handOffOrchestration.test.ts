@@ -164,7 +164,13 @@ describe('handoff charge orchestration, driven step by step', () => {
   });
 
   test('handOffPlan: what the starters hand a run today (version 2, the rollover every 20 tries)', () => {
-    expect(handOffPlan(claim, input.handoff!.retry)).toEqual({ version: HANDOFF_VERSION, claim, retry: input.handoff!.retry, recordRoundsPerExecution: 20, settleUncertain: true });
+    expect(handOffPlan(claim, input.handoff!.retry)).toEqual({
+      version: HANDOFF_VERSION,
+      claim,
+      retry: input.handoff!.retry,
+      recordRoundsPerExecution: 20,
+      settleUncertain: true,
+    });
     expect(RECORD_WRITE_ROUNDS_PER_EXECUTION).toBe(20);
   });
 
