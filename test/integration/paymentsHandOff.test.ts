@@ -255,15 +255,15 @@ describe('payments handoff on the in-process executor (Azurite, fake provider)',
     await expect(r.store.complete(first.claim, old)).rejects.toBeInstanceOf(LeaseLostError);
   });
 
-  test('transient failures past the retry budget: failed with the reason on entity, record and Payment row, counted; the operator retry charges it once', async () => {
+  test('transient failures past the retry budget: held for an operator (no look-up: only the provider can say), the reason on entity, record and Payment row, counted; the operator retry charges it once', async () => {
     const { rig: r, recorded } = await handOffRig({ budgetMs: 1_500 });
     provider.setFaultRates({ error5xx: 1 });
     expect(await r.deliver(body('pay-h6'), { messageId: 'pay-h6', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff' });
     await r.workflow.drain();
     const record = await r.store.get(keyFromMessageId('payments', 'pay-h6'));
-    expect(record).toMatchObject({ status: 'COMPLETED', attempt: 1, result: { status: 'failed' } });
+    expect(record).toMatchObject({ status: 'COMPLETED', attempt: 1, result: { status: 'failed', code: 'held-for-operator' } });
     const reason = (record!.result as { reason: string }).reason;
-    expect(reason).toMatch(/retry budget .*: .*503|5\d\d/);
+    expect(reason).toMatch(/^held for an operator: the retry budget is spent .*retry budget .*: .*(503|5\d\d)/);
     expect(await paymentRow(r, 'pay-h6')).toMatchObject({ state: 'failed', reason });
     const entityKey = chargeEntityKey(record!.recordId, record!.createdAtMs, record!.digest);
     const entity = await r.workflow.entityState(entityKey);
@@ -278,7 +278,7 @@ describe('payments handoff on the in-process executor (Azurite, fake provider)',
     expect(await operatorRetry(r, 'pay-h6')).toMatchObject({
       attempt: 2,
       started: 'started',
-      previous: expect.stringMatching(/^failed: provider failed transiently/),
+      previous: expect.stringMatching(/^failed: held for an operator: the retry budget is spent/),
     });
     await r.workflow.drain();
     expect(await r.store.get(keyFromMessageId('payments', 'pay-h6'))).toMatchObject({ status: 'COMPLETED', attempt: 2, result: { status: 'succeeded' } });
