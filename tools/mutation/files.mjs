@@ -44,6 +44,8 @@ export function reportOptions(runner, part) {
 
 /** What the sandbox does not need: build outputs (each run builds its own), reports, the .NET host's build. */
 export const SANDBOX_IGNORE = [
+  // Stryker's own sandboxes (the other runner's, when both run at once).
+  '.stryker-tmp*',
   'dist',
   'packages/*/dist',
   'coverage',

@@ -23,6 +23,7 @@ export default {
   concurrency: 1,
   timeoutMS: 10_000,
   ...reportOptions('jest', part),
-  tempDirName: '.stryker-tmp',
+  // One sandbox folder per runner, so that both can run at once.
+  tempDirName: '.stryker-tmp/jest',
   cleanTempDir: 'always',
 };

@@ -41,6 +41,7 @@ export default {
   concurrency: 1,
   timeoutMS: 10_000,
   ...reportOptions('sim', part),
-  tempDirName: '.stryker-tmp',
+  // One sandbox folder per runner, so that both can run at once.
+  tempDirName: '.stryker-tmp/sim',
   cleanTempDir: 'always',
 };
