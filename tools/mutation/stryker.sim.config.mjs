@@ -39,7 +39,9 @@ export default {
   ignorePatterns: SANDBOX_IGNORE,
   disableTypeChecks: '{src,test,tools,packages/*/src,packages/*/test}/**/*.ts',
   concurrency: 1,
-  timeoutMS: 10_000,
+  // A run that takes longer than the dry run's time x 1.5 + this counts as a timeout (detected): generous, so that a
+  // busy machine does not pass for a mutant that hangs the simulation.
+  timeoutMS: 30_000,
   ...reportOptions('sim', part),
   // One sandbox folder per runner, so that both can run at once.
   tempDirName: '.stryker-tmp/sim',
