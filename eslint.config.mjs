@@ -17,7 +17,7 @@ export default tseslint.config(
       'tools/durable-host/obj/**',
       'tools/durable-host/bin/**',
       // StrykerJS's sandboxes and its reports (npm run mutate, docs/mutation.md).
-      '.stryker-tmp/**',
+      '.stryker-tmp*/**',
       'reports/**',
     ],
   },

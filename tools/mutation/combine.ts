@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /**
@@ -42,9 +42,18 @@ interface Tally {
 const ROOT = join(__dirname, '..', '..');
 const REPORTS = join(ROOT, 'reports', 'mutation');
 
+/**
+ * A runner's report: its whole-set run (reports/mutation/<runner>/mutation.json) and its parts (parts/<part>/), the
+ * newest report of each file winning. Undefined when there is none.
+ */
 function readReport(name: string): Report | undefined {
-  const file = join(REPORTS, name, 'mutation.json');
-  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Report) : undefined;
+  const dir = join(REPORTS, name);
+  const parts = existsSync(join(dir, 'parts')) ? readdirSync(join(dir, 'parts')).map((p) => join(dir, 'parts', p, 'mutation.json')) : [];
+  const found = [join(dir, 'mutation.json'), ...parts].filter((f) => existsSync(f)).sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs);
+  if (found.length === 0) return undefined;
+  const files: Record<string, Report['files'][string]> = {};
+  for (const file of found) Object.assign(files, (JSON.parse(readFileSync(file, 'utf8')) as Report).files);
+  return { files };
 }
 
 function keyOf(file: string, m: Mutant): string {

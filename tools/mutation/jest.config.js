@@ -73,4 +73,8 @@ module.exports = {
   // typecheck` is the type check. The core is imported from its sources (moduleNameMapper), so no dist/ is needed.
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: { ...tsconfig.compilerOptions, isolatedModules: true } }] },
   globalSetup: undefined,
+  // Under Stryker only the test files holding a covering test are loaded per mutant (testIndex.js).
+  // (Its name holds "jest-circus": Stryker's per-test coverage accepts only a runner so named.)
+  testRunner: '<rootDir>/tools/mutation/jest-circus-recording.js',
+  testSequencer: '<rootDir>/tools/mutation/coveringSequencer.js',
 };

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 
 const sandbox = process.cwd();
-if (!/[\\/]\.stryker-tmp[\\/]/.test(sandbox)) {
+if (!/[\\/]\.stryker-tmp[^\\/]*[\\/]/.test(sandbox)) {
   console.error(`simSandbox.mjs runs in a Stryker sandbox only (cwd ${sandbox})`);
   process.exit(2);
 }

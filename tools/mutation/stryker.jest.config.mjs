@@ -1,6 +1,8 @@
 // StrykerJS with the jest runner over the payment-lifecycle files (docs/mutation.md): `npm run mutate`.
 // Per-test coverage: each mutant runs only the tests that reach it, from the fast subset in tools/mutation/jest.config.js.
-import { LIFECYCLE_FILES, SANDBOX_IGNORE } from './files.mjs';
+import { LIFECYCLE_FILES, PARTS, SANDBOX_IGNORE, partOf, reportOptions } from './files.mjs';
+
+const part = partOf();
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
@@ -13,18 +15,15 @@ export default {
   checkers: ['typescript'],
   tsconfigFile: 'tools/mutation/tsconfig.checker.json',
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
-  mutate: LIFECYCLE_FILES,
+  mutate: part ? PARTS[part] : LIFECYCLE_FILES,
   ignorePatterns: SANDBOX_IGNORE,
   // The instrumented files of the core package need `// @ts-nocheck` too (the default covers src/, test/, lib/ only).
   disableTypeChecks: '{src,test,tools,packages/*/src,packages/*/test}/**/*.ts',
-  // Two cores, shared: one test runner and the checker.
+  // Two cores, shared: one test runner beside the checker (Stryker adds a second runner once checking is done).
   concurrency: 1,
   timeoutMS: 10_000,
-  reporters: ['html', 'json', 'progress', 'clear-text'],
-  htmlReporter: { fileName: 'reports/mutation/jest/index.html' },
-  jsonReporter: { fileName: 'reports/mutation/jest/mutation.json' },
-  incremental: true,
-  incrementalFile: 'reports/mutation/jest/stryker-incremental.json',
-  tempDirName: '.stryker-tmp',
+  ...reportOptions('jest', part),
+  // One sandbox folder per runner, so that both can run at once.
+  tempDirName: '.stryker-tmp/jest',
   cleanTempDir: 'always',
 };

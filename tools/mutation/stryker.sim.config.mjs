@@ -2,7 +2,9 @@
 // mutant with its invariants (`npm run mutate:sim`; docs/mutation.md). Mutation switching: the sandbox is instrumented
 // and built once (tools/mutation/simSandbox.mjs), each mutant is one run of the compiled simulator with
 // __STRYKER_ACTIVE_MUTANT__ set; it exits 1 when an invariant breaks (killed), 0 when all hold (survived).
-import { SANDBOX_IGNORE } from './files.mjs';
+import { PARTS, SANDBOX_IGNORE, partOf, reportOptions } from './files.mjs';
+
+const part = partOf();
 
 /** Seeds per mutant, after the directed scenarios and the regression seeds (main.ts runs those first). */
 export const SIM_SEEDS = Number(process.env.MUTATE_SIM_SEEDS ?? 100);
@@ -32,16 +34,16 @@ export default {
   checkers: ['typescript'],
   tsconfigFile: 'tools/mutation/tsconfig.checker.json',
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
-  mutate: SIM_FILES,
+  // A part: its files the simulator runs (the Table store part has none).
+  mutate: part ? [...PARTS[part], ...SIM_FILES.filter((f) => f.startsWith('!'))] : SIM_FILES,
   ignorePatterns: SANDBOX_IGNORE,
   disableTypeChecks: '{src,test,tools,packages/*/src,packages/*/test}/**/*.ts',
   concurrency: 1,
-  timeoutMS: 10_000,
-  reporters: ['html', 'json', 'progress', 'clear-text'],
-  htmlReporter: { fileName: 'reports/mutation/sim/index.html' },
-  jsonReporter: { fileName: 'reports/mutation/sim/mutation.json' },
-  incremental: true,
-  incrementalFile: 'reports/mutation/sim/stryker-incremental.json',
-  tempDirName: '.stryker-tmp',
+  // A run that takes longer than the dry run's time x 1.5 + this counts as a timeout (detected): generous, so that a
+  // busy machine does not pass for a mutant that hangs the simulation.
+  timeoutMS: 30_000,
+  ...reportOptions('sim', part),
+  // One sandbox folder per runner, so that both can run at once.
+  tempDirName: '.stryker-tmp/sim',
   cleanTempDir: 'always',
 };
