@@ -5,8 +5,11 @@ import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestration
 import { chargeOnce, type HeldReporter } from '../payments/chargeOnce';
 
 export { atTheCall, chargeOnce, type HeldReporter } from '../payments/chargeOnce';
+export { CallInFlightError, FenceUnreadableError } from '../payments/callFence';
 import type { PaymentProviderClient } from '../payments/PaymentProviderClient';
-import { IdempotencyError, RecordStatus, StoreRequestError, type Claim, type IdempotencyStore } from 'azure-functions-idempotency';
+import { LeaseLostError, StoreRequestError, StoreUnavailableError, type Claim, type IdempotencyStore } from 'azure-functions-idempotency';
+import { announceCall, CallInFlightError, readFence, readForSettle } from '../payments/callFence';
+import { HELD_FOR_OPERATOR } from '../payments/providerLookup';
 import { completeRecord, type CompleteRecordInput, type CompleteRecordOutcome, type RecordedCharge } from '../payments/completeRecord';
 import type { ChargeResult } from '../payments/schema';
 import { MetricNames, Telemetry } from '../telemetry/Telemetry';
@@ -62,9 +65,12 @@ export interface ChargeAndRecordInput extends ChargeActivityInput {
  * The `chargeProvider` activity: one provider call with the payment's `Idempotency-Key`; with `lookUpFirst`, the
  * charge made under the key is looked up first and returned without charging again when there is one; with `hold`,
  * nothing is called and the payment is held for an operator (counted, logged). With `recordClaim` (handoff version 2)
- * the answer, whatever it is, is then written to the record once ({@link writeRecordOnce}) and the activity answers
- * a `RecordedCharge`: a store that does not answer gives `unwritten` (the run retries the write on durable timers),
- * never an error (an error would make the run call the provider again).
+ * the call is first announced on the record (src/payments/callFence.ts: a record that moved on, or a store that cannot
+ * take the mark, refuses it), and the answer, whatever it is, is then written to the record once
+ * ({@link writeRecordOnce}); the activity answers a `RecordedCharge`: a store that does not answer gives `unwritten`
+ * (the run retries the write on durable timers), never an error (an error would make the run call the provider again).
+ * A settling call (`lookUpOnly`) looks up only once no announced call can be on its way, and writes "no charge found"
+ * only on the version of the record it read (see {@link settle}).
  */
 export function chargeProviderActivity(
   provider: PaymentProviderClient,
@@ -77,70 +83,65 @@ export function chargeProviderActivity(
     const activityInput = input as ChargeAndRecordInput;
     const claim = activityInput.recordClaim;
     if (claim && !store) throw new Error('chargeProvider: a run asked for the record write and the activity has no store');
-    if (claim && store) {
-      const moved = await recordMovedOn(store(), claim, { openUntilMs: activityInput.fenceOpenUntilMs, nowMs });
-      if (moved) return moved;
+    if (!claim || !store) return chargeOnce(provider, activityInput, report, nowMs);
+    // A hold is reported once the record says so (an alert the record does not back would tell an operator of a
+    // payment that a restart may still charge: simulator seed 533); until then the record-write alerts speak.
+    let heldReason: string | undefined;
+    const deferred: HeldReporter = { held: (_input, reason) => void (heldReason = reason), lookupUnsupported: (...args) => report.lookupUnsupported(...args) };
+    const recordOnce = async (recordClaim: Claim, result: ChargeResult): Promise<RecordedCharge> => {
+      try {
+        const record = await writeRecordOnce(store(), telemetry, { claim: recordClaim, result, payment: activityInput.payment });
+        if (record === 'completed' && heldReason !== undefined) report.held(activityInput, heldReason);
+        return { result, record };
+      } catch (error) {
+        if (mayHaveLanded(error) && heldReason !== undefined) report.held(activityInput, heldReason);
+        return { result, record: 'unwritten' };
+      }
+    };
+    const charge = () => chargeOnce(provider, activityInput, deferred, nowMs);
+    if (activityInput.lookUpOnly) return settle(store(), telemetry, claim, nowMs, activityInput, charge, recordOnce);
+    let recordClaim = claim;
+    if (activityInput.hold) {
+      // Nothing is called: the fence only answers a record that moved on (a store that cannot say changes nothing).
+      const read = await readFence(store(), claim).catch(() => undefined);
+      if (read && 'movedOn' in read) return read.movedOn;
+    } else {
+      const announced = await announceCall(store(), claim, nowMs, activityInput.callLeaseMs);
+      if ('movedOn' in announced) return announced.movedOn;
+      recordClaim = announced.marked;
     }
-    const result = await chargeOnce(provider, activityInput, report, nowMs);
-    if (!claim || !store) return result;
-    try {
-      return { result, record: await writeRecordOnce(store(), telemetry, { claim, result, payment: activityInput.payment }) };
-    } catch {
-      return { result, record: 'unwritten' };
-    }
+    return recordOnce(recordClaim, await charge());
   };
 }
 
 /**
- * The fence before a provider call of a handoff run (version 2): the record must still be in progress under the
- * claim's attempt. An activity work item runs at least once and may run late: the Azure Storage provider sends a
- * run's messages before it writes its history, so a host that dies between sends the activity again, and that copy
- * can wait in the work-item queue for hours, after the run recorded the payment (`failed`, say) and ended. Such a copy
- * must not charge: it answers what the record says, marked `fenced` (nothing written), without calling the provider.
- * A store that does not answer lets a fresh call go on and refuses a stale one (see the body).
- * @returns undefined when the claim still holds the record in progress, or the store cannot say
+ * The settling call of a run whose budget is spent: read the record (no call may still be announced: else
+ * `CallInFlightError`), look the key's charge up, and record what it says. "No charge" is written only on the version
+ * read (an exact completion): a call announced since then refuses it (`CallInFlightError`: the run settles again), and
+ * a write that does not land is thrown, never answered `unwritten` (the run would write it unconditionally). A charge
+ * found, or a hold (the look-up failed), is written as any answer is.
+ * @throws CallInFlightError, or what the store throws (retryable: the run settles again after a while)
  */
-export async function recordMovedOn(
+async function settle(
   store: IdempotencyStore,
+  telemetry: () => Telemetry,
   claim: Claim,
-  open: { readonly openUntilMs?: number; readonly nowMs?: () => number } = {},
-): Promise<RecordedCharge | undefined> {
-  let record;
+  nowMs: () => number,
+  input: ChargeAndRecordInput,
+  lookUp: () => Promise<ChargeResult>,
+  recordOnce: (claim: Claim, result: ChargeResult) => Promise<RecordedCharge>,
+): Promise<RecordedCharge> {
+  const read = await readForSettle(store, claim, nowMs);
+  if ('movedOn' in read) return read.movedOn;
+  const result = await lookUp();
+  if (result.status !== 'failed' || result.code === HELD_FOR_OPERATOR) return recordOnce(read.exact, result);
   try {
-    record = await store.get(claim.key);
+    return { result, record: await writeRecordOnce(store, telemetry, { claim: read.exact, result, payment: input.payment, exact: true }) };
   } catch (error) {
-    // Fails open for a fresh call: a store that does not answer (or refuses: 403) cannot tell, and failing every round
-    // would turn a long store fault into a payment `failed` after its budget even when the provider had answered (a
-    // decline replayed by key: simulator seed 360). A call older than `openUntilMs` may be a stale copy of a round the
-    // run has moved past (seed 26150): refused, the run retries with a fresh call.
-    const nowMs = open.nowMs ?? Date.now;
-    if (open.openUntilMs !== undefined && nowMs() > open.openUntilMs) throw new FenceUnreadableError(nowMs() - open.openUntilMs, error);
-    return undefined;
-  }
-  if (record?.status === RecordStatus.InProgress && record.attempt === claim.attempt && record.createdAtMs === claim.createdAtMs) return undefined;
-  const result: ChargeResult =
-    record?.status === RecordStatus.Completed && record.createdAtMs === claim.createdAtMs
-      ? (record.result as ChargeResult)
-      : {
-          status: 'failed',
-          reason: `not charged: the record moved on (${record ? `${record.status}, attempt ${record.attempt}` : 'gone'}) before this call of attempt ${claim.attempt}`,
-        };
-  return { result, record: 'fenced' };
-}
-
-/**
- * The fence could not read the record and the call is past its fresh window (`FENCE_OPEN_FOR_MS`, src/payments/handOffPlan.ts): nothing is
- * called. Retryable: the run's round fails and it schedules a fresh call; a stale copy's answer goes nowhere.
- */
-export class FenceUnreadableError extends IdempotencyError {
-  constructor(lateByMs: number, cause: unknown) {
-    super(
-      `not calling the provider: the record could not be read to fence this call, which is ${Math.round(lateByMs / 1000)} s past its fresh window (a stale work item, or a store fault)`,
-      {
-        cause,
-        retryable: true,
-      },
-    );
+    if (!(error instanceof LeaseLostError)) throw error;
+    const now = await readFence(store, claim);
+    if ('movedOn' in now) return now.movedOn;
+    throw new CallInFlightError(Math.max(0, now.current.leaseExpiresAtMs - nowMs()));
   }
 }
 
@@ -188,6 +189,11 @@ export async function writeRecordOnce(store: IdempotencyStore, telemetry: () => 
   try {
     outcome = await completeRecord(store, recordInput);
   } catch (error) {
+    // An exact write refused (the record changed since it was read): the caller decides, nothing to report.
+    if (error instanceof LeaseLostError) throw error;
+    // Its answer lost, the write may be on record: a failure is alerted now (a run that dies before its next try, or
+    // a settle that then finds the record written, would otherwise leave it unnamed: simulator seed 1853).
+    if (mayHaveLanded(error)) reportFailed(telemetry, recordInput);
     // The store did not answer: the run calls again after a durable timer (RECORD_WRITE_RETRY); say so once a try.
     const why = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     if (error instanceof StoreRequestError) {
@@ -212,17 +218,26 @@ export async function writeRecordOnce(store: IdempotencyStore, telemetry: () => 
     });
     throw error;
   }
-  const result: ChargeResult = recordInput.result;
-  if (outcome === 'completed' && result.status === 'failed') {
-    const t = telemetry();
-    t.count(MetricNames.paymentsFailed, { consumer: 'payments' });
-    t.log('error', `payments: failed (${result.reason})`, {
-      consumer: 'payments',
-      outcome: 'failed',
-      idempotencyKey: recordInput.claim.key.key,
-      attempt: recordInput.claim.attempt,
-      reason: result.reason,
-    });
-  }
+  if (outcome === 'completed') reportFailed(telemetry, recordInput);
   return outcome;
+}
+
+/** A store error that says the write may have landed (its answer was lost). */
+export function mayHaveLanded(error: unknown): boolean {
+  return error instanceof StoreUnavailableError && error.writeMayHaveLanded === true;
+}
+
+/** A payment recorded `failed` (held included): counted in `payments.failed` and logged as an error with its key. */
+function reportFailed(telemetry: () => Telemetry, recordInput: CompleteRecordInput): void {
+  const result = recordInput.result;
+  if (result.status !== 'failed') return;
+  const t = telemetry();
+  t.count(MetricNames.paymentsFailed, { consumer: 'payments' });
+  t.log('error', `payments: failed (${result.reason})`, {
+    consumer: 'payments',
+    outcome: 'failed',
+    idempotencyKey: recordInput.claim.key.key,
+    attempt: recordInput.claim.attempt,
+    reason: result.reason,
+  });
 }

@@ -84,7 +84,7 @@ export function routedByConsumer(consumers: ReadonlySet<string>, routed: Idempot
     leaseMs: others.leaseMs,
     claim: (key, digest, options) => pick(key.consumer).claim(key, digest, options),
     commit: (key, digest, result, effects) => pick(key.consumer).commit(key, digest, result, effects),
-    complete: (claim, result, effects) => pick(claim.key.consumer).complete(claim, result, effects),
+    complete: (claim, result, effects, options) => pick(claim.key.consumer).complete(claim, result, effects, options),
     release: (claim, reason) => pick(claim.key.consumer).release(claim, reason),
     renewLease: (claim, leaseMs) => pick(claim.key.consumer).renewLease(claim, leaseMs),
     get: (key) => pick(key.consumer).get(key),

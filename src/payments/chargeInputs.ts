@@ -79,6 +79,6 @@ export interface ChargeActivityInput {
    * `trustedUntilMs`, looks up first or holds instead (queue waits after the plan are unbounded: `KeyMemoryGuard`).
    */
   readonly keyMemory?: KeyMemoryGuard;
-  /** Past this time (epoch ms), a fence that cannot read the record refuses the call ({@link FENCE_OPEN_FOR_MS}). */
-  readonly fenceOpenUntilMs?: number;
+  /** How long the call's announcement on the record holds it (`CALL_LEASE_MS` when absent: the local rigs shorten it). */
+  readonly callLeaseMs?: number;
 }

@@ -170,6 +170,7 @@ export function* handOffOrchestration<Task>(
       timer,
       uncertainOf(begin),
       plan.settleUncertain,
+      plan.settleTries,
     );
     result = charged.result;
     written = charged.record === 'completed' || charged.record === 'fenced';
@@ -184,6 +185,7 @@ export function* handOffOrchestration<Task>(
       timer,
       uncertainOf(begin),
       plan.settleUncertain,
+      plan.settleTries,
     )).result;
     if (charged.status === 'failed') {
       yield steps.callEntity(entityKey, { name: 'fail', attempt, reason: charged.reason });

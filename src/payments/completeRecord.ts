@@ -7,6 +7,11 @@ export interface CompleteRecordInput {
   readonly claim: Claim;
   readonly result: ChargeResult;
   readonly payment: PaymentRequested;
+  /**
+   * Write only on the version of the record `claim` names (an exact completion): a change since refuses it with
+   * `LeaseLostError` (thrown, not `fenced`). The settle's "no charge found" (src/app/durableCharge.ts); never set by a run.
+   */
+  readonly exact?: boolean;
 }
 
 /** What the activity did: wrote the record, or found it taken over by a newer attempt (left alone). */
@@ -32,10 +37,10 @@ export interface RecordedCharge {
  */
 export async function completeRecord(store: IdempotencyStore, input: CompleteRecordInput): Promise<CompleteRecordOutcome> {
   try {
-    await store.complete(input.claim, input.result, [finishedPaymentRow(input.payment, input.result)]);
+    await store.complete(input.claim, input.result, [finishedPaymentRow(input.payment, input.result)], input.exact ? { exact: true } : undefined);
     return 'completed';
   } catch (error) {
-    if (error instanceof LeaseLostError) return 'fenced';
+    if (error instanceof LeaseLostError && !input.exact) return 'fenced';
     throw error;
   }
 }

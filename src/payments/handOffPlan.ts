@@ -4,14 +4,6 @@ import type { ChargeResult } from './schema';
 
 /** The handoff run's plan: what the delivery hands the run (src/payments/chargeOrchestration.ts runs it). */
 /**
- * How long after the run scheduled a provider call its activity may still call when the fence cannot read the record
- * (the store does not answer: 5xx, a timeout, 403): a work item older than that may be a stale copy (sent twice by a
- * host that died, or re-run after a worker crash) of a round the run has moved past. It is refused (a transient error:
- * the run retries with a fresh call), not let through. Found by the simulator (seed 26150).
- */
-export const FENCE_OPEN_FOR_MS = 2 * 60_000;
-
-/**
  * The handoff run's step sequence the starters write today. 2: the charge activity writes the record (one try) and
  * the entity hears `complete`/`fail` as a one-way signal (6 messages a payment). Absent or 1: a run started before
  * version 2 was deployed keeps the sequence its history holds (`complete` as a call, then `completePaymentRecord`).
@@ -38,11 +30,27 @@ export interface HandOffPlan {
    * started before it existed): `failed`, so their replays stay as their history has them.
    */
   readonly settleUncertain?: boolean;
+  /**
+   * Settle tries before the payment is held: a settle waits out the lease of every provider call announced on the record
+   * (src/payments/callFence.ts) and is tried again after one while a call may be on its way or the store does not
+   * answer. Absent (runs started before it existed): one try, as their history has it.
+   */
+  readonly settleTries?: number;
 }
+
+/** Settle tries of the plans handed out today: about a quarter of an hour of a store fault or of a late copy's call. */
+export const SETTLE_TRIES = 5;
 
 /** The plan the starters (the trigger, the operator's retry, the reconciler) hand a run today. */
 export function handOffPlan(claim: Claim, retry: RetryBudget): HandOffPlan {
-  return { version: HANDOFF_VERSION, claim, retry, recordRoundsPerExecution: RECORD_WRITE_ROUNDS_PER_EXECUTION, settleUncertain: true };
+  return {
+    version: HANDOFF_VERSION,
+    claim,
+    retry,
+    recordRoundsPerExecution: RECORD_WRITE_ROUNDS_PER_EXECUTION,
+    settleUncertain: true,
+    settleTries: SETTLE_TRIES,
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { ChargeActivityInput, ChargeOrchestrationInput } from './chargeInputs';
 import type { RecordedCharge } from './completeRecord';
-import { FENCE_OPEN_FOR_MS, HANDOFF_VERSION } from './handOffPlan';
+import { CALL_LEASE_MS } from './callFence';
+import { HANDOFF_VERSION } from './handOffPlan';
 import { HELD_FOR_OPERATOR, keyMemoryGuardOf, planProviderCall } from './providerLookup';
 import { retryDelayMs, type RetryBudget } from './recordWriteRetry';
 
@@ -27,7 +28,6 @@ export function providerCall(input: ChargeOrchestrationInput, round: number, ent
     ...(plan.action === 'lookUpFirst' ? { lookUpFirst: true } : {}),
     ...(plan.action === 'hold' ? { hold: plan.reason } : {}),
     ...(keyMemory ? { keyMemory } : {}),
-    ...(at === undefined ? {} : { fenceOpenUntilMs: at + FENCE_OPEN_FOR_MS }),
   };
 }
 
@@ -37,7 +37,9 @@ export function providerCall(input: ChargeOrchestrationInput, round: number, ent
  * activity execution whose answer and worker were both lost leaves the run nothing to go by: simulator seed 634): the
  * charge looked up (found: its result; none: `failed`, now a fact), or, with no look-up, the payment held for an
  * operator to check at the provider. Never `failed` for a customer the provider charged. Plans without it (runs
- * started before): `failed`.
+ * started before): `failed`. With `settleTries` (plans since issue 51), the settle waits out a call's lease too
+ * (`CALL_LEASE_MS`: the look-up must see every announced call) and a settle that cannot be made yet (a call announced
+ * since, the store down) is tried again after a call's lease, that many times in all, before the payment is held.
  */
 export function* chargeWithinBudget<Task>(
   input: ChargeOrchestrationInput,
@@ -48,11 +50,17 @@ export function* chargeWithinBudget<Task>(
   timer: (atMs: number) => Task,
   entityUncertain: boolean,
   settleUncertain = false,
+  settleTries = 1,
 ): Generator<Task, RecordedCharge, unknown> {
   const startedMs = nowMs();
+  const callLeaseMs = retry.callLeaseMs ?? CALL_LEASE_MS;
+  const planned = (round: number, uncertain: boolean): ChargeActivityInput => {
+    const activityInput = providerCall(input, round, uncertain, nowMs() - startedMs, nowMs());
+    return retry.callLeaseMs === undefined ? activityInput : { ...activityInput, callLeaseMs };
+  };
   for (let round = 0; ; round++) {
     try {
-      return read(yield call(providerCall(input, round, entityUncertain, nowMs() - startedMs, nowMs())));
+      return read(yield call(planned(round, entityUncertain)));
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       const next = nowMs() + retryDelayMs(retry, round);
@@ -62,15 +70,16 @@ export function* chargeWithinBudget<Task>(
         if (!settleUncertain) return { result: { status: 'failed', reason }, record: 'unwritten' };
         // The longest retry interval first: a charge made by the last call shows in a look-up that lags (a search index:
         // Stripe's, up to a minute), and a call still in flight at the provider has finished.
-        yield timer(nowMs() + Math.max(retry.maxDelayMs, next - nowMs()));
-        try {
-          return read(yield call(settlingCall(input, providerCall(input, round + 1, true, nowMs() - startedMs, nowMs()), reason)));
-        } catch (settleError) {
-          // The check itself could not be made (the fence could not read the record, the worker failed): held, and the
-          // record write that follows alerts it; never an exception out of the run (the reconciler would restart it).
-          const cause = settleError instanceof Error ? settleError.message : String(settleError);
-          const held = `held for an operator: the retry budget is spent and the last check could not be made (${cause.slice(0, 150)}): check the key at the provider`;
-          return { result: { status: 'failed', reason: held.slice(0, 500), code: HELD_FOR_OPERATOR }, record: 'unwritten' };
+        // A look-up also waits out the lease of the calls announced on the record (since `settleTries`): it must see them.
+        const waitOutCalls = settleTries > 1 && lookupOffered(input) ? callLeaseMs : 0;
+        yield timer(nowMs() + Math.max(retry.maxDelayMs, waitOutCalls, next - nowMs()));
+        for (let settleTry = 1; ; settleTry++) {
+          try {
+            return read(yield call(settlingCall(input, planned(round + 1, true), reason)));
+          } catch (settleError) {
+            if (settleTry >= settleTries) return heldAfterSettle(settleError);
+            yield timer(nowMs() + callLeaseMs);
+          }
         }
       }
       yield timer(next);
@@ -78,14 +87,28 @@ export function* chargeWithinBudget<Task>(
   }
 }
 
+/**
+ * The settle could not be made (a call still announced, the store down, the worker failed): held, and the record write
+ * that follows alerts it; never an exception out of the run (the reconciler would restart it).
+ */
+function heldAfterSettle(settleError: unknown): RecordedCharge {
+  const cause = settleError instanceof Error ? settleError.message : String(settleError);
+  const held = `held for an operator: the retry budget is spent and the last check could not be made (${cause.slice(0, 150)}): check the key at the provider`;
+  return { result: { status: 'failed', reason: held.slice(0, 500), code: HELD_FOR_OPERATOR }, record: 'unwritten' };
+}
+
 /** The last call of a run whose budget is spent: look up only, or hold (see above). */
 function settlingCall(input: ChargeOrchestrationInput, planned: ChargeActivityInput, failedReason: string): ChargeActivityInput {
   const { keyMemory: _guard, lookUpFirst: _lookUp, hold: _hold, ...call } = planned;
-  const capability = input.provider ?? input.providerLookup ?? 'uncertain';
-  const lookup = typeof capability === 'string' ? capability !== 'off' : capability.lookup === 'by-key';
-  if (lookup) return { ...call, lookUpOnly: { failedReason } };
+  if (lookupOffered(input)) return { ...call, lookUpOnly: { failedReason } };
   return {
     ...call,
     hold: `the retry budget is spent and no call can be shown not to have charged (${failedReason.slice(0, 200)}); PAYMENT_PROVIDER_LOOKUP is none, so only the provider can say: check the key there`,
   };
+}
+
+/** The run's provider offers a look-up by key (the settle looks up, else it holds). */
+function lookupOffered(input: ChargeOrchestrationInput): boolean {
+  const capability = input.provider ?? input.providerLookup ?? 'uncertain';
+  return typeof capability === 'string' ? capability !== 'off' : capability.lookup === 'by-key';
 }

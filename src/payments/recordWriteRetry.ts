@@ -12,6 +12,11 @@ export interface RetryBudget {
   readonly budgetMs: number;
   readonly firstDelayMs: number;
   readonly maxDelayMs: number;
+  /**
+   * How long a provider call announced on the record holds it (src/payments/callFence.ts `CALL_LEASE_MS` when absent):
+   * a settle's look-up waits it out. Only the local rigs shorten it (their budgets are seconds).
+   */
+  readonly callLeaseMs?: number;
 }
 
 /**

@@ -11,8 +11,8 @@
 import { keyFromMessageId } from 'azure-functions-idempotency/internal';
 import { LeaseLostError } from 'azure-functions-idempotency/internal';
 import { completeRecord, type RecordedCharge } from '../../src/payments/completeRecord';
-import { chargeProviderActivity, FenceUnreadableError } from '../../src/app/durableCharge';
-import { FENCE_OPEN_FOR_MS } from '../../src/payments/handOffPlan';
+import { CallInFlightError, chargeProviderActivity, FenceUnreadableError } from '../../src/app/durableCharge';
+import { CALL_LEASE_MS } from '../../src/payments/callFence';
 import { StoreRequestError, StoreUnavailableError } from 'azure-functions-idempotency/internal';
 import type { IdempotencyStore } from 'azure-functions-idempotency/internal';
 import { chargeEntityKey } from '../../src/payments/ChargeWorkflow';
@@ -43,7 +43,7 @@ const payment = (id: string) => ({ paymentId: id, customerId: 'cust-1', amount: 
 /** The message body as the trigger hands it to the handler (the worker has parsed the JSON text). */
 const body = (id: string) => payment(id);
 
-const RETRY = { budgetMs: 60_000, firstDelayMs: 200, maxDelayMs: 1_000 };
+const RETRY = { budgetMs: 60_000, firstDelayMs: 200, maxDelayMs: 1_000, callLeaseMs: 1_500 };
 
 async function handOffRig(options: { leaseMs?: number; budgetMs?: number; cacheSize?: number } = {}) {
   const recorded = inMemoryTelemetry();
@@ -206,7 +206,7 @@ describe('payments handoff on the in-process executor (Azurite, fake provider)',
     expect(await r.store.get(keyFromMessageId('payments', 'pay-h11'))).toBeUndefined();
   });
 
-  test('the fence cannot read the record (the store refuses: 403): a fresh call goes on (fails open), a call past its fresh window is refused and calls nothing (a stale copy: simulator seed 26150)', async () => {
+  test('the fence is a condition (issue 51 items 1, 2): a store that refuses (403) calls nothing, fresh or stale; a call is announced on the record (its lease), and a settle neither looks up while it runs nor writes failed over it', async () => {
     const { rig: r, recorded } = await handOffRig({ leaseMs: 60_000 });
     const claimOf = async (id: string) => {
       const claimed = await r.store.claim(keyFromMessageId('payments', id), 'd'.repeat(64));
@@ -216,20 +216,48 @@ describe('payments handoff on the in-process executor (Azurite, fake provider)',
     const forbidden: IdempotencyStore = Object.assign(Object.create(r.store) as IdempotencyStore, {
       get: () => Promise.reject(new StoreRequestError('table answered 403 AuthorizationPermissionMismatch', 'get', 403)),
     });
-    const now = 1_800_000_000_000;
-    const activity = chargeProviderActivity(
-      r.provider,
-      () => recorded.telemetry,
-      () => forbidden,
-      () => now,
-    );
-    const run = (id: string, claim: unknown, fenceOpenUntilMs: number) =>
-      activity({ idempotencyKey: id, payment: payment(id), recordClaim: claim, fenceOpenUntilMs }, {} as never) as Promise<RecordedCharge>;
-    // Fresh (scheduled just now): the call goes on; the record write goes through the real store (not refused here).
-    expect(await run('pay-f1', await claimOf('pay-f1'), now + FENCE_OPEN_FOR_MS)).toMatchObject({ result: { status: 'succeeded' } });
-    // Stale (its window ended a minute ago): refused before the provider, retryable (the run schedules a fresh call).
-    await expect(run('pay-f2', await claimOf('pay-f2'), now - 60_000)).rejects.toThrow(FenceUnreadableError);
-    expect([provider.chargesFor('pay-f1'), provider.chargesFor('pay-f2')]).toEqual([1, 0]);
+    let now = Date.now();
+    const activityOn = (store: IdempotencyStore) =>
+      chargeProviderActivity(
+        r.provider,
+        () => recorded.telemetry,
+        () => store,
+        () => now,
+      );
+    const run = (store: IdempotencyStore, id: string, claim: unknown, extra: object = {}) =>
+      activityOn(store)({ idempotencyKey: id, payment: payment(id), recordClaim: claim, ...extra }, {} as never) as Promise<RecordedCharge>;
+    // Unreadable: refused before the provider, retryable (the run schedules a fresh call); no window lets one through.
+    await expect(run(forbidden, 'pay-f1', await claimOf('pay-f1'))).rejects.toThrow(FenceUnreadableError);
+    expect(provider.chargesFor('pay-f1')).toBe(0);
+
+    // A settle while a call's mark runs: CallInFlightError, nothing looked up, nothing written.
+    const claim = await claimOf('pay-f2');
+    const key = keyFromMessageId('payments', 'pay-f2');
+    await r.store.renewLease(claim, CALL_LEASE_MS); // another execution of a round announced its call
+    await expect(run(r.store, 'pay-f2', claim, { lookUpOnly: { failedReason: 'budget spent' } })).rejects.toThrow(CallInFlightError);
+    expect((await r.store.get(key))?.status).toBe('IN_PROGRESS');
+    // Past the lease the settle looks up: no charge, failed written on the version it read.
+    now += CALL_LEASE_MS + 1_000;
+    expect(await run(r.store, 'pay-f2', claim, { lookUpOnly: { failedReason: 'budget spent' } })).toMatchObject({
+      result: { status: 'failed' },
+      record: 'completed',
+    });
+    // A copy of a round after that: the record refuses its mark, nothing is charged, the record's answer returned.
+    expect(await run(r.store, 'pay-f2', claim)).toMatchObject({ result: { status: 'failed' }, record: 'fenced' });
+    expect(provider.chargesFor('pay-f2')).toBe(0);
+
+    // A mark between the settle's read and its write (the race of item 2): the exact write is refused, the settle
+    // answers CallInFlightError and the record stays open for the call's answer.
+    const raced = await claimOf('pay-f3');
+    const racedKey = keyFromMessageId('payments', 'pay-f3');
+    const sneaky: IdempotencyStore = Object.assign(Object.create(r.store) as IdempotencyStore, {
+      complete: async (...args: Parameters<IdempotencyStore['complete']>) => {
+        await r.store.renewLease(raced, CALL_LEASE_MS); // the copy announces its call just before the failed write lands
+        return r.store.complete(...args);
+      },
+    });
+    await expect(run(sneaky, 'pay-f3', raced, { lookUpOnly: { failedReason: 'budget spent' } })).rejects.toThrow(CallInFlightError);
+    expect((await r.store.get(racedKey))?.status).toBe('IN_PROGRESS');
   });
 
   test("takeover fencing: an old attempt's completeRecord never overwrites, before or after the new attempt completed the record", async () => {

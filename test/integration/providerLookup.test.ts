@@ -55,7 +55,7 @@ async function lookupRig(
     crashBefore,
     restartDelayMs: 20,
     leaseMs: 10_000,
-    retry: { budgetMs: 60_000, firstDelayMs: 200, maxDelayMs: 1_000 },
+    retry: { budgetMs: 60_000, firstDelayMs: 200, maxDelayMs: 1_000, callLeaseMs: 1_500 },
     ...extra,
   });
   return rig;

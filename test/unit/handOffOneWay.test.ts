@@ -1,7 +1,6 @@
 import { chargeOrchestration, HANDOFF_VERSION, type ChargeOrchestrationInput, type ChargeSteps } from '../../src/payments/chargeOrchestration';
 import { applyChargeOperation, type ChargeEntityOperation } from '../../src/payments/chargeEntity';
 import type { ChargeResult } from '../../src/payments/schema';
-import { FENCE_OPEN_FOR_MS } from '../../src/payments/handOffPlan';
 import { chargeStepsSetup, START_MS, type Task } from '../support/chargeSteps';
 
 const { clock, steps: v1Steps, claim, payment, handoffInput, charged } = chargeStepsSetup();
@@ -41,8 +40,8 @@ describe('handoff charge orchestration, version 2: the record written by the cha
     expect(run.next().value).toEqual({ call: 'entity:begin', arg: { name: 'begin', attempt: 3 } });
     expect(run.next({ decision: 'proceed' }).value).toEqual({
       call: 'activity:chargeAndRecord',
-      // The fence's fresh window: FENCE_OPEN_FOR_MS after the run scheduled the call (a stale copy is refused).
-      arg: { idempotencyKey: 'pay-1', payment, correlationId: undefined, recordClaim: claim, fenceOpenUntilMs: START_MS + FENCE_OPEN_FOR_MS },
+      // No window rides along: the activity announces its call on the record (src/payments/callFence.ts), fresh or stale alike.
+      arg: { idempotencyKey: 'pay-1', payment, correlationId: undefined, recordClaim: claim },
     });
     expect(signals).toEqual([]); // the entity hears the result only after the activity answered
     expect(run.next({ result: charged, record: 'completed' })).toEqual({ done: true, value: charged });

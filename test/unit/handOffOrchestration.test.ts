@@ -170,6 +170,7 @@ describe('handoff charge orchestration, driven step by step', () => {
       retry: input.handoff!.retry,
       recordRoundsPerExecution: 20,
       settleUncertain: true,
+      settleTries: 5,
     });
     expect(RECORD_WRITE_ROUNDS_PER_EXECUTION).toBe(20);
   });

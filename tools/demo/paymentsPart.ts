@@ -34,7 +34,7 @@ export interface PaymentsPartOptions {
 /** Retention of the dedup records: the time phase jumps past it. */
 const RETENTION_MS = 30 * 86_400_000;
 /** The demo's handoff retry budget: 10 min of durable-timer retries (1 s doubling to 10 s) before a payment ends `failed`. */
-const DEMO_RETRY: RetryBudget = { budgetMs: 600_000, firstDelayMs: 1_000, maxDelayMs: 10_000 };
+const DEMO_RETRY: RetryBudget = { budgetMs: 600_000, firstDelayMs: 1_000, maxDelayMs: 10_000, callLeaseMs: 10_000 };
 
 /**
  * The payments consumer in the chaos run: the real handler (through the rig) with crashes injected before and after
@@ -207,9 +207,9 @@ function injectStoreCrashes(rig: PaymentsRig, env: ChaosEnvironment, held: HeldP
     if (outcome.kind === 'claimed' || outcome.kind === 'reclaimed') env.faults.maybeCrash(CrashPoint.AfterClaim, key.key);
     return outcome;
   };
-  store.complete = async (claimed, result, effects) => {
+  store.complete = async (claimed, result, effects, completeOptions) => {
     env.faults.maybeCrash(CrashPoint.BeforeComplete, claimed.key.key);
     held.beforeComplete(claimed.key.key);
-    return complete(claimed, result, effects);
+    return complete(claimed, result, effects, completeOptions);
   };
 }

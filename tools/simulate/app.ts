@@ -59,6 +59,8 @@ export class SimApp {
   private readonly reconcilePosition: ReconcilePosition = { partition: 0 };
   /** The invariants judged at each step (store writes, runs ending). */
   readonly steps: StepJudge;
+  /** What a scenario's script saw happen, in order (its premise reads it). */
+  readonly scriptSaw: string[] = [];
   /** Calls the fence refused (record unreadable, past the fresh window), with the work item's age. */
   readonly fenceRefusals: Array<{ readonly key: string; readonly atMs: number; readonly ageMs: number }> = [];
 

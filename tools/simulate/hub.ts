@@ -1,10 +1,11 @@
 import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityState } from '../../src/payments/chargeEntity';
 import { replayRun } from './hubReplay';
-import { VISIBILITY_MS, type HistoryResult, type HubFaults, type HubFunctions, type HubTask, type Instance } from './hubTypes';
+import { VISIBILITY_MS, emptyHistory, short, type HistoryResult, type HubFaults, type HubFunctions, type HubTask, type Instance } from './hubTypes';
 import { CHARGE_ENTITY } from '../../src/app/durableCharge';
 import type { Random } from './random';
 import type { World } from './world';
 
+export { short } from './hubTypes';
 export { VISIBILITY_MS, type HubFaults, type HubFunctions, type HubStatus, type HubTask, type Instance } from './hubTypes';
 
 /**
@@ -36,6 +37,11 @@ export class SimTaskHub {
   forceDuplicateStart = 0;
   /** Told when a run reaches a final status (the invariants judge it at that step). */
   onFinal?: (instance: Instance) => void;
+  /**
+   * A scenario's hook at each activity execution's start and after its answer is delivered: `again` runs the same work
+   * item again after `delayMs` (what a failed delete or a dead worker does: docs/simulation-faults.md).
+   */
+  activityHook?: (at: 'start' | 'answered', name: string, input: unknown, again: (delayMs: number) => void) => void;
   /** Activity executions as they start (name, run, time): scenarios check their premise with them. */
   readonly activityRuns: Array<{ readonly instanceId: string; readonly name: string; readonly atMs: number }> = [];
   /** Told before anything is purged (the invariants check what was still alive). */
@@ -190,14 +196,16 @@ export class SimTaskHub {
     const body = this.functions!.activities.get(task.name);
     if (!body) return; // no such function: the engine leaves the run waiting (azure-functions-durable-js#197)
     const crash = this.random.chance(this.faults.activityCrash) ? this.random.pick(['before', 'after'] as const) : undefined;
-    const again = () =>
-      this.world.at(this.world.nowMs() + VISIBILITY_MS + this.hopMs(), () => void this.runActivity(instance, execution, taskIndex, task, sentMs));
+    const againAfter = (delayMs: number) =>
+      this.world.at(this.world.nowMs() + delayMs, () => void this.runActivity(instance, execution, taskIndex, task, sentMs));
+    const again = () => againAfter(VISIBILITY_MS + this.hopMs());
     if (crash === 'before') {
       this.world.log(`hub: worker died before activity ${task.name} of ${short(instance.id)}`);
       return again();
     }
     this.counts.activities++;
     this.activityRuns.push({ instanceId: instance.id, name: task.name, atMs: this.world.nowMs() });
+    this.activityHook?.('start', task.name, task.input, againAfter);
     let result: Omit<HistoryResult, 'episodeMs'>;
     try {
       result = { ok: true, value: await body(structuredClone(task.input), { ageMs: this.world.nowMs() - sentMs }) };
@@ -209,6 +217,7 @@ export class SimTaskHub {
       return again();
     }
     this.deliver(instance, execution, taskIndex, result);
+    this.activityHook?.('answered', task.name, task.input, againAfter);
     if (this.random.chance(this.faults.redeliverAnswered)) {
       // The answer is on its way; the work item's delete fails (abandoned: visible again after 2^n s) or the worker
       // dies before it (the visibility timeout): the same item runs again, whatever the run did with the answer.
@@ -286,14 +295,4 @@ export class SimTaskHub {
     if (instanceId.startsWith(prefix)) return this.entities.delete(instanceId.slice(prefix.length)) ? 1 : 0;
     return this.instances.delete(instanceId) ? 1 : 0;
   }
-}
-
-/** A new execution's history: nothing answered, scheduled, sent or awaited. */
-function emptyHistory(): Pick<Instance, 'results' | 'committed' | 'awaiting' | 'scheduled' | 'signals'> {
-  return { results: [], committed: 0, awaiting: new Map(), scheduled: 0, signals: 0 };
-}
-
-/** An instance id short enough for a trace line. */
-export function short(instanceId: string): string {
-  return instanceId.length > 20 ? `${instanceId.slice(0, 16)}..` : instanceId;
 }

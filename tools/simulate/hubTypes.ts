@@ -70,3 +70,13 @@ export interface HubFunctions {
   /** Each activity's body; `work.ageMs`: how long since the run sent this work item (its queue wait, re-runs included). */
   readonly activities: ReadonlyMap<string, (input: unknown, work: { readonly ageMs: number }) => Promise<unknown>>;
 }
+
+/** A new execution's history: nothing answered, scheduled, sent or awaited. */
+export function emptyHistory(): Pick<Instance, 'results' | 'committed' | 'awaiting' | 'scheduled' | 'signals'> {
+  return { results: [], committed: 0, awaiting: new Map(), scheduled: 0, signals: 0 };
+}
+
+/** An instance id short enough for a trace line. */
+export function short(instanceId: string): string {
+  return instanceId.length > 20 ? `${instanceId.slice(0, 16)}..` : instanceId;
+}

@@ -1,5 +1,6 @@
 import type { SimApp } from './app';
 import type { World } from './world';
+import type { ChargeActivityInput } from '../../src/payments/chargeInputs';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -11,6 +12,8 @@ const HOUR_MS = 60 * MINUTE_MS;
  */
 export interface Scenario {
   readonly description: string;
+  /** Settings on top of the simulator's (a team's choice the schedule needs). */
+  readonly settings?: Readonly<Record<string, string>>;
   /** The provider's declared look-up for the schedule. */
   readonly lookup: 'none' | 'by-key';
   /** Places the faults; `paymentId` is the one payment sent at the start. */
@@ -104,6 +107,72 @@ export const SCENARIOS = {
       if (app.hub.counts.continuedAsNew === 0) return 'the run never continued as new (the outage did not outlast 20 record-write tries)';
       const completed = app.steps.completions.find((c) => c.key === paymentId);
       return completed?.result.status === 'succeeded' ? undefined : 'the payment was not recorded succeeded after the outage';
+    },
+  },
+  'fence-window': {
+    description:
+      "issue 51 item 1: a provider outage past the retry budget (retry delays capped at 60 s, a team's setting); the run's settling look-up finds no charge and records failed; the last round's work item, answered, runs again (its delete failed: 2^6 s) while the table refuses requests (403): a fence that fails open for a fresh round lets it charge",
+    settings: { PAYMENT_RETRY_MAX_DELAY_SECONDS: '60' },
+    lookup: 'by-key',
+    script(app, world) {
+      app.provider.setOutage({ fromMs: world.startMs, toMs: world.startMs + 10 * HOUR_MS });
+      let last: ((delayMs: number) => void) | undefined;
+      let lastAtMs = 0;
+      app.hub.activityHook = (at, name, input, again) => {
+        const call = input as ChargeActivityInput;
+        if (name !== 'chargeProvider' || call.hold) return;
+        if (at === 'answered' && !call.lookUpOnly && !app.scriptSaw.includes('settle')) [last, lastAtMs] = [again, world.nowMs()];
+        if (at !== 'start' || !call.lookUpOnly || !last || app.scriptSaw.includes('settle')) return;
+        app.scriptSaw.push('settle');
+        app.provider.setOutage({ fromMs: world.startMs, toMs: world.nowMs() });
+        const copyAtMs = Math.max(world.nowMs() + 5_000, lastAtMs + 64_000);
+        app.store.setForbidden({ fromMs: copyAtMs - 1_000, toMs: copyAtMs + 60_000 });
+        last(copyAtMs - world.nowMs());
+        world.at(copyAtMs, () => app.scriptSaw.push(`copy ${copyAtMs - lastAtMs}`));
+      };
+    },
+    premise(app, paymentId) {
+      const failed = failedAt(app, paymentId);
+      if (failed === undefined) return 'the payment was never recorded failed';
+      const copy = app.scriptSaw.find((saw) => saw.startsWith('copy '));
+      if (!copy) return "the last round's work item did not run again";
+      const copyRan = app.hub.activityRuns.some((r) => r.name === 'chargeProvider' && r.atMs > failed);
+      return copyRan ? undefined : 'the copy did not run after the payment was recorded failed';
+    },
+  },
+  'fence-race': {
+    description:
+      "issue 51 item 2, no fault but timing: a provider outage past the retry budget; the run's settling look-up finds no charge and sends its failed write, which takes a moment to land; meanwhile the last round's work item runs again (its delete failed), reads the record in progress and charges",
+    lookup: 'by-key',
+    script(app, world) {
+      app.provider.setOutage({ fromMs: world.startMs, toMs: world.startMs + 10 * HOUR_MS });
+      let last: ((delayMs: number) => void) | undefined;
+      let settling = false;
+      app.hub.activityHook = (at, name, input, again) => {
+        const call = input as ChargeActivityInput;
+        if (name !== 'chargeProvider' || call.hold) return;
+        if (at === 'answered' && !call.lookUpOnly && !settling) last = again;
+        if (at !== 'start' || !call.lookUpOnly || !last || settling) return;
+        settling = true;
+        app.provider.setOutage({ fromMs: world.startMs, toMs: world.nowMs() });
+      };
+      // The settle's write reaches the store: the copy runs now, and the write lands once the copy charged (or 5 s).
+      app.store.onArrival = async (operation) => {
+        if (operation !== 'complete' || !settling || !last || app.scriptSaw.includes('copy')) return;
+        app.scriptSaw.push('copy');
+        const landed = new Promise<void>((resolve) => {
+          app.provider.afterCharge = () => resolve();
+          world.at(world.nowMs() + 5_000, resolve);
+        });
+        last(0);
+        await landed;
+        app.provider.afterCharge = undefined;
+      };
+    },
+    premise(app, paymentId) {
+      if (!app.scriptSaw.includes('copy')) return "the last round's work item did not run again during the settle's write";
+      const settled = app.steps.completions.some((c) => c.key === paymentId);
+      return settled ? undefined : 'the payment was never settled';
     },
   },
 } satisfies Record<string, Scenario>;

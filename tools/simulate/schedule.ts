@@ -1,6 +1,6 @@
 import { redeliveryWindow } from '../../src/lifecycle/retention';
 import { SimApp } from './app';
-import { SCENARIOS, type ScenarioName } from './scenarios';
+import { SCENARIOS, type Scenario, type ScenarioName } from './scenarios';
 import { FAULTS, FAULT_NAMES, type FaultName, type FaultRates, type Mutation } from './faults';
 import { checkInvariants, type Violation } from './invariants';
 import { Random } from './random';
@@ -54,7 +54,7 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
   const drawnPayments = stream('payments').int(1, 4);
   const paymentCount = scenario ? 1 : (options.payments ?? drawnPayments);
   const world = new World(Date.UTC(2026, 0, 1));
-  const app = new SimApp(world, stream('app'), rates, lookup, options.mutation);
+  const app = new SimApp(world, stream('app'), rates, lookup, options.mutation, (scenario as Scenario | undefined)?.settings);
   const plan = stream('plan');
   const faultEnd = world.startMs + FAULT_PHASE_MS;
   if (rates['table-forbidden'] > 0) {

@@ -3,6 +3,7 @@ import {
   StoreUnavailableError,
   type Claim,
   type ClaimOptions,
+  type CompleteOptions,
   type ClaimOutcome,
   type ClaimRequest,
   type CommitOutcome,
@@ -37,6 +38,8 @@ export class SimStore implements ReopenableStore {
   calls = 0;
   /** Told after every write that landed (its answer may still be lost): the invariants judge each step as it happens. */
   onWrite?: (operation: string) => void;
+  /** A scenario's hook: told when a request reaches the store, before it is applied (it may hold the request). */
+  onArrival?: (operation: string) => Promise<void> | void;
 
   constructor(
     private readonly world: World,
@@ -59,6 +62,7 @@ export class SimStore implements ReopenableStore {
   private async call<T>(operation: string, run: () => Promise<T>, write = true): Promise<T> {
     this.calls++;
     await this.world.sleep(this.random.logBetween(2, 40));
+    await this.onArrival?.(operation);
     const now = this.world.nowMs();
     const forbidden = this.faults.forbidden;
     if (forbidden && now >= forbidden.fromMs && now < forbidden.toMs) {
@@ -87,8 +91,8 @@ export class SimStore implements ReopenableStore {
   commit(key: IdempotencyKey, digest: string, result: unknown, effects?: readonly LocalEffect[]): Promise<CommitOutcome> {
     return this.call('commit', () => this.inner.commit(key, digest, result, effects));
   }
-  complete(claim: Claim, result: unknown, effects?: readonly LocalEffect[]): Promise<IdempotencyRecord> {
-    return this.call('complete', () => this.inner.complete(claim, result, effects));
+  complete(claim: Claim, result: unknown, effects?: readonly LocalEffect[], options?: CompleteOptions): Promise<IdempotencyRecord> {
+    return this.call('complete', () => this.inner.complete(claim, result, effects, options));
   }
   release(claim: Claim, reason: string): Promise<void> {
     return this.call('release', () => this.inner.release(claim, reason));

@@ -31,6 +31,7 @@ export type {
   IdempotencyStore,
   Claim,
   ClaimOptions,
+  CompleteOptions,
   ClaimOutcome,
   ClaimRequest,
   CommitOutcome,

@@ -75,6 +75,17 @@ export interface ClaimOptions {
   readonly keepLapsedInProgress?: boolean;
 }
 
+/** Options of {@link IdempotencyStore.complete}. */
+export interface CompleteOptions {
+  /**
+   * Complete only the version of the record the claim names (`claim.etag`): a write of the same claim since (a lease
+   * renewal, e.g. one that announces a side effect before it is made) refuses the completion as a takeover does
+   * (`LeaseLostError`), so a completion decided on what was read cannot land over a change it did not see. Its own
+   * write landed with the answer lost still resolves as done. Default: a renewal since is written through.
+   */
+  readonly exact?: boolean;
+}
+
 /** One key of a {@link IdempotencyStore.claimMany} batch. */
 export interface ClaimRequest {
   readonly key: IdempotencyKey;
@@ -104,9 +115,10 @@ export interface IdempotencyStore {
   commit(key: IdempotencyKey, digest: string, result: unknown, effects?: readonly LocalEffect[]): Promise<CommitOutcome>;
   /**
    * Completes a claim. A claim whose lease was renewed since (its ETag moved, same owner and attempt)
-   * still completes: only a takeover makes it lost. @throws LeaseLostError when the claim was taken over; ResultTooLargeError
+   * still completes: only a takeover makes it lost (unless `options.exact`). @throws LeaseLostError when the claim was
+   * taken over (or, `exact`, its record changed since `claim.etag`); ResultTooLargeError
    */
-  complete(claim: Claim, result: unknown, effects?: readonly LocalEffect[]): Promise<IdempotencyRecord>;
+  complete(claim: Claim, result: unknown, effects?: readonly LocalEffect[], options?: CompleteOptions): Promise<IdempotencyRecord>;
   /** Gives a claim up so the next delivery can take it at once. @throws LeaseLostError */
   release(claim: Claim, reason: string): Promise<void>;
   /** Extends a claim's lease. @throws LeaseLostError */

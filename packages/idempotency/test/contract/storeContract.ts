@@ -122,6 +122,26 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
       expect(await store.get(key)).toMatchObject({ status: 'COMPLETED', result: 'done', attempt: 1 });
     });
 
+    test('an exact completion lands only on the version its claim names: a renewal since refuses it; its own write again resolves', async () => {
+      const key = freshKey();
+      const claim = claimOf(await store.claim(key, digestA));
+      const read = (await store.get(key))!;
+      await store.renewLease({ ...claim, etag: read.etag }, 120_000); // another execution announces its call
+      await expect(store.complete({ ...claim, etag: read.etag }, 'failed', [], { exact: true })).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await store.get(key)).toMatchObject({ status: 'IN_PROGRESS', attempt: 1 });
+
+      const current = (await store.get(key))!;
+      const exact = { ...claim, etag: current.etag, leaseExpiresAtMs: current.leaseExpiresAtMs };
+      expect(await store.complete(exact, 'failed', [], { exact: true })).toMatchObject({ status: 'COMPLETED', result: 'failed' });
+      // The same write again (its answer lost): done, not refused; another result is refused.
+      expect(await store.complete(exact, 'failed', [], { exact: true })).toMatchObject({ status: 'COMPLETED', result: 'failed' });
+      await expect(store.complete(exact, 'other', [], { exact: true })).rejects.toBeInstanceOf(LeaseLostError);
+      // A plain completion of the same claim after a renewal is written through (the default, unchanged).
+      const plain = freshKey();
+      const held = claimOf(await store.claim(plain, digestA));
+      await store.renewLease(held, 120_000);
+      expect(await store.complete(held, 'done')).toMatchObject({ status: 'COMPLETED', result: 'done' });
+    });
     test('a record past retention counts as absent: the next claim starts a new generation', async () => {
       const key = freshKey();
       await store.complete(claimOf(await store.claim(key, digestA)), 'old');

@@ -9,6 +9,7 @@ import { LeaseLostError, StoreUnavailableError } from '../../protocol/errors';
 import type {
   Claim,
   ClaimOptions,
+  CompleteOptions,
   ClaimOutcome,
   ClaimRequest,
   CommitOutcome,
@@ -136,16 +137,22 @@ export class CosmosIdempotencyStore implements ReopenableStore {
     return { kind: 'committed', record: outcome.record, takeover: outcome.previous !== undefined };
   }
 
-  async complete(claim: Claim, result: unknown, effects?: readonly LocalEffect[]): Promise<IdempotencyRecord> {
+  async complete(claim: Claim, result: unknown, effects?: readonly LocalEffect[], options: CompleteOptions = {}): Promise<IdempotencyRecord> {
     assertValidKey(claim.key);
     const resultJson = resultJsonWithin(result, this.maxResultBytes);
     const valid = validateEffects(effects);
-    const record = await this.rewrite(claim, 'complete', valid, {
-      status: RecordStatus.Completed,
-      leaseExpiresAtMs: 0,
-      resultJson,
-      localRows: localRowsAfter(claim.localRows, valid),
-    });
+    const record = await this.rewrite(
+      claim,
+      'complete',
+      valid,
+      {
+        status: RecordStatus.Completed,
+        leaseExpiresAtMs: 0,
+        resultJson,
+        localRows: localRowsAfter(claim.localRows, valid),
+      },
+      options.exact === true,
+    );
     this.cache?.put(scopedKeyString(claim.key), record);
     return record;
   }
@@ -205,9 +212,16 @@ export class CosmosIdempotencyStore implements ReopenableStore {
    * -> done; still held by the claim (its own renewals moved the ETag) -> written again on the new ETag;
    * anything else -> `LeaseLostError`. A renewal never shortens a lease. A write whose answer was lost is
    * decided the same way once the marker's ETag has moved; while it has not, the write may still land and
-   * the `StoreUnavailableError` says so.
+   * the `StoreUnavailableError` says so. `exact`: a record still held but moved on (a renewal since `claim.etag`) is
+   * `LeaseLostError` too.
    */
-  private async rewrite(claim: Claim, operation: string, effects: readonly LocalEffect[], change: Partial<CosmosMarkerState>): Promise<IdempotencyRecord> {
+  private async rewrite(
+    claim: Claim,
+    operation: string,
+    effects: readonly LocalEffect[],
+    change: Partial<CosmosMarkerState>,
+    exact = false,
+  ): Promise<IdempotencyRecord> {
     const state: CosmosMarkerState = {
       status: RecordStatus.InProgress,
       ownerId: claim.ownerId,
@@ -240,7 +254,7 @@ export class CosmosIdempotencyStore implements ReopenableStore {
       // The condition failed (or the answer was lost and the ETag moved): as in the Table store, read and decide.
       const now = await this.markers.read(recordId, operation);
       if (now && isOwnWrite(now, intended) && (await this.holdsRows(recordId, effects, operation))) return now;
-      if (!now || !isStillHeldBy(now, claim)) throw new LeaseLostError(scopedKeyString(claim.key), claim.attempt, operation);
+      if (!now || exact || !isStillHeldBy(now, claim)) throw new LeaseLostError(scopedKeyString(claim.key), claim.attempt, operation);
       if (operation === 'renewLease' && now.leaseExpiresAtMs >= intended.leaseExpiresAtMs) return now;
       etag = now.etag;
     }

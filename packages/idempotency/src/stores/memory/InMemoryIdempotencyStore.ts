@@ -4,6 +4,7 @@ import { ConfigurationError, LeaseLostError } from '../../protocol/errors';
 import type {
   Claim,
   ClaimOptions,
+  CompleteOptions,
   ClaimOutcome,
   ClaimRequest,
   CommitOutcome,
@@ -114,7 +115,7 @@ export class InMemoryIdempotencyStore implements ReopenableStore {
     return { kind: 'committed', record: copyRecord(found.record), takeover: found.previous !== undefined };
   }
 
-  async complete(claim: Claim, result: unknown, effects?: readonly LocalEffect[]): Promise<IdempotencyRecord> {
+  async complete(claim: Claim, result: unknown, effects?: readonly LocalEffect[], options: CompleteOptions = {}): Promise<IdempotencyRecord> {
     assertValidKey(claim.key);
     const resultJson = resultJsonWithin(result, this.maxResultBytes);
     const valid = validateEffects(effects);
@@ -122,6 +123,8 @@ export class InMemoryIdempotencyStore implements ReopenableStore {
     const intended = { status: RecordStatus.Completed, leaseExpiresAtMs: 0, resultJson, localRows };
     const entry = this.held(claim, 'complete', intended, valid);
     if (entry === 'ownWrite') return this.copyOf(claim.key);
+    // Exact: only the version the claim names (a renewal since moved it), as the Table store's If-Match without a retry.
+    if (options.exact && entry.record.etag !== claim.etag) throw new LeaseLostError(scopedKeyString(claim.key), claim.attempt, 'complete');
     for (const effect of valid) entry.rows.set(effect.name, storedRowProperties(effect.properties));
     return copyRecord(this.write(entry, { status: RecordStatus.Completed, leaseExpiresAtMs: 0, result: parsed(resultJson), localRows }));
   }

@@ -5,6 +5,7 @@ import { LeaseLostError } from '../../protocol/errors';
 import type {
   Claim,
   ClaimOptions,
+  CompleteOptions,
   ClaimOutcome,
   ClaimRequest,
   CommitOutcome,
@@ -150,16 +151,22 @@ export class TableIdempotencyStore implements ReopenableStore {
     return { kind: 'committed', record: outcome.record, takeover: outcome.previous !== undefined };
   }
 
-  async complete(claim: Claim, result: unknown, effects?: readonly LocalEffect[]): Promise<IdempotencyRecord> {
+  async complete(claim: Claim, result: unknown, effects?: readonly LocalEffect[], options: CompleteOptions = {}): Promise<IdempotencyRecord> {
     assertValidKey(claim.key);
     const resultJson = resultJsonWithin(result, this.maxResultBytes);
     const valid = validateEffects(effects);
-    const record = await this.rewrite(claim, 'complete', valid, {
-      status: RecordStatus.Completed,
-      leaseExpiresAtMs: 0,
-      resultJson,
-      localRows: localRowsAfter(claim.localRows, valid),
-    });
+    const record = await this.rewrite(
+      claim,
+      'complete',
+      valid,
+      {
+        status: RecordStatus.Completed,
+        leaseExpiresAtMs: 0,
+        resultJson,
+        localRows: localRowsAfter(claim.localRows, valid),
+      },
+      options.exact === true,
+    );
     this.cache?.put(scopedKeyString(claim.key), record);
     return record;
   }
@@ -224,9 +231,16 @@ export class TableIdempotencyStore implements ReopenableStore {
    * new ETag, as often as they keep moving it (each failed round means another write of this same claim
    * landed; there is no round limit that would give up on the claim's own writes); anything else ->
    * `LeaseLostError` (a takeover, a removal, or the claim already completed or released otherwise).
-   * A renewal never shortens a lease: a record still held with a later lease end is left as it is.
+   * A renewal never shortens a lease: a record still held with a later lease end is left as it is. `exact`: a record
+   * still held but moved on (a renewal since `claim.etag`) is `LeaseLostError` too.
    */
-  private async rewrite(claim: Claim, operation: string, effects: readonly LocalEffect[], change: Partial<MarkerState>): Promise<IdempotencyRecord> {
+  private async rewrite(
+    claim: Claim,
+    operation: string,
+    effects: readonly LocalEffect[],
+    change: Partial<MarkerState>,
+    exact = false,
+  ): Promise<IdempotencyRecord> {
     const state: MarkerState = {
       status: RecordStatus.InProgress,
       ownerId: claim.ownerId,
@@ -250,7 +264,7 @@ export class TableIdempotencyStore implements ReopenableStore {
       // Only our own claim carries our owner id and attempt.
       const now = await this.table.read(address);
       if (now && isOwnWrite(now, intended) && (await this.holdsRows(address, effects))) return now;
-      if (!now || !isStillHeldBy(now, claim)) throw new LeaseLostError(scopedKeyString(claim.key), claim.attempt, operation);
+      if (!now || exact || !isStillHeldBy(now, claim)) throw new LeaseLostError(scopedKeyString(claim.key), claim.attempt, operation);
       if (operation === 'renewLease' && now.leaseExpiresAtMs >= intended.leaseExpiresAtMs) return now;
       etag = now.etag;
     }
