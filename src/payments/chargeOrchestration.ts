@@ -154,7 +154,9 @@ export function* handOffOrchestration<Task>(
     yield* write(input.recordWrite.result, input.recordWrite);
     return input.recordWrite.result;
   }
-  const begin = (yield steps.callEntity(entityKey, { name: 'begin', attempt })) as ChargeEntityReply;
+  // One run per claim: the claim's owner id names this run to the entity, so a begin it sends again gets its first answer.
+  const runKey = plan.version === HANDOFF_VERSION ? `${plan.claim.ownerId}#${attempt}` : undefined;
+  const begin = (yield steps.callEntity(entityKey, { name: 'begin', attempt, ...(runKey ? { runKey } : {}) })) as ChargeEntityReply;
   if (begin.decision === 'stale') throw new StaleAttemptError(attempt, begin.currentAttempt);
   let result: ChargeResult;
   let written = false;

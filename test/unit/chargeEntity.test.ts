@@ -84,3 +84,27 @@ describe('paymentCharge entity: every operation in every state', () => {
     }
   });
 });
+
+describe('paymentCharge entity: a begin the same run sends again (issue 51 item 5)', () => {
+  // A re-run episode re-sends what the crashed one sent, with a new request id (from its own currentUtcDateTime): the
+  // entity cannot drop it as a duplicate, so its answer must not depend on being asked twice.
+  test('the same run (runKey) asking again gets its first answer and changes nothing; another run, or one without a key, is uncertain', () => {
+    const first = applyChargeOperation(undefined, { name: 'begin', attempt: 1, runKey: 'owner-a#1' }, NOW);
+    expect(first.reply).toEqual({ decision: 'proceed' });
+    const again = applyChargeOperation(first.state, { name: 'begin', attempt: 1, runKey: 'owner-a#1' }, NOW + 60_000);
+    expect(again).toEqual({ state: first.state, reply: { decision: 'proceed' } });
+    // Another run under the same attempt (none should exist, one run per claim) or a run of another claim: uncertain.
+    expect(applyChargeOperation(first.state, { name: 'begin', attempt: 1, runKey: 'owner-b#1' }, NOW).reply).toEqual({ decision: 'proceed', uncertain: true });
+    expect(applyChargeOperation(first.state, { name: 'begin', attempt: 1 }, NOW).reply).toEqual({ decision: 'proceed', uncertain: true });
+    // A newer attempt's run is uncertain, and asked again it stays uncertain (its first answer).
+    const takeover = applyChargeOperation(first.state, { name: 'begin', attempt: 2, runKey: 'owner-c#2' }, NOW);
+    expect(takeover.reply).toEqual({ decision: 'proceed', uncertain: true });
+    expect(applyChargeOperation(takeover.state, { name: 'begin', attempt: 2, runKey: 'owner-c#2' }, NOW).reply).toEqual({
+      decision: 'proceed',
+      uncertain: true,
+    });
+    // Once the run failed, its own begin again is a new begin (uncertain: it may have called).
+    const failed = applyChargeOperation(first.state, { name: 'fail', attempt: 1, reason: 'x' }, NOW);
+    expect(applyChargeOperation(failed.state, { name: 'begin', attempt: 1, runKey: 'owner-a#1' }, NOW).reply).toEqual({ decision: 'proceed', uncertain: true });
+  });
+});

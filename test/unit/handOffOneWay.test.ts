@@ -37,7 +37,7 @@ describe('handoff charge orchestration, version 2: the record written by the cha
 
   test('common path: begin (call) -> charge + record write (one activity, the claim rides along) -> signal complete: 2 calls + 1 signal, no completeRecord', () => {
     const run = chargeOrchestration(input, steps);
-    expect(run.next().value).toEqual({ call: 'entity:begin', arg: { name: 'begin', attempt: 3 } });
+    expect(run.next().value).toEqual({ call: 'entity:begin', arg: { name: 'begin', attempt: 3, runKey: 'o1#3' } });
     expect(run.next({ decision: 'proceed' }).value).toEqual({
       call: 'activity:chargeAndRecord',
       // No window rides along: the activity announces its call on the record (src/payments/callFence.ts), fresh or stale alike.

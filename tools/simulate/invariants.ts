@@ -103,23 +103,19 @@ function falseAlarms(app: SimApp): Violation[] {
 }
 
 /**
- * The accepted trade of the fence (money before classification): a decline whose answer never reached the run (the
- * last one the provider gave), after which every round the run made either failed at the provider or was refused by
- * the fence because its work item
- * had waited over {@link STALE_WORK_ITEM_MS} while the record could not be read (it may have been a stale copy). The
- * run then records `failed` (alerted; an operator's retry gets the decline). A refusal of a work item younger than
- * that is not excused (a fence failing closed for fresh calls: seed 360), nor a round the provider answered.
+ * The accepted trade of the fence (money before classification; issue 51: a condition, never failing open): a decline
+ * whose answer never reached the run (the last one the provider gave), after which every round the run made either
+ * failed at the provider or was refused by the fence because the store could not take the call's mark (it cannot tell
+ * a fresh call from a stale copy). The run then records `failed` (alerted; an operator's retry gets the decline). A
+ * round the provider answered is not excused.
  */
 function declineUnreachable(app: SimApp, call: { key: string }): boolean {
   // The last decline: had an earlier one reached the run, the run would have recorded it (and stopped calling).
   const decline = app.provider.calls.filter((c) => c.key === call.key && c.answered === 'declined').at(-1)!;
   const calls = app.provider.calls.filter((c) => c.kind === 'charge' && c.key === decline.key && c.atMs > decline.atMs);
   const refusals = app.fenceRefusals.filter((r) => r.key === decline.key && r.atMs > decline.atMs);
-  return calls.length + refusals.length > 0 && calls.every((c) => c.answered === undefined) && refusals.every((r) => r.ageMs >= STALE_WORK_ITEM_MS);
+  return calls.length + refusals.length > 0 && calls.every((c) => c.answered === undefined);
 }
-
-/** The invariant's own bound (not the app's constant): a work item this old may be refused when the store is unreadable. */
-const STALE_WORK_ITEM_MS = 2 * 60_000;
 
 /** At the end: each payment's record completed (a failure alerted), or its message dead-lettered (alerted), or an alert names it. */
 function settled(app: SimApp, payments: readonly string[]): Violation[] {
