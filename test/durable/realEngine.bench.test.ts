@@ -80,10 +80,11 @@ describe('bench:durable on the real engine: both payments designs counted on the
       expect(run.statusPollsPerPayment).toBe(0);
       expect(run.startsPerPayment).toBe(1);
       const requests = run.storage.workload.requests;
-      // The trigger claims, the charge activity reads the record (its fence before the call: recordMovedOn) and completes
-      // it once it has the provider's answer (hand-off version 2: no completePaymentRecord activity unless that write
-      // fails): 2 entity-group transactions and 1 point read, nothing held.
-      expect(sum(requests, 'app.')).toBe(3 * payments);
+      // The trigger claims, the charge activity reads the record and announces its call on it (its fence before the
+      // call, a conditional lease renewal: src/payments/callFence.ts) and completes it once it has the provider's answer
+      // (hand-off version 2: no completePaymentRecord activity unless that write fails): 2 entity-group transactions,
+      // 1 point read and 1 conditional update, nothing held.
+      expect(sum(requests, 'app.')).toBe(4 * payments);
       expect(sum(requests, 'app.', '.batch')).toBe(2 * payments);
       expect(run.durable.byFunction.chargeProvider).toBe(payments);
       expect(run.durable.byFunction.completePaymentRecord).toBeUndefined();

@@ -28,8 +28,9 @@ export class SimTaskHub {
   functions?: HubFunctions;
   /** A scenario's forced fault: activity work items sent at or after `fromMs` wait `waitMs` in the queue. */
   forceActivityWait?: { readonly fromMs: number; readonly waitMs: number; count?: number };
-  /** A scenario's forced fault: the next `n` episodes that send an activity die after sending, before their history. */
+  /** A scenario's forced faults: the next `n` episodes that send an activity (an entity call) die after sending, before their history. */
   forceRestartOnActivity = 0;
+  forceRestartOnEntity = 0;
   /** Starts the provider accepted and dropped (check-then-act): the instance and the attempt its input carried. */
   readonly droppedStarts: Array<{ readonly instanceId: string; readonly attempt: unknown }> = [];
   /** A scenario's forced faults: the next start's first episode waits `forceStartWaitMs`; the next `n` starts of a pending instance are dropped. */
@@ -117,8 +118,9 @@ export class SimTaskHub {
         this.sendToEntity(instance, `s${instance.signals + offset}`, signal.entityKey, signal.operation, signal.sentAtMs);
       if (task) this.dispatch(instance, execution, replay.taskIndex, task);
     };
-    const forcedRestart = task?.kind === 'activity' && this.forceRestartOnActivity > 0;
-    if (forcedRestart) this.forceRestartOnActivity--;
+    const forced = task?.kind === 'activity' ? 'forceRestartOnActivity' : task?.kind === 'entity' ? 'forceRestartOnEntity' : undefined;
+    const forcedRestart = forced !== undefined && this[forced] > 0;
+    if (forcedRestart) this[forced]--;
     if (forcedRestart || this.random.chance(this.faults.hostRestart)) {
       // The provider sends the episode's messages before it writes its history: a crash between sends them again.
       send();

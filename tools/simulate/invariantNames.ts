@@ -16,7 +16,8 @@ export const INVARIANTS = {
   'result-matches-provider': "a provider's final answer (a decline) is recorded as such, not as a failure",
   'runs-finish': "no run is left Running or Pending once the faults stopped and the bound passed (a suspended one is the operator's)",
   'history-bounded': "no run's execution holds more than 150 tasks in its history (the worker replays it whole at each step)",
-  'no-false-alarm': 'no operator is paged for a run that did nothing wrong (one superseded by a duplicate start the task hub dropped)',
+  'no-false-alarm':
+    'no operator is paged for a run that did nothing wrong (one superseded by a duplicate start the task hub dropped; a first attempt held before any of its calls ran)',
   'charged-not-refused': "no record says failed (not held for an operator), rejected or declined while the provider's ledger holds a charge for its key",
   'failure-alerted': 'every payment recorded failed is named by an alert (an error with an alerting outcome and its key) within 24 h',
   'no-takeover-of-suspended': "no record is taken over (its attempt moved on) while its run is suspended (the operator's)",

@@ -109,6 +109,20 @@ export const SCENARIOS = {
       return completed?.result.status === 'succeeded' ? undefined : 'the payment was not recorded succeeded after the outage';
     },
   },
+  'begin-resent': {
+    description:
+      "issue 51 item 5: the host dies after the run's first episode sent the entity's begin and before its history: the episode runs again and sends begin again (a new request id: the entity applies it twice); the first provider call then waits 22 h in the work-item queue (past 90 % of the provider's 24 h key memory, no look-up)",
+    lookup: 'none',
+    script(app, world) {
+      app.hub.forceRestartOnEntity = 1;
+      app.hub.forceActivityWait = { fromMs: world.startMs, waitMs: 22 * HOUR_MS, count: 1 };
+    },
+    premise(app) {
+      if (app.hub.forceRestartOnEntity > 0) return "the host restart after the begin's episode did not happen";
+      const late = app.hub.activityRuns.some((r) => r.name === 'chargeProvider' && r.atMs >= app.world.startMs + 22 * HOUR_MS);
+      return late ? undefined : 'no provider call waited 22 h';
+    },
+  },
   'fence-window': {
     description:
       "issue 51 item 1: a provider outage past the retry budget (retry delays capped at 60 s, a team's setting); the run's settling look-up finds no charge and records failed; the last round's work item, answered, runs again (its delete failed: 2^6 s) while the table refuses requests (403): a fence that fails open for a fresh round lets it charge",

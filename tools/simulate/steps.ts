@@ -88,6 +88,14 @@ export class StepJudge {
     this.completions.push({ key: record.key, atMs: now, attempt: record.attempt, result });
     const charged = this.app.provider.ledger.filter((c) => c.paymentId === record.key && c.atMs <= now);
     const refused = result.status === 'rejected' || result.status === 'declined' || (result.status === 'failed' && result.code !== 'held-for-operator');
+    // A first attempt held by its run's first provider execution: no earlier call of it could have charged (the entity's
+    // begin answered uncertain for nothing: a re-sent begin, issue 51 item 5), so the page is a false alarm.
+    const firstRun = this.app.hub.activityRuns.filter((r) => r.name === 'chargeProvider' && r.instanceId === this.app.instanceIdOf(record));
+    if (result.status === 'failed' && result.code === 'held-for-operator' && record.attempt === 1 && firstRun.length <= 1)
+      this.violations.push({
+        invariant: 'no-false-alarm',
+        detail: `${record.key} held at attempt 1 by its run's first provider execution: no earlier call could have charged`,
+      });
     if (refused && charged.length > 0)
       this.violations.push({
         invariant: 'charged-not-refused',
