@@ -41,6 +41,8 @@ export interface FakeProviderOptions {
 
 interface KeyEntry {
   readonly bodyHash: string;
+  /** The amount of the body that first used the key (what a check of a reused key reads: {@link FakePaymentProvider.firstAmountUnder}). */
+  readonly amount: number;
   readonly firstUsedAtMs: number;
   state: 'inFlight' | 'done';
   status?: number;
@@ -105,6 +107,14 @@ export class FakePaymentProvider {
   /** True when keys are forgotten after `keyMemoryMs` (a reused key can then be charged as a new payment). */
   get forgetsKeys(): boolean {
     return this.options.keyMemoryMs !== undefined && Number.isFinite(this.options.keyMemoryMs);
+  }
+
+  /**
+   * The amount of the first body the provider kept under `key` (a request answered with an injected fault keeps
+   * nothing), or undefined: a payment whose calls never got past faults or the app's fence left its key unused.
+   */
+  firstAmountUnder(key: string): number | undefined {
+    return this.keys.get(key)?.amount;
   }
 
   /** Effective charges: one per key that was charged (a replay is not a charge). */
@@ -224,7 +234,7 @@ export class FakePaymentProvider {
       if (existing.state === 'inFlight') return json(res, 409, { error: { message: 'a request with this Idempotency-Key is in flight' } });
       return json(res, existing.status === 201 ? 200 : existing.status!, existing.response);
     }
-    const entry: KeyEntry = { bodyHash, firstUsedAtMs: now, state: 'inFlight' };
+    const entry: KeyEntry = { bodyHash, amount: Number(amount), firstUsedAtMs: now, state: 'inFlight' };
     this.keys.set(key, entry);
     await delay(0);
     if (customerId.startsWith('decline')) {
