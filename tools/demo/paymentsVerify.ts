@@ -215,8 +215,9 @@ export async function verifyPayments(
     if (severalKeys.length > 0) violations.push(`payments sent to the provider with more than one Idempotency-Key: ${severalKeys.slice(0, 10).join(', ')}`);
   }
   const effectiveCharges = [...chargesBy.values()].reduce((sum, a) => sum + a.length, 0);
-  // A failed payment the provider did not charge is not expected to be (one it charged on a lost answer is: once).
-  const failedUncharged = failedWithReason.filter((m) => chargesOf(m.messageId!).length === 0).length;
+  // A failed payment the provider did not charge is not expected to be (one it charged on a lost answer is: once). Its
+  // own amount: a reuse of its key after expiry may have been charged under it as a new payment (counted apart).
+  const failedUncharged = failedWithReason.filter((m) => !chargesOf(m.messageId!).includes(amountOf(m))).length;
   const expectedCharges = chargeable.length - stillAwaiting.length - failedUncharged + reuseChargesAccepted;
   if (effectiveCharges !== expectedCharges) {
     violations.push(
