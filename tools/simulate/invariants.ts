@@ -83,7 +83,8 @@ export function checkInvariants(app: SimApp, payments: readonly string[], end: {
         detail: `${call.key}: the provider declined, the record says failed (${result.reason.slice(0, 80)})`,
       });
   }
-  if (end.final) violations.push(...settled(app, payments), ...hubBounded(app, end.nowMs, end.boundMs), ...runsFinish(app));
+  if (end.final)
+    violations.push(...settled(app, payments), ...refusedButCharged(app, payments), ...hubBounded(app, end.nowMs, end.boundMs), ...runsFinish(app));
   return dedupe(violations);
 }
 
@@ -115,6 +116,26 @@ function declineUnreachable(app: SimApp, call: { key: string }): boolean {
   const calls = app.provider.calls.filter((c) => c.kind === 'charge' && c.key === decline.key && c.atMs > decline.atMs);
   const refusals = app.fenceRefusals.filter((r) => r.key === decline.key && r.atMs > decline.atMs);
   return calls.length + refusals.length > 0 && calls.every((c) => c.answered === undefined);
+}
+
+/**
+ * At the end, `charged-not-refused` again: a completion that said rejected, declined or failed (not held) while a call
+ * of its key was in flight at the provider: made before the completion, the charge landed after it (a charge in flight
+ * when a 409 was read as a refusal: `--mutate conflict-rejected`). The step check sees only charges already made.
+ */
+function refusedButCharged(app: SimApp, payments: readonly string[]): Violation[] {
+  const violations: Violation[] = [];
+  for (const completion of app.steps.completions.filter((c) => payments.includes(c.key))) {
+    const result = completion.result;
+    const refused = result.status === 'rejected' || result.status === 'declined' || (result.status === 'failed' && result.code !== 'held-for-operator');
+    const charge = app.provider.ledger.find((c) => c.paymentId === completion.key && c.calledAtMs <= completion.atMs && c.atMs > completion.atMs);
+    if (refused && charge)
+      violations.push({
+        invariant: 'charged-not-refused',
+        detail: `${completion.key} recorded ${result.status} while its call was in flight at the provider: charge ${charge.chargeId} landed after`,
+      });
+  }
+  return violations;
 }
 
 /** At the end: each payment's record completed (a failure alerted), or its message dead-lettered (alerted), or an alert names it. */
