@@ -84,8 +84,10 @@ export const MUTATION_SEEDS = [
   { mutation: 'key-per-call', seed: 14, faults: 'provider-lost-answer', breaks: 'at-most-one-charge' },
   { mutation: 'activity-renamed', seed: 1, faults: 'none', breaks: 'runs-finish' },
   { mutation: 'decline-transient', seed: 2, faults: 'none', breaks: 'result-matches-provider' },
-  // conflict-rejected (a 409 read as a rejection): seed 149 caught it until the fence became a condition (a16109a): the
-  // table-forbidden window now refuses the rounds that reached the 409. No seed of 3,000 (--all) catches it since: to re-find.
+  // conflict-rejected (a 409 read as a rejection): seed 149 with a 403 window caught it until the fence became a condition
+  // (a16109a: the window's rounds are refused, none reaches the 409); seed 1 catches it since the end check of a refusal
+  // recorded while a call was in flight (the charge lands after the record said rejected).
+  { mutation: 'conflict-rejected', seed: 1, faults: 'provider-lost-answer', breaks: 'charged-not-refused' },
   {
     mutation: 'takeover-live',
     seed: 177,
