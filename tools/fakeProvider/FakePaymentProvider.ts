@@ -41,7 +41,6 @@ export interface FakeProviderOptions {
 
 interface KeyEntry {
   readonly bodyHash: string;
-  /** The amount of the body that first used the key (what a check of a reused key reads: {@link FakePaymentProvider.firstAmountUnder}). */
   readonly amount: number;
   readonly firstUsedAtMs: number;
   state: 'inFlight' | 'done';
@@ -109,10 +108,7 @@ export class FakePaymentProvider {
     return this.options.keyMemoryMs !== undefined && Number.isFinite(this.options.keyMemoryMs);
   }
 
-  /**
-   * The amount of the first body the provider kept under `key` (a request answered with an injected fault keeps
-   * nothing), or undefined: a payment whose calls never got past faults or the app's fence left its key unused.
-   */
+  /** The amount of the first body kept under `key` (a faulted request keeps nothing; undefined: the key is unused). */
   firstAmountUnder(key: string): number | undefined {
     return this.keys.get(key)?.amount;
   }
@@ -214,7 +210,6 @@ export class FakePaymentProvider {
       if (!ids) this.correlationIdsByPayment.set(paymentId, (ids = new Set()));
       ids.add(correlationId);
     }
-
     const fault = this.nextFault();
     if (this.options.latencyMs) await delay(this.options.latencyMs);
     if (this.answeredWithFault(res, fault)) return;

@@ -38,10 +38,7 @@ export class SimTaskHub {
   forceDuplicateStart = 0;
   /** Told when a run reaches a final status (the invariants judge it at that step). */
   onFinal?: (instance: Instance) => void;
-  /**
-   * A scenario's hook at each activity execution's start and after its answer is delivered: `again` runs the same work
-   * item again after `delayMs` (what a failed delete or a dead worker does: docs/simulation-faults.md).
-   */
+  /** A scenario's hook at an activity's start and answer; `again` runs the work item again after `delayMs` (a failed delete). */
   activityHook?: (at: 'start' | 'answered', name: string, input: unknown, again: (delayMs: number) => void) => void;
   /** Activity executions as they start (name, run, time): scenarios check their premise with them. */
   readonly activityRuns: Array<{ readonly instanceId: string; readonly name: string; readonly atMs: number }> = [];
