@@ -17,6 +17,7 @@ import type { PaymentsDesign } from '../../src/payments/PaymentsConsumer';
 import { paymentRow as paymentRowEffect } from '../../src/payments/paymentRow';
 import type { ChargeResult } from '../../src/payments/schema';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
+import type { EngineStorageRequest } from '../../tools/local/durable/EngineStorageGate';
 import { JumpClock } from '../../tools/local/JumpClock';
 import type { LocalChargeWorkflow } from '../../tools/local/LocalChargeWorkflow';
 import { startPaymentsRig, type PaymentsRig } from '../../tools/local/paymentsRig';
@@ -56,7 +57,49 @@ interface Reads {
   run(instanceId: string): Promise<{ state: string; output?: unknown }>;
 }
 
-async function runScript(durable: 'executor' | 'real', design: PaymentsDesign): Promise<Record<string, Observed>> {
+/**
+ * The task hub's own re-runs, on cue (issue 50 item 5), run on the real engine and the simulator only (the executor
+ * has no work-item queue): the host killed after a provider activity's answer was sent, before its work item was
+ * deleted (the answer a success, then a 503 whose retry charges: the copy of round 1 runs after the run completed),
+ * and after the first episode sent the entity's `begin`, before its history was written.
+ */
+const ENGINE_SCRIPT: readonly ScriptedPayment[] = [
+  { id: 'e-item-again', hostKill: 'afterAnswer' },
+  { id: 'e-item-again-503', faults: ['error5xx'], hostKill: 'afterAnswer' },
+  { id: 'e-episode-again', hostKill: 'beforeHistory' },
+];
+
+/** The engine's storage requests during the current payment (seen by the gate in front of the task hub's Azurite), and its kill cue. */
+class EngineCue {
+  payment?: ScriptedPayment;
+  killed = false;
+  private beginSent = false;
+  workItemsSent = 0;
+  workItemDeletes = 0;
+  entityRequests = 0;
+
+  next(payment: ScriptedPayment): void {
+    Object.assign(this, { payment, killed: false, beginSent: false, workItemsSent: 0, workItemDeletes: 0, entityRequests: 0 });
+  }
+
+  /** True where the host is to die: before this request lands. */
+  readonly killHere = (request: EngineStorageRequest): boolean => {
+    const queue = request.service === 'queue' ? /-(control-\d+|workitems)\/messages/.exec(request.path)?.[1] : undefined;
+    const entityOp = queue?.startsWith('control') === true && request.method === 'POST' && request.text.includes('"Name":"op"');
+    if (entityOp) this.entityRequests++;
+    if (queue === 'workitems' && request.method === 'POST') this.workItemsSent++;
+    const workItemDelete = queue === 'workitems' && request.method === 'DELETE';
+    if (workItemDelete) this.workItemDeletes++;
+    const kill = this.payment?.hostKill;
+    if (this.killed || !kill) return false;
+    if (kill === 'afterAnswer') return (this.killed = workItemDelete);
+    if (entityOp && request.text.includes('begin')) this.beginSent = true;
+    const runHistory = request.service === 'table' && request.path.includes('$batch') && request.text.includes("History(PartitionKey='payment-");
+    return (this.killed = this.beginSent && runHistory);
+  };
+}
+
+async function runScript(durable: 'executor' | 'real', design: PaymentsDesign, script = SCRIPT, cue?: EngineCue): Promise<Record<string, Observed>> {
   const provider = await FakePaymentProvider.start();
   const clock = new JumpClock();
   const rig = await startPaymentsRig({
@@ -70,11 +113,13 @@ async function runScript(durable: 'executor' | 'real', design: PaymentsDesign): 
     retry: { budgetMs: 60_000, firstDelayMs: 500, maxDelayMs: 1_000 },
     // Hold, executor only: 5 calls as PROVIDER_RETRY (the engine's runs use it), short intervals.
     activityRetry: { maxAttempts: 5, firstRetryIntervalMs: 100 },
+    killHostOnStorage: cue?.killHere,
   });
   try {
     const reads = durable === 'real' ? realReads(rig) : executorReads(rig.workflow as LocalChargeWorkflow);
     const observed: Record<string, Observed> = {};
-    for (const scripted of SCRIPT) {
+    for (const scripted of script) {
+      cue?.next(scripted);
       const payment = paymentOf(scripted);
       if (scripted.claimedAgoMs !== undefined) {
         await rig.store.claim(keyFromMessageId('payments', scripted.id), payloadDigest(payment), { effects: [paymentRowEffect(payment, 'pending')] });
@@ -87,9 +132,11 @@ async function runScript(durable: 'executor' | 'real', design: PaymentsDesign): 
         outcomes.push((await rig.deliver(payment, { messageId: scripted.id, deliveryCount: n })).outcome);
         await rig.workflow.drain();
       }
+      if (cue?.killed && scripted.hostKill === 'afterAnswer') await reRunDone(cue);
       // The provider calls this payment made (charge requests, look-ups), beside what they left.
       const made = { providerCalls: provider.rawCalls - calls.charges, lookups: provider.lookups - calls.lookups };
-      observed[scripted.id] = observedOf(await viewOf(rig, provider, reads, scripted.id, outcomes, made));
+      const view = observedOf(await viewOf(rig, provider, reads, scripted.id, outcomes, made));
+      observed[scripted.id] = cue ? { ...view, providerExecutions: cue.workItemDeletes, entityRequests: cue.entityRequests, hostKilled: cue.killed } : view;
     }
     return observed;
   } finally {
@@ -97,6 +144,12 @@ async function runScript(durable: 'executor' | 'real', design: PaymentsDesign): 
     await rig.close?.();
     await provider.stop();
   }
+}
+
+/** Waits (up to 5 min) until every work item sent has run, the one whose delete died with the host twice. */
+async function reRunDone(cue: EngineCue): Promise<void> {
+  const cap = Date.now() + 300_000;
+  while (cue.workItemDeletes < cue.workItemsSent + 1 && Date.now() < cap) await new Promise((r) => setTimeout(r, 500));
 }
 
 /** What the engine (or the executor) shows of one payment after the script, in the simulator's terms. */
@@ -110,12 +163,14 @@ async function viewOf(
 ): Promise<PaymentView> {
   const ledger = provider.charges.filter((c) => c.paymentId === id).map((c) => c.chargeId);
   const record = await rig.store.get(keyFromMessageId('payments', id));
-  if (!record) return { outcomes, ...made, ledger, run: { state: 'none' } };
+  if (!record) return { outcomes, ...made, ledger, providerExecutions: 0, entityRequests: 0, run: { state: 'none' } };
   const entityKey = chargeEntityKey(record.recordId, record.createdAtMs, record.digest);
   return {
     outcomes,
     ...made,
     ledger,
+    providerExecutions: 0,
+    entityRequests: 0,
     record: { status: record.status, attempt: record.attempt, result: record.result },
     paymentRow: await paymentRowOf(rig, id),
     entity: await reads.entity(entityKey),
@@ -212,6 +267,32 @@ describe.each(['handoff', 'hold'] as const)('%s design: the executor agrees with
         const views = await runScriptOnSimulator(SCRIPT, SIM_SETTINGS);
         for (const { id } of SCRIPT) expect({ id, ...observedOf(views[id]) }).toEqual({ id, ...real[id] });
       }
+    },
+    REAL_ENGINE_TIMEOUT_MS,
+  );
+});
+
+describe("the task hub's own re-runs, on cue: the simulator agrees with the real engine", () => {
+  realEngineTest(
+    'handoff: a host killed after an activity answered (its work item runs again after the visibility timeout, also after a 503 whose retry charged) and after an episode sent the entity begin (the episode runs again at a new time and sends it again): the same outcomes, charges, executions, entity requests and records on the simulator and on the real engine',
+    async () => {
+      const cue = new EngineCue();
+      const real = await runScript('real', 'handoff', ENGINE_SCRIPT, cue);
+      const views = await runScriptOnSimulator(ENGINE_SCRIPT, SIM_SETTINGS);
+      for (const { id } of ENGINE_SCRIPT) {
+        const { providerExecutions, entityRequests } = views[id];
+        expect({ id, ...observedOf(views[id]), providerExecutions, entityRequests, hostKilled: true }).toEqual({ id, ...real[id] });
+      }
+      // What the cues did, on the engine (so that agreement is not agreement on nothing): each host was killed where
+      // asked; the answered work item ran again (1 + 1, and 2 + 1 after the 503) and charged nothing more; the begin
+      // was sent twice (begin, begin again, the run's complete signal) and the payment was charged once, not held.
+      expect(Object.fromEntries(ENGINE_SCRIPT.map(({ id }) => [id, [real[id].providerExecutions, real[id].providerCalls, real[id].charges, real[id].entityRequests]]))).toEqual({
+        'e-item-again': [2, 1, 1, 2],
+        'e-item-again-503': [3, 2, 1, 2],
+        'e-episode-again': [1, 1, 1, 3],
+      });
+      for (const { id } of ENGINE_SCRIPT)
+        expect(real[id]).toMatchObject({ record: { status: 'COMPLETED', result: { status: 'succeeded', chargeId: 'the ledger charge' } }, run: { state: 'completed' } });
     },
     REAL_ENGINE_TIMEOUT_MS,
   );

@@ -1,12 +1,14 @@
 import { InvocationContext } from '@azure/functions';
 import { keyFromMessageId, payloadDigest } from 'azure-functions-idempotency';
 import type { ChargeEntityState } from '../../src/payments/chargeEntity';
+import type { ChargeActivityInput } from '../../src/payments/chargeInputs';
 import { chargeEntityKey, chargeInstanceId } from '../../src/payments/ChargeWorkflow';
 import { paymentRow } from '../../src/payments/paymentRow';
 import type { PaymentDeliveryResult } from '../../src/payments/PaymentsConsumer';
 import type { PaymentRequested } from '../../src/payments/schema';
 import { SimApp } from './app';
 import { FAULT_NAMES, type FaultRates } from './faults';
+import { VISIBILITY_MS } from './hubTypes';
 import { Random } from './random';
 import { World } from './world';
 
@@ -25,6 +27,13 @@ export interface ScriptedPayment {
   readonly deliveries?: number;
   /** An earlier delivery claimed the key this long ago and died before starting its run; this one takes it over. */
   readonly claimedAgoMs?: number;
+  /**
+   * The task hub's own re-runs, on cue: `afterAnswer`: the host dies after the first provider activity's answer was
+   * sent, before its work item was deleted (the item runs again after the visibility timeout); `beforeHistory`: the
+   * host dies after the run's first episode sent the entity's `begin`, before its history was written (the episode
+   * runs again at a new time and sends `begin` again).
+   */
+  readonly hostKill?: 'afterAnswer' | 'beforeHistory';
 }
 
 /** What the simulator shows of one payment after the script (raw: the test normalises it as it does the engine's). */
@@ -38,6 +47,10 @@ export interface PaymentView {
   readonly paymentRow?: Readonly<Record<string, unknown>>;
   readonly entity?: ChargeEntityState;
   readonly run: { readonly state: string; readonly output?: unknown };
+  /** Executions of the run's provider activity (a work item run again counts twice). */
+  readonly providerExecutions: number;
+  /** Requests the payment's entity took in (`begin`, `complete`...; one re-sent by a re-run episode counts again). */
+  readonly entityRequests: number;
 }
 
 export const paymentOf = (s: ScriptedPayment): PaymentRequested => ({ paymentId: s.id, customerId: s.customerId ?? 'cust-1', amount: 1250, currency: 'EUR' });
@@ -59,6 +72,13 @@ export async function runScriptOnSimulator(
       await world.runUntil(world.nowMs() + scripted.claimedAgoMs);
     }
     app.provider.forceNext.push(...(scripted.faults ?? []));
+    if (scripted.hostKill === 'beforeHistory') app.hub.forceRestartOnEntity = 1;
+    let killed = scripted.hostKill !== 'afterAnswer';
+    app.hub.activityHook = (at, name, input, again) => {
+      if (killed || at !== 'answered' || name !== 'chargeProvider' || (input as ChargeActivityInput).payment.paymentId !== scripted.id) return;
+      killed = true;
+      again(VISIBILITY_MS);
+    };
     const before = {
       charges: app.provider.calls.filter((c) => c.kind === 'charge').length,
       lookups: app.provider.calls.filter((c) => c.kind === 'lookup').length,
@@ -88,6 +108,8 @@ export async function runScriptOnSimulator(
       paymentRow: app.store.inner.localRowsOf(key).get('payment'),
       entity: entityKey === undefined ? undefined : app.hub.entities.get(entityKey)?.state,
       run: state === 'completed' ? { state, output: instance?.output } : { state },
+      providerExecutions: app.hub.activityRuns.filter((r) => r.name === 'chargeProvider' && r.instanceId === instance?.id).length,
+      entityRequests: entityKey === undefined ? 0 : (app.hub.entities.get(entityKey)?.seen.size ?? 0),
     };
   }
   return views;

@@ -9,6 +9,7 @@ import { InvocationFailedError, WorkerHost } from '../host/WorkerHost';
 import { serviceBusRequest, type ServiceBusMetadata } from '../host/serviceBusRequest';
 import { AzuriteStorage } from './AzuriteStorage';
 import { DurableEngineHost } from './DurableEngineHost';
+import { EngineStorageGate, type EngineStorageRequest } from './EngineStorageGate';
 import { ProviderTap } from './ProviderTap';
 
 export interface RealEnginePaymentsOptions {
@@ -21,6 +22,8 @@ export interface RealEnginePaymentsOptions {
   readonly durableOverrides?: Readonly<Record<string, unknown>>;
   /** After the provider answered a charge: true kills the Durable host before the activity hears it, then restarts it. */
   readonly killAfterCharge?: (paymentId: string) => boolean;
+  /** Before the engine's request to its storage is forwarded: true kills the host there (the request never lands), then restarts it. */
+  readonly killOnStorage?: (request: EngineStorageRequest) => boolean;
   readonly log?: (line: string) => void;
   /** Rewrites the durableClient binding data the trigger gets (the bench points `rpcBaseUrl` at a counting proxy). */
   readonly clientBinding?: (json: string) => string;
@@ -51,19 +54,32 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
   /** Host kills after a charge (`crashes`, as the other backends name their injected crashes) and restarts. */
   const kills = { crashes: 0, restarts: 0 };
   let restarting: Promise<void> | undefined;
-  const tap = await ProviderTap.start(options.settings.PAYMENT_PROVIDER_URL!, ({ paymentId, status }) => {
-    if (status >= 300 || !options.killAfterCharge?.(paymentId) || !engine?.running) return 'pass';
+  /** A crash of the host (SIGKILL of it and its Node worker), then a restart on the same task hub. */
+  const crash = () => {
     kills.crashes++;
     restarting ??= (async () => {
-      await engine.kill();
-      await engine.restart();
+      await engine!.kill();
+      await engine!.restart();
       kills.restarts++;
     })().finally(() => (restarting = undefined));
+  };
+  const tap = await ProviderTap.start(options.settings.PAYMENT_PROVIDER_URL!, ({ paymentId, status }) => {
+    if (status >= 300 || !options.killAfterCharge?.(paymentId) || !engine?.running) return 'pass';
+    crash();
     return 'hold';
   });
+  const killOnStorage = options.killOnStorage;
+  const gate = killOnStorage
+    ? await EngineStorageGate.start(storage.connectionString, (request) => {
+        if (!engine?.running || restarting || !killOnStorage(request)) return 'pass';
+        crash();
+        return 'cut';
+      })
+    : undefined;
   try {
+    const engineConnection = gate?.connectionString ?? storage.connectionString;
     engine = await DurableEngineHost.start({
-      storageConnectionString: options.engineStorage ? await options.engineStorage(storage.connectionString) : storage.connectionString,
+      storageConnectionString: options.engineStorage ? await options.engineStorage(engineConnection) : engineConnection,
       hubName,
       overrides: options.durableOverrides ?? LOCAL_TIME_SCALE,
       log: options.log,
@@ -75,6 +91,7 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
     });
   } catch (error) {
     await tap.stop();
+    await gate?.stop();
     await storage.stop();
     throw error;
   }
@@ -175,6 +192,7 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
   async function close(): Promise<void> {
     await engine?.stop();
     await tap.stop();
+    await gate?.stop();
     await storage.stop();
   }
   const backend = {

@@ -1,0 +1,102 @@
+import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One request of the Durable engine to its storage, as the gate sees it before it is forwarded. */
+export interface EngineStorageRequest {
+  readonly service: 'blob' | 'queue' | 'table';
+  readonly method: string;
+  /** Path and query, e.g. `/devstoreaccount1/hub-workitems/messages/<id>?popreceipt=...`. */
+  readonly path: string;
+  /** The body as text; a queue message's `MessageText` decoded from base64 when it was encoded. */
+  readonly text: string;
+}
+
+/** `pass` forwards the request; `cut` never forwards it and never answers (the engine's host is being killed). */
+export type GateVerdict = 'pass' | 'cut';
+
+const ENDPOINT = { blob: 'BlobEndpoint', queue: 'QueueEndpoint', table: 'TableEndpoint' } as const;
+
+/**
+ * An HTTP pass-through on loopback in front of the task hub's Azurite (blob, queue and table endpoints): each request
+ * of the Durable engine is shown to `verdict` before it is forwarded, so a test can stop the engine at an exact step of
+ * DurableTask.AzureStorage (the work item's delete after its answer was sent; the history write after an episode sent
+ * its messages) and kill the host there. Tests only.
+ */
+export class EngineStorageGate {
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+  private constructor(
+    private readonly servers: Map<keyof typeof ENDPOINT, Server>,
+    private readonly original: string,
+  ) {}
+
+  static async start(connectionString: string, verdict: (request: EngineStorageRequest) => GateVerdict): Promise<EngineStorageGate> {
+    const servers = new Map<keyof typeof ENDPOINT, Server>();
+    const gate = new EngineStorageGate(servers, connectionString);
+    for (const service of ['blob', 'queue', 'table'] as const) {
+      const match = new RegExp(`${ENDPOINT[service]}=http://127\\.0\\.0\\.1:(\\d+)`).exec(connectionString);
+      if (!match) continue;
+      const server = createServer((req, res) => gate.forward(service, Number(match[1]), req, res, verdict));
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', () => resolve());
+      });
+      servers.set(service, server);
+    }
+    if (servers.size === 0) throw new Error('EngineStorageGate: the connection string names no loopback endpoint');
+    return gate;
+  }
+
+  /** The same connection string with every endpoint pointing at the gate. */
+  get connectionString(): string {
+    let text = this.original;
+    for (const [service, server] of this.servers) {
+      const port = (server.address() as AddressInfo).port;
+      text = text.replace(new RegExp(`(${ENDPOINT[service]}=http://127\\.0\\.0\\.1:)\\d+`), `$1${port}`);
+    }
+    return text;
+  }
+
+  async stop(): Promise<void> {
+    this.agent.destroy();
+    await Promise.all(
+      [...this.servers.values()].map(
+        (server) =>
+          new Promise<void>((resolve) => {
+            server.closeAllConnections();
+            server.close(() => resolve());
+          }),
+      ),
+    );
+  }
+
+  private forward(
+    service: keyof typeof ENDPOINT,
+    targetPort: number,
+    req: IncomingMessage,
+    res: ServerResponse,
+    verdict: (request: EngineStorageRequest) => GateVerdict,
+  ): void {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const seen = { service, method: req.method ?? 'GET', path: req.url ?? '/', text: textOf(body.toString('utf8')) };
+      if (verdict(seen) === 'cut') return; // never forwarded, never answered: the host dies holding it
+      const upstream = httpRequest({ host: '127.0.0.1', port: targetPort, method: req.method, path: req.url, headers: req.headers, agent: this.agent }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on('error', () => res.destroy());
+      upstream.end(body);
+    });
+  }
+}
+
+/** A queue message's text decoded (the engine's SDK may base64-encode it); any other body as it came. */
+function textOf(body: string): string {
+  const message = /<MessageText>([^<]*)<\/MessageText>/.exec(body);
+  if (!message) return body;
+  const decoded = Buffer.from(message[1], 'base64').toString('utf8');
+  return /^[\s\x20-\x7e]*$/.test(decoded) && decoded.length > 0 && /[{"]/.test(decoded) ? decoded : message[1];
+}
