@@ -15,8 +15,10 @@ import { payloadDigest } from 'azure-functions-idempotency/internal';
 import { keyFromMessageId } from 'azure-functions-idempotency/internal';
 import { chargeEntityKey, chargeInstanceId } from '../../src/payments/ChargeWorkflow';
 import type { RetryBudget } from '../../src/payments/chargeOrchestration';
+import { paymentRow as paymentRowEffect } from '../../src/payments/paymentRow';
 import type { ProviderLookup } from '../../src/payments/providerLookup';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
+import type { EngineStorageRequest } from '../../tools/local/durable/EngineStorageGate';
 import { startRealEnginePayments } from '../../tools/local/durable/realEnginePayments';
 import { durableHttpStart, runPaymentsRetry } from '../../tools/operator/paymentsRetry';
 import { useAzurite } from '../support/azurite';
@@ -59,6 +61,8 @@ async function withHandOffEngine(
     keyMemoryMs?: number;
     providerLookup?: ProviderLookup;
     declaredKeyMemoryHours?: number;
+    /** The worker's record table answered a request (before the worker hears it): see `startRealEnginePayments`. */
+    workerTableAnswered?: (request: EngineStorageRequest, status: number) => Promise<void> | void;
   },
   run: (real: Real, provider: FakePaymentProvider, counts: { starts: number; statusReads: number }) => Promise<void>,
 ): Promise<void> {
@@ -78,6 +82,7 @@ async function withHandOffEngine(
     settings,
     overrides: { tableClient: table, leaseMs: options.leaseMs ?? 60_000, design: 'handoff', retry: options.retry },
     killAfterCharge: options.killAfterCharge,
+    workerTableAnswered: options.workerTableAnswered,
     clientBinding: (client) => JSON.stringify({ ...(JSON.parse(client) as object), rpcBaseUrl: `${proxy.url}/durabletask/` }),
   });
   try {
@@ -277,5 +282,42 @@ realEngineTest(
       expect(provider.lookups).toBeGreaterThanOrEqual(4); // every call looked first: 2 for pay-r7, at least 2 for pay-r8
       expect(await real.backend.store.failedInstances()).toEqual([]);
     }),
+  REAL_ENGINE_TIMEOUT_MS,
+);
+
+realEngineTest(
+  "real engine, handoff (issue 51 item 2, on cue): the run's `failed` lands on the record between the provider activity's fence read and its call (written once the worker's read was answered, before the worker hears it): the call's conditional mark is refused, nothing is charged, the record stays failed; a fence that only read would have charged a payment recorded failed",
+  () => {
+    const cue: { settle?: () => Promise<void>; reads: number } = { reads: 0 };
+    return withHandOffEngine(
+      {
+        workerTableAnswered: async (request, status) => {
+          if (request.method !== 'GET' || status !== 200 || !cue.settle) return;
+          cue.reads++;
+          const settle = cue.settle;
+          cue.settle = undefined;
+          await settle();
+        },
+      },
+      async (real, provider) => {
+        const key = keyFromMessageId('payments', 'pay-f1');
+        // The run's settle, as it writes: `failed` on the version it read (exact), with the Payment row.
+        cue.settle = async () => {
+          const record = (await real.parts.store.get(key))!;
+          const claim = { ...record, key, localRows: record.localRows };
+          const failed = { status: 'failed' as const, reason: 'settled on cue: no charge found' };
+          await real.parts.store.complete(claim, failed, [paymentRowEffect(payment('pay-f1'), 'failed', failed)], { exact: true });
+        };
+        expect(await real.deliver(body('pay-f1'), { messageId: 'pay-f1', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff' });
+        await real.workflow.drain(300_000);
+        expect(cue.reads).toBe(1); // the cue ran: the worker's first read of the record was answered with the version before `failed`
+        expect(provider.rawCalls).toBe(0);
+        expect(provider.chargesFor('pay-f1')).toBe(0);
+        expect(await real.parts.store.get(key)).toMatchObject({ status: 'COMPLETED', result: { status: 'failed', reason: 'settled on cue: no charge found' } });
+        expect(await paymentRow(real, 'pay-f1')).toMatchObject({ state: 'failed' });
+        expect(await real.backend.store.failedInstances()).toEqual([]);
+      },
+    );
+  },
   REAL_ENGINE_TIMEOUT_MS,
 );

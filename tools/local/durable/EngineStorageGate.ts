@@ -17,10 +17,11 @@ export type GateVerdict = 'pass' | 'cut';
 const ENDPOINT = { blob: 'BlobEndpoint', queue: 'QueueEndpoint', table: 'TableEndpoint' } as const;
 
 /**
- * An HTTP pass-through on loopback in front of the task hub's Azurite (blob, queue and table endpoints): each request
- * of the Durable engine is shown to `verdict` before it is forwarded, so a test can stop the engine at an exact step of
- * DurableTask.AzureStorage (the work item's delete after its answer was sent; the history write after an episode sent
- * its messages) and kill the host there. Tests only.
+ * An HTTP pass-through on loopback in front of an Azurite (blob, queue and table endpoints): each request is shown to
+ * `verdict` before it is forwarded, so a test can stop the Durable engine at an exact step of DurableTask.AzureStorage
+ * (the work item's delete after its answer was sent; the history write after an episode sent its messages) and kill
+ * the host there; and to `beforeAnswer` once answered, so a test can write between an activity's read and its next
+ * request (the record settled between the fence's read and the call). Tests only.
  */
 export class EngineStorageGate {
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 64 });
@@ -30,13 +31,21 @@ export class EngineStorageGate {
     private readonly original: string,
   ) {}
 
-  static async start(connectionString: string, verdict: (request: EngineStorageRequest) => GateVerdict): Promise<EngineStorageGate> {
+  /**
+   * @param verdict before a request is forwarded: `cut` keeps it from landing
+   * @param beforeAnswer once storage answered a request, before the answer goes back (a test writes something in between)
+   */
+  static async start(
+    connectionString: string,
+    verdict: (request: EngineStorageRequest) => GateVerdict,
+    beforeAnswer?: (request: EngineStorageRequest, status: number) => Promise<void> | void,
+  ): Promise<EngineStorageGate> {
     const servers = new Map<keyof typeof ENDPOINT, Server>();
     const gate = new EngineStorageGate(servers, connectionString);
     for (const service of ['blob', 'queue', 'table'] as const) {
       const match = new RegExp(`${ENDPOINT[service]}=http://127\\.0\\.0\\.1:(\\d+)`).exec(connectionString);
       if (!match) continue;
-      const server = createServer((req, res) => gate.forward(service, Number(match[1]), req, res, verdict));
+      const server = createServer((req, res) => gate.forward(service, Number(match[1]), req, res, verdict, beforeAnswer));
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(0, '127.0.0.1', () => resolve());
@@ -76,6 +85,7 @@ export class EngineStorageGate {
     req: IncomingMessage,
     res: ServerResponse,
     verdict: (request: EngineStorageRequest) => GateVerdict,
+    beforeAnswer?: (request: EngineStorageRequest, status: number) => Promise<void> | void,
   ): void {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -84,8 +94,15 @@ export class EngineStorageGate {
       const seen = { service, method: req.method ?? 'GET', path: req.url ?? '/', text: textOf(body.toString('utf8')) };
       if (verdict(seen) === 'cut') return; // never forwarded, never answered: the host dies holding it
       const upstream = httpRequest({ host: '127.0.0.1', port: targetPort, method: req.method, path: req.url, headers: req.headers, agent: this.agent }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
+        const parts: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => parts.push(chunk));
+        answer.on('end', () => {
+          void (async () => {
+            await beforeAnswer?.(seen, answer.statusCode ?? 502);
+            res.writeHead(answer.statusCode ?? 502, answer.headers).end(Buffer.concat(parts));
+          })().catch(() => res.destroy());
+        });
+        answer.on('error', () => res.destroy());
       });
       upstream.on('error', () => res.destroy());
       upstream.end(body);

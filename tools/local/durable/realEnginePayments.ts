@@ -24,6 +24,8 @@ export interface RealEnginePaymentsOptions {
   readonly killAfterCharge?: (paymentId: string) => boolean;
   /** Before the engine's request to its storage is forwarded: true kills the host there (the request never lands), then restarts it. */
   readonly killOnStorage?: (request: EngineStorageRequest) => boolean;
+  /** The engine's worker reaches the consumer's record table through a gate: this runs once the table answered, before the worker hears it. */
+  readonly workerTableAnswered?: (request: EngineStorageRequest, status: number) => Promise<void> | void;
   readonly log?: (line: string) => void;
   /** Rewrites the durableClient binding data the trigger gets (the bench points `rpcBaseUrl` at a counting proxy). */
   readonly clientBinding?: (json: string) => string;
@@ -76,6 +78,9 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
         return 'cut';
       })
     : undefined;
+  const recordTable = options.settings.IDEMPOTENCY_TABLE_CONNECTION_STRING;
+  const workerGate =
+    options.workerTableAnswered && recordTable ? await EngineStorageGate.start(recordTable, () => 'pass', options.workerTableAnswered) : undefined;
   try {
     const engineConnection = gate?.connectionString ?? storage.connectionString;
     engine = await DurableEngineHost.start({
@@ -86,12 +91,13 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
       appSettings: {
         PAYMENT_PROVIDER_URL: tap.url,
         PAYMENT_PROVIDER_TIMEOUT_MS: String(options.settings.PAYMENT_PROVIDER_TIMEOUT_MS),
-        ...recordStoreSettings(options),
+        ...recordStoreSettings(options, workerGate?.connectionString),
       },
     });
   } catch (error) {
     await tap.stop();
     await gate?.stop();
+    await workerGate?.stop();
     await storage.stop();
     throw error;
   }
@@ -193,6 +199,7 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
     await engine?.stop();
     await tap.stop();
     await gate?.stop();
+    await workerGate?.stop();
     await storage.stop();
   }
   const backend = {
@@ -213,11 +220,11 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
  * The app settings of the consumer's dedup table for the engine's worker (the handoff run's `completePaymentRecord`
  * writes the record there, through the trigger's endpoint), with the table name the overrides' client has.
  */
-function recordStoreSettings(options: RealEnginePaymentsOptions): Record<string, string> {
+function recordStoreSettings(options: RealEnginePaymentsOptions, connectionString?: string): Record<string, string> {
   const { settings, overrides } = options;
   const tableName = overrides.tableClient?.(settings.IDEMPOTENCY_TABLE_NAME).tableName ?? settings.IDEMPOTENCY_TABLE_NAME;
   return {
-    IDEMPOTENCY_TABLE_CONNECTION_STRING: settings.IDEMPOTENCY_TABLE_CONNECTION_STRING ?? '',
+    IDEMPOTENCY_TABLE_CONNECTION_STRING: connectionString ?? settings.IDEMPOTENCY_TABLE_CONNECTION_STRING ?? '',
     IDEMPOTENCY_TABLE_NAME: tableName,
     IDEMPOTENCY_PARTITION_COUNT: String(settings.IDEMPOTENCY_PARTITION_COUNT),
     PAYMENTS_DESIGN: overrides.design ?? settings.PAYMENTS_DESIGN,
