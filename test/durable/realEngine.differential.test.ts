@@ -286,13 +286,20 @@ describe("the task hub's own re-runs, on cue: the simulator agrees with the real
       // What the cues did, on the engine (so that agreement is not agreement on nothing): each host was killed where
       // asked; the answered work item ran again (1 + 1, and 2 + 1 after the 503) and charged nothing more; the begin
       // was sent twice (begin, begin again, the run's complete signal) and the payment was charged once, not held.
-      expect(Object.fromEntries(ENGINE_SCRIPT.map(({ id }) => [id, [real[id].providerExecutions, real[id].providerCalls, real[id].charges, real[id].entityRequests]]))).toEqual({
+      expect(
+        Object.fromEntries(
+          ENGINE_SCRIPT.map(({ id }) => [id, [real[id].providerExecutions, real[id].providerCalls, real[id].charges, real[id].entityRequests]]),
+        ),
+      ).toEqual({
         'e-item-again': [2, 1, 1, 2],
         'e-item-again-503': [3, 2, 1, 2],
         'e-episode-again': [1, 1, 1, 3],
       });
       for (const { id } of ENGINE_SCRIPT)
-        expect(real[id]).toMatchObject({ record: { status: 'COMPLETED', result: { status: 'succeeded', chargeId: 'the ledger charge' } }, run: { state: 'completed' } });
+        expect(real[id]).toMatchObject({
+          record: { status: 'COMPLETED', result: { status: 'succeeded', chargeId: 'the ledger charge' } },
+          run: { state: 'completed' },
+        });
     },
     REAL_ENGINE_TIMEOUT_MS,
   );

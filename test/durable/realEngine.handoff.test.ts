@@ -18,8 +18,7 @@ import type { RetryBudget } from '../../src/payments/chargeOrchestration';
 import { paymentRow as paymentRowEffect } from '../../src/payments/paymentRow';
 import type { ProviderLookup } from '../../src/payments/providerLookup';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
-import type { EngineStorageRequest } from '../../tools/local/durable/EngineStorageGate';
-import { startRealEnginePayments } from '../../tools/local/durable/realEnginePayments';
+import { startRealEnginePayments, type RealEnginePaymentsOptions } from '../../tools/local/durable/realEnginePayments';
 import { durableHttpStart, runPaymentsRetry } from '../../tools/operator/paymentsRetry';
 import { useAzurite } from '../support/azurite';
 import { REAL_ENGINE_TIMEOUT_MS, realEngineTest } from '../support/realEngine';
@@ -61,8 +60,9 @@ async function withHandOffEngine(
     keyMemoryMs?: number;
     providerLookup?: ProviderLookup;
     declaredKeyMemoryHours?: number;
-    /** The worker's record table answered a request (before the worker hears it): see `startRealEnginePayments`. */
-    workerTableAnswered?: (request: EngineStorageRequest, status: number) => Promise<void> | void;
+    /** The worker's record table behind a gate, and the engine stopped at a step of its task hub: see `startRealEnginePayments`. */
+    workerTable?: RealEnginePaymentsOptions['workerTable'];
+    onEngineStorage?: RealEnginePaymentsOptions['onEngineStorage'];
   },
   run: (real: Real, provider: FakePaymentProvider, counts: { starts: number; statusReads: number }) => Promise<void>,
 ): Promise<void> {
@@ -82,7 +82,8 @@ async function withHandOffEngine(
     settings,
     overrides: { tableClient: table, leaseMs: options.leaseMs ?? 60_000, design: 'handoff', retry: options.retry },
     killAfterCharge: options.killAfterCharge,
-    workerTableAnswered: options.workerTableAnswered,
+    workerTable: options.workerTable,
+    onEngineStorage: options.onEngineStorage,
     clientBinding: (client) => JSON.stringify({ ...(JSON.parse(client) as object), rpcBaseUrl: `${proxy.url}/durabletask/` }),
   });
   try {
@@ -291,12 +292,14 @@ realEngineTest(
     const cue: { settle?: () => Promise<void>; reads: number } = { reads: 0 };
     return withHandOffEngine(
       {
-        workerTableAnswered: async (request, status) => {
-          if (request.method !== 'GET' || status !== 200 || !cue.settle) return;
-          cue.reads++;
-          const settle = cue.settle;
-          cue.settle = undefined;
-          await settle();
+        workerTable: {
+          answered: async (request, status) => {
+            if (request.method !== 'GET' || status !== 200 || !cue.settle) return;
+            cue.reads++;
+            const settle = cue.settle;
+            cue.settle = undefined;
+            await settle();
+          },
         },
       },
       async (real, provider) => {
@@ -316,6 +319,58 @@ realEngineTest(
         expect(await real.parts.store.get(key)).toMatchObject({ status: 'COMPLETED', result: { status: 'failed', reason: 'settled on cue: no charge found' } });
         expect(await paymentRow(real, 'pay-f1')).toMatchObject({ state: 'failed' });
         expect(await real.backend.store.failedInstances()).toEqual([]);
+      },
+    );
+  },
+  REAL_ENGINE_TIMEOUT_MS,
+);
+
+realEngineTest(
+  "real engine, handoff (issue 51 item 1, on cue): a worker stalls in the delete of a provider round's work item after its answer was sent, and dies once the run has spent its budget (503s), settled (its look-up found no charge) and recorded failed; the round's work item comes back after the visibility timeout and runs again while the record table answers 503 (throttled) and the provider is back: the copy cannot announce its call and charges nothing (a fence that failed open inside a window from scheduling charged here)",
+  () => {
+    const cue = { stalledId: '', workItemsSent: 0, copyDeleted: false, tableBusy: false, busyAnswers: 0 };
+    return withHandOffEngine(
+      {
+        providerLookup: 'by-key',
+        retry: { budgetMs: 5_000, firstDelayMs: 500, maxDelayMs: 1_000, callLeaseMs: 1_500 },
+        onEngineStorage: (request) => {
+          const item = request.service === 'queue' ? /-workitems\/messages(?:\/([^?]+))?/.exec(request.path) : null;
+          if (item && request.method === 'POST') cue.workItemsSent++;
+          if (!item || request.method !== 'DELETE') return 'pass';
+          if (cue.stalledId === '') {
+            cue.stalledId = item[1];
+            return 'stall'; // round 1's answer is on its way; its delete never lands
+          }
+          if (item[1] === cue.stalledId) cue.copyDeleted = true;
+          return 'pass';
+        },
+        workerTable: { verdict: () => (cue.tableBusy ? (cue.busyAnswers++, 'busy') : 'pass') },
+      },
+      async (real, provider) => {
+        const key = keyFromMessageId('payments', 'pay-f2');
+        provider.setFaultRates({ error5xx: 1 });
+        expect(await real.deliver(body('pay-f2'), { messageId: 'pay-f2', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff' });
+        await real.workflow.drain(300_000);
+        const settled = await real.parts.store.get(key);
+        const copyPending = cue.stalledId !== '' && !cue.copyDeleted;
+        // The stalled worker dies; its item comes back after the visibility timeout, on the restarted host.
+        cue.tableBusy = true;
+        provider.setFaultRates({ error5xx: 0 });
+        const callsAtFailed = provider.rawCalls;
+        await real.backend.crashHost();
+        const cap = Date.now() + 300_000;
+        while (!cue.copyDeleted && Date.now() < cap) await new Promise((r) => setTimeout(r, 200));
+        cue.tableBusy = false;
+        // The premise: the run recorded failed before the copy ran; the copy ran (its work item deleted) and met the busy table.
+        expect({ settled: settled?.status, copyPending, copyRan: cue.copyDeleted, busy: cue.busyAnswers > 0 }).toEqual({
+          settled: 'COMPLETED',
+          copyPending: true,
+          copyRan: true,
+          busy: true,
+        });
+        expect(await real.parts.store.get(key)).toMatchObject({ status: 'COMPLETED', result: { status: 'failed' } });
+        expect(provider.rawCalls - callsAtFailed).toBe(0);
+        expect(provider.chargesFor('pay-f2')).toBe(0);
       },
     );
   },

@@ -102,7 +102,7 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
       settings,
       overrides: { ...common, telemetry },
       killAfterCharge: options.killHostAfterCharge,
-      killOnStorage: options.killHostOnStorage,
+      onEngineStorage: options.killHostOnStorage && ((request) => (options.killHostOnStorage!(request) ? 'kill' : 'pass')),
     });
     const { store, parking, consumer } = real.parts;
     await Promise.all([store.ensureTable(), parking.ensureTable()]);

@@ -11,8 +11,16 @@ export interface EngineStorageRequest {
   readonly text: string;
 }
 
-/** `pass` forwards the request; `cut` never forwards it and never answers (the engine's host is being killed). */
-export type GateVerdict = 'pass' | 'cut';
+/**
+ * `pass` forwards the request; `cut` never forwards it and never answers (the engine's host is being killed, or a worker stalls there);
+ * `busy` answers 503 ServerBusy without forwarding it (the storage account throttling: Azure's documented answer).
+ */
+export type GateVerdict = 'pass' | 'cut' | 'busy';
+
+/** The Table service's answer to a throttled request (learn.microsoft.com, "Table service error codes": ServerBusy, 503). */
+const SERVER_BUSY = JSON.stringify({
+  'odata.error': { code: 'ServerBusy', message: { lang: 'en-US', value: 'The server is currently unable to receive requests.' } },
+});
 
 const ENDPOINT = { blob: 'BlobEndpoint', queue: 'QueueEndpoint', table: 'TableEndpoint' } as const;
 
@@ -92,18 +100,26 @@ export class EngineStorageGate {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const seen = { service, method: req.method ?? 'GET', path: req.url ?? '/', text: textOf(body.toString('utf8')) };
-      if (verdict(seen) === 'cut') return; // never forwarded, never answered: the host dies holding it
-      const upstream = httpRequest({ host: '127.0.0.1', port: targetPort, method: req.method, path: req.url, headers: req.headers, agent: this.agent }, (answer) => {
-        const parts: Buffer[] = [];
-        answer.on('data', (chunk: Buffer) => parts.push(chunk));
-        answer.on('end', () => {
-          void (async () => {
-            await beforeAnswer?.(seen, answer.statusCode ?? 502);
-            res.writeHead(answer.statusCode ?? 502, answer.headers).end(Buffer.concat(parts));
-          })().catch(() => res.destroy());
-        });
-        answer.on('error', () => res.destroy());
-      });
+      const decided = verdict(seen);
+      if (decided === 'cut') return; // never forwarded, never answered: the host dies holding it
+      if (decided === 'busy') {
+        res.writeHead(503, { 'content-type': 'application/json;odata=minimalmetadata', 'x-ms-error-code': 'ServerBusy' }).end(SERVER_BUSY);
+        return;
+      }
+      const upstream = httpRequest(
+        { host: '127.0.0.1', port: targetPort, method: req.method, path: req.url, headers: req.headers, agent: this.agent },
+        (answer) => {
+          const parts: Buffer[] = [];
+          answer.on('data', (chunk: Buffer) => parts.push(chunk));
+          answer.on('end', () => {
+            void (async () => {
+              await beforeAnswer?.(seen, answer.statusCode ?? 502);
+              res.writeHead(answer.statusCode ?? 502, answer.headers).end(Buffer.concat(parts));
+            })().catch(() => res.destroy());
+          });
+          answer.on('error', () => res.destroy());
+        },
+      );
       upstream.on('error', () => res.destroy());
       upstream.end(body);
     });

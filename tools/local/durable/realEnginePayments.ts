@@ -9,7 +9,7 @@ import { InvocationFailedError, WorkerHost } from '../host/WorkerHost';
 import { serviceBusRequest, type ServiceBusMetadata } from '../host/serviceBusRequest';
 import { AzuriteStorage } from './AzuriteStorage';
 import { DurableEngineHost } from './DurableEngineHost';
-import { EngineStorageGate, type EngineStorageRequest } from './EngineStorageGate';
+import { EngineStorageGate, type EngineStorageRequest, type GateVerdict } from './EngineStorageGate';
 import { ProviderTap } from './ProviderTap';
 
 export interface RealEnginePaymentsOptions {
@@ -22,10 +22,19 @@ export interface RealEnginePaymentsOptions {
   readonly durableOverrides?: Readonly<Record<string, unknown>>;
   /** After the provider answered a charge: true kills the Durable host before the activity hears it, then restarts it. */
   readonly killAfterCharge?: (paymentId: string) => boolean;
-  /** Before the engine's request to its storage is forwarded: true kills the host there (the request never lands), then restarts it. */
-  readonly killOnStorage?: (request: EngineStorageRequest) => boolean;
-  /** The engine's worker reaches the consumer's record table through a gate: this runs once the table answered, before the worker hears it. */
-  readonly workerTableAnswered?: (request: EngineStorageRequest, status: number) => Promise<void> | void;
+  /**
+   * Before the engine's request to its task hub's storage is forwarded: `kill` kills the host there (the request never
+   * lands), then restarts it; `stall` never forwards it nor answers it (a worker stuck at that step, the host going on).
+   */
+  readonly onEngineStorage?: (request: EngineStorageRequest) => 'kill' | 'stall' | 'pass';
+  /**
+   * The engine's worker reaches the consumer's record table through a gate: `verdict` before each request (`busy`: a
+   * 503), `answered` once the table answered, before the worker hears it.
+   */
+  readonly workerTable?: {
+    readonly verdict?: (request: EngineStorageRequest) => GateVerdict;
+    readonly answered?: (request: EngineStorageRequest, status: number) => Promise<void> | void;
+  };
   readonly log?: (line: string) => void;
   /** Rewrites the durableClient binding data the trigger gets (the bench points `rpcBaseUrl` at a counting proxy). */
   readonly clientBinding?: (json: string) => string;
@@ -70,17 +79,19 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
     crash();
     return 'hold';
   });
-  const killOnStorage = options.killOnStorage;
-  const gate = killOnStorage
+  const onEngineStorage = options.onEngineStorage;
+  const gate = onEngineStorage
     ? await EngineStorageGate.start(storage.connectionString, (request) => {
-        if (!engine?.running || restarting || !killOnStorage(request)) return 'pass';
-        crash();
+        const step = engine?.running && !restarting ? onEngineStorage(request) : 'pass';
+        if (step === 'pass') return 'pass';
+        if (step === 'kill') crash();
         return 'cut';
       })
     : undefined;
   const recordTable = options.settings.IDEMPOTENCY_TABLE_CONNECTION_STRING;
+  const { workerTable } = options;
   const workerGate =
-    options.workerTableAnswered && recordTable ? await EngineStorageGate.start(recordTable, () => 'pass', options.workerTableAnswered) : undefined;
+    workerTable && recordTable ? await EngineStorageGate.start(recordTable, workerTable.verdict ?? (() => 'pass'), workerTable.answered) : undefined;
   try {
     const engineConnection = gate?.connectionString ?? storage.connectionString;
     engine = await DurableEngineHost.start({
@@ -210,6 +221,11 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
     storage,
     hubName,
     hubTable,
+    /** A crash of the host now (SIGKILL), then a restart on the same task hub; resolves once it runs again. */
+    async crashHost(): Promise<void> {
+      crash();
+      while (restarting) await restarting;
+    },
   };
   /** The pid of the engine's Azurite (the bench reads its CPU time). */
   const storagePid = () => storage.pid;
