@@ -93,6 +93,24 @@ export const SCENARIOS = {
       return app.hub.droppedStarts.some((d) => d.attempt === 2) ? undefined : 'no start of attempt 2 was dropped by the task hub';
     },
   },
+  'refused-start': {
+    description:
+      "issue 51 item 4: as duplicate-start, but the task hub refuses attempt 2's start (attempt 1's run is pending: its first episode waits 10 min): the delivery holding attempt 2 must not end the payment with attempt 1's fenced output (a silent failed); it waits for that run, then starts its own",
+    lookup: 'none',
+    script(app) {
+      app.client.forceStartHopMs.push(90_000, 60_000);
+      app.hub.forceStartWaitMs = 10 * MINUTE_MS;
+      const startNew = app.client.startNew.bind(app.client);
+      app.client.startNew = (name, options) =>
+        startNew(name, options).catch((error: unknown) => {
+          app.scriptSaw.push(`start refused: attempt ${(options.input as { attempt?: number }).attempt}`);
+          throw error;
+        });
+    },
+    premise(app) {
+      return app.scriptSaw.includes('start refused: attempt 2') ? undefined : 'no start of attempt 2 was refused by the task hub';
+    },
+  },
   'record-write-outage': {
     description:
       "the consumer's table refuses every request (403: a role assignment removed) from the moment the provider charges, for 20 h: the run retries its record write on durable timers (5 min cap, about 240 tries) until the role is back",
