@@ -51,6 +51,8 @@ export interface PaymentsRigOptions {
   readonly killHostAfterCharge?: (paymentId: string) => boolean;
   /** Real engine: before the engine's request to its task hub's storage lands, true kills the Durable host there (then it is restarted). */
   readonly killHostOnStorage?: (request: EngineStorageRequest) => boolean;
+  /** Real engine: after the provider charged `paymentId`, awaited before the activity hears the answer. */
+  readonly onCharged?: (paymentId: string) => Promise<void>;
   /** `PAYMENTS_DESIGN` (default the settings': `handoff`): hand the charge off to its orchestration, or hold the message. */
   readonly design?: PaymentsDesign;
   /** Handoff: the run's retry budget (default the settings': 60 min, 5 s doubling to 5 min). */
@@ -102,6 +104,7 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
       settings,
       overrides: { ...common, telemetry },
       killAfterCharge: options.killHostAfterCharge,
+      onCharged: options.onCharged,
       onEngineStorage: options.killHostOnStorage && ((request) => (options.killHostOnStorage!(request) ? 'kill' : 'pass')),
     });
     const { store, parking, consumer } = real.parts;

@@ -85,6 +85,8 @@ export class SimProvider {
   readonly forceNext: Array<'error5xx' | 'timeout' | 'chargeThenDrop'> = [];
   /** A scenario's hook: told when a charge is made (before its answer). */
   afterCharge?: () => void;
+  /** A script's hook: awaited before a charge call's answer goes back (the script does something while the caller waits). */
+  holdAnswer?: (call: ProviderCall) => Promise<void>;
   /** When each key was first taken in (kept after the key is forgotten: the invariants' view, not the provider's). */
   private readonly firstSeenMs = new Map<string, number>();
 
@@ -218,6 +220,7 @@ export class SimProvider {
 
   /** The answer on its way back: lost (a reset, a timeout after the work) or delivered. */
   private async deliver(call: ProviderCall, answer: HttpAnswer): Promise<HttpAnswer> {
+    await this.holdAnswer?.(call);
     if (this.forceLostAnswers > 0 || this.random.chance(this.faults.lostAnswer)) {
       this.forceLostAnswers = Math.max(0, this.forceLostAnswers - 1);
       await this.world.sleep(this.random.logBetween(1_000, 10_000));

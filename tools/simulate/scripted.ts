@@ -34,6 +34,8 @@ export interface ScriptedPayment {
    * runs again at a new time and sends `begin` again).
    */
   readonly hostKill?: 'afterAnswer' | 'beforeHistory';
+  /** An operator terminates the run while its provider call is on its way (charged, the answer held until the run reads Terminated). */
+  readonly terminateDuringCall?: boolean;
 }
 
 /** What the simulator shows of one payment after the script (raw: the test normalises it as it does the engine's). */
@@ -73,6 +75,16 @@ export async function runScriptOnSimulator(
     }
     app.provider.forceNext.push(...(scripted.faults ?? []));
     if (scripted.hostKill === 'beforeHistory') app.hub.forceRestartOnEntity = 1;
+    let terminated = !scripted.terminateDuringCall;
+    app.provider.holdAnswer = async (call) => {
+      if (terminated || call.kind !== 'charge' || call.key !== scripted.id) return;
+      terminated = true;
+      const record = await app.store.get(key);
+      const instanceId = record && chargeInstanceId(chargeEntityKey(record.recordId, record.createdAtMs, record.digest));
+      if (!instanceId) return;
+      app.hub.terminate(instanceId, 'terminated by the script');
+      while (app.hub.instances.get(instanceId)?.status !== 'Terminated') await world.sleep(100);
+    };
     let killed = scripted.hostKill !== 'afterAnswer';
     app.hub.activityHook = (at, name, input, again) => {
       if (killed || at !== 'answered' || name !== 'chargeProvider' || (input as ChargeActivityInput).payment.paymentId !== scripted.id) return;

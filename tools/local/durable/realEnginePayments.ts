@@ -22,6 +22,8 @@ export interface RealEnginePaymentsOptions {
   readonly durableOverrides?: Readonly<Record<string, unknown>>;
   /** After the provider answered a charge: true kills the Durable host before the activity hears it, then restarts it. */
   readonly killAfterCharge?: (paymentId: string) => boolean;
+  /** After the provider answered a charge, awaited before the activity hears it (a test acts while the call is on its way). */
+  readonly onCharged?: (paymentId: string) => Promise<void>;
   /**
    * Before the engine's request to its task hub's storage is forwarded: `kill` kills the host there (the request never
    * lands), then restarts it; `stall` never forwards it nor answers it (a worker stuck at that step, the host going on).
@@ -74,7 +76,8 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
       kills.restarts++;
     })().finally(() => (restarting = undefined));
   };
-  const tap = await ProviderTap.start(options.settings.PAYMENT_PROVIDER_URL!, ({ paymentId, status }) => {
+  const tap = await ProviderTap.start(options.settings.PAYMENT_PROVIDER_URL!, async ({ paymentId, status }) => {
+    if (status < 300) await options.onCharged?.(paymentId);
     if (status >= 300 || !options.killAfterCharge?.(paymentId) || !engine?.running) return 'pass';
     crash();
     return 'hold';
