@@ -1,3 +1,4 @@
+import { shardLayoutOf } from '../payments/shards';
 import type { Settings } from '../config/settings';
 import { ConfigurationError } from 'azure-functions-idempotency';
 import type { TableIdempotencyStore } from 'azure-functions-idempotency/table';
@@ -53,6 +54,7 @@ export function paymentsFromSettings(settings: Settings, overrides: PaymentsOver
     design: overrides.design ?? settings.PAYMENTS_DESIGN,
     retry: overrides.retry ?? retryBudgetOf(settings),
     provider: providerCapabilityOf(settings),
+    shard: shardLayoutOf(settings),
   });
   return { store, parking, consumer };
 }

@@ -56,6 +56,8 @@ export const SETTING_NAMES = [
   'COSMOS_IDEMPOTENCY_CONTAINER',
   'PAYMENT_PROVIDER_LOOKUP',
   'PAYMENT_PROVIDER_KEY_MEMORY_HOURS',
+  'PAYMENT_SHARD_COUNT',
+  'PAYMENT_SHARD_INDEX',
 ] as const;
 export type SettingName = (typeof SETTING_NAMES)[number];
 
@@ -88,6 +90,9 @@ const schema = z
     EXPIRY_TIMER_SCHEDULE: z.string().trim().min(1).default('0 */15 * * * *'),
     EXPIRY_SWEEP_BUDGET_SECONDS: int(1, 3600).default(240),
     PAYMENTS_QUEUE_NAME: z.string().trim().min(1).default('payments'),
+    /** Task hubs the payments are routed to by key (src/payments/shards.ts); this app is shard PAYMENT_SHARD_INDEX, its queue `<base>-<index>`. */
+    PAYMENT_SHARD_COUNT: int(1, 64).default(1),
+    PAYMENT_SHARD_INDEX: int(0, 63).default(0),
     ORDERS_QUEUE_NAME: z.string().trim().min(1).default('orders'),
     PAYMENT_PROVIDER_URL: z.string().url().optional(),
     PAYMENT_PROVIDER_TIMEOUT_MS: int(100, 120_000).default(10_000),

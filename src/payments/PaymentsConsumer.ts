@@ -19,6 +19,7 @@ import type { ProviderCapability } from './providerLookup';
 import { handOffPlan, type ChargeOrchestrationInput, type RetryBudget } from './chargeOrchestration';
 import { finishedPaymentRow, paymentRow } from './paymentRow';
 import { PaymentRequestedSchema, type ChargeResult, type PaymentRequested } from './schema';
+import { ownedBy, type ShardLayout } from './shards';
 
 export const PAYMENTS_CONSUMER = 'payments';
 
@@ -41,15 +42,14 @@ export interface PaymentsConsumerDeps {
   readonly waitBudgetMs: number;
   /** Largest body accepted; larger ones are parked. */
   readonly maxBodyBytes?: number;
-  /**
-   * `handoff` (default): acknowledge once the charge orchestration is durably started; the run completes the
-   * record. `hold`: wait for the charge and complete the record here (`PAYMENTS_DESIGN`, docs/DESIGN.md).
-   */
+  /** `handoff` (default): acked once the charge's run is durably started; `hold`: the charge awaited here (`PAYMENTS_DESIGN`). */
   readonly design?: PaymentsDesign;
   /** Handoff: the run's retry budget for transient provider failures (from `PAYMENT_RETRY_*`). */
   readonly retry?: RetryBudget;
   /** `PAYMENT_PROVIDER_LOOKUP` and `_KEY_MEMORY_HOURS`, passed to each run in its input (default the settings': none, 24 h). */
   readonly provider?: ProviderCapability;
+  /** `PAYMENT_SHARD_*`: a payment another shard owns is parked, misrouted (default: one shard, every payment ours). */
+  readonly shard?: ShardLayout;
 }
 
 /** `PAYMENTS_DESIGN`: hand the charge off to its orchestration, or hold the message until it finishes. */
@@ -108,7 +108,7 @@ export class PaymentsConsumer {
   async handle(body: unknown, info: MessageInfo, telemetry: Telemetry = this.deps.telemetry): Promise<PaymentDeliveryResult> {
     const delivery: Delivery = { consumer: PAYMENTS_CONSUMER, body, info, telemetry, parking: this.deps.parking, clock: this.clock };
     const message = await decodeKeyedMessage(delivery, {
-      schema: PaymentRequestedSchema,
+      schema: ownedBy(PaymentRequestedSchema, this.deps.shard),
       idOf: (p) => p.paymentId,
       idName: 'paymentId',
       maxBodyBytes: this.deps.maxBodyBytes,

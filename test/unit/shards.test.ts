@@ -1,0 +1,80 @@
+import { ConfigurationError, keyFromMessageId } from 'azure-functions-idempotency';
+import { InMemoryIdempotencyStore } from 'azure-functions-idempotency/memory';
+import { loadSettings } from '../../src/config/settings';
+import type { ParkingStore } from '../../src/messaging/ParkingStore';
+import type { ChargeOrchestrationInput } from '../../src/payments/chargeOrchestration';
+import type { ChargeWorkflow } from '../../src/payments/ChargeWorkflow';
+import { PaymentsConsumer } from '../../src/payments/PaymentsConsumer';
+import { MAX_SHARDS, shardLayoutOf, shardOf, shardQueue } from '../../src/payments/shards';
+import { inMemoryTelemetry } from '../support/telemetry';
+
+/** The settings with the table a consumer needs (any: these tests read the shard settings only). */
+const settingsOf = (env: Record<string, string>) => loadSettings({ IDEMPOTENCY_TABLE_CONNECTION_STRING: 'UseDevelopmentStorage=true', ...env });
+
+/** Issue 52 item 1: payments routed to N task hubs by key. */
+describe('routing a payment to its shard', () => {
+  test('the rule is the documented one (first 32 bits of SHA-256, big-endian, mod N): fixed vectors a producer in any stack can check', () => {
+    // sha256('pay-1') starts 0x0da3174c... : these values pin the rule; changing it moves every key (a migration).
+    expect([2, 3, 5, 8].map((n) => shardOf('pay-1', n))).toEqual([2, 3, 5, 8].map((n) => 0x0da3174c % n));
+    expect(shardOf('pay-1', 1)).toBe(0);
+  });
+
+  test('a key lands on one shard, always; 20,000 keys spread within 5 % of even over 5 shards', () => {
+    const counts = new Array<number>(5).fill(0);
+    for (let i = 0; i < 20_000; i++) counts[shardOf(`pay-${i}`, 5)]++;
+    for (let i = 0; i < 100; i++) expect(shardOf(`pay-${i}`, 5)).toBe(shardOf(`pay-${i}`, 5));
+    expect(Math.max(...counts) / (20_000 / 5)).toBeLessThan(1.05);
+    expect(Math.min(...counts) / (20_000 / 5)).toBeGreaterThan(0.95);
+  });
+
+  test('a shard count outside 1..64 is refused', () => {
+    for (const bad of [0, -1, 1.5, MAX_SHARDS + 1]) expect(() => shardOf('pay-1', bad)).toThrow(RangeError);
+  });
+
+  test("the layout from the settings: one shard is today's queue; shard i of N reads its queue's base off `<base>-<i>`; a name that does not say its shard, or an index outside N, is refused at start", () => {
+    expect(shardLayoutOf(settingsOf({}))).toEqual({ count: 1, index: 0, baseQueue: 'payments' });
+    const layout = shardLayoutOf(settingsOf({ PAYMENT_SHARD_COUNT: '3', PAYMENT_SHARD_INDEX: '2', PAYMENTS_QUEUE_NAME: 'payments-2' }));
+    expect(layout).toEqual({ count: 3, index: 2, baseQueue: 'payments' });
+    expect([0, 1, 2].map((shard) => shardQueue(layout, shard))).toEqual(['payments-0', 'payments-1', 'payments-2']);
+    expect(shardQueue({ count: 1, baseQueue: 'payments' }, 0)).toBe('payments');
+    expect(() => shardLayoutOf(settingsOf({ PAYMENT_SHARD_COUNT: '3', PAYMENT_SHARD_INDEX: '1', PAYMENTS_QUEUE_NAME: 'payments' }))).toThrow(
+      /PAYMENTS_QUEUE_NAME must be <base>-1 on shard 1 of 3, got payments/,
+    );
+    expect(() => shardLayoutOf(settingsOf({ PAYMENT_SHARD_COUNT: '2', PAYMENT_SHARD_INDEX: '2', PAYMENTS_QUEUE_NAME: 'payments-2' }))).toThrow(
+      ConfigurationError,
+    );
+    expect(() => settingsOf({ PAYMENT_SHARD_COUNT: '65' })).toThrow(/PAYMENT_SHARD_COUNT/);
+  });
+
+  test('a consumer parks a payment another shard owns, with the shard it belongs to, and claims nothing; it takes its own', async () => {
+    const ids = Array.from({ length: 20 }, (_, i) => `pay-${i}`);
+    const mine = ids.find((id) => shardOf(id, 2) === 0)!;
+    const theirs = ids.find((id) => shardOf(id, 2) === 1)!;
+    const store = new InMemoryIdempotencyStore({ leaseMs: 30_000 });
+    const parked: Array<{ reason: string; detail: string }> = [];
+    const starts: ChargeOrchestrationInput[] = [];
+    const workflow: ChargeWorkflow = {
+      status: async () => ({ state: 'none' }),
+      start: async (_instanceId, input) => (starts.push(input), 'started'),
+    };
+    const parking = { park: async (entry: { reason: string; detail: string }) => void parked.push(entry) } as unknown as ParkingStore;
+    const consumer = new PaymentsConsumer({
+      store,
+      parking,
+      telemetry: inMemoryTelemetry().telemetry,
+      waitBudgetMs: 10_000,
+      design: 'handoff',
+      shard: { count: 2, index: 0, baseQueue: 'payments' },
+    }).withWorkflow(workflow);
+    const payment = (paymentId: string) => ({ paymentId, customerId: 'cust-1', amount: 1250, currency: 'EUR' });
+
+    const refused = await consumer.handle(payment(theirs), { messageId: theirs, deliveryCount: 1 });
+    expect(refused).toMatchObject({ outcome: 'parked' });
+    expect((refused as { reason: string }).reason).toContain(`misrouted: payment ${theirs} belongs to shard 1 of 2, this is shard 0`);
+    expect(parked).toHaveLength(1);
+    expect(await store.get(keyFromMessageId('payments', theirs))).toBeUndefined();
+
+    expect(await consumer.handle(payment(mine), { messageId: mine, deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff' });
+    expect(starts.map((s) => s.idempotencyKey)).toEqual([mine]);
+  });
+});
