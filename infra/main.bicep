@@ -48,6 +48,29 @@ param vnetEnabled bool = false
 @description('Zone redundancy (ZONE_REDUNDANT): the Flex Consumption plan spread over availability zones (the platform then keeps at least two always-ready instances per function group) and the storage account (idempotency records, task hub, deployment package) on Standard_ZRS instead of Standard_LRS.')
 param zoneRedundant bool = false
 
+// ---- Past one task hub (docs/deploy.md "Shards"). ----
+@minValue(1)
+@maxValue(16)
+@description('Payment shards (SHARD_COUNT): N task hubs, a payment routed to one by its key. Each shard has its own Function App, Flex Consumption plan, storage account (its task hub and its idempotency table) and payments queue; the rest is shared. 1: the unsharded deployment. A change of N moves keys between shards: drain every queue first (docs/deploy.md "Shards").')
+param shardCount int = 1
+
+@allowed([
+  'Standard'
+  'Premium'
+])
+@description('Service Bus tier (SERVICE_BUS_SKU). Standard: about 1,000 credits a second per namespace, a credit per message sent or received (about 333 payments a second at send, receive and complete); Premium (messaging units) past that. vnetEnabled always deploys Premium.')
+param serviceBusSku string = 'Standard'
+
+@allowed([
+  1
+  2
+  4
+  8
+  16
+])
+@description('Messaging units of a Premium namespace (SERVICE_BUS_MESSAGING_UNITS); ignored on Standard.')
+param serviceBusMessagingUnits int = 1
+
 // ---- Service Bus delivery settings: the same values go to the queues and to the app settings. ----
 @minValue(5)
 @maxValue(300)
@@ -219,8 +242,30 @@ var names = {
   virtualNetwork: '${abbrs.networkVirtualNetworks}${resourceToken}'
   privateEndpointPrefix: '${abbrs.networkPrivateEndpoints}${resourceToken}'
 }
-@description('Blob container the app package is deployed to, unique to the Function App.')
-var deploymentStorageContainerName = 'app-package-${take(names.functionApp, 32)}-${take(toLower(uniqueString(names.functionApp, resourceToken)), 7)}'
+// The payment shards (shardCount): shard 0 keeps the names of the unsharded deployment (its app, plan and account), so
+// going from 1 to N keeps today's app and records as shard 0; shard i > 0 adds s<i>. With N > 1 every shard's queue
+// and task hub carry its index, with N = 1 they keep their names (docs/deploy.md "Shards").
+@description('Function App name of every shard.')
+var shardAppNames = [for i in range(0, shardCount): i == 0 ? names.functionApp : '${names.functionApp}-s${i}']
+@description('Every payment shard: its Function App, Flex plan, storage account, deployment container, payments queue, task hub and azd service name.')
+var shards = [
+  for i in range(0, shardCount): {
+    index: i
+    suffix: i == 0 ? '' : '-s${i}'
+    functionApp: shardAppNames[i]
+    plan: i == 0 ? names.plan : '${names.plan}-s${i}'
+    storage: i == 0 ? names.storage : '${names.storage}s${i}'
+    // The blob container the app package is deployed to, unique to the shard's Function App.
+    deploymentContainer: 'app-package-${take(shardAppNames[i], 32)}-${take(toLower(uniqueString(shardAppNames[i], resourceToken)), 7)}'
+    paymentsQueue: shardCount == 1 ? paymentsQueueName : '${paymentsQueueName}-${i}'
+    taskHub: shardCount == 1 ? durableTaskHubName : '${durableTaskHubName}s${i}'
+    serviceName: i == 0 ? 'api' : 'api-s${i}'
+  }
+]
+@description('The payments queue of every shard, in shard order.')
+var paymentsQueueNames = [for shard in shards: shard.paymentsQueue]
+@description('Every queue of the namespace: the shards\' payments queues, then orders.')
+var queueNames = concat(paymentsQueueNames, [ordersQueueName])
 
 // Retention rule, by construction: a dedup record must outlive every redelivery the broker can still make:
 //   retention >= message TTL + maxDeliveryCount x (lockDuration + lock auto-renewal) + DLQ resubmit margin
@@ -248,27 +293,43 @@ var roles = {
 }
 
 // Every Azure RBAC assignment, deployed by looping the one reusable module. `principal` says who gets it:
-// 'app' = the Function App's user-assigned identity, 'deployer' = principalId (skipped when empty).
-@description('Every Azure RBAC assignment: who gets it, on which resource, which role.')
-var roleAssignments = [
-  // The two trigger queues: Data Owner, scoped to each queue (not the namespace). Receive and complete, send
-  // (POST /api/payments sends to the payments queue), and read the queue's runtime properties (message count),
-  // which target-based scaling needs: with Data Receiver (Listen) alone the scale controller cannot read the
-  // queue length and falls back to incremental scaling (docs/deploy.md "Service Bus scaling").
-  { principal: 'app', target: 'serviceBusQueue', targetName: '${names.serviceBus}/${paymentsQueueName}', roleDefinitionId: roles.serviceBusDataOwner }
-  { principal: 'app', target: 'serviceBusQueue', targetName: '${names.serviceBus}/${ordersQueueName}', roleDefinitionId: roles.serviceBusDataOwner }
-  // The webhook secret's Key Vault reference: read secrets, nothing else.
-  { principal: 'app', target: 'keyVault', targetName: names.keyVault, roleDefinitionId: roles.keyVaultSecretsUser }
-  { principal: 'app', target: 'storage', targetName: names.storage, roleDefinitionId: roles.storageBlobDataOwner }
-  { principal: 'app', target: 'storage', targetName: names.storage, roleDefinitionId: roles.storageQueueDataContributor }
-  { principal: 'app', target: 'storage', targetName: names.storage, roleDefinitionId: roles.storageTableDataContributor }
-  { principal: 'app', target: 'appInsights', targetName: names.appInsights, roleDefinitionId: roles.monitoringMetricsPublisher }
-  { principal: 'deployer', target: 'serviceBus', targetName: names.serviceBus, roleDefinitionId: roles.serviceBusDataSender }
-  // The rewards trigger reads its hub (receive only; its checkpoints are blobs of the host storage, covered by
-  // Storage Blob Data Owner above). The deployer may send PaymentSucceeded events with the producer CLI.
-  { principal: 'app', target: 'eventHub', targetName: '${names.eventHubs}/${rewardsEventHubName}', roleDefinitionId: roles.eventHubsDataReceiver }
-  { principal: 'deployer', target: 'eventHub', targetName: '${names.eventHubs}/${rewardsEventHubName}', roleDefinitionId: roles.eventHubsDataSender }
+// 'app' = the user-assigned identity every shard's Function App runs as, 'deployer' = principalId (skipped when empty).
+// The trigger queues: Data Owner, scoped to each queue (not the namespace). Receive and complete, send (POST
+// /api/payments on any shard sends to the queue of the shard that owns the key: the one identity holds the role on every
+// shard's queue), and read the queue's runtime properties (message count), which target-based scaling needs: with Data
+// Receiver (Listen) alone the scale controller cannot read the queue length and falls back to incremental scaling
+// (docs/deploy.md "Service Bus scaling").
+@description('Data Owner on every shard\'s payments queue.')
+var paymentsQueueRoles = [
+  for queueName in paymentsQueueNames: { principal: 'app', target: 'serviceBusQueue', targetName: '${names.serviceBus}/${queueName}', roleDefinitionId: roles.serviceBusDataOwner }
 ]
+// Each shard's account: host storage (blobs, queues, tables of its task hub, the deployment package) and its tables.
+@description('The data roles on each shard\'s storage account, a list per shard.')
+var storageRolesByShard = [
+  for shard in shards: [
+    { principal: 'app', target: 'storage', targetName: shard.storage, roleDefinitionId: roles.storageBlobDataOwner }
+    { principal: 'app', target: 'storage', targetName: shard.storage, roleDefinitionId: roles.storageQueueDataContributor }
+    { principal: 'app', target: 'storage', targetName: shard.storage, roleDefinitionId: roles.storageTableDataContributor }
+  ]
+]
+@description('Every Azure RBAC assignment: who gets it, on which resource, which role.')
+var roleAssignments = concat(
+  paymentsQueueRoles,
+  [
+    { principal: 'app', target: 'serviceBusQueue', targetName: '${names.serviceBus}/${ordersQueueName}', roleDefinitionId: roles.serviceBusDataOwner }
+    // The webhook secret's Key Vault reference: read secrets, nothing else.
+    { principal: 'app', target: 'keyVault', targetName: names.keyVault, roleDefinitionId: roles.keyVaultSecretsUser }
+  ],
+  flatten(storageRolesByShard),
+  [
+    { principal: 'app', target: 'appInsights', targetName: names.appInsights, roleDefinitionId: roles.monitoringMetricsPublisher }
+    { principal: 'deployer', target: 'serviceBus', targetName: names.serviceBus, roleDefinitionId: roles.serviceBusDataSender }
+    // The rewards trigger reads its hub (receive only; its checkpoints are blobs of the host storage, covered by
+    // Storage Blob Data Owner above). The deployer may send PaymentSucceeded events with the producer CLI.
+    { principal: 'app', target: 'eventHub', targetName: '${names.eventHubs}/${rewardsEventHubName}', roleDefinitionId: roles.eventHubsDataReceiver }
+    { principal: 'deployer', target: 'eventHub', targetName: '${names.eventHubs}/${rewardsEventHubName}', roleDefinitionId: roles.eventHubsDataSender }
+  ]
+)
 
 // The private deployment's DNS zones (learn.microsoft.com/azure/private-link/private-endpoint-dns): Event Hubs and
 // Service Bus namespaces share privatelink.servicebus.windows.net.
@@ -318,34 +379,41 @@ module monitoring 'core/monitor/monitoring.bicep' = {
   }
 }
 
-module plan 'core/host/flexConsumptionPlan.bicep' = {
-  scope: rg
-  params: {
-    name: names.plan
-    location: location
-    tags: tags
-    zoneRedundant: zoneRedundant
+// One Flex Consumption plan per shard: each shard's app scales on its own.
+module plan 'core/host/flexConsumptionPlan.bicep' = [
+  for shard in shards: {
+    scope: rg
+    params: {
+      name: shard.plan
+      location: location
+      tags: tags
+      zoneRedundant: zoneRedundant
+    }
   }
-}
+]
 
-module storage 'core/storage/storageAccount.bicep' = {
-  scope: rg
-  params: {
-    name: names.storage
-    location: location
-    tags: tags
-    deploymentContainerName: deploymentStorageContainerName
-    tableNames: [
-      idempotencyTableName
-      parkedMessagesTableName
-      paymentStateTableName
-      rewardsTableName
-    ]
-    privateNetworkOnly: vnetEnabled
-    zoneRedundant: zoneRedundant
-    logAnalyticsWorkspaceId: monitoring.outputs.logAnalyticsId
+// One storage account per shard: its task hub and its tables (the app reads every table from its own account),
+// so no two hubs share an account's 20,000 requests a second (docs/performance.md).
+module storage 'core/storage/storageAccount.bicep' = [
+  for shard in shards: {
+    scope: rg
+    params: {
+      name: shard.storage
+      location: location
+      tags: tags
+      deploymentContainerName: shard.deploymentContainer
+      tableNames: [
+        idempotencyTableName
+        parkedMessagesTableName
+        paymentStateTableName
+        rewardsTableName
+      ]
+      privateNetworkOnly: vnetEnabled
+      zoneRedundant: zoneRedundant
+      logAnalyticsWorkspaceId: monitoring.outputs.logAnalyticsId
+    }
   }
-}
+]
 
 module eventHubs 'core/messaging/eventHubs.bicep' = {
   scope: rg
@@ -369,10 +437,9 @@ module serviceBus 'core/messaging/serviceBus.bicep' = {
     name: names.serviceBus
     location: location
     tags: tags
-    queueNames: [
-      paymentsQueueName
-      ordersQueueName
-    ]
+    queueNames: queueNames
+    premium: vnetEnabled || serviceBusSku == 'Premium'
+    messagingUnits: serviceBusMessagingUnits
     lockDurationSeconds: lockDurationSeconds
     maxDeliveryCount: maxDeliveryCount
     messageTtlDays: messageTtlDays
@@ -432,24 +499,43 @@ module privateDnsZones 'core/network/privateDnsZones.bicep' = if (vnetEnabled) {
   }
 }
 
-@description('Every private endpoint of the private deployment: the service (a key of privateEndpointServiceIds), its sub-resource (groupId) and its DNS zone (index in privateDnsZoneList).')
+@description('The private endpoints of every shard\'s storage account (blob, queue, table): the shard, its sub-resource (groupId) and its DNS zone (index in privateDnsZoneList).')
+var storagePrivateEndpointsByShard = [
+  for shard in shards: [
+    { name: 'blob${shard.suffix}', shard: shard.index, groupId: 'blob', zone: 0 }
+    { name: 'queue${shard.suffix}', shard: shard.index, groupId: 'queue', zone: 1 }
+    { name: 'table${shard.suffix}', shard: shard.index, groupId: 'table', zone: 2 }
+  ]
+]
+@description('The private endpoints of the shared services: the service (a key of privateEndpointServiceIds), its sub-resource (groupId) and its DNS zone (index in privateDnsZoneList).')
 var privateEndpoints = [
-  { name: 'blob', service: 'storage', groupId: 'blob', zone: 0 }
-  { name: 'queue', service: 'storage', groupId: 'queue', zone: 1 }
-  { name: 'table', service: 'storage', groupId: 'table', zone: 2 }
   { name: 'vault', service: 'keyVault', groupId: 'vault', zone: 3 }
   { name: 'cosmos', service: 'cosmos', groupId: 'Sql', zone: 4 }
   { name: 'servicebus', service: 'serviceBus', groupId: 'namespace', zone: 5 }
   { name: 'eventhubs', service: 'eventHubs', groupId: 'namespace', zone: 5 }
 ]
-@description('Resource id of each service a private endpoint connects to (module outputs: each endpoint waits for its service).')
+@description('Resource id of each shared service a private endpoint connects to (module outputs: each endpoint waits for its service).')
 var privateEndpointServiceIds = {
-  storage: storage.outputs.resourceId
   keyVault: keyVault.outputs.resourceId
   cosmos: cosmos.outputs.resourceId
   serviceBus: serviceBus.outputs.resourceId
   eventHubs: eventHubs.outputs.resourceId
 }
+
+module storagePrivateEndpoint 'core/network/privateEndpoint.bicep' = [
+  for endpoint in flatten(storagePrivateEndpointsByShard): if (vnetEnabled) {
+    scope: rg
+    params: {
+      name: '${names.privateEndpointPrefix}-${endpoint.name}'
+      location: location
+      tags: tags
+      subnetId: virtualNetwork.?outputs.privateEndpointSubnetId ?? ''
+      serviceId: storage[endpoint.shard].outputs.resourceId
+      groupId: endpoint.groupId
+      privateDnsZoneId: privateDnsZones.?outputs.zoneIds[endpoint.zone] ?? ''
+    }
+  }
+]
 
 module privateEndpoint 'core/network/privateEndpoint.bicep' = [
   for endpoint in privateEndpoints: if (vnetEnabled) {
@@ -487,82 +573,90 @@ module roleAssignment 'core/security/roleAssignment.bicep' = [
   }
 ]
 
-module api 'app/api.bicep' = {
-  scope: rg
-  params: {
-    name: names.functionApp
-    location: location
-    tags: tags
-    appServicePlanId: plan.outputs.resourceId
-    identityId: identity.outputs.resourceId
-    identityClientId: identity.outputs.clientId
-    storageAccountName: names.storage
-    deploymentStorageContainerName: deploymentStorageContainerName
-    applicationInsightsName: names.appInsights
-    serviceBusFullyQualifiedNamespace: serviceBus.outputs.fullyQualifiedNamespace
-    cosmosEndpoint: cosmos.outputs.endpoint
-    runtimeVersion: '22'
-    instanceMemoryMB: instanceMemoryMB
-    virtualNetworkSubnetId: virtualNetwork.?outputs.appSubnetId ?? ''
-    durableTaskHubName: durableTaskHubName
-    idempotency: {
-      tableName: idempotencyTableName
-      parkedTableName: parkedMessagesTableName
-      partitionCount: idempotencyPartitionCount
-      leaseSeconds: idempotencyLeaseSeconds
-      cacheSize: idempotencyCacheSize
-      storeTimeoutMs: idempotencyStoreTimeoutMs
-      retentionDays: effectiveRetentionDays
-      dlqResubmitMarginDays: dlqResubmitMarginDays
-      expiryTimerSchedule: expiryTimerSchedule
-      expirySweepBudgetSeconds: expirySweepBudgetSeconds
+module api 'app/api.bicep' = [
+  for shard in shards: {
+    scope: rg
+    params: {
+      name: shard.functionApp
+      location: location
+      tags: tags
+      appServicePlanId: plan[shard.index].outputs.resourceId
+      identityId: identity.outputs.resourceId
+      identityClientId: identity.outputs.clientId
+      storageAccountName: shard.storage
+      deploymentStorageContainerName: shard.deploymentContainer
+      applicationInsightsName: names.appInsights
+      serviceBusFullyQualifiedNamespace: serviceBus.outputs.fullyQualifiedNamespace
+      cosmosEndpoint: cosmos.outputs.endpoint
+      runtimeVersion: '22'
+      instanceMemoryMB: instanceMemoryMB
+      virtualNetworkSubnetId: virtualNetwork.?outputs.appSubnetId ?? ''
+      durableTaskHubName: shard.taskHub
+      serviceName: shard.serviceName
+      shard: {
+        count: shardCount
+        index: shard.index
+      }
+      idempotency: {
+        tableName: idempotencyTableName
+        parkedTableName: parkedMessagesTableName
+        partitionCount: idempotencyPartitionCount
+        leaseSeconds: idempotencyLeaseSeconds
+        cacheSize: idempotencyCacheSize
+        storeTimeoutMs: idempotencyStoreTimeoutMs
+        retentionDays: effectiveRetentionDays
+        dlqResubmitMarginDays: dlqResubmitMarginDays
+        expiryTimerSchedule: expiryTimerSchedule
+        expirySweepBudgetSeconds: expirySweepBudgetSeconds
+      }
+      serviceBus: {
+        lockDurationSeconds: lockDurationSeconds
+        maxDeliveryCount: maxDeliveryCount
+        messageTtlDays: messageTtlDays
+        paymentsQueueName: shard.paymentsQueue
+        ordersQueueName: ordersQueueName
+      }
+      cosmos: {
+        databaseName: cosmosDatabaseName
+        ordersContainerName: cosmosOrdersContainerName
+        idempotencyContainerName: cosmosIdempotencyContainerName
+        idempotencyStore: idempotencyStore
+      }
+      paymentProvider: {
+        url: paymentProviderUrl
+        timeoutMs: paymentProviderTimeoutMs
+      }
+      http: {
+        retentionHours: httpIdempotencyRetentionHours
+        leaseSeconds: httpIdempotencyLeaseSeconds
+        callerIdentity: httpCallerIdentity
+        webhookToleranceSeconds: webhookToleranceSeconds
+        webhookRetentionHours: webhookRetentionHours
+        paymentStateTableName: paymentStateTableName
+        webhookSecretUri: keyVault.outputs.webhookReferenceUri
+        webhookPreviousSecretUri: keyVault.outputs.webhookPreviousReferenceUri
+      }
+      rewards: {
+        fullyQualifiedNamespace: eventHubs.outputs.fullyQualifiedNamespace
+        hubName: rewardsEventHubName
+        consumerGroup: rewardsConsumerGroup
+        tableName: rewardsTableName
+        // The hub's retention and cleanup policy as deployed (the parameters the hub is made of): the app refuses to start
+        // when its markers do not outlive what can replay an event (src/lifecycle/rewardMarkers.ts).
+        eventHubRetentionDays: eventHubRetentionDays
+        eventHubCleanupPolicy: eventHubCleanupPolicy
+      }
     }
-    serviceBus: {
-      lockDurationSeconds: lockDurationSeconds
-      maxDeliveryCount: maxDeliveryCount
-      messageTtlDays: messageTtlDays
-      paymentsQueueName: paymentsQueueName
-      ordersQueueName: ordersQueueName
-    }
-    cosmos: {
-      databaseName: cosmosDatabaseName
-      ordersContainerName: cosmosOrdersContainerName
-      idempotencyContainerName: cosmosIdempotencyContainerName
-      idempotencyStore: idempotencyStore
-    }
-    paymentProvider: {
-      url: paymentProviderUrl
-      timeoutMs: paymentProviderTimeoutMs
-    }
-    http: {
-      retentionHours: httpIdempotencyRetentionHours
-      leaseSeconds: httpIdempotencyLeaseSeconds
-      callerIdentity: httpCallerIdentity
-      webhookToleranceSeconds: webhookToleranceSeconds
-      webhookRetentionHours: webhookRetentionHours
-      paymentStateTableName: paymentStateTableName
-      webhookSecretUri: keyVault.outputs.webhookReferenceUri
-      webhookPreviousSecretUri: keyVault.outputs.webhookPreviousReferenceUri
-    }
-    rewards: {
-      fullyQualifiedNamespace: eventHubs.outputs.fullyQualifiedNamespace
-      hubName: rewardsEventHubName
-      consumerGroup: rewardsConsumerGroup
-      tableName: rewardsTableName
-      // The hub's retention and cleanup policy as deployed (the parameters the hub is made of): the app refuses to start
-      // when its markers do not outlive what can replay an event (src/lifecycle/rewardMarkers.ts).
-      eventHubRetentionDays: eventHubRetentionDays
-      eventHubCleanupPolicy: eventHubCleanupPolicy
-    }
+    // The host starts as soon as the site exists: give it its data-plane roles first, and (private deployment) its
+    // routes to the services.
+    dependsOn: [
+      roleAssignment
+      storage
+      storagePrivateEndpoint
+      privateEndpoint
+    ]
   }
-  // The host starts as soon as the site exists: give it its data-plane roles first, and (private deployment) its
-  // routes to the services.
-  dependsOn: [
-    roleAssignment
-    storage
-    privateEndpoint
-  ]
-}
+]
 
 module operations 'app/operations.bicep' = {
   scope: rg
@@ -587,10 +681,7 @@ module deadLetterAlerts 'app/deadLetterAlerts.bicep' = {
   params: {
     tags: tags
     serviceBusNamespaceName: names.serviceBus
-    queueNames: [
-      paymentsQueueName
-      ordersQueueName
-    ]
+    queueNames: queueNames
     alertNamePrefix: names.alertPrefix
     actionGroupId: alertActionGroupId
   }
@@ -605,18 +696,20 @@ output AZURE_LOCATION string = location
 output AZURE_TENANT_ID string = tenant().tenantId
 @description('Resource group holding every resource.')
 output RESOURCE_GROUP string = rg.name
-@description('Function App name of azd service api.')
-output SERVICE_API_NAME string = api.outputs.name
-@description('Function App name.')
-output AZURE_FUNCTION_NAME string = api.outputs.name
+@description('Function App name of azd service api (shard 0).')
+output SERVICE_API_NAME string = api[0].outputs.name
+@description('Function App name (shard 0).')
+output AZURE_FUNCTION_NAME string = api[0].outputs.name
+@description('Function App name of every payment shard, in shard order (one with shardCount 1): deploy the code to each.')
+output SHARD_FUNCTION_NAMES string[] = [for (shard, i) in shards: api[i].outputs.name]
 @description('Service Bus namespace host name, for the producer CLI.')
 output SERVICEBUS_FULLY_QUALIFIED_NAMESPACE string = serviceBus.outputs.fullyQualifiedNamespace
 @description('Event Hubs namespace host name, for the producer CLI (rewards events).')
 output EVENTHUB_FULLY_QUALIFIED_NAMESPACE string = eventHubs.outputs.fullyQualifiedNamespace
 @description('Cosmos DB account endpoint.')
 output COSMOS_ENDPOINT string = cosmos.outputs.endpoint
-@description('Table service endpoint of the idempotency store.')
-output IDEMPOTENCY_TABLE_ENDPOINT string = storage.outputs.tableEndpoint
+@description('Table service endpoint of the idempotency store (shard 0\'s account).')
+output IDEMPOTENCY_TABLE_ENDPOINT string = storage[0].outputs.tableEndpoint
 @description('Vault holding the provider webhook\'s signing value (entry webhook-signing-secret): set it with az keyvault secret set.')
 output WEBHOOK_VAULT_NAME string = keyVault.outputs.name
 @description('Dedup-record retention in days as deployed (effectiveRetentionDays).')

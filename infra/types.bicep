@@ -8,6 +8,18 @@ type tagsType = {
 }
 
 @export()
+@description('The payment shard an app is (docs/deploy.md "Shards").')
+type shardSettingsType = {
+  @description('Shards in the deployment (PAYMENT_SHARD_COUNT).')
+  @minValue(1)
+  count: int
+
+  @description('This app\'s shard, 0 to count - 1 (PAYMENT_SHARD_INDEX).')
+  @minValue(0)
+  index: int
+}
+
+@export()
 @description('Idempotency store settings, written to the app settings read by src/config/settings.ts.')
 type idempotencySettingsType = {
   @description('Dedup record table (IDEMPOTENCY_TABLE_NAME).')

@@ -7,7 +7,7 @@ Flex Consumption rejects FUNCTIONS_WORKER_RUNTIME and FUNCTIONS_EXTENSION_VERSIO
 runtime comes from functionAppConfig.runtime), so they are deliberately absent.
 '''
 
-import { tagsType, idempotencySettingsType, serviceBusSettingsType, cosmosSettingsType, paymentProviderSettingsType, httpSettingsType, rewardsSettingsType } from '../types.bicep'
+import { tagsType, shardSettingsType, idempotencySettingsType, serviceBusSettingsType, cosmosSettingsType, paymentProviderSettingsType, httpSettingsType, rewardsSettingsType } from '../types.bicep'
 
 @description('Function App name.')
 param name string
@@ -67,6 +67,11 @@ param paymentProvider paymentProviderSettingsType
 param http httpSettingsType
 @description('Durable Functions task hub name (DURABLE_TASK_HUB_NAME, used by host.json).')
 param durableTaskHubName string
+@description('The payment shard this app is: how many there are and which one (PAYMENT_SHARD_COUNT, PAYMENT_SHARD_INDEX).')
+param shard shardSettingsType = {
+  count: 1
+  index: 0
+}
 @description('The rewards consumer: Event Hubs namespace, hub, consumer group, table.')
 param rewards rewardsSettingsType
 
@@ -79,7 +84,18 @@ resource applicationInsights 'Microsoft.Insights/components@2020-02-02' existing
 }
 
 @description('Every app setting of the Function App: host storage, Service Bus, telemetry and the settings the code reads.')
-var appSettings = {
+var appSettings = union(commonSettings, shard.index == 0 ? {} : shardOnlySettings)
+
+// Shards past the first run no rewards consumer: one reader of the hub, one balances table (shard 0's account, the
+// unsharded deployment's). Each shard would read every event against its own checkpoints and table, and a consumer group
+// takes at most 5 readers a partition. The Functions host's per-function switch (AzureWebJobs.<name>.Disabled).
+@description('Settings of a shard other than shard 0.')
+var shardOnlySettings = {
+  'AzureWebJobs.rewardsConsumer.Disabled': 'true'
+}
+
+@description('The app settings every shard has.')
+var commonSettings = {
   // Host storage (AzureWebJobsStorage), identity-based: Functions host, timers, Durable Functions (Azure
   // Storage provider: queues + tables + blobs).
   AzureWebJobsStorage__accountName: storage.name
@@ -103,6 +119,11 @@ var appSettings = {
 
   // host.json: extensions.durableTask.hubName = %DURABLE_TASK_HUB_NAME%
   DURABLE_TASK_HUB_NAME: durableTaskHubName
+
+  // The payment shards (docs/deploy.md "Shards"): a payment belongs to the shard its key hashes to; this app consumes
+  // PAYMENTS_QUEUE_NAME, its shard's queue, and refuses to start when its table holds a live record of another shard.
+  PAYMENT_SHARD_COUNT: string(shard.count)
+  PAYMENT_SHARD_INDEX: string(shard.index)
 
   // src/config/settings.ts (IDEMPOTENCY_TABLE_CONNECTION_STRING is local-only and never set in Azure).
   IDEMPOTENCY_TABLE_NAME: idempotency.tableName

@@ -286,6 +286,10 @@ export class ArmEvaluator {
       }
       case 'createarray':
         return args;
+      case 'range':
+        return Array.from({ length: num(args[1]) }, (_, i) => num(args[0]) + i);
+      case 'flatten':
+        return (args[0] as unknown[][]).flat();
       case 'tryget': {
         // tryGet(value, key...): null where a key is missing or the value is null (Bicep's `.?`).
         let value: unknown = args[0];

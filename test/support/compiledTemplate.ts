@@ -103,7 +103,8 @@ export class Deployment {
         if (resource.condition !== undefined && !outer.value(resource.condition)) continue;
         const module = this.moduleOf(resource, outer);
         this.modules.push(module);
-        outputs.set(resource.symbol ?? module.name, () => {
+        // A looped module's iterations are referenced as `symbol[i]` (`reference(format('storage[{0}]', i))`).
+        outputs.set(resource.copy && resource.symbol ? `${resource.symbol}[${i}]` : (resource.symbol ?? module.name), () => {
           const out: Record<string, unknown> = {};
           for (const [k, v] of Object.entries(module.template.outputs ?? {})) out[k] = module.evaluator.outputValue(v);
           return out;
@@ -157,11 +158,13 @@ export class Deployment {
     return this.modules.flatMap((m) => m.resources().map((r) => ({ module: m.name, ...r })));
   }
 
-  /** The Function App's app settings as deployed (values Azure fills in are placeholders). */
-  appSettings(): Record<string, string> {
-    const config = this.moduleWith('Microsoft.Web/sites')
-      .resources()
-      .find((r) => r.type === 'Microsoft.Web/sites/config' && String(r.name).endsWith('/appsettings'));
+  /** The Function App's app settings as deployed (values Azure fills in are placeholders); the one app, or shard `shard`'s. */
+  appSettings(shard?: number): Record<string, string> {
+    const apps = this.modulesWith('Microsoft.Web/sites');
+    if (shard === undefined && apps.length !== 1) throw new Error(`${apps.length} modules deploy Microsoft.Web/sites: name the shard`);
+    const app = apps[shard ?? 0];
+    if (!app) throw new Error(`no Function App of shard ${shard}`);
+    const config = app.resources().find((r) => r.type === 'Microsoft.Web/sites/config' && String(r.name).endsWith('/appsettings'));
     if (!config) throw new Error('no Microsoft.Web/sites/config appsettings resource');
     return Object.fromEntries(Object.entries(config.properties).map(([k, v]) => [k, String(v)]));
   }

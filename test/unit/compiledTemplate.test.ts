@@ -278,6 +278,170 @@ describeCompiled('compiled infra/main.bicep: queues, roles, local auth, outputs'
   });
 });
 
+describeCompiled('compiled infra/main.bicep: payment shards (shardCount, issue 52)', () => {
+  const sharded = (count: number, env: Record<string, string> = {}) =>
+    new Deployment(compiledMainTemplate()!, azdParameters({ ...AZD_ENV, ...env, SHARD_COUNT: String(count) }));
+  const byType = (d: Deployment, type: string) => d.allResources().filter((r) => r.type === type);
+  const names = (d: Deployment, type: string) => byType(d, type).map((r) => String(r.name));
+  const token = () => String(names(sharded(1), 'Microsoft.Web/sites')[0]).replace(/^func-api-/, '');
+
+  test('shardCount: an int from 1 to 16, 1 by default (azd SHARD_COUNT); Service Bus tier Standard or Premium (SERVICE_BUS_SKU), messaging units 1-16', () => {
+    const p = compiledMainTemplate()!.parameters!;
+    expect(p.shardCount).toMatchObject({ type: 'int', defaultValue: 1, minValue: 1, maxValue: 16 });
+    expect(azdParameters(AZD_ENV).shardCount).toBe('1');
+    expect(p.serviceBusSku).toMatchObject({ type: 'string', defaultValue: 'Standard', allowedValues: ['Standard', 'Premium'] });
+    expect(p.serviceBusMessagingUnits).toMatchObject({ type: 'int', defaultValue: 1, allowedValues: [1, 2, 4, 8, 16] });
+  });
+
+  test("one shard: today's layout (queue payments, task hub idempotentconsumer, one app, plan and account), shard 1 of 1", () => {
+    const d = sharded(1);
+    const t = token();
+    expect(names(d, 'Microsoft.Web/sites')).toEqual([`func-api-${t}`]);
+    expect(names(d, 'Microsoft.Web/serverfarms')).toEqual([`plan-${t}`]);
+    expect(names(d, 'Microsoft.Storage/storageAccounts')).toEqual([`st${t}`]);
+    expect(names(d, 'Microsoft.ServiceBus/namespaces/queues').map((n) => n.split('/').pop())).toEqual(['payments', 'orders']);
+    const settings = d.appSettings();
+    expect(settings).toMatchObject({
+      PAYMENTS_QUEUE_NAME: 'payments',
+      DURABLE_TASK_HUB_NAME: 'idempotentconsumer',
+      PAYMENT_SHARD_COUNT: '1',
+      PAYMENT_SHARD_INDEX: '0',
+    });
+    expect(Object.keys(settings).filter((k) => k.startsWith('AzureWebJobs.'))).toEqual([]);
+  });
+
+  test('three shards: an app, a Flex plan and a storage account each, the app on its own plan and account, with its own queue and task hub', () => {
+    const d = sharded(3);
+    const t = token();
+    expect(names(d, 'Microsoft.Web/sites')).toEqual([`func-api-${t}`, `func-api-${t}-s1`, `func-api-${t}-s2`]);
+    expect(names(d, 'Microsoft.Web/serverfarms')).toEqual([`plan-${t}`, `plan-${t}-s1`, `plan-${t}-s2`]);
+    expect(names(d, 'Microsoft.Storage/storageAccounts')).toEqual([`st${t}`, `st${t}s1`, `st${t}s2`]);
+    for (const account of names(d, 'Microsoft.Storage/storageAccounts')) expect(account).toMatch(/^[a-z0-9]{3,24}$/);
+    expect(names(d, 'Microsoft.ServiceBus/namespaces/queues').map((n) => n.split('/').pop())).toEqual(['payments-0', 'payments-1', 'payments-2', 'orders']);
+    // Every account has the four tables the app reads from its own account (the idempotency table among them).
+    const tables = names(d, 'Microsoft.Storage/storageAccounts/tableServices/tables');
+    for (const account of names(d, 'Microsoft.Storage/storageAccounts'))
+      expect(tables.filter((n) => n.startsWith(`${account}/`)).map((n) => n.split('/').pop())).toEqual([
+        'idempotency',
+        'parkedmessages',
+        'paymentstate',
+        'rewards',
+      ]);
+    const apps = d.modulesWith('Microsoft.Web/sites');
+    expect(apps).toHaveLength(3);
+    const containers = new Set<string>();
+    for (const [i, app] of apps.entries()) {
+      const site = app.resources().find((r) => r.type === 'Microsoft.Web/sites')!;
+      expect(String(site.properties.serverFarmId)).toBe(`resourceid:Microsoft.Web/serverfarms/${names(d, 'Microsoft.Web/serverfarms')[i]}`);
+      expect(app.evaluator.parameter('serviceName')).toBe(i === 0 ? 'api' : `api-s${i}`);
+      const settings = d.appSettings(i);
+      expect(settings).toMatchObject({
+        AzureWebJobsStorage__accountName: names(d, 'Microsoft.Storage/storageAccounts')[i],
+        PAYMENTS_QUEUE_NAME: `payments-${i}`,
+        DURABLE_TASK_HUB_NAME: `idempotentconsumers${i}`,
+        PAYMENT_SHARD_COUNT: '3',
+        PAYMENT_SHARD_INDEX: String(i),
+        ORDERS_QUEUE_NAME: 'orders',
+      });
+      // The table endpoint and the deployment package are the shard's own account's (the module reads that account).
+      expect(app.evaluator.parameter('storageAccountName')).toBe(names(d, 'Microsoft.Storage/storageAccounts')[i]);
+      const container = String(app.evaluator.parameter('deploymentStorageContainerName'));
+      expect(names(d, 'Microsoft.Storage/storageAccounts/blobServices/containers')).toContain(
+        `${names(d, 'Microsoft.Storage/storageAccounts')[i]}/default/${container}`,
+      );
+      containers.add(container);
+      // One rewards consumer: shard 0's (one reader of the hub, one balances table).
+      expect(settings['AzureWebJobs.rewardsConsumer.Disabled']).toBe(i === 0 ? undefined : 'true');
+    }
+    expect(containers.size).toBe(3);
+  });
+
+  test('three shards share one Service Bus namespace, Event Hubs namespace, Application Insights, identity, Key Vault and Cosmos DB account', () => {
+    const d = sharded(3);
+    for (const type of [
+      'Microsoft.ServiceBus/namespaces',
+      'Microsoft.EventHub/namespaces',
+      'Microsoft.Insights/components',
+      'Microsoft.ManagedIdentity/userAssignedIdentities',
+      'Microsoft.KeyVault/vaults',
+      'Microsoft.DocumentDB/databaseAccounts',
+    ])
+      expect({ type, count: byType(d, type).length }).toEqual({ type, count: 1 });
+    const shared = [
+      'SERVICEBUS_FULLY_QUALIFIED_NAMESPACE',
+      'AZURE_CLIENT_ID',
+      'COSMOS_ENDPOINT',
+      'EventHubConnection__fullyQualifiedNamespace',
+      'WEBHOOK_SIGNING_SECRET',
+    ];
+    const of = (i: number) => Object.fromEntries(shared.map((k) => [k, d.appSettings(i)[k]]));
+    expect(of(1)).toEqual(of(0));
+    expect(of(2)).toEqual(of(0));
+    const identities = byType(d, 'Microsoft.Web/sites').map((s) => String(s.properties.keyVaultReferenceIdentity));
+    expect(identities).toHaveLength(3);
+    expect(new Set(identities).size).toBe(1);
+  });
+
+  test("three shards: the identity every app runs as holds Data Owner on every shard's queue (POST /api/payments on any shard sends to the owner's queue) and the data roles on every account", () => {
+    const d = sharded(3);
+    const t = token();
+    const assignments = d.modulesWith('Microsoft.Authorization/roleAssignments').map((m) => ({
+      principal: m.evaluator.parameter('principalId') === AZD_ENV.AZURE_PRINCIPAL_ID ? 'deployer' : 'app',
+      target: `${String(m.evaluator.parameter('target'))} ${String(m.evaluator.parameter('targetName'))}`,
+      role: m.evaluator.parameter('roleDefinitionId'),
+    }));
+    const app = (target: string) =>
+      assignments
+        .filter((a) => a.principal === 'app' && a.target === target)
+        .map((a) => a.role)
+        .sort();
+    const dataOwner = '090c5cfd-751d-490a-894a-3ce6f1109419';
+    for (const queue of ['payments-0', 'payments-1', 'payments-2', 'orders']) expect(app(`serviceBusQueue sb-${t}/${queue}`)).toEqual([dataOwner]);
+    for (const account of [`st${t}`, `st${t}s1`, `st${t}s2`])
+      expect(app(`storage ${account}`)).toEqual(
+        ['b7e6dc6d-f1e8-4753-8033-0f276bb0955b', '974c5e8b-45b9-4653-ba55-5f855dd0fb88', '0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3'].sort(),
+      );
+    // 4 queues + 9 storage roles + Key Vault, Application Insights, the rewards hub; the deployer's 2 as before.
+    expect(assignments.filter((a) => a.principal === 'app')).toHaveLength(16);
+    expect(assignments.filter((a) => a.principal === 'deployer')).toHaveLength(2);
+    // Every shard's site starts once every assignment exists: the api loop depends on the whole roleAssignment loop.
+    const api = resourcesOf(compiledMainTemplate()!).find((r) => r.symbol === 'api')!;
+    expect(api.copy).toBeDefined();
+    expect((api as { dependsOn?: string[] }).dependsOn).toEqual(expect.arrayContaining(['roleAssignment', 'storage', 'storagePrivateEndpoint']));
+  });
+
+  test("three shards: a dead-letter alert for every queue; outputs name shard 0 (azd service api) and every shard's app", () => {
+    const d = sharded(3);
+    const watched = byType(d, 'Microsoft.Insights/metricAlerts').map(
+      (a) => (a.properties.criteria as { allOf: Array<{ dimensions: Array<{ values: string[] }> }> }).allOf[0].dimensions[0].values[0],
+    );
+    expect(watched.sort()).toEqual(['orders', 'payments-0', 'payments-1', 'payments-2']);
+    const outputs = compiledMainTemplate()!.outputs!;
+    const t = token();
+    expect(d.main.outputValue(outputs.SERVICE_API_NAME)).toBe(`func-api-${t}`);
+    expect(d.main.outputValue(outputs.SHARD_FUNCTION_NAMES)).toEqual([`func-api-${t}`, `func-api-${t}-s1`, `func-api-${t}-s2`]);
+    expect(sharded(1).main.outputValue(outputs.SHARD_FUNCTION_NAMES)).toEqual([`func-api-${t}`]);
+  });
+
+  test('Service Bus: Standard by default, Premium with SERVICE_BUS_SKU=Premium (messaging units from serviceBusMessagingUnits) or with vnetEnabled', () => {
+    const skuOf = (given: Record<string, unknown>) => {
+      const d = new Deployment(compiledMainTemplate()!, { ...azdParameters(AZD_ENV), ...given });
+      const module = d.moduleWith('Microsoft.ServiceBus/namespaces');
+      const resource = Object.values(module.template.resources).find((r) => r.type === 'Microsoft.ServiceBus/namespaces' && !r.existing)!;
+      return module.evaluator.value(resource.sku);
+    };
+    expect(skuOf({})).toEqual({ name: 'Standard', tier: 'Standard' });
+    expect(skuOf({ serviceBusSku: 'Premium' })).toEqual({ name: 'Premium', tier: 'Premium', capacity: 1 });
+    expect(skuOf({ serviceBusSku: 'Premium', serviceBusMessagingUnits: 4 })).toEqual({ name: 'Premium', tier: 'Premium', capacity: 4 });
+    expect(skuOf({ vnetEnabled: true })).toEqual({ name: 'Premium', tier: 'Premium', capacity: 1 });
+    // Public network access follows vnetEnabled only: Premium alone stays public.
+    const access = new Deployment(compiledMainTemplate()!, { ...azdParameters(AZD_ENV), serviceBusSku: 'Premium' })
+      .allResources()
+      .find((r) => r.type === 'Microsoft.ServiceBus/namespaces')!.properties.publicNetworkAccess;
+    expect(access).toBe('Enabled');
+  });
+});
+
 describeCompiled('compiled infra/main.bicep: one retention rule', () => {
   test('the deployed retention is the code rule (incl. lock auto-renewal per delivery), rounded up to days, over a grid', () => {
     const template = compiledMainTemplate()!;

@@ -2,8 +2,9 @@ import { combinationName, formatDiagnostic, switchCombinations, type SwitchValue
 import { azdParameters, compiledCombinations, compiledMainTemplate, describeCompiled, Deployment } from '../support/compiledTemplate';
 
 /**
- * The two deployment switches of infra/main.bicep (issue 45), in every combination: the private deployment
- * (`vnetEnabled`, azd VNET_ENABLED) and zone redundancy (`zoneRedundant`, azd ZONE_REDUNDANT). Each combination is
+ * The deployment switches of infra/main.bicep, in every combination: the private deployment (`vnetEnabled`, azd
+ * VNET_ENABLED) and zone redundancy (`zoneRedundant`, azd ZONE_REDUNDANT) of issue 45, and the payment shards
+ * (`shardCount`, azd SHARD_COUNT, issue 52) at 1 and 3: every per-shard resource gets what the switches give. Each combination is
  * compiled by the real Bicep CLI (`bicep build-params` against main.bicep: 0 errors, 0 warnings) and the compiled
  * template is evaluated for it: what each switch deploys, and what stays the same both ways (diagnostic settings, FTP and
  * basic publishing off, the dead-letter alerts).
@@ -13,9 +14,13 @@ const AZD_ENV = { AZURE_ENV_NAME: 'dev', AZURE_LOCATION: 'swedencentral', PAYMEN
 
 type Resource = ReturnType<Deployment['allResources']>[number];
 
+function deployment(values: SwitchValues): Deployment {
+  const env = { ...AZD_ENV, VNET_ENABLED: String(values.vnetEnabled), ZONE_REDUNDANT: String(values.zoneRedundant), SHARD_COUNT: String(values.shardCount) };
+  return new Deployment(compiledMainTemplate()!, azdParameters(env));
+}
+
 function deploy(values: SwitchValues): Resource[] {
-  const env = { ...AZD_ENV, VNET_ENABLED: String(values.vnetEnabled), ZONE_REDUNDANT: String(values.zoneRedundant) };
-  return new Deployment(compiledMainTemplate()!, azdParameters(env)).allResources();
+  return deployment(values).allResources();
 }
 
 const ofType = (resources: Resource[], type: string) => resources.filter((r) => r.type === type);
@@ -25,7 +30,7 @@ const one = (resources: Resource[], type: string) => {
   return found[0];
 };
 
-/** The five services a private deployment closes, by resource type. */
+/** The five services a private deployment closes, by resource type (a storage account per shard). */
 const SERVICES = [
   'Microsoft.Storage/storageAccounts',
   'Microsoft.KeyVault/vaults',
@@ -35,7 +40,7 @@ const SERVICES = [
 ];
 
 describeCompiled('deployment switches: the real Bicep CLI compiles every combination', () => {
-  test('bicep build-params: 0 errors and 0 warnings for each of the 4 combinations', () => {
+  test('bicep build-params: 0 errors and 0 warnings for each of the 8 combinations', () => {
     const combinations = compiledCombinations()!;
     expect(combinations.map((c) => combinationName(c.values))).toEqual(switchCombinations().map(combinationName));
     const report = combinations.map(
@@ -53,22 +58,24 @@ for (const values of switchCombinations()) {
       resources = deploy(values);
     });
 
-    test('private deployment: a network, the app integrated into its delegated subnet, or none of it', () => {
-      const site = one(resources, 'Microsoft.Web/sites');
+    test("private deployment: a network, every shard's app integrated into its delegated subnet, or none of it", () => {
+      const sites = ofType(resources, 'Microsoft.Web/sites');
+      expect(sites).toHaveLength(values.shardCount);
       const networks = ofType(resources, 'Microsoft.Network/virtualNetworks');
       if (!values.vnetEnabled) {
         expect(networks).toEqual([]);
-        expect(site.properties.virtualNetworkSubnetId).toBeNull();
+        for (const site of sites) expect(site.properties.virtualNetworkSubnetId).toBeNull();
         return;
       }
       expect(networks).toHaveLength(1);
       const subnets = networks[0].properties.subnets as Array<{ name: string; properties: { delegations?: Array<{ properties: { serviceName: string } }> } }>;
       const app = subnets.find((s) => s.properties.delegations?.some((d) => d.properties.serviceName === 'Microsoft.App/environments'));
       expect(app).toBeDefined();
-      expect(String(site.properties.virtualNetworkSubnetId)).toMatch(new RegExp(`Microsoft\\.Network/virtualNetworks/subnets/.*/${app!.name}$`));
+      for (const site of sites)
+        expect(String(site.properties.virtualNetworkSubnetId)).toMatch(new RegExp(`Microsoft\\.Network/virtualNetworks/subnets/.*/${app!.name}$`));
     });
 
-    test('private deployment: a private endpoint with its DNS zone for blob, queue, table, the vault, Cosmos DB, Service Bus and Event Hubs', () => {
+    test("private deployment: a private endpoint with its DNS zone for blob, queue, table (of every shard's account), the vault, Cosmos DB, Service Bus and Event Hubs", () => {
       const endpoints = ofType(resources, 'Microsoft.Network/privateEndpoints');
       const zones = ofType(resources, 'Microsoft.Network/privateDnsZones');
       const zoneGroups = ofType(resources, 'Microsoft.Network/privateEndpoints/privateDnsZoneGroups');
@@ -82,17 +89,20 @@ for (const values of switchCombinations()) {
       const targets = endpoints.map(
         (e) => `${String(connection(e).privateLinkServiceId).split(':')[1].split('/').slice(0, 2).join('/')} ${connection(e).groupIds.join()}`,
       );
+      const perShard = ['Microsoft.Storage/storageAccounts blob', 'Microsoft.Storage/storageAccounts queue', 'Microsoft.Storage/storageAccounts table'];
       expect(targets.sort()).toEqual(
         [
           'Microsoft.DocumentDB/databaseAccounts Sql',
           'Microsoft.EventHub/namespaces namespace',
           'Microsoft.KeyVault/vaults vault',
           'Microsoft.ServiceBus/namespaces namespace',
-          'Microsoft.Storage/storageAccounts blob',
-          'Microsoft.Storage/storageAccounts queue',
-          'Microsoft.Storage/storageAccounts table',
+          ...Array.from({ length: values.shardCount }, () => perShard).flat(),
         ].sort(),
       );
+      // Each account has its own three endpoints.
+      const storageIds = endpoints.map((e) => String(connection(e).privateLinkServiceId)).filter((id) => id.includes('Microsoft.Storage/'));
+      expect(new Set(storageIds).size).toBe(values.shardCount);
+      expect(new Set(endpoints.map((e) => String(e.name))).size).toBe(endpoints.length);
       expect(zones.map((z) => String(z.name)).sort()).toEqual(
         [
           'privatelink.blob.core.windows.net',
@@ -122,19 +132,23 @@ for (const values of switchCombinations()) {
     });
 
     test('private deployment: public network access off on every service (on otherwise); Service Bus Premium, else Standard', () => {
-      const access = SERVICES.map((type) => `${type} ${String(one(resources, type).properties.publicNetworkAccess)}`);
-      expect(access).toEqual(SERVICES.map((type) => `${type} ${values.vnetEnabled ? 'Disabled' : 'Enabled'}`));
-      const storageAcls = one(resources, 'Microsoft.Storage/storageAccounts').properties.networkAcls as { defaultAction: string };
-      expect(storageAcls.defaultAction).toBe(values.vnetEnabled ? 'Deny' : 'Allow');
+      const access = SERVICES.flatMap((type) => ofType(resources, type).map((r) => `${type} ${String(r.properties.publicNetworkAccess)}`));
+      const expected = SERVICES.flatMap((type) => (type === 'Microsoft.Storage/storageAccounts' ? Array(values.shardCount).fill(type) : [type]));
+      expect(access).toEqual(expected.map((type) => `${type} ${values.vnetEnabled ? 'Disabled' : 'Enabled'}`));
+      for (const account of ofType(resources, 'Microsoft.Storage/storageAccounts'))
+        expect((account.properties.networkAcls as { defaultAction: string }).defaultAction).toBe(values.vnetEnabled ? 'Deny' : 'Allow');
       const vaultAcls = one(resources, 'Microsoft.KeyVault/vaults').properties.networkAcls as { defaultAction: string };
       expect(vaultAcls.defaultAction).toBe(values.vnetEnabled ? 'Deny' : 'Allow');
       const serviceBusSku = (compiledServiceBusSku(values) ?? {}) as { name?: string; capacity?: number };
       expect(serviceBusSku).toMatchObject(values.vnetEnabled ? { name: 'Premium', capacity: 1 } : { name: 'Standard' });
     });
 
-    test('zone redundancy: the Flex plan zone-redundant and the storage account ZRS, or neither', () => {
-      expect(one(resources, 'Microsoft.Web/serverfarms').properties.zoneRedundant).toBe(values.zoneRedundant);
-      expect(compiledStorageSku(values)).toEqual({ name: values.zoneRedundant ? 'Standard_ZRS' : 'Standard_LRS' });
+    test("zone redundancy: every shard's Flex plan zone-redundant and its storage account ZRS, or none", () => {
+      const plans = ofType(resources, 'Microsoft.Web/serverfarms');
+      expect(plans.map((p) => p.properties.zoneRedundant)).toEqual(Array(values.shardCount).fill(values.zoneRedundant));
+      expect(skusOf(values, 'Microsoft.Storage/storageAccounts')).toEqual(
+        Array(values.shardCount).fill({ name: values.zoneRedundant ? 'Standard_ZRS' : 'Standard_LRS' }),
+      );
     });
 
     test('both ways: diagnostic settings to the workspace for the vault (audit), Service Bus, Event Hubs, Cosmos DB and storage', () => {
@@ -148,22 +162,30 @@ for (const values of switchCombinations()) {
       expect(logsOf(byModule.get(moduleOf('Microsoft.ServiceBus/namespaces'))![0])).toEqual([{ categoryGroup: 'audit', enabled: true }]);
       expect(logsOf(byModule.get(moduleOf('Microsoft.EventHub/namespaces'))![0])).toEqual([{ categoryGroup: 'audit', enabled: true }]);
       expect(logsOf(byModule.get(moduleOf('Microsoft.DocumentDB/databaseAccounts'))![0])).toEqual([{ category: 'ControlPlaneRequests', enabled: true }]);
-      // The account (metrics) and its blob, queue and table services; blob writes and deletes are logged.
-      const storage = byModule.get(moduleOf('Microsoft.Storage/storageAccounts'))!;
-      expect(storage).toHaveLength(4);
-      expect(
-        storage
-          .flatMap(logsOf)
-          .map((l) => l.category)
-          .sort(),
-      ).toEqual(['StorageDelete', 'StorageWrite']);
-      expect(settings).toHaveLength(8);
+      // Every shard's account (metrics) and its blob, queue and table services; blob writes and deletes are logged.
+      const accounts = deployment(values).modulesWith('Microsoft.Storage/storageAccounts');
+      expect(accounts).toHaveLength(values.shardCount);
+      for (const account of accounts) {
+        const storage = byModule.get(account.name)!;
+        expect(storage).toHaveLength(4);
+        expect(
+          storage
+            .flatMap(logsOf)
+            .map((l) => l.category)
+            .sort(),
+        ).toEqual(['StorageDelete', 'StorageWrite']);
+      }
+      expect(settings).toHaveLength(4 + 4 * values.shardCount);
     });
 
-    test('both ways: no FTP, no basic publishing credentials (ftp and scm), FTPS state Disabled', () => {
+    test("both ways: no FTP, no basic publishing credentials (ftp and scm), FTPS state Disabled, on every shard's app", () => {
       const policies = ofType(resources, 'Microsoft.Web/sites/basicPublishingCredentialsPolicies');
-      expect(policies.map((p) => `${String(p.name).split('/').pop()} ${String(p.properties.allow)}`).sort()).toEqual(['ftp false', 'scm false']);
-      expect((one(resources, 'Microsoft.Web/sites').properties.siteConfig as { ftpsState: string }).ftpsState).toBe('Disabled');
+      expect(policies.map((p) => `${String(p.name).split('/').pop()} ${String(p.properties.allow)}`).sort()).toEqual(
+        Array.from({ length: values.shardCount }, () => ['ftp false', 'scm false'])
+          .flat()
+          .sort(),
+      );
+      for (const site of ofType(resources, 'Microsoft.Web/sites')) expect((site.properties.siteConfig as { ftpsState: string }).ftpsState).toBe('Disabled');
     });
 
     test('both ways: every Service Bus queue has a dead-letter alert (DeadletteredMessages, EntityName = the queue)', () => {
@@ -179,7 +201,7 @@ for (const values of switchCombinations()) {
         expect(c.dimensions.map((d) => d.name)).toEqual(['EntityName']);
         return c.dimensions[0].values.join();
       });
-      expect(queues.length).toBeGreaterThanOrEqual(2);
+      expect(queues).toHaveLength(values.shardCount + 1);
       expect(watched.sort()).toEqual([...queues].sort());
     });
   });
@@ -187,16 +209,17 @@ for (const values of switchCombinations()) {
 
 /** The Service Bus namespace's `sku` as deployed (a resource property outside `properties`). */
 function compiledServiceBusSku(values: SwitchValues): unknown {
-  return skuOf(values, 'Microsoft.ServiceBus/namespaces');
+  const [sku, ...more] = skusOf(values, 'Microsoft.ServiceBus/namespaces');
+  if (more.length > 0) throw new Error('more than one Service Bus namespace');
+  return sku;
 }
 
-function compiledStorageSku(values: SwitchValues): unknown {
-  return skuOf(values, 'Microsoft.Storage/storageAccounts');
-}
-
-function skuOf(values: SwitchValues, type: string): unknown {
-  const env = { ...AZD_ENV, VNET_ENABLED: String(values.vnetEnabled), ZONE_REDUNDANT: String(values.zoneRedundant) };
-  const module = new Deployment(compiledMainTemplate()!, azdParameters(env)).moduleWith(type);
-  const resource = Object.values(module.template.resources).find((r) => r.type === type && !r.existing)!;
-  return module.evaluator.value(resource.sku);
+/** The `sku` of every resource of `type` as deployed, one per module that deploys it (a storage account per shard). */
+function skusOf(values: SwitchValues, type: string): unknown[] {
+  return deployment(values)
+    .modulesWith(type)
+    .map((module) => {
+      const resource = Object.values(module.template.resources).find((r) => r.type === type && !r.existing)!;
+      return module.evaluator.value(resource.sku);
+    });
 }

@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { SETTING_NAMES, loadSettings } from '../../src/config/settings';
+import { REWARDS_FUNCTION } from '../../src/app/rewardsFunction';
 import { DEFAULT_MAX_AUTO_LOCK_RENEWAL_MS } from '../../src/lifecycle/retention';
 import { objectBlockAfter, paramDefault, topLevelKeys } from '../support/bicepText';
 
@@ -48,6 +49,12 @@ const AZURE_HOST_SETTINGS: readonly string[] = [
   'DURABLE_TASK_HUB_NAME',
 ];
 
+/**
+ * The shard layout (docs/deploy.md "Shards"): which of `PAYMENT_SHARD_COUNT` shards an app is. Deployed for the app's
+ * shard routing and its start check; known here whether or not SETTING_NAMES lists them yet.
+ */
+const SHARD_SETTINGS: readonly string[] = ['PAYMENT_SHARD_COUNT', 'PAYMENT_SHARD_INDEX'];
+
 /** Host settings only the local example has (Flex Consumption rejects the first; the others are connections). */
 const LOCAL_HOST_SETTINGS: readonly string[] = [
   'FUNCTIONS_WORKER_RUNTIME',
@@ -77,9 +84,9 @@ const DOCUMENTED_ROLE_IDS = {
   'Azure Event Hubs Data Sender': '2b629674-e913-4c01-ae53-ef4638d8f975',
 } as const;
 
-/** The keys of `var appSettings = { ... }` in a Bicep text. */
+/** The keys of `var commonSettings = { ... }` in a Bicep text: the app settings every shard's app has. */
 function appSettingNames(bicep: string): string[] {
-  return topLevelKeys(objectBlockAfter(bicep, /var\s+appSettings\s*=\s*\{/));
+  return topLevelKeys(objectBlockAfter(bicep, /var\s+commonSettings\s*=\s*\{/));
 }
 
 /** Names in `expected` that `bicep`'s app settings do not set. */
@@ -117,9 +124,18 @@ describe('infra cross-check: app settings', () => {
   });
 
   test('every app setting in the Bicep is read by the code (SETTING_NAMES) or is a known host setting', () => {
-    const known = new Set<string>([...SETTING_NAMES, ...AZURE_HOST_SETTINGS]);
+    const known = new Set<string>([...SETTING_NAMES, ...AZURE_HOST_SETTINGS, ...SHARD_SETTINGS]);
     expect(appSettingNames(apiBicep).filter((name) => !known.has(name))).toEqual([]);
     expect(missingAppSettings(apiBicep, AZURE_HOST_SETTINGS)).toEqual([]);
+  });
+
+  test('every app has its shard (count and index); shards past the first have the rewards consumer switched off, nothing else', () => {
+    expect(missingAppSettings(apiBicep, SHARD_SETTINGS)).toEqual([]);
+    expect(apiBicep).toMatch(/PAYMENT_SHARD_COUNT: string\(shard\.count\)\s+PAYMENT_SHARD_INDEX: string\(shard\.index\)/);
+    expect(apiBicep).toMatch(/var appSettings = union\(commonSettings, shard\.index == 0 \? \{\} : shardOnlySettings\)/);
+    const shardOnly = objectBlockAfter(apiBicep, /var\s+shardOnlySettings\s*=\s*\{/);
+    // The Functions host's per-function switch names the function as registered (src/app/rewardsFunction.ts).
+    expect(shardOnly.replace(/\s+/g, ' ')).toBe(`{ 'AzureWebJobs.${REWARDS_FUNCTION}.Disabled': 'true' }`);
   });
 
   test('every setting the code reads is listed in local.settings.json.example, and nothing unknown is', () => {
@@ -165,8 +181,12 @@ describe('infra cross-check: queues and the retention rule', () => {
   test('queue names in the Bicep agree with the defaults of PAYMENTS_QUEUE_NAME / ORDERS_QUEUE_NAME', () => {
     expect(paramDefault(mainBicep, 'paymentsQueueName')).toBe(defaults.PAYMENTS_QUEUE_NAME);
     expect(paramDefault(mainBicep, 'ordersQueueName')).toBe(defaults.ORDERS_QUEUE_NAME);
-    expect(mainBicep).toMatch(/queueNames: \[\s*paymentsQueueName\s*ordersQueueName\s*\]/);
-    expect(mainBicep).toMatch(/paymentsQueueName: paymentsQueueName/);
+    // Every shard's payments queue, then orders: paymentsQueueName itself with one shard, paymentsQueueName-<i> with more.
+    expect(mainBicep).toMatch(/paymentsQueue: shardCount == 1 \? paymentsQueueName : '\$\{paymentsQueueName\}-\$\{i\}'/);
+    expect(mainBicep).toMatch(/var paymentsQueueNames = \[for shard in shards: shard\.paymentsQueue\]/);
+    expect(mainBicep).toMatch(/var queueNames = concat\(paymentsQueueNames, \[ordersQueueName\]\)/);
+    expect(mainBicep.match(/queueNames: queueNames/g)).toHaveLength(2);
+    expect(mainBicep).toMatch(/paymentsQueueName: shard\.paymentsQueue/);
     expect(mainBicep).toMatch(/ordersQueueName: ordersQueueName/);
     expect(apiBicep).toMatch(/PAYMENTS_QUEUE_NAME: serviceBus\.paymentsQueueName/);
     expect(apiBicep).toMatch(/ORDERS_QUEUE_NAME: serviceBus\.ordersQueueName/);
@@ -386,6 +406,8 @@ describe('infra cross-check: operations and azd', () => {
       instanceMemoryMB: { value: '${INSTANCE_MEMORY_MB=2048}' },
       vnetEnabled: { value: '${VNET_ENABLED=false}' },
       zoneRedundant: { value: '${ZONE_REDUNDANT=false}' },
+      shardCount: { value: '${SHARD_COUNT=1}' },
+      serviceBusSku: { value: '${SERVICE_BUS_SKU=Standard}' },
     });
   });
 });

@@ -3,7 +3,7 @@ import { combinationName, compileTemplates, formatDiagnostic, REPO_ROOT } from '
 
 /**
  * `npm run infra:build`: compiles and lints infra/main.bicep with the real Bicep CLI, then compiles a parameters file for
- * every combination of the deployment switches (vnetEnabled, zoneRedundant) against it; exit 0 only with zero errors
+ * every combination of the deployment switches (vnetEnabled, zoneRedundant, shardCount at 1 and 3) against it; exit 0 only with zero errors
  * and warnings everywhere. Without any Bicep CLI it says so plainly; with CI=true that is a failure, never a skip.
  */
 function main(): number {

@@ -8,24 +8,32 @@ export const MAIN_BICEP = join(REPO_ROOT, 'infra', 'main.bicep');
 /** Where the compiled ARM template goes (ignored by git, not deployed). */
 export const COMPILED_TEMPLATE = join(REPO_ROOT, 'dist', 'infra', 'main.json');
 
-/** The deployment switches of infra/main.bicep (docs/deploy.md): each combination is checked by the CLI. */
-export const DEPLOYMENT_SWITCHES = ['vnetEnabled', 'zoneRedundant'] as const;
+/**
+ * The deployment switches of infra/main.bicep (docs/deploy.md) and the values each is checked at: every combination is
+ * compiled by the CLI. `shardCount` at 1 (the unsharded deployment) and 3 (a sharded one: every per-shard loop above one).
+ */
+export const DEPLOYMENT_SWITCHES = { vnetEnabled: [false, true], zoneRedundant: [false, true], shardCount: [1, 3] } as const;
+
+type SwitchName = keyof typeof DEPLOYMENT_SWITCHES;
+const SWITCH_NAMES = Object.keys(DEPLOYMENT_SWITCHES) as SwitchName[];
 
 /** Values of the required parameters in every checked combination (what azd would pass). */
 const REQUIRED_PARAMETERS = { environmentName: 'dev', location: 'swedencentral', paymentProviderUrl: 'https://provider.example.com' };
 
-export type SwitchValues = Record<(typeof DEPLOYMENT_SWITCHES)[number], boolean>;
+export type SwitchValues = { -readonly [K in SwitchName]: (typeof DEPLOYMENT_SWITCHES)[K][number] };
 
-/** Every combination of the switches on and off (2^n), all off first. */
+/** Every combination of the switches' values, the first value of each first; the first switch varies fastest. */
 export function switchCombinations(): SwitchValues[] {
-  return Array.from({ length: 2 ** DEPLOYMENT_SWITCHES.length }, (_, bits) =>
-    Object.fromEntries(DEPLOYMENT_SWITCHES.map((name, i) => [name, (bits & (1 << i)) !== 0])),
-  ) as SwitchValues[];
+  let combinations: Array<Partial<SwitchValues>> = [{}];
+  for (const name of [...SWITCH_NAMES].reverse()) {
+    combinations = combinations.flatMap((rest) => DEPLOYMENT_SWITCHES[name].map((value) => ({ [name]: value, ...rest })));
+  }
+  return combinations.map((c) => Object.fromEntries(SWITCH_NAMES.map((name) => [name, c[name]])) as SwitchValues);
 }
 
-/** `vnetEnabled=true zoneRedundant=false`. */
+/** `vnetEnabled=true zoneRedundant=false shardCount=1`. */
 export function combinationName(values: SwitchValues): string {
-  return DEPLOYMENT_SWITCHES.map((name) => `${name}=${values[name]}`).join(' ');
+  return SWITCH_NAMES.map((name) => `${name}=${values[name]}`).join(' ');
 }
 
 /** What `bicep build-params` said about one combination of the switches. */
@@ -94,7 +102,7 @@ export function compileTemplates(options: { outFile?: string; log?: (line: strin
 function compileCombination(cli: BicepCli, values: SwitchValues): CombinationResult {
   const dir = join(REPO_ROOT, 'dist', 'infra', `combinations-${process.pid}`);
   mkdirSync(dir, { recursive: true });
-  const name = DEPLOYMENT_SWITCHES.map((s) => `${s}-${values[s]}`).join('.');
+  const name = SWITCH_NAMES.map((s) => `${s}-${values[s]}`).join('.');
   const paramFile = join(dir, `${name}.bicepparam`);
   const outFile = join(dir, `${name}.parameters.json`);
   const lines = [`using '${relative(dir, MAIN_BICEP).split('\\').join('/')}'`];

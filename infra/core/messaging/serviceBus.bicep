@@ -1,6 +1,6 @@
 metadata description = '''
-Service Bus namespace (Standard: duplicate detection needs Standard or Premium) with SAS disabled, and one
-queue per consumer. Every queue gets the same delivery settings; the same parameter values are passed to the
+Service Bus namespace (Standard or Premium: duplicate detection needs one of them) with SAS disabled, and one
+queue per consumer (one per payment shard). Every queue gets the same delivery settings; the same parameter values are passed to the
 app settings (SERVICEBUS_LOCK_DURATION_SECONDS, SERVICEBUS_MAX_DELIVERY_COUNT, SERVICEBUS_MESSAGE_TTL_SECONDS)
 so the idempotency retention rule is computed from what the broker really does.
 '''
@@ -33,7 +33,20 @@ param messageTtlDays int
 @description('ISO 8601 window of broker-side duplicate detection on MessageId.')
 param duplicateDetectionHistoryTimeWindow string = 'PT10M'
 
-@description('Private deployment (vnetEnabled): Premium (1 messaging unit; private endpoints need Premium) with public network access off. Standard otherwise.')
+@description('Premium (messaging units) instead of Standard: Standard allows about 1,000 credits a second per namespace, one per message sent or received (learn.microsoft.com/azure/service-bus-messaging/service-bus-throttling); private endpoints need Premium.')
+param premium bool = false
+
+@allowed([
+  1
+  2
+  4
+  8
+  16
+])
+@description('Messaging units of a Premium namespace (ignored on Standard).')
+param messagingUnits int = 1
+
+@description('Private deployment (vnetEnabled): public network access off (needs premium).')
 param privateNetworkOnly bool = false
 
 @description('Log Analytics workspace the namespace\'s audit logs and metrics go to.')
@@ -45,12 +58,12 @@ resource namespace 'Microsoft.ServiceBus/namespaces@2026-01-01' = {
   location: location
   tags: tags
   // Private endpoints are a Premium feature (learn.microsoft.com/azure/service-bus-messaging/private-link-service):
-  // the private deployment pays for one messaging unit instead of Standard's base charge (docs/deploy.md).
-  sku: privateNetworkOnly
+  // the private deployment pays for messaging units instead of Standard's base charge (docs/deploy.md).
+  sku: premium
     ? {
         name: 'Premium'
         tier: 'Premium'
-        capacity: 1
+        capacity: messagingUnits
       }
     : {
         name: 'Standard'
