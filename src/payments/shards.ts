@@ -67,5 +67,5 @@ export function ownedBy<T extends ZodType<PaymentRequested>>(schema: T, layout: 
         code: 'custom',
         message: `misrouted: payment ${payment.paymentId} belongs to shard ${owner} of ${layout.count}, this is shard ${layout.index}`,
       });
-  }) as unknown as T;
+  });
 }

@@ -33,6 +33,14 @@ describe('producer: arguments', () => {
     expect(parse(['--kind', 'orders', '--dry-run', '--queue', 'q2'], { ORDERS_QUEUE_NAME: 'orders-test' }).queue).toBe('q2');
   });
 
+  test('--shards: payments over N task hubs (default PAYMENT_SHARD_COUNT, else 1; 1 to 64); orders refuse it', () => {
+    expect(parse(['--kind', 'payments', '--dry-run']).shards).toBe(1);
+    expect(parse(['--kind', 'payments', '--dry-run'], { PAYMENT_SHARD_COUNT: '4' }).shards).toBe(4);
+    expect(parse(['--kind', 'payments', '--dry-run', '--shards', '3'], { PAYMENT_SHARD_COUNT: '4' }).shards).toBe(3);
+    expect(() => parse(['--kind', 'payments', '--dry-run', '--shards', '65'])).toThrow(/--shards/);
+    expect(() => parse(['--kind', 'orders', '--dry-run', '--shards', '2'])).toThrow('--shards is for --kind payments only');
+  });
+
   test('--namespace or SERVICEBUS_FULLY_QUALIFIED_NAMESPACE selects identity; a bare name gets the Service Bus suffix', () => {
     expect(parse(['--kind', 'payments', '--namespace', 'sb-abc123']).connection).toEqual({
       kind: 'identity',

@@ -1,5 +1,6 @@
 import { optionReader, parseCommandLine, UsageError, type OptionSpecs } from '../cli/commandLine';
 import { OrderMessageType, OrderStatus } from '../../src/orders/messages';
+import { MAX_SHARDS } from '../../src/payments/shards';
 import { ORDER_STATUSES, type PlanOptions } from './messages';
 
 /**
@@ -16,6 +17,8 @@ export type ProducerConnection =
 /** Everything the producer needs. */
 export interface ProducerOptions extends PlanOptions {
   readonly queue: string;
+  /** Payments: the task hubs they are routed to by key (`PAYMENT_SHARD_COUNT`); above 1 `queue` is the base of `<queue>-<shard>`. */
+  readonly shards: number;
   readonly connection: ProducerConnection;
   readonly dryRun: boolean;
   /** Pause before every round after the first (to outlast the broker's duplicate-detection window). */
@@ -35,6 +38,8 @@ export const USAGE = `Usage: npm run send -- --kind payments|orders [options]
                                MessageIds for 10 minutes (PT10M): resends inside that window are dropped by
                                the broker and never reach the consumer; use 600+ to exercise the consumer.
   --queue <name>               default: PAYMENTS_QUEUE_NAME / ORDERS_QUEUE_NAME or the kind
+  --shards <n>                 payments: N task hubs routed by key (default PAYMENT_SHARD_COUNT or 1, at most 64);
+                               above 1 each payment goes to <queue>-<shard> (src/payments/shards.ts), <queue> the base
   --namespace <host>           e.g. sb-abc.servicebus.windows.net (or SERVICEBUS_FULLY_QUALIFIED_NAMESPACE);
                                authenticates with DefaultAzureCredential (needs Azure Service Bus Data Sender)
                                SERVICEBUS_CONNECTION_STRING (env only) is used when no namespace is given
@@ -68,6 +73,7 @@ const SPECS: OptionSpecs = {
   'reuse-keys': { type: 'string' },
   'resend-delay-seconds': { type: 'string' },
   queue: { type: 'string' },
+  shards: { type: 'string' },
   namespace: { type: 'string' },
   'id-prefix': { type: 'string' },
   'customer-id': { type: 'string' },
@@ -107,11 +113,13 @@ export function parseProducerArgs(argv: readonly string[], env: Readonly<Record<
     sku: read.text('sku', { default: 'sku-1', maxLength: 100 }),
     idPrefix: read.text('id-prefix', { default: `${kind === 'orders' ? 'ord' : 'pay'}-${runId}`, maxLength: 100 }),
     queue: read.text('queue', { default: defaultQueue, maxLength: 260 }),
+    shards: read.integer('shards', { min: 1, max: MAX_SHARDS, default: Number(env.PAYMENT_SHARD_COUNT) || 1 }),
     messageType: read.choice('type', [OrderMessageType.OrderPlaced, OrderMessageType.OrderStatusChanged] as const, OrderMessageType.OrderPlaced),
     status: read.choice('status', ORDER_STATUSES, OrderStatus.Paid),
     version: read.integer('version', { min: 1, max: Number.MAX_SAFE_INTEGER, default: 1 }),
   };
   if (kind !== 'orders' && values.type !== undefined) read.problem('--type is for --kind orders only');
+  if (kind === 'orders' && values.shards !== undefined) read.problem('--shards is for --kind payments only');
   if (options.messageType !== OrderMessageType.OrderStatusChanged) {
     for (const name of ['status', 'version']) if (values[name] !== undefined) read.problem(`--${name} is for --type OrderStatusChanged only`);
   }

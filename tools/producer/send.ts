@@ -5,6 +5,7 @@ import { ServiceBusClient, type ServiceBusSender } from '@azure/service-bus';
 import { runTool } from '../cli/commandLine';
 import { parseProducerArgs, USAGE, type ProducerConnection } from './args';
 import { buildSendPlan, toServiceBusMessage, type PlannedMessage } from './messages';
+import { shardOf, shardQueue } from '../../src/payments/shards';
 import { sendRewards } from './sendRewards';
 import { wantsRewards } from './rewardsArgs';
 
@@ -29,6 +30,11 @@ async function sendRound(sender: ServiceBusSender, messages: readonly PlannedMes
   if (batch.count > 0) await sender.sendMessages(batch);
 }
 
+/** The queue, or the N shards' queues by their base. */
+function describeQueues(layout: { count: number; baseQueue: string }): string {
+  return layout.count === 1 ? `queue ${layout.baseQueue}` : `${layout.count} shard queues ${layout.baseQueue}-0..${layout.count - 1}`;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const runId = randomUUID().slice(0, 8);
   if (wantsRewards(argv)) return sendRewards(argv, process.env, runId, (line) => console.log(line));
@@ -38,14 +44,18 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const plan = buildSendPlan(options);
+  // Payments over N task hubs: each to the queue of the shard that owns its id (one shard: --queue itself).
+  const layout = { count: options.kind === 'payments' ? options.shards : 1, baseQueue: options.queue };
+  const queueOf = (planned: PlannedMessage) => shardQueue(layout, shardOf(planned.messageId, layout.count));
   if (options.dryRun || options.connection.kind === 'none') {
-    for (const planned of plan) console.log(JSON.stringify({ queue: options.queue, ...toServiceBusMessage(planned), round: planned.round }));
-    console.log(`dry run: ${plan.length} messages for queue ${options.queue}, run ${runId}; nothing sent`);
+    for (const planned of plan) console.log(JSON.stringify({ queue: queueOf(planned), ...toServiceBusMessage(planned), round: planned.round }));
+    console.log(`dry run: ${plan.length} messages for ${describeQueues(layout)}, run ${runId}; nothing sent`);
     return 0;
   }
 
   const client = createClient(options.connection);
-  const sender = client.createSender(options.queue);
+  const senders = new Map<string, ServiceBusSender>();
+  const senderOf = (queue: string) => senders.get(queue) ?? senders.set(queue, client.createSender(queue)).get(queue)!;
   try {
     const rounds = [...new Set(plan.map((m) => m.round))].sort((a, b) => a - b);
     for (const round of rounds) {
@@ -54,13 +64,17 @@ async function main(argv: readonly string[]): Promise<number> {
         await sleep(options.resendDelaySeconds * 1000);
       }
       const messages = plan.filter((m) => m.round === round);
-      await sendRound(sender, messages);
-      console.log(`round ${round}: sent ${messages.length} (${messages[0].applicationProperties.sendReason}) to ${options.queue}`);
+      for (const queue of new Set(messages.map(queueOf)))
+        await sendRound(
+          senderOf(queue),
+          messages.filter((m) => queueOf(m) === queue),
+        );
+      console.log(`round ${round}: sent ${messages.length} (${messages[0].applicationProperties.sendReason}) to ${describeQueues(layout)}`);
     }
     console.log(`sent ${plan.length} messages, run ${runId} (correlationId)`);
     return 0;
   } finally {
-    await sender.close();
+    for (const sender of senders.values()) await sender.close();
     await client.close();
   }
 }
