@@ -3,6 +3,14 @@ import { COSMOS_RU_PER_PAYMENT, cosmosStoreLines, queueOpsForGoal, termsOf } fro
 import { diffHostCounts, hostRecordsPriced, levelFor, recordsAt, totalOf, type HostLogCount } from '../../tools/cost/hostTelemetry';
 import { monthBill } from '../../tools/cost/monthView';
 import { DEFAULT_PRICES, MONTHLY_GRANTS, PRICE_SOURCES, pricesWith, type Prices } from '../../tools/cost/prices';
+import {
+  creditsPerPayment,
+  paymentsPerSecondPerShard,
+  shardCost,
+  shardsFor,
+  standardPaymentsPerSecond,
+  storageRequestsPerPayment,
+} from '../../tools/cost/shards';
 
 /** Prices that make the arithmetic readable: every unit a distinct power of ten. */
 const prices: Prices = {
@@ -18,6 +26,7 @@ const prices: Prices = {
   flexAlwaysReadyBaselineGbSecond: 1e-4,
   serviceBusOperation: 1e-6,
   serviceBusBaseHour: 0.5,
+  serviceBusPremiumUnitHour: 5,
   eventHubsThroughputUnitHour: 0.25,
   cosmosRequestUnit: 1e-3,
   appInsightsGb: 2,
@@ -157,6 +166,53 @@ describe('costPerMillion: dollars per million payments from the counts of one ru
     expect(() => costPerMillion({ ...run, payments: 0 }, options)).toThrow(/no payments/);
     const bad = { ...run, storage: { ...run.storage, workload: { requests: { 'x.table.t.insert': 1 }, billing: { 'x.table.t.insert': 'gold' } } } };
     expect(() => costPerMillion(bad, options)).toThrow(/billing class 'gold'/);
+  });
+});
+
+describe('payment shards (infra shardCount) and Service Bus Premium (infra serviceBusSku)', () => {
+  const estimate = costPerMillion(run, options);
+
+  test('N shards: N always-ready baselines and N task hubs polled when idle; Service Bus, Event Hubs and every variable line unchanged', () => {
+    const three = costPerMillion(run, { ...options, shards: 3 });
+    expect(byName(three.fixedPerMonth, 'idle polling').perMillion).toBeCloseTo(3 * 720);
+    expect(byName(three.fixedPerMonth, 'baseline')).toMatchObject({ perMillion: 3 * 14_400, unit: 'GB-s' });
+    expect(byName(three.fixedPerMonth, 'Service Bus').usdPerMillion).toBeCloseTo(byName(estimate.fixedPerMonth, 'Service Bus').usdPerMillion);
+    expect(byName(three.fixedPerMonth, 'Event Hubs').usdPerMillion).toBeCloseTo(byName(estimate.fixedPerMonth, 'Event Hubs').usdPerMillion);
+    expect(three.variable).toEqual(estimate.variable);
+    expect(three.totals.fixedPerMonth - estimate.totals.fixedPerMonth).toBeCloseTo(2 * (720 * 1e-4 + 14_400 * 1e-4));
+    expect(costPerMillion(run, { ...options, shards: 1 })).toEqual(estimate);
+    for (const shards of [0, 1.5, -1]) expect(() => costPerMillion(run, { ...options, shards })).toThrow(/shards must be an integer >= 1/);
+  });
+
+  test('Premium: messaging units x hours in place of the Standard base charge; operations counted, not billed', () => {
+    const premium = costPerMillion(run, { ...options, serviceBusPremiumUnits: 2 });
+    // 2 units x 2 hours x $5.
+    expect(byName(premium.fixedPerMonth, 'Service Bus Premium')).toMatchObject({ perMillion: 4, unit: 'MU-hour', unitPrice: 5, usdPerMillion: 20 });
+    expect(premium.fixedPerMonth.filter((l) => l.name.includes('Standard base charge'))).toEqual([]);
+    const operations = byName(premium.variable.busy, 'Service Bus operations');
+    expect(operations).toMatchObject({ perPayment: 3.5, usdPerMillion: 0 });
+    expect(premium.totals.variableBusy).toBeCloseTo(estimate.totals.variableBusy - byName(estimate.variable.busy, 'Service Bus operations').usdPerMillion);
+  });
+
+  test("one shard's ceiling: 20,000 storage requests a second / the run's requests a payment; the shards a rate needs; Standard's 1,000 credits a second", () => {
+    // 120 requests for 10 payments; 10 sends + 12 receives + 10 completes for 10 payments (abandons and renewals aside).
+    expect(storageRequestsPerPayment(run)).toBe(12);
+    expect(paymentsPerSecondPerShard(run)).toBeCloseTo(20_000 / 12);
+    expect([1, 1666, 1667, 2000, 5000].map((rate) => shardsFor(rate, run))).toEqual([1, 1, 2, 2, 3]);
+    expect(creditsPerPayment(run)).toBeCloseTo(3.2);
+    expect(standardPaymentsPerSecond(run)).toBeCloseTo(312.5);
+  });
+
+  test('a shard count at a rate: the fixed month on each tier, the tier the rate needs, a million payments busy plus the fixed share of their seconds', () => {
+    const fast = shardCost(run, options, 2, 2000, 1);
+    const standardFixed = costPerMillion(run, { ...options, shards: 2 }).totals.fixedPerMonth;
+    const premiumFixed = costPerMillion(run, { ...options, shards: 2, serviceBusPremiumUnits: 1 }).totals.fixedPerMonth;
+    expect(fast).toMatchObject({ shards: 2, serviceBus: 'Premium', fixedStandard: standardFixed, fixedPremium: premiumFixed, fixedPerMonth: premiumFixed });
+    expect(fast.variablePerMillion).toBeCloseTo(costPerMillion(run, { ...options, serviceBusPremiumUnits: 1 }).totals.variableBusy);
+    // A million at 2,000 a second take 500 s of the 7,200 s month.
+    expect(fast.fixedSharePerMillion).toBeCloseTo((premiumFixed * 500) / 7_200);
+    const slow = shardCost(run, options, 1, 300, 1);
+    expect(slow).toMatchObject({ serviceBus: 'Standard', fixedPerMonth: estimate.totals.fixedPerMonth, variablePerMillion: estimate.totals.variableBusy });
   });
 });
 

@@ -50,6 +50,14 @@ export interface CostOptions {
   readonly hostLogLevels?: LogLevels;
   /** Event Hubs Standard throughput units (infra: 1). */
   readonly eventHubsThroughputUnits: number;
+  /**
+   * Payment shards (infra `shardCount`, docs/deploy.md section 11): each has its own app, with its always-ready
+   * instance(s), and its own task hub, polled when idle. Undefined: 1. The variable lines do not change: a payment's
+   * requests, messages and executions are the same on whichever shard owns it.
+   */
+  readonly shards?: number;
+  /** Service Bus Premium messaging units (infra `serviceBusSku` Premium): in place of Standard's base charge and per-operation price. Undefined: Standard. */
+  readonly serviceBusPremiumUnits?: number;
 }
 
 /** One line of the bill: a count per payment, per million payments, its unit price and its dollars per million payments. */
@@ -151,13 +159,14 @@ export function costPerMillion(run: RunCounts, options: CostOptions): CostEstima
     ? hostRecordsPriced(run.hostTelemetry.records, run.hostTelemetry.levels, options.hostLogLevels, run.durable.executions, run.consumer.executions)
     : undefined;
   const appItems = run.telemetry.logRecords;
+  const premium = options.serviceBusPremiumUnits;
   const common = [
     ...storage,
     line(
-      'Service Bus operations (send, receive, complete, abandon, renew)',
+      `Service Bus operations (send, receive, complete, abandon, renew)${premium === undefined ? '' : ': Premium bills none'}`,
       (sb.sends + sb.receives + sb.completes + sb.abandons + sb.renewals) / per,
       'operation',
-      prices.serviceBusOperation,
+      premium === undefined ? prices.serviceBusOperation : 0,
     ),
     line('Flex executions on demand (trigger)', run.consumer.executions / per, 'execution', prices.flexExecution),
     line('Flex executions always ready (orchestrator, entity, activity)', run.durable.executions / per, 'execution', prices.flexExecution),
@@ -233,40 +242,43 @@ export function costPerMillion(run: RunCounts, options: CostOptions): CostEstima
     (usd, [key, count]) => ({ count: usd.count + count, usd: usd.usd + count * priceOf(prices, run.storage.idle.billing[key]) }),
     { count: 0, usd: 0 },
   );
-  const idleTransactionsPerMonth = (idlePerSecond.count / run.storage.idle.seconds) * idleScale * options.secondsPerMonth;
+  const shards = options.shards ?? 1;
+  if (!(Number.isInteger(shards) && shards >= 1)) throw new RangeError(`shards must be an integer >= 1 (got ${shards})`);
+  const perShard = shards === 1 ? '' : `, ${shards} shards`;
+  const idleTransactionsPerMonth = (idlePerSecond.count / run.storage.idle.seconds) * idleScale * options.secondsPerMonth * shards;
+  const hours = options.secondsPerMonth / 3600;
+  /** A line of the month whatever the traffic: `count` units a month at `unitPrice`. */
+  const monthly = (name: string, count: number, unit: string, unitPrice: number): CostLine => ({
+    name,
+    perPayment: 0,
+    perMillion: count,
+    unit,
+    unitPrice,
+    usdPerMillion: count * unitPrice,
+  });
+  const baselineGbSeconds = shards * options.alwaysReadyInstances * memoryGb * options.secondsPerMonth;
   const fixed: CostLine[] = [
-    {
-      name: `Durable idle polling (measured per second, scaled by maxQueuePollingInterval ${run.maxQueuePollingIntervalMs} ms -> ${options.azureMaxQueuePollingMs} ms)`,
-      perPayment: 0,
-      perMillion: idleTransactionsPerMonth,
-      unit: 'transaction',
-      unitPrice: idlePerSecond.count === 0 ? 0 : idlePerSecond.usd / idlePerSecond.count,
-      usdPerMillion: idlePerSecond.count === 0 ? 0 : idleTransactionsPerMonth * (idlePerSecond.usd / idlePerSecond.count),
-    },
-    {
-      name: `Flex always-ready baseline (${options.alwaysReadyInstances} instance(s) x ${memoryGb} GB, all month)`,
-      perPayment: 0,
-      perMillion: options.alwaysReadyInstances * memoryGb * options.secondsPerMonth,
-      unit: 'GB-s',
-      unitPrice: prices.flexAlwaysReadyBaselineGbSecond,
-      usdPerMillion: options.alwaysReadyInstances * memoryGb * options.secondsPerMonth * prices.flexAlwaysReadyBaselineGbSecond,
-    },
-    {
-      name: 'Service Bus Standard base charge (the namespace, all month)',
-      perPayment: 0,
-      perMillion: options.secondsPerMonth / 3600,
-      unit: 'hour',
-      unitPrice: prices.serviceBusBaseHour,
-      usdPerMillion: (options.secondsPerMonth / 3600) * prices.serviceBusBaseHour,
-    },
-    {
-      name: `Event Hubs Standard throughput units (${options.eventHubsThroughputUnits} TU, all month; the rewards stream)`,
-      perPayment: 0,
-      perMillion: (options.eventHubsThroughputUnits * options.secondsPerMonth) / 3600,
-      unit: 'TU-hour',
-      unitPrice: prices.eventHubsThroughputUnitHour,
-      usdPerMillion: ((options.eventHubsThroughputUnits * options.secondsPerMonth) / 3600) * prices.eventHubsThroughputUnitHour,
-    },
+    monthly(
+      `Durable idle polling (measured per second, scaled by maxQueuePollingInterval ${run.maxQueuePollingIntervalMs} ms -> ${options.azureMaxQueuePollingMs} ms${perShard})`,
+      idleTransactionsPerMonth,
+      'transaction',
+      idlePerSecond.count === 0 ? 0 : idlePerSecond.usd / idlePerSecond.count,
+    ),
+    monthly(
+      `Flex always-ready baseline (${options.alwaysReadyInstances} instance(s) x ${memoryGb} GB${perShard === '' ? '' : ` x ${shards} shards`}, all month)`,
+      baselineGbSeconds,
+      'GB-s',
+      prices.flexAlwaysReadyBaselineGbSecond,
+    ),
+    premium === undefined
+      ? monthly('Service Bus Standard base charge (the namespace, all month)', hours, 'hour', prices.serviceBusBaseHour)
+      : monthly(`Service Bus Premium (${premium} messaging unit(s), the namespace, all month)`, premium * hours, 'MU-hour', prices.serviceBusPremiumUnitHour),
+    monthly(
+      `Event Hubs Standard throughput units (${options.eventHubsThroughputUnits} TU, all month; the rewards stream)`,
+      options.eventHubsThroughputUnits * hours,
+      'TU-hour',
+      prices.eventHubsThroughputUnitHour,
+    ),
   ];
   const sum = (lines: readonly CostLine[]) => lines.reduce((a, l) => a + l.usdPerMillion, 0);
   return {

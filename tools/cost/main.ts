@@ -1,11 +1,12 @@
 /**
  * `npm run cost -- --from FILE [--prices name=value,...] [--memory-gb N] [--always-ready-instances N]
  * [--azure-polling-ms N] [--item-overhead-bytes N] [--host-bytes-per-execution N] [--queue-ops N]
- * [--payments-per-month N] [--host-json FILE] [--event-hubs-tus N] [--json]`: dollars per million payments from the
+ * [--payments-per-month N] [--host-json FILE] [--event-hubs-tus N] [--shards N] [--service-bus-units N] [--rate N] [--json]`:
+ * dollars per million payments from the
  * counts of one `npm run bench:durable -- --out FILE` run, for every design the run measured, side by side; then the
  * goal check (busy at most $60 a million) at the Durable queue operations counted and at `--queue-ops` (12: issue 37's
  * target), the Cosmos store's lines, a month at `--payments-per-month` with the free grants applied, and the totals by
- * Flex instance size. Prices are list prices (tools/cost/prices.ts: date, region, sources and whether read here).
+ * Flex instance size, and the shard counts (infra shardCount) at `--rate` payments a second. Prices are list prices (tools/cost/prices.ts: date, region, sources and whether read here).
  * Exit 0; 1 when the file cannot be read; 2 on a bad option.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { costPerMillion, type CostEstimate, type CostLine, type CostOptions, typ
 import { cosmosStoreLines, queueOpsForGoal, termsOf } from './costTerms';
 import { hostJsonLogLevels } from './hostTelemetry';
 import { monthBill } from './monthView';
+import { printShards } from './shardsView';
 import { DEFAULT_PRICES, PRICE_SOURCES, PRICES_AS_OF, pricesWith, type Prices } from './prices';
 
 /** Issue 37's goal: busy dollars per million payments. */
@@ -32,6 +34,9 @@ const USAGE = `usage: npm run cost -- --from <bench json> [options]
   --payments-per-month N         the month view's payments (default 1000000)
   --host-json FILE               host.json whose logging.logLevel prices the host's records (default ./host.json)
   --event-hubs-tus N             Event Hubs Standard throughput units (default 1: infra)
+  --shards N                     payment shards (infra shardCount; default 1): fixed lines per shard
+  --service-bus-units N          Service Bus Premium messaging units (default 0: Standard, infra serviceBusSku)
+  --rate N                       payments a second for the shards view (default 2000)
   --json                         one JSON object on stdout
 `;
 
@@ -48,6 +53,9 @@ function main(): void {
     'payments-per-month': { type: 'string' },
     'host-json': { type: 'string' },
     'event-hubs-tus': { type: 'string' },
+    shards: { type: 'string' },
+    'service-bus-units': { type: 'string' },
+    rate: { type: 'string' },
     json: { type: 'boolean' },
   });
   if (values === 'help') return void process.stdout.write(USAGE);
@@ -62,6 +70,10 @@ function main(): void {
   const targetQueueOps = read.number('queue-ops', { min: 0, max: 1_000, default: 12 });
   const paymentsPerMonth = read.integer('payments-per-month', { min: 0, max: 1e12, default: 1_000_000 });
   const eventHubsThroughputUnits = read.integer('event-hubs-tus', { min: 0, max: 40, default: 1 });
+  const shards = read.integer('shards', { min: 1, max: 16, default: 1 });
+  const serviceBusUnits = read.integer('service-bus-units', { min: 0, max: 16, default: 0 });
+  if (![0, 1, 2, 4, 8, 16].includes(serviceBusUnits)) read.problem('--service-bus-units must be 0 (Standard), 1, 2, 4, 8 or 16');
+  const rate = read.number('rate', { min: 1, max: 1e6, default: 2000 });
   const hostJson = read.optional('host-json') ?? 'host.json';
   const json = read.flag('json');
   let prices: Prices = { ...DEFAULT_PRICES };
@@ -84,6 +96,8 @@ function main(): void {
     hostTelemetryBytesPerExecution,
     secondsPerMonth: 30 * 86_400,
     eventHubsThroughputUnits,
+    shards,
+    serviceBusPremiumUnits: serviceBusUnits === 0 ? undefined : serviceBusUnits,
   };
   const runs = Object.values(bench.runs);
   const levels = existsSync(hostJson) ? hostJsonLogLevels(path.resolve(hostJson)) : undefined;
@@ -122,6 +136,7 @@ function main(): void {
   printCosmos(priced, options.prices);
   printMonth(priced, paymentsPerMonth);
   printBySize(runs, pricedOptions);
+  printShards(runs, pricedOptions, rate, Math.max(1, serviceBusUnits));
 }
 
 /** The goal: busy per million at most $60, at the queue operations counted and at the target; the largest term; what is unmeasured. */

@@ -38,6 +38,8 @@ export const DEFAULT_PRICES = {
   serviceBusOperation: 0.8 / 1_000_000,
   /** Service Bus Standard base charge: per hour of the namespace ($0.0135, about $10 a month). */
   serviceBusBaseHour: 0.0135,
+  /** Service Bus Premium: per messaging unit and hour ($0.9275, about $668 a month); no operation is billed. */
+  serviceBusPremiumUnitHour: 677.08 / 730,
   /** Event Hubs Standard: per throughput unit and hour ($0.03; infra deploys 1 TU, auto-inflate off). */
   eventHubsThroughputUnitHour: 0.03,
   /** Cosmos DB serverless: per request unit ($0.25 per million RUs). */
@@ -137,6 +139,16 @@ export const PRICE_SOURCES: readonly PriceSource[] = [
     evidence:
       `West Europe, ${INFRACOST}/servicebus_namespace_test (2024-07-01): "Base charge 730 hours $9.81", "Messaging operations ` +
       '(13M-100M) $0.80 per 1M"; a Retail Prices API fixture (UK South) lists $0.013441 an hour ($0.0135 rounded)',
+  },
+  {
+    covers: 'Service Bus Premium: per messaging unit and hour (infra serviceBusSku Premium, or vnetEnabled); operations included',
+    prices: ['serviceBusPremiumUnitHour'],
+    url: 'https://azure.microsoft.com/pricing/details/service-bus/',
+    asOf: '2026-12-04',
+    status: 'copy',
+    evidence:
+      `West Europe, ${INFRACOST}/servicebus_namespace_test (the file of the Standard figures, read here 2026-12-04; its copy's date not known): "Premium.1 Messaging units 1 units $677.08", ` +
+      '"Premium.2 ... $1,354.15", "Premium.4 ... $2,708.30" (730 h): $0.9275 a messaging unit and hour, linear in the units',
   },
   {
     covers: 'Event Hubs Standard: throughput unit per hour (1 TU in infra/core/messaging/eventHubs.bicep)',
