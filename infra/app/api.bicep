@@ -88,7 +88,8 @@ var appSettings = union(commonSettings, shard.index == 0 ? {} : shardOnlySetting
 
 // Shards past the first run no rewards consumer: one reader of the hub, one balances table (shard 0's account, the
 // unsharded deployment's). Each shard would read every event against its own checkpoints and table, and a consumer group
-// takes at most 5 readers a partition. The Functions host's per-function switch (AzureWebJobs.<name>.Disabled).
+// takes at most 5 readers a partition. The Functions host's per-function switch, AzureWebJobs.<name>.Disabled
+// (learn.microsoft.com/azure/azure-functions/disable-function).
 @description('Settings of a shard other than shard 0.')
 var shardOnlySettings = {
   'AzureWebJobs.rewardsConsumer.Disabled': 'true'
