@@ -30,6 +30,11 @@ export interface DurableEngineHostOptions {
   readonly role?: DurableHostRole;
   /** The host.json the host applies (default: the repository's); a test gives one with other logging levels. */
   readonly hostJson?: string;
+  /**
+   * Default true: take the machine-wide lock of port 17071. False for a second host beside one that holds it (the
+   * extension then listens on a free port in 30000-31000: its client binding's `rpcBaseUrl` says which).
+   */
+  readonly portLock?: boolean;
 }
 
 /** Log records of one category at one level, as the host's `CountingLoggerProvider` counted them. */
@@ -97,8 +102,10 @@ export class DurableEngineHost {
   /** Builds what is missing (cached), takes the port lock, starts the host and waits until it is ready. */
   static async start(options: DurableEngineHostOptions): Promise<DurableEngineHost> {
     const host = new DurableEngineHost(options, ensureDurableHostBuilt(options.log), builtApp());
-    await acquirePortLock(host.lockFile);
-    host.locked = true;
+    if (options.portLock !== false) {
+      await acquirePortLock(host.lockFile);
+      host.locked = true;
+    }
     host.unregister = whenStopped(() => host.stop());
     try {
       await host.launch();

@@ -42,6 +42,8 @@ export interface RealEnginePaymentsOptions {
   readonly clientBinding?: (json: string) => string;
   /** The task hub's connection string as the engine gets it (the bench puts a counting proxy in front of Azurite). */
   readonly engineStorage?: (connectionString: string) => Promise<string>;
+  /** False for a second engine beside one holding port 17071 (a shard of its own: `DurableEngineHostOptions.portLock`). */
+  readonly portLock?: boolean;
 }
 
 /** Time scaled for local runs: host.json's `maxQueuePollingInterval` (10 s: an idle hub's wait per queue hop) -> 500 ms. */
@@ -101,6 +103,7 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
       storageConnectionString: options.engineStorage ? await options.engineStorage(engineConnection) : engineConnection,
       hubName,
       overrides: options.durableOverrides ?? LOCAL_TIME_SCALE,
+      portLock: options.portLock,
       log: options.log,
       appSettings: {
         PAYMENT_PROVIDER_URL: tap.url,
