@@ -6,6 +6,7 @@ import type { ChargeOrchestrationInput } from '../../src/payments/chargeOrchestr
 import type { ChargeWorkflow } from '../../src/payments/ChargeWorkflow';
 import { PaymentsConsumer } from '../../src/payments/PaymentsConsumer';
 import { MAX_SHARDS, shardLayoutOf, shardOf, shardQueue } from '../../src/payments/shards';
+import { runPaymentsRetry } from '../../tools/operator/paymentsRetry';
 import { inMemoryTelemetry } from '../support/telemetry';
 
 /** The settings with the table a consumer needs (any: these tests read the shard settings only). */
@@ -76,5 +77,21 @@ describe('routing a payment to its shard', () => {
 
     expect(await consumer.handle(payment(mine), { messageId: mine, deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff' });
     expect(starts.map((s) => s.idempotencyKey)).toEqual([mine]);
+  });
+
+  test("an operator's retry pointed at a shard that does not own the payment is refused, naming the owner, before it reads anything", async () => {
+    const id = 'pay-3';
+    const owner = shardOf(id, 2);
+    const lines: string[] = [];
+    const env = {
+      IDEMPOTENCY_TABLE_CONNECTION_STRING: 'DefaultEndpointsProtocol=http;AccountName=a;AccountKey=a2V5;TableEndpoint=http://127.0.0.1:9/a',
+      PAYMENT_SHARD_COUNT: '2',
+      PAYMENT_SHARD_INDEX: String(1 - owner),
+      PAYMENTS_QUEUE_NAME: `payments-${1 - owner}`,
+    };
+    expect(await runPaymentsRetry(['--payment-id', id, '--durable-url', 'http://127.0.0.1:9/durabletask/'], env, (line) => lines.push(line))).toBe(1);
+    expect(lines).toEqual([
+      `refused: payment ${id} belongs to shard ${owner} of 2; these settings are shard ${1 - owner}'s: point IDEMPOTENCY_TABLE_* and --durable-url at shard ${owner} (PAYMENT_SHARD_INDEX=${owner})`,
+    ]);
   });
 });

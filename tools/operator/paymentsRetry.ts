@@ -1,3 +1,4 @@
+import { shardLayoutOf, shardOf } from '../../src/payments/shards';
 import { consumerStoreFromSettings, storeFromSettings, type WiringOverrides } from '../../src/app/stores';
 import { retryBudgetOf } from '../../src/app/payments';
 import { providerCapabilityOf } from '../../src/payments/providerLookup';
@@ -67,6 +68,16 @@ export async function runPaymentsRetry(
   const paymentId = values['payment-id'];
   if (typeof paymentId !== 'string' || paymentId.trim() === '') throw new UsageError('--payment-id is required');
   const settings = loadSettings(env);
+  // Sharded (PAYMENT_SHARD_*): these settings reach one shard's table and hub; a payment another shard owns is not here.
+  const layout = shardLayoutOf(settings);
+  const owner = shardOf(paymentId, layout.count);
+  if (owner !== layout.index) {
+    print(
+      `refused: payment ${paymentId} belongs to shard ${owner} of ${layout.count}; these settings are shard ${layout.index}'s: ` +
+        `point IDEMPOTENCY_TABLE_* and --durable-url at shard ${owner} (PAYMENT_SHARD_INDEX=${owner})`,
+    );
+    return 1;
+  }
   const durableUrl = typeof values['durable-url'] === 'string' ? values['durable-url'] : DEFAULT_DURABLE_URL;
   const durableKey = typeof values['durable-key'] === 'string' ? values['durable-key'] : undefined;
   try {
