@@ -117,9 +117,15 @@ export function isExpression(value: unknown): value is string {
 }
 
 export class ArmEvaluator {
-  private readonly variableCache = new Map<string, unknown>();
-
-  constructor(private readonly scope: Scope) {}
+  /**
+   * @param variableCache shared with the evaluators of a variable loop's items: a variable's value does not depend on
+   * another variable's loop index, and a loop that reads another loop (`for shard in shards`) would else recompute it
+   * for every item (quadratic in the shards).
+   */
+  constructor(
+    private readonly scope: Scope,
+    private readonly variableCache = new Map<string, unknown>(),
+  ) {}
 
   /** The same scope inside iteration `index` of a copy loop. */
   withCopyIndex(index: number): ArmEvaluator {
@@ -161,7 +167,9 @@ export class ArmEvaluator {
       );
       if (loop) {
         const count = this.value(loop.count) as number;
-        const items = Array.from({ length: count }, (_, i) => new ArmEvaluator({ ...this.scope, loops: { ...this.scope.loops, [name]: i } }).value(loop.input));
+        const items = Array.from({ length: count }, (_, i) =>
+          new ArmEvaluator({ ...this.scope, loops: { ...this.scope.loops, [name]: i } }, this.variableCache).value(loop.input),
+        );
         this.variableCache.set(name, items);
         return items;
       }

@@ -356,6 +356,31 @@ describeCompiled('compiled infra/main.bicep: payment shards (shardCount, issue 5
     expect(containers.size).toBe(3);
   });
 
+  test("any shard finds every shard's queue from its own settings: PAYMENTS_QUEUE_NAME is <base>-<PAYMENT_SHARD_INDEX>, shard j's is <base>-<j>", () => {
+    const d = sharded(3);
+    const queues = names(d, 'Microsoft.ServiceBus/namespaces/queues').map((n) => n.split('/').pop());
+    for (const i of [0, 1, 2]) {
+      const settings = d.appSettings(i);
+      const suffix = `-${settings.PAYMENT_SHARD_INDEX}`;
+      expect(settings.PAYMENTS_QUEUE_NAME.endsWith(suffix)).toBe(true);
+      const base = settings.PAYMENTS_QUEUE_NAME.slice(0, -suffix.length);
+      const all = Array.from({ length: Number(settings.PAYMENT_SHARD_COUNT) }, (_, j) => `${base}-${j}`);
+      expect(all.filter((q) => !queues.includes(q))).toEqual([]);
+    }
+  });
+
+  test("sixteen shards (the most): every name within its resource's rules (account 3-24 lowercase letters and digits, task hub 3-45 letters and digits, container 3-63)", () => {
+    const d = sharded(16);
+    expect(names(d, 'Microsoft.Web/sites')).toHaveLength(16);
+    for (const account of names(d, 'Microsoft.Storage/storageAccounts')) expect(account).toMatch(/^[a-z0-9]{3,24}$/);
+    expect(new Set(names(d, 'Microsoft.Storage/storageAccounts')).size).toBe(16);
+    for (const i of [0, 15]) expect(d.appSettings(i).DURABLE_TASK_HUB_NAME).toMatch(/^[A-Za-z][A-Za-z0-9]{2,44}$/);
+    for (const container of names(d, 'Microsoft.Storage/storageAccounts/blobServices/containers'))
+      expect(container.split('/').pop()).toMatch(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/);
+    expect(names(d, 'Microsoft.ServiceBus/namespaces/queues')).toHaveLength(17);
+    expect(d.modulesWith('Microsoft.Authorization/roleAssignments')).toHaveLength(16 + 1 + 1 + 48 + 1 + 2 + 1);
+  });
+
   test('three shards share one Service Bus namespace, Event Hubs namespace, Application Insights, identity, Key Vault and Cosmos DB account', () => {
     const d = sharded(3);
     for (const type of [
