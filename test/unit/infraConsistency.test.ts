@@ -50,8 +50,8 @@ const AZURE_HOST_SETTINGS: readonly string[] = [
 ];
 
 /**
- * The shard layout (docs/deploy.md "Shards"): which of `PAYMENT_SHARD_COUNT` shards an app is. Deployed for the app's
- * shard routing and its start check; known here whether or not SETTING_NAMES lists them yet.
+ * The shard layout (docs/deploy.md section 11): which of `PAYMENT_SHARD_COUNT` shards an app is, read by
+ * src/payments/shards.ts (in SETTING_NAMES as well); every app has both, the unsharded one 1 and 0.
  */
 const SHARD_SETTINGS: readonly string[] = ['PAYMENT_SHARD_COUNT', 'PAYMENT_SHARD_INDEX'];
 
