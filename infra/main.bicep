@@ -42,7 +42,7 @@ param resourceGroupName string = ''
 param instanceMemoryMB int = 2048
 
 // ---- The two deployment switches (docs/deploy.md "Security review" and "What each switch costs"). ----
-@description('Private deployment (VNET_ENABLED): a virtual network, the Function App\'s outbound integration, private endpoints and private DNS zones for storage (blob, queue, table), Key Vault, Cosmos DB, Event Hubs and Service Bus, and public network access off on each. Service Bus private endpoints need Premium: on, the namespace is Premium (1 messaging unit, about $668 a month instead of Standard\'s $9.72).')
+@description('Private deployment (VNET_ENABLED): a virtual network, the Function App\'s outbound integration, private endpoints and private DNS zones for storage (blob, queue, table), Key Vault, Cosmos DB, Event Hubs and Service Bus, and public network access off on each. Service Bus private endpoints need Premium: on, the namespace is Premium whatever serviceBusSku says (serviceBusMessagingUnits units, 1 by default: about $668 a month instead of Standard\'s $9.72).')
 param vnetEnabled bool = false
 
 @description('Zone redundancy (ZONE_REDUNDANT): the Flex Consumption plan spread over availability zones (the platform then keeps at least two always-ready instances per function group) and the storage account (idempotency records, task hub, deployment package) on Standard_ZRS instead of Standard_LRS.')
