@@ -7,8 +7,7 @@ import { loadSettings } from '../../src/config/settings';
 import type { Clock } from 'azure-functions-idempotency/internal';
 import { Telemetry } from '../../src/telemetry/Telemetry';
 import { LocalChargeWorkflow, type RunStep } from './LocalChargeWorkflow';
-import { startRealEnginePayments } from './durable/realEnginePayments';
-import type { EngineStorageRequest } from './durable/EngineStorageGate';
+import { startRealEnginePayments, type RealEnginePaymentsOptions } from './durable/realEnginePayments';
 import type { ServiceBusMetadata } from './host/serviceBusRequest';
 import type { PaymentsDesign } from '../../src/payments/PaymentsConsumer';
 import type { RetryBudget } from '../../src/payments/chargeOrchestration';
@@ -49,10 +48,8 @@ export interface PaymentsRigOptions {
   readonly durable?: 'real' | 'executor';
   /** Real engine: after the provider charged `paymentId`, true kills the Durable host (then it is restarted). */
   readonly killHostAfterCharge?: (paymentId: string) => boolean;
-  /** Real engine: before the engine's request to its task hub's storage lands, true kills the Durable host there (then it is restarted). */
-  readonly killHostOnStorage?: (request: EngineStorageRequest) => boolean;
-  /** Real engine: after the provider charged `paymentId`, awaited before the activity hears the answer. */
-  readonly onCharged?: (paymentId: string) => Promise<void>;
+  /** Real engine: before the engine's request to its task hub's storage lands (`RealEnginePaymentsOptions.onEngineStorage`). */
+  readonly onEngineStorage?: RealEnginePaymentsOptions['onEngineStorage'];
   /** `PAYMENTS_DESIGN` (default the settings': `handoff`): hand the charge off to its orchestration, or hold the message. */
   readonly design?: PaymentsDesign;
   /** Handoff: the run's retry budget (default the settings': 60 min, 5 s doubling to 5 min). */
@@ -104,8 +101,7 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
       settings,
       overrides: { ...common, telemetry },
       killAfterCharge: options.killHostAfterCharge,
-      onCharged: options.onCharged,
-      onEngineStorage: options.killHostOnStorage && ((request) => (options.killHostOnStorage!(request) ? 'kill' : 'pass')),
+      onEngineStorage: options.onEngineStorage,
     });
     const { store, parking, consumer } = real.parts;
     await Promise.all([store.ensureTable(), parking.ensureTable()]);

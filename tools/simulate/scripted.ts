@@ -34,7 +34,7 @@ export interface ScriptedPayment {
    * runs again at a new time and sends `begin` again).
    */
   readonly hostKill?: 'afterAnswer' | 'beforeHistory';
-  /** An operator terminates the run while its provider call is on its way (charged, the answer held until the run reads Terminated). */
+  /** An operator terminates the run while its provider call is on its way: charged, its answer held until the run reads Terminated (the engine: the activity's answer). */
   readonly terminateDuringCall?: boolean;
 }
 

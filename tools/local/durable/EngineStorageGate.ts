@@ -40,12 +40,12 @@ export class EngineStorageGate {
   ) {}
 
   /**
-   * @param verdict before a request is forwarded: `cut` keeps it from landing
+   * @param verdict before a request is forwarded (a promise holds it until it settles): `cut` keeps it from landing
    * @param beforeAnswer once storage answered a request, before the answer goes back (a test writes something in between)
    */
   static async start(
     connectionString: string,
-    verdict: (request: EngineStorageRequest) => GateVerdict,
+    verdict: (request: EngineStorageRequest) => GateVerdict | Promise<GateVerdict>,
     beforeAnswer?: (request: EngineStorageRequest, status: number) => Promise<void> | void,
   ): Promise<EngineStorageGate> {
     const servers = new Map<keyof typeof ENDPOINT, Server>();
@@ -92,37 +92,46 @@ export class EngineStorageGate {
     targetPort: number,
     req: IncomingMessage,
     res: ServerResponse,
-    verdict: (request: EngineStorageRequest) => GateVerdict,
+    verdict: (request: EngineStorageRequest) => GateVerdict | Promise<GateVerdict>,
     beforeAnswer?: (request: EngineStorageRequest, status: number) => Promise<void> | void,
   ): void {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const seen = { service, method: req.method ?? 'GET', path: req.url ?? '/', text: textOf(body.toString('utf8')) };
-      const decided = verdict(seen);
-      if (decided === 'cut') return; // never forwarded, never answered: the host dies holding it
-      if (decided === 'busy') {
-        res.writeHead(503, { 'content-type': 'application/json;odata=minimalmetadata', 'x-ms-error-code': 'ServerBusy' }).end(SERVER_BUSY);
-        return;
-      }
-      const upstream = httpRequest(
-        { host: '127.0.0.1', port: targetPort, method: req.method, path: req.url, headers: req.headers, agent: this.agent },
-        (answer) => {
-          const parts: Buffer[] = [];
-          answer.on('data', (chunk: Buffer) => parts.push(chunk));
-          answer.on('end', () => {
-            void (async () => {
-              await beforeAnswer?.(seen, answer.statusCode ?? 502);
-              res.writeHead(answer.statusCode ?? 502, answer.headers).end(Buffer.concat(parts));
-            })().catch(() => res.destroy());
-          });
-          answer.on('error', () => res.destroy());
-        },
-      );
-      upstream.on('error', () => res.destroy());
-      upstream.end(body);
-    });
+    req.on('end', () => void this.decide(req, res, targetPort, Buffer.concat(chunks), service, verdict, beforeAnswer));
+  }
+
+  private async decide(
+    req: IncomingMessage,
+    res: ServerResponse,
+    targetPort: number,
+    body: Buffer,
+    service: keyof typeof ENDPOINT,
+    verdict: (request: EngineStorageRequest) => GateVerdict | Promise<GateVerdict>,
+    beforeAnswer?: (request: EngineStorageRequest, status: number) => Promise<void> | void,
+  ): Promise<void> {
+    const seen = { service, method: req.method ?? 'GET', path: req.url ?? '/', text: textOf(body.toString('utf8')) };
+    const decided = await verdict(seen);
+    if (decided === 'cut') return; // never forwarded, never answered: the host dies holding it
+    if (decided === 'busy') {
+      res.writeHead(503, { 'content-type': 'application/json;odata=minimalmetadata', 'x-ms-error-code': 'ServerBusy' }).end(SERVER_BUSY);
+      return;
+    }
+    const upstream = httpRequest(
+      { host: '127.0.0.1', port: targetPort, method: req.method, path: req.url, headers: req.headers, agent: this.agent },
+      (answer) => {
+        const parts: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => parts.push(chunk));
+        answer.on('end', () => {
+          void (async () => {
+            await beforeAnswer?.(seen, answer.statusCode ?? 502);
+            res.writeHead(answer.statusCode ?? 502, answer.headers).end(Buffer.concat(parts));
+          })().catch(() => res.destroy());
+        });
+        answer.on('error', () => res.destroy());
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    upstream.end(body);
   }
 }
 

@@ -22,13 +22,12 @@ export interface RealEnginePaymentsOptions {
   readonly durableOverrides?: Readonly<Record<string, unknown>>;
   /** After the provider answered a charge: true kills the Durable host before the activity hears it, then restarts it. */
   readonly killAfterCharge?: (paymentId: string) => boolean;
-  /** After the provider answered a charge, awaited before the activity hears it (a test acts while the call is on its way). */
-  readonly onCharged?: (paymentId: string) => Promise<void>;
   /**
    * Before the engine's request to its task hub's storage is forwarded: `kill` kills the host there (the request never
-   * lands), then restarts it; `stall` never forwards it nor answers it (a worker stuck at that step, the host going on).
+   * lands), then restarts it; `stall` never forwards it nor answers it (a worker stuck at that step, the host going on);
+   * a promise holds the request until it settles (a step delayed while the test acts).
    */
-  readonly onEngineStorage?: (request: EngineStorageRequest) => 'kill' | 'stall' | 'pass';
+  readonly onEngineStorage?: (request: EngineStorageRequest) => 'kill' | 'stall' | 'pass' | Promise<'pass'>;
   /**
    * The engine's worker reaches the consumer's record table through a gate: `verdict` before each request (`busy`: a
    * 503), `answered` once the table answered, before the worker hears it.
@@ -78,8 +77,7 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
       kills.restarts++;
     })().finally(() => (restarting = undefined));
   };
-  const tap = await ProviderTap.start(options.settings.PAYMENT_PROVIDER_URL!, async ({ paymentId, status }) => {
-    if (status < 300) await options.onCharged?.(paymentId);
+  const tap = await ProviderTap.start(options.settings.PAYMENT_PROVIDER_URL!, ({ paymentId, status }) => {
     if (status >= 300 || !options.killAfterCharge?.(paymentId) || !engine?.running) return 'pass';
     crash();
     return 'hold';
@@ -88,7 +86,7 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
   const gate = onEngineStorage
     ? await EngineStorageGate.start(storage.connectionString, (request) => {
         const step = engine?.running && !restarting ? onEngineStorage(request) : 'pass';
-        if (step === 'pass') return 'pass';
+        if (step === 'pass' || typeof step !== 'string') return step;
         if (step === 'kill') crash();
         return 'cut';
       })
