@@ -9,6 +9,7 @@ const base = require('../../jest.config.js');
 /** Test files, relative to the repository root. */
 const TESTS = [
   // In-memory: the orchestration, entity and activities' pure parts, the consumer, the store rules.
+  'test/unit/callFenceMutants.test.ts',
   'test/unit/chargeEntity.test.ts',
   'test/unit/chargeOrchestration.test.ts',
   'test/unit/chargePatience.test.ts',
