@@ -21,6 +21,7 @@ const TESTS = [
   'test/unit/keys.test.ts',
   'test/unit/keys.property.test.ts',
   'test/unit/paymentReconciler.test.ts',
+  'test/unit/providerRoundsMutants.test.ts',
   'test/unit/providerFindCharge.test.ts',
   'test/unit/providerLookup.test.ts',
   'test/unit/recordRules.test.ts',
