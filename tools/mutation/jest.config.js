@@ -15,6 +15,7 @@ const TESTS = [
   'test/unit/chargePatience.test.ts',
   'test/unit/completedKeyCache.test.ts',
   'test/unit/deadLetterKeys.test.ts',
+  'test/unit/durableChargeMutants.test.ts',
   'test/unit/durableInstances.test.ts',
   'test/unit/handOffOneWay.test.ts',
   'test/unit/handOffOrchestration.test.ts',
