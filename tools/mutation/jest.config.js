@@ -11,6 +11,7 @@ const TESTS = [
   // In-memory: the orchestration, entity and activities' pure parts, the consumer, the store rules.
   'test/unit/callFenceMutants.test.ts',
   'test/unit/chargeEntity.test.ts',
+  'test/unit/chargeRulesMutants.test.ts',
   'test/unit/chargeOrchestration.test.ts',
   'test/unit/chargePatience.test.ts',
   'test/unit/completedKeyCache.test.ts',
