@@ -24,6 +24,8 @@ const TESTS = [
   'test/unit/keys.property.test.ts',
   'test/unit/paymentReconciler.test.ts',
   'test/unit/providerRoundsMutants.test.ts',
+  'test/unit/paymentsConsumerMutants.test.ts',
+  'test/unit/providerClientMutants.test.ts',
   'test/unit/providerFindCharge.test.ts',
   'test/unit/providerLookup.test.ts',
   'test/unit/recordRules.test.ts',

@@ -1,0 +1,38 @@
+/**
+ * The payments consumer's duplicate of a payment whose run is going (src/payments/PaymentsConsumer.ts, handoff): the
+ * report Stryker's jest runner found untested (docs/mutation.md). The delivery is acknowledged `inProgress` and its
+ * log names why (the orchestration started), the key and the record's attempt: what an operator reads.
+ */
+import { keyFromMessageId, payloadDigest } from 'azure-functions-idempotency';
+import { InMemoryIdempotencyStore } from 'azure-functions-idempotency/memory';
+import type { ParkingStore } from '../../src/messaging/ParkingStore';
+import type { ChargeWorkflow } from '../../src/payments/ChargeWorkflow';
+import { paymentRow } from '../../src/payments/paymentRow';
+import { PaymentsConsumer } from '../../src/payments/PaymentsConsumer';
+import { inMemoryTelemetry } from '../support/telemetry';
+
+test('a duplicate of a payment whose run is going: acknowledged inProgress, logged with the reason, the key and the attempt', async () => {
+  const payment = { paymentId: 'pay-dup', customerId: 'cust-1', amount: 1250, currency: 'EUR' };
+  const now = Date.UTC(2026, 0, 1);
+  const clock = { nowMs: () => now };
+  const store = new InMemoryIdempotencyStore({ clock, leaseMs: 30_000 });
+  await store.claim(keyFromMessageId('payments', payment.paymentId), payloadDigest(payment), { effects: [paymentRow(payment, 'pending')] });
+  const workflow: ChargeWorkflow = { status: async () => ({ state: 'running' }), start: async () => 'started' };
+  const t = inMemoryTelemetry();
+  const consumer = new PaymentsConsumer({
+    store,
+    parking: { park: async () => undefined } as unknown as ParkingStore,
+    telemetry: t.telemetry,
+    clock,
+    sleep: async () => undefined,
+    waitBudgetMs: 60_000,
+    design: 'handoff',
+  }).withWorkflow(workflow);
+
+  expect(await consumer.handle(payment, { messageId: payment.paymentId, deliveryCount: 1 })).toMatchObject({ outcome: 'inProgress', attempt: 1 });
+  const logged = t.logs().filter((l) => l.attributes.outcome === 'inProgress');
+  expect(logged.map((l) => [l.body, l.attributes.reason, l.attributes.idempotencyKey, l.attributes.attempt])).toEqual([
+    ['payments: inProgress (orchestration-started)', 'orchestration-started', 'pay-dup', 1],
+  ]);
+  await t.shutdown();
+});

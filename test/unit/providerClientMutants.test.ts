@@ -1,0 +1,161 @@
+/**
+ * The HTTP provider client (src/payments/PaymentProviderClient.ts) against an injected `fetch`: the edges Stryker's
+ * jest runner found untested (docs/mutation.md). What each status means (409 in flight is transient, never a
+ * rejection: the defect `conflict-rejected` of the simulator, here at its source; 408, 429, 500; 422 and other 4xx),
+ * bodies it cannot read, the look-up's list with entries that are not a succeeded charge, the request it sends, the
+ * base URL with or without a trailing slash, network errors and timeouts, the latency reported, the errors' flags.
+ */
+import { LookupUnsupportedError, PaymentProviderClient, TransientProviderError } from '../../src/payments/PaymentProviderClient';
+
+const payment = { paymentId: 'pay-1', customerId: 'c1', amount: 700, currency: 'EUR' };
+let requests: Array<{ url: string; method?: string; headers: Record<string, string>; body?: unknown }>;
+let latencies: Array<[number, number | undefined]>;
+
+beforeEach(() => {
+  requests = [];
+  latencies = [];
+});
+
+/** A client whose fetch answers `status` with `body` (a string as is, else its JSON), or rejects with `fails`. */
+function client(answer: { status?: number; body?: unknown; fails?: unknown }, baseUrl = 'https://provider.example/api') {
+  const fetch = async (url: URL | string, init?: RequestInit): Promise<Response> => {
+    requests.push({ url: String(url), method: init?.method, headers: { ...(init?.headers as Record<string, string>) }, body: init?.body });
+    if ('fails' in answer) throw answer.fails;
+    const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body ?? {});
+    return new Response(text, { status: answer.status ?? 200 });
+  };
+  return new PaymentProviderClient({
+    baseUrl,
+    timeoutMs: 5_000,
+    fetch: fetch as typeof globalThis.fetch,
+    onLatency: (ms, status) => void latencies.push([ms, status]),
+  });
+}
+
+async function rejection(promise: Promise<unknown>): Promise<Error> {
+  return promise.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (error: unknown) => error as Error,
+  );
+}
+
+describe('what a charge answer means', () => {
+  test('409 (the key in flight) is transient, never a rejection', async () => {
+    const error = await rejection(client({ status: 409, body: { error: { message: 'in flight' } } }).charge(payment, 'pay-1'));
+    expect(error).toBeInstanceOf(TransientProviderError);
+    expect(error.message).toBe('payment provider: a request with this key is still in flight (409)');
+    expect((error as TransientProviderError).statusCode).toBe(409);
+  });
+
+  test.each([408, 429, 500, 503])('%i is transient', async (status) => {
+    const error = await rejection(client({ status }).charge(payment, 'pay-1'));
+    expect(error).toBeInstanceOf(TransientProviderError);
+    expect(error.message).toBe(`payment provider answered ${status}`);
+  });
+
+  test('422 is the key reused with another body; another 4xx is a plain rejection', async () => {
+    expect(await client({ status: 422 }).charge(payment, 'pay-1')).toEqual({
+      status: 'rejected',
+      reason: 'idempotency key used before with a different body (422)',
+      code: 'idempotency-key-reused',
+    });
+    expect(await client({ status: 400 }).charge(payment, 'pay-1')).toEqual({ status: 'rejected', reason: 'payment provider answered 400' });
+  });
+
+  test("402: declined with the provider's reason cut at 200, or 'declined'", async () => {
+    expect(await client({ status: 402, body: { reason: 'x'.repeat(300) } }).charge(payment, 'pay-1')).toEqual({ status: 'declined', reason: 'x'.repeat(200) });
+    expect(await client({ status: 402, body: 'no json' }).charge(payment, 'pay-1')).toEqual({ status: 'declined', reason: 'declined' });
+  });
+
+  test('200 with a body that is not JSON, or without a succeeded charge: transient, saying which', async () => {
+    await expect(client({ status: 201, body: 'oops' }).charge(payment, 'pay-1')).rejects.toThrow('payment provider answered 201 with a body that is not JSON');
+    const pending = client({ status: 200, body: { id: 'ch_1', status: 'pending', amount: 700, currency: 'EUR' } });
+    await expect(pending.charge(payment, 'pay-1')).rejects.toThrow('payment provider answered 200 without a succeeded charge id');
+  });
+});
+
+describe('the look-up', () => {
+  test('the first succeeded charge of the list: entries that are null, have no string id or did not succeed are skipped', async () => {
+    const data = [
+      null,
+      'ch_x',
+      { id: 5, status: 'succeeded' },
+      { id: 'ch_p', status: 'pending' },
+      { id: 'ch_ok', status: 'succeeded', amount: 700, currency: 'EUR' },
+    ];
+    expect(await client({ status: 200, body: { data } }).findCharge('pay-1')).toEqual({ status: 'succeeded', chargeId: 'ch_ok', amount: 700, currency: 'EUR' });
+  });
+
+  test('a body that is not JSON: transient, saying so', async () => {
+    await expect(client({ status: 200, body: '<html>' }).findCharge('pay-1')).rejects.toThrow(
+      'payment provider answered a charge look-up with a body that is not JSON',
+    );
+  });
+
+  test('GET with the key as a parameter; the correlation id as a header only when there is one', async () => {
+    await client({ status: 200, body: { data: [] } }).findCharge('pay 1', 'corr-1');
+    await client({ status: 200, body: { data: [] } }).findCharge('pay-2');
+    expect(requests.map((r) => [r.method, r.url, r.headers])).toEqual([
+      ['GET', 'https://provider.example/api/v1/charges?idempotency_key=pay+1', { 'x-correlation-id': 'corr-1' }],
+      ['GET', 'https://provider.example/api/v1/charges?idempotency_key=pay-2', {}],
+    ]);
+  });
+});
+
+describe('the request', () => {
+  test('a charge: POST of the payment as JSON with its Idempotency-Key and correlation id', async () => {
+    await client({ status: 201, body: { id: 'ch_1', status: 'succeeded', amount: 700, currency: 'EUR' } }).charge(payment, 'pay-1', 'corr-1');
+    expect(requests).toEqual([
+      {
+        url: 'https://provider.example/api/v1/charges',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': 'pay-1', 'x-correlation-id': 'corr-1' },
+        body: JSON.stringify(payment),
+      },
+    ]);
+  });
+
+  test('the base URL with or without its trailing slash: the same path under it', async () => {
+    await client({ status: 200, body: { data: [] } }, 'https://provider.example/api/').findCharge('k');
+    await client({ status: 200, body: { data: [] } }, 'https://provider.example/api').findCharge('k');
+    expect(requests.map((r) => r.url)).toEqual([
+      'https://provider.example/api/v1/charges?idempotency_key=k',
+      'https://provider.example/api/v1/charges?idempotency_key=k',
+    ]);
+  });
+
+  test('the latency and the status are reported for each call', async () => {
+    await client({ status: 402 }).charge(payment, 'pay-1');
+    expect(latencies).toHaveLength(1);
+    expect(latencies[0][0]).toBeGreaterThanOrEqual(0);
+    expect(latencies[0][0]).toBeLessThan(60_000);
+    expect(latencies[0][1]).toBe(402);
+  });
+});
+
+describe('no answer', () => {
+  test.each(['TimeoutError', 'AbortError'])('%s: transient, "no answer within" the timeout, the cause kept', async (name) => {
+    const cause = new DOMException('gave up', name);
+    const error = await rejection(client({ fails: cause }).charge(payment, 'pay-1'));
+    expect(error).toBeInstanceOf(TransientProviderError);
+    expect(error.message).toBe('payment provider: no answer within 5000 ms');
+    expect(error.cause).toBe(cause);
+    expect((error as TransientProviderError).retryable).toBe(true);
+  });
+
+  test('a network error: transient, "request failed" with its message; a thrown non-error too', async () => {
+    const error = await rejection(client({ fails: new TypeError('fetch failed') }).charge(payment, 'pay-1'));
+    expect(error.message).toBe('payment provider: request failed (fetch failed)');
+    const odd = await rejection(client({ fails: null }).charge(payment, 'pay-1'));
+    expect(odd).toBeInstanceOf(TransientProviderError);
+    expect(odd.message).toBe('payment provider: request failed (undefined)');
+  });
+
+  test('LookupUnsupportedError is not retryable', async () => {
+    const error = await rejection(client({ status: 404 }).findCharge('pay-1'));
+    expect(error).toBeInstanceOf(LookupUnsupportedError);
+    expect((error as LookupUnsupportedError).retryable).toBe(false);
+  });
+});
