@@ -1,5 +1,5 @@
-import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { startEndpointProxies, type EndpointProxies } from '../azurite/endpointProxies';
 import { SlowRequests } from './slowRequests';
 import { classifyStorageRequest, type StorageRequestKind, type StorageService } from './storageRequestKind';
 
@@ -27,41 +27,23 @@ export class StorageTrafficCounter {
   /** Requests whose answer took 200 ms or more (Azurite's, as seen through the proxy). */
   readonly slow = new SlowRequests();
 
-  private constructor(
-    private readonly servers: Map<StorageService, Server>,
-    private readonly original: string,
-    private readonly alias: ResourceAlias,
-  ) {}
+  private proxies?: EndpointProxies;
+
+  private constructor(private readonly alias: ResourceAlias) {}
 
   /**
    * Starts one proxy per endpoint of `connectionString` (explicit `BlobEndpoint`, `QueueEndpoint`, `TableEndpoint`
    * on loopback, as `AzuriteStorage` and `AzuriteTable` give them).
    */
   static async start(connectionString: string, alias: ResourceAlias = (_, name) => name): Promise<StorageTrafficCounter> {
-    const servers = new Map<StorageService, Server>();
-    const counter = new StorageTrafficCounter(servers, connectionString, alias);
-    for (const service of ['blob', 'queue', 'table'] as const) {
-      const target = endpointPort(connectionString, service);
-      if (target === undefined) continue;
-      const server = createServer((req, res) => counter.forward(service, target, req, res));
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', () => resolve());
-      });
-      servers.set(service, server);
-    }
-    if (servers.size === 0) throw new Error('StorageTrafficCounter: the connection string names no loopback endpoint');
+    const counter = new StorageTrafficCounter(alias);
+    counter.proxies = await startEndpointProxies(connectionString, (service, target, req, res) => counter.forward(service, target, req, res));
     return counter;
   }
 
   /** The same connection string with every proxied endpoint pointing at its proxy. */
   get connectionString(): string {
-    let text = this.original;
-    for (const [service, server] of this.servers) {
-      const port = (server.address() as AddressInfo).port;
-      text = text.replace(new RegExp(`(${ENDPOINT[service]}=http://127\\.0\\.0\\.1:)\\d+`), `$1${port}`);
-    }
-    return text;
+    return this.proxies!.connectionString;
   }
 
   /** A copy of the counts so far (subtract two snapshots with {@link diffCounts} to count one phase). */
@@ -75,15 +57,7 @@ export class StorageTrafficCounter {
 
   async stop(): Promise<void> {
     this.agent.destroy();
-    await Promise.all(
-      [...this.servers.values()].map(
-        (server) =>
-          new Promise<void>((resolve) => {
-            server.closeAllConnections();
-            server.close(() => resolve());
-          }),
-      ),
-    );
+    await this.proxies?.stop();
   }
 
   private count(kind: StorageRequestKind, operation = kind.operation): void {
@@ -133,13 +107,6 @@ export class StorageTrafficCounter {
       upstream.end(body);
     });
   }
-}
-
-const ENDPOINT: Record<StorageService, string> = { blob: 'BlobEndpoint', queue: 'QueueEndpoint', table: 'TableEndpoint' };
-
-function endpointPort(connectionString: string, service: StorageService): number | undefined {
-  const match = new RegExp(`${ENDPOINT[service]}=http://127\\.0\\.0\\.1:(\\d+)`).exec(connectionString);
-  return match ? Number(match[1]) : undefined;
 }
 
 /** `after - before`, kind by kind (kinds that did not change are left out). */

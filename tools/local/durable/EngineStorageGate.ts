@@ -1,9 +1,9 @@
-import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { startEndpointProxies, type EndpointProxies, type StorageService } from '../../azurite/endpointProxies';
 
 /** One request of the Durable engine to its storage, as the gate sees it before it is forwarded. */
 export interface EngineStorageRequest {
-  readonly service: 'blob' | 'queue' | 'table';
+  readonly service: StorageService;
   readonly method: string;
   /** Path and query, e.g. `/devstoreaccount1/hub-workitems/messages/<id>?popreceipt=...`. */
   readonly path: string;
@@ -22,8 +22,6 @@ const SERVER_BUSY = JSON.stringify({
   'odata.error': { code: 'ServerBusy', message: { lang: 'en-US', value: 'The server is currently unable to receive requests.' } },
 });
 
-const ENDPOINT = { blob: 'BlobEndpoint', queue: 'QueueEndpoint', table: 'TableEndpoint' } as const;
-
 /**
  * An HTTP pass-through on loopback in front of an Azurite (blob, queue and table endpoints): each request is shown to
  * `verdict` before it is forwarded, so a test can stop the Durable engine at an exact step of DurableTask.AzureStorage
@@ -34,10 +32,9 @@ const ENDPOINT = { blob: 'BlobEndpoint', queue: 'QueueEndpoint', table: 'TableEn
 export class EngineStorageGate {
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
-  private constructor(
-    private readonly servers: Map<keyof typeof ENDPOINT, Server>,
-    private readonly original: string,
-  ) {}
+  private proxies?: EndpointProxies;
+
+  private constructor() {}
 
   /**
    * @param verdict before a request is forwarded (a promise holds it until it settles): `cut` keeps it from landing
@@ -48,47 +45,25 @@ export class EngineStorageGate {
     verdict: (request: EngineStorageRequest) => GateVerdict | Promise<GateVerdict>,
     beforeAnswer?: (request: EngineStorageRequest, status: number) => Promise<void> | void,
   ): Promise<EngineStorageGate> {
-    const servers = new Map<keyof typeof ENDPOINT, Server>();
-    const gate = new EngineStorageGate(servers, connectionString);
-    for (const service of ['blob', 'queue', 'table'] as const) {
-      const match = new RegExp(`${ENDPOINT[service]}=http://127\\.0\\.0\\.1:(\\d+)`).exec(connectionString);
-      if (!match) continue;
-      const server = createServer((req, res) => gate.forward(service, Number(match[1]), req, res, verdict, beforeAnswer));
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', () => resolve());
-      });
-      servers.set(service, server);
-    }
-    if (servers.size === 0) throw new Error('EngineStorageGate: the connection string names no loopback endpoint');
+    const gate = new EngineStorageGate();
+    gate.proxies = await startEndpointProxies(connectionString, (service, targetPort, req, res) =>
+      gate.forward(service, targetPort, req, res, verdict, beforeAnswer),
+    );
     return gate;
   }
 
   /** The same connection string with every endpoint pointing at the gate. */
   get connectionString(): string {
-    let text = this.original;
-    for (const [service, server] of this.servers) {
-      const port = (server.address() as AddressInfo).port;
-      text = text.replace(new RegExp(`(${ENDPOINT[service]}=http://127\\.0\\.0\\.1:)\\d+`), `$1${port}`);
-    }
-    return text;
+    return this.proxies!.connectionString;
   }
 
   async stop(): Promise<void> {
     this.agent.destroy();
-    await Promise.all(
-      [...this.servers.values()].map(
-        (server) =>
-          new Promise<void>((resolve) => {
-            server.closeAllConnections();
-            server.close(() => resolve());
-          }),
-      ),
-    );
+    await this.proxies?.stop();
   }
 
   private forward(
-    service: keyof typeof ENDPOINT,
+    service: StorageService,
     targetPort: number,
     req: IncomingMessage,
     res: ServerResponse,
@@ -105,7 +80,7 @@ export class EngineStorageGate {
     res: ServerResponse,
     targetPort: number,
     body: Buffer,
-    service: keyof typeof ENDPOINT,
+    service: StorageService,
     verdict: (request: EngineStorageRequest) => GateVerdict | Promise<GateVerdict>,
     beforeAnswer?: (request: EngineStorageRequest, status: number) => Promise<void> | void,
   ): Promise<void> {
