@@ -113,6 +113,7 @@ export class SimApp {
       maxDeliveryCount: settings.SERVICEBUS_MAX_DELIVERY_COUNT,
       duplicateDetectionMs: 10 * 60_000,
       lockLostRate: rates['sb-lock-lost'],
+      hostCrashRate: rates['sb-host-crash'],
       resubmit: rates['sb-resubmit'] > 0,
     });
     const telemetry = this.telemetry.telemetry;
@@ -148,6 +149,7 @@ export class SimApp {
       retentionMs: this.retentionMs,
       emptyPages: () => rates['table-empty-page'] > 0,
     });
+    this.bus.crashes = random.fork(); // the last fork: the other parts' draws stay as they were
     this.store.onWrite = () => this.steps.afterWrite();
     this.hub.onFinal = (instance) => this.steps.afterRun(instance);
     this.hub.onPurge = (instanceId) => {

@@ -1,7 +1,7 @@
 import { InvocationContext } from '@azure/functions';
 import type { PaymentRequested } from '../../src/payments/schema';
 import type { Random } from './random';
-import type { World } from './world';
+import { HostProcess, runInProcess, type World } from './world';
 
 /** A message on the payments queue. */
 export interface BusMessage {
@@ -21,6 +21,8 @@ export interface BusOptions {
   readonly maxDeliveryCount: number;
   readonly duplicateDetectionMs: number;
   lockLostRate: number;
+  /** The Functions host running a delivery dies (scale-in, a restart, out of memory) while the invocation is in flight. */
+  hostCrashRate: number;
   /** Resubmit each dead-lettered message (an operator), hours later. */
   readonly resubmit: boolean;
 }
@@ -40,6 +42,12 @@ export class SimBus {
   private readonly sentAtMs = new Map<string, number>();
   trigger?: Trigger;
   deliveries = 0;
+  /** Deliveries whose host died mid-invocation. */
+  hostCrashes = 0;
+  /** Draws of the host crashes (their own generator: a schedule without them draws nothing from it). */
+  crashes?: Random;
+  /** A scenario's forced fault: the host of each next delivery dies these many ms into it. */
+  readonly forceCrashAfterMs: number[] = [];
 
   constructor(
     private readonly world: World,
@@ -50,6 +58,7 @@ export class SimBus {
   /** No more faults (the schedule's quiet phase). */
   quiet(): void {
     this.options.lockLostRate = 0;
+    this.options.hostCrashRate = 0;
   }
 
   /** The producer sends (or sends again); false when duplicate detection dropped it. */
@@ -89,12 +98,17 @@ export class SimBus {
       triggerMetadata: { messageId: message.messageId, deliveryCount: message.deliveryCount, correlationId: `corr-${message.messageId}` },
       logHandler: () => undefined,
     });
+    const process = new HostProcess(context.invocationId);
+    let settled = false;
+    const forced = this.forceCrashAfterMs.shift();
+    if (forced !== undefined || this.crashes?.chance(this.options.hostCrashRate)) this.crashDuring(message, lock, process, () => settled, forced);
     let failure: unknown;
     try {
-      await this.trigger!(message.body, context);
+      await runInProcess(process, () => this.trigger!(message.body, context));
     } catch (error) {
       failure = error;
     }
+    settled = true;
     if (message.state !== 'locked' || message.lock !== lock) return; // the settlement fails: the lock was lost
     if (failure === undefined) {
       message.state = 'completed';
@@ -105,6 +119,29 @@ export class SimBus {
     this.world.log(`bus: ${message.messageId} abandoned (delivery ${message.deliveryCount}): ${why.slice(0, 120)}`);
     message.state = 'active';
     this.world.at(this.world.nowMs() + this.random.logBetween(5, 200), () => void this.deliver(message));
+  }
+
+  /**
+   * The host dies while the delivery runs (Service Bus: a receiver that crashes holding a peek-lock leaves the message
+   * to its lock's expiry, then delivers it again): the invocation stops where it stands (its requests on the way still
+   * land), nothing renews the lock, the message comes back within one lock duration, its delivery count one higher.
+   */
+  private crashDuring(message: BusMessage, lock: number, process: HostProcess, settled: () => boolean, afterMs?: number): void {
+    const crashes = this.crashes!;
+    const diesAtMs = this.world.nowMs() + (afterMs ?? crashes.logBetween(2, 5_000));
+    const lockEndsAtMs = diesAtMs + crashes.logBetween(1_000, this.options.lockMs);
+    this.world.at(diesAtMs, () => {
+      if (settled() || message.lock !== lock) return;
+      process.dead = true;
+      this.hostCrashes++;
+      this.world.log(`bus: the host running ${message.messageId}'s delivery ${message.deliveryCount} died`);
+    });
+    this.world.at(lockEndsAtMs, () => {
+      if (!process.dead || message.state !== 'locked' || message.lock !== lock) return;
+      this.world.log(`bus: ${message.messageId}'s lock expired (delivery ${message.deliveryCount}'s host is gone)`);
+      message.state = 'active';
+      void this.deliver(message);
+    });
   }
 
   private deadLetter(message: BusMessage, reason: string): void {

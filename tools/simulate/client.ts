@@ -32,13 +32,14 @@ export class SimDurableClient {
     private slowRate: number,
   ) {}
 
-  private async hop(forcedMs?: number): Promise<void> {
+  /** One leg of a call (`transit`: the request's, which lands even if its sender died meanwhile). */
+  private async hop(forcedMs?: number, transit = false): Promise<void> {
     this.calls++;
     const now = this.world.nowMs();
     const slowed = this.forceSlow && now >= this.forceSlow.fromMs && now < this.forceSlow.toMs ? this.forceSlow.callMs : undefined;
     if (slowed !== undefined) this.slowCalls++;
     const forced = forcedMs ?? slowed;
-    await this.world.sleep(forced ?? (this.random.chance(this.slowRate) ? this.random.logBetween(1_000, 120_000) : this.random.logBetween(5, 200)));
+    await this.world.sleep(forced ?? (this.random.chance(this.slowRate) ? this.random.logBetween(1_000, 120_000) : this.random.logBetween(5, 200)), transit);
   }
 
   /** No more faults (the schedule's quiet phase; empty pages stay: they are how Azure answers at scale). */
@@ -47,7 +48,7 @@ export class SimDurableClient {
   }
 
   async startNew(_name: string, options: { instanceId: string; input: unknown }): Promise<string> {
-    await this.hop(this.forceStartHopMs.shift());
+    await this.hop(this.forceStartHopMs.shift(), true);
     this.hub.start(options.instanceId, options.input);
     await this.hop();
     return options.instanceId;
@@ -68,7 +69,7 @@ export class SimDurableClient {
   }
 
   async purgeInstanceHistory(instanceId: string): Promise<{ instancesDeleted: number }> {
-    await this.hop();
+    await this.hop(undefined, true);
     return { instancesDeleted: this.hub.purge(instanceId) };
   }
 

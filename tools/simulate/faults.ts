@@ -18,6 +18,11 @@ export const FAULTS = {
   'table-forbidden': [0, 1],
   /** Service Bus: a delivery's lock is lost (renewal failed or outlasted): the message is delivered again meanwhile. */
   'sb-lock-lost': [0, 0.05, 0.2],
+  /**
+   * Functions + Service Bus: the host running a delivery dies mid-invocation (scale-in, restart, out of memory): its
+   * code stops, its lock is not renewed, the message comes back after the lock expires.
+   */
+  'sb-host-crash': [0, 0.1, 0.3],
   /** Service Bus: the producer sends the message again (inside or outside the duplicate detection window). */
   'sb-resend': [0, 0.2, 0.5],
   /** Service Bus: an operator resubmits a dead-lettered message (hours later). */

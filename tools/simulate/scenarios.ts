@@ -111,6 +111,36 @@ export const SCENARIOS = {
       return app.scriptSaw.includes('start refused: attempt 2') ? undefined : 'no start of attempt 2 was refused by the task hub';
     },
   },
+  'host-dies-starting': {
+    description:
+      "issue 51 item 4 as it happens: the host running the first delivery dies 2 s in, its start call on the way (the call takes until the record is taken over); the message comes back when its lock expires, the new delivery finds no run, takes the lapsed record over (attempt 2) and starts: attempt 1's start has landed just before, so the task hub refuses attempt 2's. Attempt 1's run is fenced (not charged: the record moved on); the delivery must not record that as the payment's result (a failed nobody is told about) but wait for the run, then start its own",
+    lookup: 'none',
+    script(app, world, paymentId) {
+      app.bus.forceCrashAfterMs.push(2_000);
+      let takenOver: () => void = () => undefined;
+      const overtaken = new Promise<void>((resolve) => (takenOver = resolve));
+      const onWrite = app.store.onWrite;
+      app.store.onWrite = (operation) => {
+        onWrite?.(operation);
+        if ((app.record(paymentId)?.attempt ?? 0) >= 2) takenOver();
+      };
+      const startNew = app.client.startNew.bind(app.client);
+      app.client.startNew = async (name, options) => {
+        const attempt = (options.input as { attempt?: number }).attempt;
+        if (attempt === 1) await overtaken; // the call on its way until the record is taken over
+        app.scriptSaw.push(`start sent: attempt ${attempt}`);
+        return startNew(name, options).catch((error: unknown) => {
+          app.scriptSaw.push(`start refused: attempt ${attempt}`);
+          throw error;
+        });
+      };
+      void world;
+    },
+    premise(app) {
+      if (app.bus.hostCrashes === 0) return "the first delivery's host did not die";
+      return app.scriptSaw.includes('start refused: attempt 2') ? undefined : 'no start of attempt 2 was refused by the task hub';
+    },
+  },
   'record-write-outage': {
     description:
       "the consumer's table refuses every request (403: a role assignment removed) from the moment the provider charges, for 20 h: the run retries its record write on durable timers (5 min cap, about 240 tries) until the role is back",

@@ -61,7 +61,7 @@ export class SimStore implements ReopenableStore {
 
   private async call<T>(operation: string, run: () => Promise<T>, write = true): Promise<T> {
     this.calls++;
-    await this.world.sleep(this.random.logBetween(2, 40));
+    await this.world.sleep(this.random.logBetween(2, 40), true); // the request on its way: it lands if its sender dies
     await this.onArrival?.(operation);
     const now = this.world.nowMs();
     const forbidden = this.faults.forbidden;

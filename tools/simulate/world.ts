@@ -1,4 +1,22 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Clock } from 'azure-functions-idempotency';
+
+/**
+ * A Functions host process running one trigger invocation. When it dies (`dead`), every wait the invocation makes
+ * through the world never ends: its code stops where it stands, its answers never arrive, nothing it would have done
+ * next happens. A request it had already sent still lands (`sleep`'s `transit`).
+ */
+export class HostProcess {
+  dead = false;
+  constructor(readonly name: string) {}
+}
+
+const processes = new AsyncLocalStorage<HostProcess>();
+
+/** Runs `run` as code of `process` (every promise chain it starts belongs to it). */
+export function runInProcess<T>(process: HostProcess, run: () => T): T {
+  return processes.run(process, run);
+}
 
 /** One thing that happens at a virtual time. */
 interface Event {
@@ -50,9 +68,17 @@ export class World implements Clock {
     this.queue.splice(lo, 0, event);
   }
 
-  /** A promise that settles `ms` of virtual time from now. */
-  sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.at(this.now + Math.max(0, ms), resolve));
+  /**
+   * A promise that settles `ms` of virtual time from now; never, when the process that waits has died by then, unless
+   * the wait is a request's `transit` to a server (it lands whatever becomes of its sender).
+   */
+  sleep(ms: number, transit = false): Promise<void> {
+    const process = transit ? undefined : processes.getStore();
+    return new Promise((resolve) =>
+      this.at(this.now + Math.max(0, ms), () => {
+        if (!process?.dead) resolve();
+      }),
+    );
   }
 
   log(text: string): void {
