@@ -8,6 +8,7 @@ import { installStopSignals } from '../cli/stopSignals';
 import { optionReader, parseCommandLine, runTool, UsageError } from '../cli/commandLine';
 import { hostTelemetryLines } from '../cost/hostTelemetry';
 import { sideBySide, splitLines } from './designSummary';
+import { hubCeilingLines, hubCeilingOf, hubLoadOf } from './hubCeiling';
 import { runDesign, type DesignReport, type PaymentsDesign } from './paymentsDesignRun';
 
 const USAGE =
@@ -62,6 +63,8 @@ async function main(): Promise<void> {
   for (const [design, run] of Object.entries(runs))
     for (const line of hostTelemetryLines(design, run.payments, run.hostTelemetry.records, run.hostTelemetry.levels)) process.stdout.write(`${line}\n`);
   for (const line of splitLines(runs.hold, runs.handoff, concurrency, providerMs)) process.stdout.write(`${line}\n`);
+  for (const [design, run] of Object.entries(runs))
+    for (const line of hubCeilingLines(design, hubCeilingOf(hubLoadOf(run.storage.workload.requests, run.payments)))) process.stdout.write(`${line}\n`);
   if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
