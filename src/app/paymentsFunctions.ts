@@ -19,6 +19,11 @@ import { makePaymentsHandler } from './paymentsHandler';
 import { leaseMsOf } from './stores';
 import { waitBudgetMsOf } from '../payments/chargePatience';
 import { rideOutPlanOf, type RideOutPlan } from '../messaging/storeOutage';
+import type { TableClient } from '@azure/data-tables';
+import { systemClock } from 'azure-functions-idempotency';
+import { shardLayoutOf } from '../payments/shards';
+import { strayPaymentRecords } from '../payments/shardOwnership';
+import { shardLayoutGate } from './shardLayoutGate';
 
 /** The payments handlers the registrations use: the Service Bus trigger, the charge orchestration, entity and activities. */
 export interface PaymentsFunctions {
@@ -52,6 +57,7 @@ export function paymentsFunctionsFrom(settings: Settings, overrides: PaymentsOve
     telemetry: () => telemetry,
     workflow: (context) => new DurableChargeWorkflow(df.getClient(context)),
     rideOut: paymentsRideOutPlan(settings, overrides),
+    layoutGate: paymentsLayoutGate(settings, () => partsOnce().store.client, overrides),
   });
   return {
     trigger: handler,
@@ -68,6 +74,27 @@ export function paymentsFunctionsFrom(settings: Settings, overrides: PaymentsOve
     ),
     parts: partsOnce,
   };
+}
+
+/**
+ * The refusal of a layout this shard's table was not migrated to (`shardLayoutGate`), when sharded (N > 1) on the Table
+ * store: a bounded check of the table (`strayPaymentRecords`, one request per partition) before the first claim of a
+ * process. N = 1 owns every key; with `IDEMPOTENCY_STORE=cosmos` the check is not made (docs/DESIGN.md says why).
+ */
+export function paymentsLayoutGate(settings: Settings, client: () => TableClient, overrides: PaymentsOverrides = {}) {
+  const layout = shardLayoutOf(settings);
+  if (layout.count === 1 || settings.IDEMPOTENCY_STORE !== 'table') return undefined;
+  return shardLayoutGate({
+    layout,
+    clock: overrides.clock ?? systemClock,
+    check: (nowMs) =>
+      strayPaymentRecords(client(), {
+        layout,
+        partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT,
+        nowMs,
+        callTimeoutMs: settings.IDEMPOTENCY_STORE_TIMEOUT_MS,
+      }),
+  });
 }
 
 /**

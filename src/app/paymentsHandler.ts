@@ -5,6 +5,7 @@ import type { ChargeWorkflow } from '../payments/ChargeWorkflow';
 import type { PaymentDeliveryResult, PaymentsConsumer } from '../payments/PaymentsConsumer';
 import { MetricNames, type LogFields, type Telemetry } from '../telemetry/Telemetry';
 import { invocationLogSink } from '../telemetry/invocationLogSink';
+import { ShardLayoutRefusedError } from './shardLayoutGate';
 
 export interface PaymentsHandlerDeps {
   readonly consumer: () => PaymentsConsumer;
@@ -19,6 +20,11 @@ export interface PaymentsHandlerDeps {
   /** Real time for the ride-out (the lock renewal's time), epoch ms; default `Date.now`. */
   readonly nowMs?: () => number;
   readonly sleep?: (ms: number) => Promise<void>;
+  /**
+   * Sharded (N > 1): the check that this shard's table holds no payment record of another shard (`shardLayoutGate`),
+   * passed before each delivery's claim; it throws `ShardLayoutRefusedError` while the layout is refused.
+   */
+  readonly layoutGate?: (telemetry: Telemetry) => Promise<void>;
 }
 
 /**
@@ -34,12 +40,25 @@ export function makePaymentsHandler(deps: PaymentsHandlerDeps): (message: unknow
     const info = messageInfoFrom(context.triggerMetadata);
     const messageId = typeof info.messageId === 'string' || typeof info.messageId === 'number' ? String(info.messageId) : undefined;
     const fields: LogFields = { consumer: 'payments', messageId, deliveryCount: info.deliveryCount };
-    return rideOutStoreOutage(() => consumer.handle(message, info, telemetry), {
-      plan: deps.rideOut ?? NO_RIDE_OUT,
-      nowMs: deps.nowMs,
-      sleep: deps.sleep,
-      report: outageReport(telemetry, fields),
-    });
+    const plan = deps.rideOut ?? NO_RIDE_OUT;
+    const run = () =>
+      rideOutStoreOutage(
+        async () => {
+          await deps.layoutGate?.(telemetry);
+          return consumer.handle(message, info, telemetry);
+        },
+        { plan, nowMs: deps.nowMs, sleep: deps.sleep, report: outageReport(telemetry, fields) },
+      );
+    try {
+      return await run();
+    } catch (error) {
+      if (!(error instanceof ShardLayoutRefusedError) || plan.budgetMs <= 0) throw error;
+    }
+    // Refused: never claimed. Waited out inside the invocation (the host renews the lock, as for a store outage), then
+    // asked again; still refused, thrown: the message is abandoned, one delivery spent per wait, not one per second.
+    await (deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))))(plan.budgetMs);
+    await deps.layoutGate?.(telemetry);
+    return run();
   };
 }
 

@@ -1,8 +1,9 @@
 import type { TableClient } from '@azure/data-tables';
 import { RecordStatus, type IdempotencyRecord } from 'azure-functions-idempotency';
 import { toDomainError } from 'azure-functions-idempotency/table';
-// Internal: the reconciler queries the Table store's marker rows directly (partitions, marker kind, row decoding: the store's row layout).
-import { allPartitions, MARKER_KIND, toRecord } from 'azure-functions-idempotency/internal';
+import { withDeadline } from 'azure-functions-idempotency';
+// Internal: the reconciler and the shard check query the Table store's marker rows directly (partitions, marker kind, row decoding: the store's row layout).
+import { allPartitions, MARKER_KIND, toNumber, toRecord } from 'azure-functions-idempotency/internal';
 
 /**
  * The reconciler's read of the Table store (docs/lifecycle.md "Reconciling runs that ended without their record"):
@@ -60,4 +61,50 @@ export async function* lapsedInProgressRecords(
  */
 export interface ReconcilePosition {
   partition: number;
+}
+
+/** One partition's sample of a consumer's live markers: their keys and statuses, and the requests it took. */
+export interface MarkerSample {
+  readonly markers: ReadonlyArray<{ readonly key: string; readonly status: string }>;
+  readonly requests: number;
+}
+
+/**
+ * The first page (at most `perPartition`) of `consumer`'s markers still in their retention at `nowMs`, partition by
+ * partition (a bounded read: one request a partition, at most 3 when Azure answers empty pages with a continuation).
+ * The shard check's read (src/payments/shardOwnership.ts). A missing table holds nothing.
+ * @throws StoreUnavailableError, StoreRequestError
+ */
+export async function* liveMarkerSample(
+  client: TableClient,
+  options: { consumer: string; partitionCount: number; nowMs: number; perPartition: number; callTimeoutMs: number },
+): AsyncGenerator<MarkerSample> {
+  for (const partitionKey of allPartitions(options.partitionCount)) {
+    const filter =
+      `PartitionKey eq '${partitionKey}' and kind eq '${MARKER_KIND}' and consumer eq '${options.consumer.replace(/'/g, "''")}'` +
+      ` and retentionExpiresAtMs gt ${Math.trunc(options.nowMs)}L`;
+    const markers: Array<{ key: string; status: string }> = [];
+    let continuationToken: string | undefined;
+    let requests = 0;
+    while (requests < 3) {
+      requests++;
+      const rows = await withDeadline(options.callTimeoutMs, 'liveMarkerSample', 'read', async (abortSignal) => {
+        try {
+          const pages = client
+            .listEntities<Record<string, unknown>>({ queryOptions: { filter, select: ['idempotencyKey', 'status', 'retentionExpiresAtMs'] }, abortSignal })
+            .byPage({ maxPageSize: options.perPartition, continuationToken });
+          const next = await pages.next();
+          return next.done ? Object.assign([], { continuationToken: undefined }) : next.value;
+        } catch (error) {
+          if ((error as { statusCode?: number }).statusCode === 404) return Object.assign([], { continuationToken: undefined }); // no table: nothing
+          throw toDomainError(error, 'liveMarkerSample', 'read');
+        }
+      });
+      for (const row of rows)
+        if (toNumber(row.retentionExpiresAtMs) > options.nowMs) markers.push({ key: String(row.idempotencyKey), status: String(row.status) });
+      continuationToken = rows.continuationToken;
+      if (rows.length > 0 || !continuationToken) break;
+    }
+    yield { markers, requests };
+  }
 }

@@ -43,6 +43,11 @@ export const MetricNames = {
    * progress past its lease and grace, 0 for none (a histogram: one value a pass; the alert reads its maximum).
    */
   oldestInProgressMinutes: 'payments.in_progress.oldest_minutes',
+  /**
+   * Deliveries refused because this shard's table holds a live payment record another shard owns (PAYMENT_SHARD_COUNT
+   * changed without `npm run payments:reshard`): by consumer, shard, owner. Alerted (`payments-shard-layout`).
+   */
+  shardLayoutRefused: 'payments.shard_layout_refused',
 } as const;
 /** The metrics recorded as histograms (a value each time); every other name is a counter. */
 export type HistogramName = typeof MetricNames.providerLatency | typeof MetricNames.oldestInProgressMinutes;
