@@ -61,6 +61,7 @@ var queries = {
   alertPaymentsReconciled: loadTextContent('../monitoring/queries/alert-payments-reconciled.kql')
   alertPaymentsRunStuck: loadTextContent('../monitoring/queries/alert-payments-run-stuck.kql')
   alertRecordWriteRefused: loadTextContent('../monitoring/queries/alert-record-write-refused.kql')
+  alertPaymentsShardLayout: loadTextContent('../monitoring/queries/alert-payments-shard-layout.kql')
   alertReconcilerIncomplete: loadTextContent('../monitoring/queries/alert-reconciler-incomplete.kql')
   alertPaymentsOldestInProgress: loadTextContent('../monitoring/queries/alert-payments-oldest-in-progress.kql')
   alertExpiryTimerFailing: loadTextContent('../monitoring/queries/alert-expiry-timer-failing.kql')
@@ -508,6 +509,58 @@ resource paymentsRunStuckAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-0
             }
             {
               name: 'run'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: actions
+  }
+}
+
+// Sharded: a shard's table holds a live payment record another shard owns (N changed without the record migration).
+resource paymentsShardLayoutAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
+  name: '${alertNamePrefix}-payments-shard-layout'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Payments shard refuses its layout (records not migrated)'
+    description: 'A payments shard found in its table a live payment record that another shard owns under PAYMENT_SHARD_COUNT: the shard count changed without the record migration (or PAYMENT_SHARD_INDEX is wrong). The shard claims no payment: each delivery waits and is abandoned (dead-lettered after maxDeliveryCount). Check the shard settings; run npm run payments:reshard (plan, then --apply: docs/deploy.md section 11); the shard goes on by itself within a minute. Read the traces with outcome layout-refused (paymentId, ownerShard, shard).'
+    severity: 1
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT15M'
+    criteria: {
+      allOf: [
+        {
+          query: queries.alertPaymentsShardLayout
+          timeAggregation: 'Total'
+          metricMeasureColumn: 'refused'
+          dimensions: [
+            {
+              name: 'consumer'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+            {
+              name: 'shard'
               operator: 'Include'
               values: [
                 '*'

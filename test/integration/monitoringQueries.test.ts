@@ -32,6 +32,7 @@ import { completeRecordActivity, heldReporter, writeRecordOnce } from '../../src
 import { outageReport } from '../../src/app/paymentsHandler';
 import { StoreRequestError, StoreUnavailableError } from 'azure-functions-idempotency/internal';
 import { reconcilePayments } from '../../src/app/paymentReconciler';
+import { shardLayoutGate } from '../../src/app/shardLayoutGate';
 
 describe('monitoring queries read only what the code emits', () => {
   let emitted: { metrics: Map<string, Set<string>>; logAttributes: Set<string> };
@@ -90,6 +91,14 @@ describe('monitoring queries read only what the code emits', () => {
     heldReporter(() => t.telemetry).held(activityInput, 'nothing can decide');
     heldReporter(() => t.telemetry).lookupUnsupported(activityInput, 404);
     outageReport(t.telemetry, { consumer: 'payments', messageId: 'm-1' }).waiting(1, 1_000, new StoreUnavailableError('down', 'claim'));
+    // A shard whose table holds a payment of another shard (N changed without the migration): refused, counted, logged.
+    const stray = { paymentId: 'p-9', owner: 1, status: 'COMPLETED' };
+    const layoutGate = shardLayoutGate({
+      layout: { count: 2, index: 0 },
+      clock: { nowMs: () => 0 },
+      check: async () => ({ checked: 1, requests: 16, strays: [stray] }),
+    });
+    await layoutGate(t.telemetry).catch(() => undefined);
     // A payment in progress whose run was terminated: the reconciler restarts it, counts payments.reconciled and logs it.
     const stuck = await store.get({ consumer: 'payments', key: 'p-2' });
     await reconcilePayments({

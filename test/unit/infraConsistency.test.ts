@@ -381,6 +381,7 @@ describe('infra cross-check: operations and azd', () => {
       'payments.reconciler.incomplete',
       'payments.record_write_refused',
       'payments.in_progress.oldest_minutes',
+      'payments.shard_layout_refused',
       'messages.parked',
       'messages.batch_failures',
       'messages.store_misconfigured',
