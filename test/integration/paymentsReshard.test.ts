@@ -190,4 +190,18 @@ describe('payments:reshard on Azurite (2 -> 3 shards)', () => {
     expect((await rowsOf(s.client(shardOf(cut!, 3)))).get(`${rowKey}~${PAYMENT_ROW}`)).toBe(before[shardOf(cut!, 2)].get(`${rowKey}~${PAYMENT_ROW}`));
     expect((await run(s)).out).toContain('total: 30 payment records, 30 stay, 0 move');
   });
+
+  test('shrinking back (3 -> 2): the retired shard 2 gives every record away, each lands on its owner under 2, as it was before the grow', async () => {
+    const s = await seeded();
+    const original = await Promise.all([0, 1].map((i) => rowsOf(s.client(i))));
+    expect((await run(s, '--apply')).code).toBe(0);
+    const lines: string[] = [];
+    const code = await runPaymentsReshard(['--tables', s.file, '--from', '3', '--to', '2', '--apply'], s.env, (line) => lines.push(line));
+    expect(code).toBe(0);
+    const onTwo = PAYMENTS.filter((id) => shardOf(id, 3) === 2).length;
+    expect(lines.join('\n')).toMatch(new RegExp(`shard 2 \\[retired\\] \\S+: ${onTwo} payment records, 0 stay, ${onTwo} move`));
+    const after = await Promise.all([0, 1, 2].map((i) => rowsOf(s.client(i))));
+    expect(after.slice(0, 2)).toEqual(original);
+    expect(after[2].size).toBe(0);
+  });
 });
