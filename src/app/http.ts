@@ -12,6 +12,7 @@ import { paymentWebhook } from '../http/paymentWebhook';
 import { invocationLogSink } from '../telemetry/invocationLogSink';
 import { Telemetry } from '../telemetry/Telemetry';
 import { serviceBusPaymentQueue } from './paymentQueue';
+import { paymentShardsOf } from './shardStores';
 import { consumerStoreFromSettings, routedByConsumer, storeFromSettings, tableClientsOf, type WiringOverrides } from './stores';
 
 /** A Functions v4 HTTP handler. */
@@ -82,10 +83,12 @@ export function paymentsApiFromSettings(
 ): (telemetry?: Telemetry) => (request: ApiRequest) => Promise<ApiAnswer> {
   const store = httpStoreFromSettings(settings, overrides);
   const queue = overrides.queue ?? serviceBusPaymentQueue(settings);
+  // The `accepted` marker in the owner shard's table, with the same retention (one shard: this store).
+  const markers = paymentShardsOf(settings, overrides).ownerOf((tables) => httpStoreFromSettings(settings, { ...overrides, tableClient: tables }));
   return (telemetry = overrides.telemetry ?? new Telemetry()) =>
     allowMethods(
       HTTP_FUNCTIONS.paymentsApi.methods,
-      paymentsApi({ store, queue, callerIdentity: settings.HTTP_CALLER_IDENTITY, telemetry, clock: overrides.clock }),
+      paymentsApi({ store, queue, markers, callerIdentity: settings.HTTP_CALLER_IDENTITY, telemetry, clock: overrides.clock }),
     );
 }
 
@@ -104,7 +107,8 @@ export function paymentWebhookFromSettings(
   overrides: WiringOverrides = {},
 ): (telemetry?: Telemetry) => (request: ApiRequest) => Promise<ApiAnswer> {
   const store = httpStoreFromSettings(settings, overrides, settings.WEBHOOK_RETENTION_HOURS);
-  const payments = paymentStateFromSettings(settings, overrides);
+  // The Payment row in the owner shard's table (one shard: this app's).
+  const payments = paymentShardsOf(settings, overrides).ownerOf((tables) => paymentStateFromSettings(settings, { ...overrides, tableClient: tables }));
   return (telemetry = overrides.telemetry ?? new Telemetry()) =>
     allowMethods(
       HTTP_FUNCTIONS.paymentProviderWebhook.methods,
@@ -130,11 +134,17 @@ export function webhookSecretsOf(settings: Settings): string[] {
   );
 }
 
-/** `GET /api/payments/{paymentId}`: the payment's status from the payments consumer's own record. */
+/**
+ * `GET /api/payments/{paymentId}`: the payment's status from the payments consumer's own record, in the owner shard's
+ * store (`PAYMENT_SHARD_TABLE_ENDPOINTS`; without it a payment of another shard is answered 421).
+ */
 export function paymentStatusFromSettings(settings: Settings, overrides: WiringOverrides = {}): () => (request: ApiRequest) => Promise<ApiAnswer> {
-  // IDEMPOTENCY_STORE=cosmos: the payments consumer's records are in Cosmos, the API's `accepted` records in the table.
-  const table = storeFromSettings(settings, overrides);
-  const records = routedByConsumer(new Set([PAYMENTS_CONSUMER]), consumerStoreFromSettings(settings, overrides, table), table);
-  const endpoint = allowMethods(HTTP_FUNCTIONS.paymentStatus.methods, paymentStatus(records));
+  // IDEMPOTENCY_STORE=cosmos: the payments consumer's records are in Cosmos (one container every shard shares), the
+  // API's `accepted` records in the owner's table.
+  const recordsOf = paymentShardsOf(settings, overrides).ownerOf((tables) => {
+    const table = storeFromSettings(settings, { ...overrides, tableClient: tables });
+    return routedByConsumer(new Set([PAYMENTS_CONSUMER]), consumerStoreFromSettings(settings, overrides, table), table);
+  });
+  const endpoint = allowMethods(HTTP_FUNCTIONS.paymentStatus.methods, paymentStatus(recordsOf));
   return () => endpoint;
 }

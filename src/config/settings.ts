@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigurationError } from 'azure-functions-idempotency';
+import { shardTableEndpointsProblem } from '../payments/shardTables';
 
 /**
  * Every app setting the code reads, read and validated once into one typed object. Names are the
@@ -58,6 +59,7 @@ export const SETTING_NAMES = [
   'PAYMENT_PROVIDER_KEY_MEMORY_HOURS',
   'PAYMENT_SHARD_COUNT',
   'PAYMENT_SHARD_INDEX',
+  'PAYMENT_SHARD_TABLE_ENDPOINTS',
 ] as const;
 export type SettingName = (typeof SETTING_NAMES)[number];
 
@@ -93,6 +95,8 @@ const schema = z
     /** Task hubs the payments are routed to by key (src/payments/shards.ts); this app is shard PAYMENT_SHARD_INDEX, its queue `<base>-<index>`. */
     PAYMENT_SHARD_COUNT: int(1, 64).default(1),
     PAYMENT_SHARD_INDEX: int(0, 63).default(0),
+    /** Every shard's table endpoint in shard order (src/payments/shardTables.ts): status, webhook and operator tools reach a payment's owner. */
+    PAYMENT_SHARD_TABLE_ENDPOINTS: optionalText,
     ORDERS_QUEUE_NAME: z.string().trim().min(1).default('orders'),
     PAYMENT_PROVIDER_URL: z.string().url().optional(),
     PAYMENT_PROVIDER_TIMEOUT_MS: int(100, 120_000).default(10_000),
@@ -165,6 +169,10 @@ const schema = z
     message:
       'PAYMENT_PROVIDER_KEY_MEMORY_HOURS=0 (a provider that keeps no keys) needs PAYMENT_PROVIDER_LOOKUP=by-key: nothing else can tell a repeated call from a new one',
     path: ['PAYMENT_PROVIDER_LOOKUP'],
+  })
+  .superRefine((s, context) => {
+    const problem = shardTableEndpointsProblem(s.PAYMENT_SHARD_TABLE_ENDPOINTS, s.PAYMENT_SHARD_COUNT);
+    if (problem) context.addIssue({ code: 'custom', message: problem, path: ['PAYMENT_SHARD_TABLE_ENDPOINTS'] });
   })
   .refine((s) => s.IDEMPOTENCY_TABLE_CONNECTION_STRING || s.IDEMPOTENCY_TABLE_ENDPOINT, {
     message: 'set IDEMPOTENCY_TABLE_ENDPOINT (Azure, managed identity) or IDEMPOTENCY_TABLE_CONNECTION_STRING (local Azurite)',

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { KeyInProgressError, KeyReusedError, makeIdempotent, payloadDigest, systemClock, type Clock, type IdempotencyStore } from 'azure-functions-idempotency';
+import { isMisdirected, misdirectedText, type OwnerOf } from '../payments/shardTables';
 import type { Telemetry } from '../telemetry/Telemetry';
 import { jsonAnswer, problemAnswer, type ApiAnswer, type ApiRequest } from './httpTypes';
 import { EventEnvelopeSchema, HANDLED_EVENT_TYPES, PaymentEventSchema, type PaymentEvent } from './paymentEvents';
@@ -14,7 +15,11 @@ const MAX_EVENT_BYTES = 64 * 1024;
 export interface PaymentWebhookDeps {
   /** The dedup store (idempotency table, `WEBHOOK_RETENTION_HOURS`). */
   readonly store: IdempotencyStore;
-  readonly payments: PaymentStateTable;
+  /**
+   * The Payment rows: one table, or (sharded, `paymentShardsOf`) the owner shard's table of each payment, or the
+   * misdirected route when this app cannot reach the owner (the event is then refused 503: the provider retries).
+   */
+  readonly payments: PaymentStateTable | OwnerOf<PaymentStateTable>;
   /**
    * The signing secrets accepted: the current one and, during a rotation, the previous one. Empty: every
    * request is answered 503 (the setting is missing or its Key Vault reference did not resolve).
@@ -40,7 +45,8 @@ type Replayable = StoredAnswer & { readonly replayed?: true };
  *    a redelivered event gets the stored 200 with `Idempotent-Replayed: true` and changes nothing; one in
  *    flight gets 409 + `Retry-After` (the provider retries); the same id with another body 422.
  * 4. Applied to the Payment row by version with conditional writes (`PaymentStateTable.apply`): an
- *    older or equal version changes nothing, so duplicates and out-of-order deliveries converge.
+ *    older or equal version changes nothing, so duplicates and out-of-order deliveries converge. Sharded, the row
+ *    is the owner shard's (its account's `paymentstate`); the event id's record stays with the receiver.
  *    A store failure answers 503 and stores nothing: the provider's retry applies it.
  */
 export function paymentWebhook(deps: PaymentWebhookDeps): (request: ApiRequest) => Promise<ApiAnswer> {
@@ -49,8 +55,8 @@ export function paymentWebhook(deps: PaymentWebhookDeps): (request: ApiRequest) 
     deps.telemetry.log(level, message, { consumer: WEBHOOK_CONSUMER, endpoint: 'webhook', ...fields });
 
   const handle = makeIdempotent(
-    async (event: PaymentEvent, _raw: unknown): Promise<Replayable> => {
-      const applied = await deps.payments.apply(event);
+    async (event: PaymentEvent, _raw: unknown, payments: PaymentStateTable): Promise<Replayable> => {
+      const applied = await payments.apply(event);
       const outcome = applied.kind === 'applied' ? 'applied' : 'stale';
       return toStoredAnswer(jsonAnswer(200, { received: true, eventId: event.id, outcome }));
     },
@@ -106,8 +112,22 @@ export function paymentWebhook(deps: PaymentWebhookDeps): (request: ApiRequest) 
       version: event.value.data.version,
       digest: payloadDigest(event.raw),
     };
+    // Sharded: the Payment row goes to the owner shard's table (the provider posts every event to one URL). Without a
+    // way to reach the owner nothing is written here, where the row would sit unseen: 503, the provider retries.
+    const payments = typeof deps.payments === 'function' ? deps.payments(event.value.data.paymentId) : deps.payments;
+    if (isMisdirected(payments)) {
+      log('error', `webhook: ${misdirectedText(event.value.data.paymentId, payments)}; event refused, nothing stored`, {
+        ...fields,
+        outcome: 'misdirected',
+        status: 503,
+        ownerShard: payments.shard,
+      });
+      return problemAnswer(503, 'misdirected-payment', 'Payment owned by another shard', "this receiver cannot reach the payment's shard; retry later", {
+        'retry-after': '60',
+      });
+    }
     try {
-      const stored = await handle(event.value, event.raw);
+      const stored = await handle(event.value, event.raw, payments);
       const replayed = stored.replayed === true;
       log('info', replayed ? 'webhook: duplicate event replayed' : 'webhook: event processed', {
         ...fields,

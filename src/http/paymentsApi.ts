@@ -11,6 +11,7 @@ import {
   type IdempotencyStore,
 } from 'azure-functions-idempotency';
 import { PaymentRequestedSchema, type PaymentRequested } from '../payments/schema';
+import { isMisdirected, type OwnerOf } from '../payments/shardTables';
 import type { Telemetry } from '../telemetry/Telemetry';
 import { CallerIdentityMode, callerOf } from './callerIdentity';
 import { jsonAnswer, problemAnswer, type ApiAnswer, type ApiRequest } from './httpTypes';
@@ -39,6 +40,11 @@ export interface PaymentsApiDeps {
   /** The dedup store: the idempotency table, with the HTTP retention (24 h by default). */
   readonly store: IdempotencyStore;
   readonly queue: PaymentQueue;
+  /**
+   * Where the `accepted` marker goes: the store of the payment's owner shard, where the status reads it (`paymentShardsOf`).
+   * Default `store`. Misdirected (sharded, no map): no marker; the owner's status answers 404 until its consumer's record.
+   */
+  readonly markers?: OwnerOf<IdempotencyStore>;
   readonly callerIdentity: CallerIdentityMode;
   readonly telemetry: Telemetry;
   readonly clock?: Clock;
@@ -56,7 +62,7 @@ export interface PaymentsApiDeps {
  *    matter; any other difference is another body).
  * 3. As the claimant: the payment is enqueued (`MessageId` = paymentId), an `accepted` marker is committed
  *    under `http-payments-accepted` + paymentId (what the status URL answers until the consumer's record
- *    exists), and the 202 answer (with `Location` of the payment's status) is stored as the record's
+ *    exists; sharded: in the owner shard's table, next to that record), and the 202 answer (with `Location` of the payment's status) is stored as the record's
  *    result, byte for byte. A failed marker write is a failed request (503, claim released), like a failed send.
  * 4. Same key, same body, completed: the stored answer, with `Idempotent-Replayed: true`. In flight:
  *    409 + `Retry-After` (the lease's end). Another body: 422.
@@ -78,8 +84,11 @@ export function paymentsApi(deps: PaymentsApiDeps): (request: ApiRequest) => Pro
       // The lease's signal: aborted if the claim is lost (taken over) while the send runs.
       await deps.queue.send(payment, getIdempotencyScope()!.signal);
       const acceptedAt = new Date(clock.nowMs()).toISOString();
-      // First accept wins: another caller's accept of the same paymentId finds the marker and leaves it.
-      await deps.store.commit({ consumer: PAYMENT_ACCEPTED_CONSUMER, key: payment.paymentId }, payloadDigest(payment), { acceptedAt });
+      // First accept wins: another caller's accept of the same paymentId finds the marker and leaves it. In the owner
+      // shard's table (the Idempotency-Key record stays here, where the caller repeats its POST with this app's key).
+      const markers = deps.markers ? deps.markers(payment.paymentId) : deps.store;
+      if (!isMisdirected(markers))
+        await markers.commit({ consumer: PAYMENT_ACCEPTED_CONSUMER, key: payment.paymentId }, payloadDigest(payment), { acceptedAt });
       const location = `/api/payments/${encodeURIComponent(payment.paymentId)}`;
       const body = { paymentId: payment.paymentId, status: 'accepted', acceptedAt, statusUrl: location };
       return toStoredAnswer(jsonAnswer(202, body, { location }));
