@@ -1,5 +1,6 @@
 import { runOperatorCli, type OperatorCliIo } from 'azure-functions-idempotency/operator';
 import { DEFAULT_DURABLE_URL } from './paymentsRetry';
+import { shardChoiceOf } from './keysShard';
 import { durableHttpStatus, paymentsExtension, type RunStatusOf } from './paymentsKeys';
 
 export const APP_USAGE = `npm run keys -- <command>: the package's console (npx azure-functions-idempotency) with what the app adds for
@@ -10,6 +11,11 @@ while the charge run is going. Its own options (the rest is the package's, below
                        https://<app>.azurewebsites.net/runtime/webhooks/durabletask/
   --durable-key <key>  Azure: the app's durabletask_extension system key (az functionapp keys list)
   --skip-run-check     do not read the charge run (no Durable endpoint reachable): release and evict no longer see it
+  --shard <i>          sharded (PAYMENT_SHARD_COUNT > 1): read shard i's table. Without it a command on one payment
+                       (keys show|release|evict payments|http-payments-accepted <paymentId>) goes to the payment's owner
+                       and dlq replay <base>-<i> to shard i; the rest to the settings' own shard. Another shard's table is
+                       reached through PAYMENT_SHARD_TABLE_ENDPOINTS; its charge runs through its app's --durable-url
+                       (given explicitly, or --skip-run-check)
 `;
 
 /**
@@ -21,27 +27,48 @@ export async function runAppKeys(argv: readonly string[], io: OperatorCliIo = {}
   const rest: string[] = [];
   let durableUrl = DEFAULT_DURABLE_URL;
   let durableKey: string | undefined;
+  let durableUrlGiven = false;
+  let shardOption: string | undefined;
   let skipRunCheck = false;
+  const err = io.err ?? console.error;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--') {
       rest.push(...argv.slice(i));
       break;
     }
-    if (arg === '--durable-url' || arg === '--durable-key') {
+    if (arg === '--durable-url' || arg === '--durable-key' || arg === '--shard') {
       const value = argv[++i];
       if (value === undefined) {
-        (io.err ?? console.error)(`error: ${arg} needs a value`);
+        err(`error: ${arg} needs a value`);
         return 2;
       }
-      if (arg === '--durable-url') durableUrl = value;
-      else durableKey = value;
+      if (arg === '--durable-url') [durableUrl, durableUrlGiven] = [value, true];
+      else if (arg === '--durable-key') durableKey = value;
+      else shardOption = value;
     } else if (arg === '--skip-run-check') skipRunCheck = true;
     else rest.push(arg);
   }
   if (rest.includes('--help') || rest.includes('-h') || rest.length === 0) (io.out ?? console.log)(APP_USAGE);
+  // Sharded: the table of the shard the command is about (the payment's owner, --shard, or the settings' own).
+  const choice = shardChoiceOf(rest, io.env ?? process.env, shardOption);
+  if (choice.kind === 'refused') {
+    err(`error: ${choice.message}`);
+    return 2;
+  }
+  if (choice.kind === 'shard') {
+    err(choice.note);
+    // Another shard's charge runs are in its task hub: the local default would read this shard's and see none.
+    if (choice.remote && !skipRunCheck && !durableUrlGiven && !runStatusOf) {
+      err(
+        `error: shard ${choice.shard}'s charge runs are read at its app: pass --durable-url (and --durable-key) of shard ${choice.shard}'s app, or --skip-run-check`,
+      );
+      return 2;
+    }
+  }
+  const env = choice.kind === 'shard' ? choice.env : io.env;
   const extension = paymentsExtension(runStatusOf ?? durableHttpStatus(durableUrl, durableKey), { skipRunCheck });
-  return runOperatorCli(rest, { ...io, extensions: [extension, ...(io.extensions ?? [])] });
+  return runOperatorCli(rest, { ...io, ...(env ? { env } : {}), extensions: [extension, ...(io.extensions ?? [])] });
 }
 
 if (require.main === module)

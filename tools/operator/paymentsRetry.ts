@@ -1,4 +1,5 @@
-import { shardLayoutOf, shardOf } from '../../src/payments/shards';
+import { shardLayoutOf } from '../../src/payments/shards';
+import { paymentShardsOf } from '../../src/app/shardStores';
 import { consumerStoreFromSettings, storeFromSettings, type WiringOverrides } from '../../src/app/stores';
 import { retryBudgetOf } from '../../src/app/payments';
 import { providerCapabilityOf } from '../../src/payments/providerLookup';
@@ -19,6 +20,10 @@ export const USAGE = `Retries one payment that ended failed (its provider's tran
   --durable-url  the Durable extension's HTTP API: locally http://127.0.0.1:17071/durabletask/ (default: the local
                  engine), in Azure https://<app>.azurewebsites.net/runtime/webhooks/durabletask/
   --durable-key  Azure: the app's durabletask_extension system key (az functionapp keys list), sent as ?code=
+
+Sharded (PAYMENT_SHARD_COUNT > 1): the payment belongs to one shard. Any shard's settings with PAYMENT_SHARD_TABLE_ENDPOINTS
+reach the owner's table; its run must start in the owner's task hub, so for a payment of another shard --durable-url (and
+--durable-key) must be the owner app's, given explicitly. Without the map only the settings' own shard is reached.
 
 The payments records are in the app's store, IDEMPOTENCY_STORE: table (default) -> IDEMPOTENCY_TABLE_CONNECTION_STRING
 (local) or IDEMPOTENCY_TABLE_ENDPOINT with your Azure identity (Storage Table Data Contributor), IDEMPOTENCY_TABLE_NAME;
@@ -68,23 +73,35 @@ export async function runPaymentsRetry(
   const paymentId = values['payment-id'];
   if (typeof paymentId !== 'string' || paymentId.trim() === '') throw new UsageError('--payment-id is required');
   const settings = loadSettings(env);
-  // Sharded (PAYMENT_SHARD_*): these settings reach one shard's table and hub; a payment another shard owns is not here.
+  // Sharded (PAYMENT_SHARD_*): the payment's record is in its owner's table, its run goes to the owner's task hub.
   const layout = shardLayoutOf(settings);
-  const owner = shardOf(paymentId, layout.count);
-  if (owner !== layout.index) {
+  const shards = paymentShardsOf(settings, wiring);
+  const route = shards.route(paymentId);
+  if (route.kind === 'misdirected') {
     print(
-      `refused: payment ${paymentId} belongs to shard ${owner} of ${layout.count}; these settings are shard ${layout.index}'s: ` +
-        `point IDEMPOTENCY_TABLE_* and --durable-url at shard ${owner} (PAYMENT_SHARD_INDEX=${owner})`,
+      `refused: payment ${paymentId} belongs to shard ${route.shard} of ${layout.count}; these settings are shard ${layout.index}'s: ` +
+        `point IDEMPOTENCY_TABLE_* and --durable-url at shard ${route.shard} (PAYMENT_SHARD_INDEX=${route.shard})`,
+    );
+    return 1;
+  }
+  if (route.kind === 'owner' && typeof values['durable-url'] !== 'string') {
+    print(
+      `refused: payment ${paymentId} belongs to shard ${route.shard} of ${layout.count} (these settings are shard ${layout.index}'s): its run must ` +
+        `start in shard ${route.shard}'s task hub; pass --durable-url (and --durable-key) of shard ${route.shard}'s app`,
     );
     return 1;
   }
   const durableUrl = typeof values['durable-url'] === 'string' ? values['durable-url'] : DEFAULT_DURABLE_URL;
   const durableKey = typeof values['durable-key'] === 'string' ? values['durable-key'] : undefined;
+  if (route.kind === 'owner')
+    print(`payment ${paymentId}: shard ${route.shard} of ${layout.count}, its records at ${route.endpoint}, its run at ${durableUrl}`);
+  // The owner's table (one shard, or the settings' own shard: the settings' table, as before).
+  const tables = { ...wiring, tableClient: shards.tables(route.shard) };
   try {
     const report = await retryFailedPayment(
       {
         // The payments consumer's store, as the app builds it (IDEMPOTENCY_STORE: the Table or the Cosmos store).
-        store: consumerStoreFromSettings(settings, wiring, storeFromSettings(settings, wiring)),
+        store: consumerStoreFromSettings(settings, wiring, storeFromSettings(settings, tables)),
         start: durableHttpStart(durableUrl, durableKey),
         retry: retryBudgetOf(settings),
         provider: providerCapabilityOf(settings),
