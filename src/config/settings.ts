@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConfigurationError } from 'azure-functions-idempotency';
-import { shardTableEndpointsProblem } from '../payments/shardTables';
+import { shardTableEndpointsProblem } from './shardTableEndpoints';
 
 /**
  * Every app setting the code reads, read and validated once into one typed object. Names are the
