@@ -262,6 +262,10 @@ var shards = [
     serviceName: i == 0 ? 'api' : 'api-s${i}'
   }
 ]
+// The status, the webhook and the operator's tools reach a payment's owner shard through its account's table endpoint
+// (PAYMENT_SHARD_TABLE_ENDPOINTS; the one identity holds Table Data Contributor on every account): docs/deploy.md "Shards".
+@description('The table endpoint of every shard\'s storage account, in shard order (the account\'s primaryEndpoints.table, dnsEndpointType Standard).')
+var shardTableEndpoints = [for shard in shards: 'https://${shard.storage}.table.${environment().suffixes.storage}/']
 @description('The payments queue of every shard, in shard order.')
 var paymentsQueueNames = [for shard in shards: shard.paymentsQueue]
 @description('Every queue of the namespace: the shards\' payments queues, then orders.')
@@ -596,6 +600,7 @@ module api 'app/api.bicep' = [
       shard: {
         count: shardCount
         index: shard.index
+        tableEndpoints: shardTableEndpoints
       }
       idempotency: {
         tableName: idempotencyTableName

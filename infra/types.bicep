@@ -17,6 +17,9 @@ type shardSettingsType = {
   @description('This app\'s shard, 0 to count - 1 (PAYMENT_SHARD_INDEX).')
   @minValue(0)
   index: int
+
+  @description('The table endpoint of every shard\'s storage account, in shard order (PAYMENT_SHARD_TABLE_ENDPOINTS, set when count > 1).')
+  tableEndpoints: string[]?
 }
 
 @export()

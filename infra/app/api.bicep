@@ -84,7 +84,14 @@ resource applicationInsights 'Microsoft.Insights/components@2020-02-02' existing
 }
 
 @description('Every app setting of the Function App: host storage, Service Bus, telemetry and the settings the code reads.')
-var appSettings = union(commonSettings, shard.index == 0 ? {} : shardOnlySettings)
+var appSettings = union(commonSettings, shard.count == 1 ? {} : shardMapSettings, shard.index == 0 ? {} : shardOnlySettings)
+
+// With more than one shard every app reaches a payment's owner through its account's table endpoint: the status, the
+// accepted marker, the webhook's Payment row (src/payments/shardTables.ts). One shard: no map, today's settings.
+@description('Settings of every app when there is more than one shard.')
+var shardMapSettings = {
+  PAYMENT_SHARD_TABLE_ENDPOINTS: join(shard.?tableEndpoints ?? [], ',')
+}
 
 // Shards past the first run no rewards consumer: one reader of the hub, one balances table (shard 0's account, the
 // unsharded deployment's). Each shard would read every event against its own checkpoints and table, and a consumer group

@@ -279,6 +279,8 @@ export class ArmEvaluator {
         return String(args[0]).toLowerCase();
       case 'split':
         return String(args[0]).split(String(args[1]));
+      case 'join':
+        return (args[0] as unknown[]).map(String).join(String(args[1]));
       case 'take':
         return typeof args[0] === 'string' ? args[0].slice(0, num(args[1])) : (args[0] as unknown[]).slice(0, num(args[1]));
       case 'true':

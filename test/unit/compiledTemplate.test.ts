@@ -1,4 +1,4 @@
-import { SETTING_NAMES } from '../../src/config/settings';
+import { loadSettings, SETTING_NAMES } from '../../src/config/settings';
 import { redeliveryWindow } from '../../src/lifecycle/retention';
 import { resourcesOf } from '../support/armExpressions';
 import { azdParameters, compiledMainTemplate, describeCompiled, Deployment } from '../support/compiledTemplate';
@@ -18,6 +18,8 @@ const AZD_ENV = {
 
 /** Settings the code reads that are never deployed (local emulators only; see docs/deploy.md). */
 const LOCAL_ONLY = ['IDEMPOTENCY_TABLE_CONNECTION_STRING', 'COSMOS_KEY', 'SERVICEBUS_CONNECTION_STRING'];
+/** Settings only a deployment of more than one shard sets (one shard: today's settings). */
+const SHARDED_ONLY = ['PAYMENT_SHARD_TABLE_ENDPOINTS'];
 
 describeCompiled('compiled infra/main.bicep: parameters', () => {
   const template = () => compiledMainTemplate()!;
@@ -61,9 +63,10 @@ describeCompiled('compiled infra/main.bicep: the Function App', () => {
 
   test('every setting the code reads, except the local-only ones, is an app setting of the Function App', () => {
     const settings = deployment().appSettings();
-    const expected = SETTING_NAMES.filter((name) => !LOCAL_ONLY.includes(name));
+    const expected = SETTING_NAMES.filter((name) => !LOCAL_ONLY.includes(name) && !SHARDED_ONLY.includes(name));
     expect(expected.filter((name) => !(name in settings))).toEqual([]);
     expect(LOCAL_ONLY.filter((name) => name in settings)).toEqual([]);
+    expect(SHARDED_ONLY.filter((name) => name in settings)).toEqual([]);
   });
 
   test('the provider URL is the parameter azd passes, and Application Insights ingestion uses the identity (Entra)', () => {
@@ -367,6 +370,20 @@ describeCompiled('compiled infra/main.bicep: payment shards (shardCount, issue 5
       const all = Array.from({ length: Number(settings.PAYMENT_SHARD_COUNT) }, (_, j) => `${base}-${j}`);
       expect(all.filter((q) => !queues.includes(q))).toEqual([]);
     }
+  });
+
+  test("every shard's app has the map of every shard's table endpoint in shard order, its own entry its own account's; the app's settings check accepts it", () => {
+    const d = sharded(3);
+    const accounts = names(d, 'Microsoft.Storage/storageAccounts');
+    const expected = accounts.map((account) => `https://${account}.table.core.windows.net/`).join(',');
+    for (const i of [0, 1, 2]) {
+      const settings = d.appSettings(i);
+      expect(settings.PAYMENT_SHARD_TABLE_ENDPOINTS).toBe(expected);
+      expect(settings.PAYMENT_SHARD_TABLE_ENDPOINTS.split(',')[Number(settings.PAYMENT_SHARD_INDEX)]).toContain(`//${accounts[i]}.table.`);
+      const env = { ...settings, IDEMPOTENCY_TABLE_ENDPOINT: `https://${accounts[i]}.table.core.windows.net/` };
+      expect(loadSettings(env).PAYMENT_SHARD_TABLE_ENDPOINTS).toBe(expected);
+    }
+    expect(sharded(1).appSettings().PAYMENT_SHARD_TABLE_ENDPOINTS).toBeUndefined();
   });
 
   test("sixteen shards (the most): every name within its resource's rules (account 3-24 lowercase letters and digits, task hub 3-45 letters and digits, container 3-63)", () => {

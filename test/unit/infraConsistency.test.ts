@@ -55,6 +55,12 @@ const AZURE_HOST_SETTINGS: readonly string[] = [
  */
 const SHARD_SETTINGS: readonly string[] = ['PAYMENT_SHARD_COUNT', 'PAYMENT_SHARD_INDEX'];
 
+/**
+ * Settings of SETTING_NAMES only a sharded deployment sets (`var shardMapSettings`, unioned when `shard.count` > 1): one
+ * shard keeps today's settings. The map of every shard's table endpoint (src/config/shardTableEndpoints.ts).
+ */
+const SHARDED_ONLY_SETTINGS: readonly string[] = ['PAYMENT_SHARD_TABLE_ENDPOINTS'];
+
 /** Host settings only the local example has (Flex Consumption rejects the first; the others are connections). */
 const LOCAL_HOST_SETTINGS: readonly string[] = [
   'FUNCTIONS_WORKER_RUNTIME',
@@ -103,7 +109,7 @@ function infraFiles(dir = join(root, 'infra')): string[] {
   });
 }
 
-const azureSettings = SETTING_NAMES.filter((name) => !LOCAL_ONLY_SETTINGS.includes(name));
+const azureSettings = SETTING_NAMES.filter((name) => !LOCAL_ONLY_SETTINGS.includes(name) && !SHARDED_ONLY_SETTINGS.includes(name));
 
 describe('infra cross-check: app settings', () => {
   test('every setting the code reads (except the local-only list) is set in the Function App app settings', () => {
@@ -132,10 +138,16 @@ describe('infra cross-check: app settings', () => {
   test('every app has its shard (count and index); shards past the first have the rewards consumer switched off, nothing else', () => {
     expect(missingAppSettings(apiBicep, SHARD_SETTINGS)).toEqual([]);
     expect(apiBicep).toMatch(/PAYMENT_SHARD_COUNT: string\(shard\.count\)\s+PAYMENT_SHARD_INDEX: string\(shard\.index\)/);
-    expect(apiBicep).toMatch(/var appSettings = union\(commonSettings, shard\.index == 0 \? \{\} : shardOnlySettings\)/);
+    expect(apiBicep).toMatch(
+      /var appSettings = union\(commonSettings, shard\.count == 1 \? \{\} : shardMapSettings, shard\.index == 0 \? \{\} : shardOnlySettings\)/,
+    );
     const shardOnly = objectBlockAfter(apiBicep, /var\s+shardOnlySettings\s*=\s*\{/);
     // The Functions host's per-function switch names the function as registered (src/app/rewardsFunction.ts).
     expect(shardOnly.replace(/\s+/g, ' ')).toBe(`{ 'AzureWebJobs.${REWARDS_FUNCTION}.Disabled': 'true' }`);
+    // More than one shard: the map, and nothing else; every name in it is read by the code.
+    const shardMap = objectBlockAfter(apiBicep, /var\s+shardMapSettings\s*=\s*\{/);
+    expect(topLevelKeys(shardMap)).toEqual(SHARDED_ONLY_SETTINGS);
+    for (const name of SHARDED_ONLY_SETTINGS) expect(SETTING_NAMES).toContain(name);
   });
 
   test('every setting the code reads is listed in local.settings.json.example, and nothing unknown is', () => {
