@@ -83,8 +83,9 @@ export function paymentsApiFromSettings(
 ): (telemetry?: Telemetry) => (request: ApiRequest) => Promise<ApiAnswer> {
   const store = httpStoreFromSettings(settings, overrides);
   const queue = overrides.queue ?? serviceBusPaymentQueue(settings);
-  // The `accepted` marker in the owner shard's table, with the same retention (one shard: this store).
-  const markers = paymentShardsOf(settings, overrides).ownerOf((tables) => httpStoreFromSettings(settings, { ...overrides, tableClient: tables }));
+  // The `accepted` marker in the owner shard's table, with the same retention (its own payments: this store, as before).
+  const shards = paymentShardsOf(settings, overrides);
+  const markers = shards.ownerOf((tables, shard) => (shard === shards.index ? store : httpStoreFromSettings(settings, { ...overrides, tableClient: tables })));
   return (telemetry = overrides.telemetry ?? new Telemetry()) =>
     allowMethods(
       HTTP_FUNCTIONS.paymentsApi.methods,

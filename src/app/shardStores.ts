@@ -33,6 +33,8 @@ export function shardTableConnection(ownConnectionString: string | undefined, en
 
 /** The payments' shards as these settings see them: where a payment's records are, and each shard's tables. */
 export interface PaymentShards {
+  /** This app's shard (`PAYMENT_SHARD_INDEX`; 0 with one shard). */
+  readonly index: number;
   /** Where `paymentId`'s records are (see {@link ShardRoute}). */
   route(paymentId: string): ShardRoute;
   /** A client of table `tableName` in shard `shard`'s account (this app's own for its own shard). */
@@ -67,6 +69,7 @@ export function paymentShardsOf(settings: Settings, overrides: WiringOverrides =
     return (tableName) => createTableClient(reach, {}, tableName);
   };
   return {
+    index: layout.index,
     route: (paymentId) => routeOf(paymentId, layout, endpoints),
     tables,
     ownerOf<T>(build: (tables: (tableName: string) => TableClient, shard: number) => T): OwnerOf<T> {
