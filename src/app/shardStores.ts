@@ -49,18 +49,22 @@ export interface PaymentShards {
 /**
  * The shards from the settings (`PAYMENT_SHARD_COUNT`, `PAYMENT_SHARD_INDEX`, `PAYMENT_SHARD_TABLE_ENDPOINTS`). With one
  * shard every payment is `here` and nothing changes. Creating it sends nothing.
- * @throws ConfigurationError on a layout or map `loadSettings` would refuse
+ * @throws ConfigurationError on a layout or map `loadSettings` would refuse, or a local connection string that names no
+ *   account key to reach the other shards with
  */
 export function paymentShardsOf(settings: Settings, overrides: WiringOverrides = {}): PaymentShards {
   const layout = shardLayoutOf(settings);
   const endpoints = shardTableEndpointsOf(settings.PAYMENT_SHARD_TABLE_ENDPOINTS, layout.count);
   const own = tableClientsOf(settings, overrides);
+  // Every other shard's connection, worked out now: a local connection string that cannot reach them fails here, at start.
+  const connections = (endpoints ?? []).map((endpoint, shard) =>
+    shard === layout.index ? undefined : shardTableConnection(settings.IDEMPOTENCY_TABLE_CONNECTION_STRING, endpoint),
+  );
   const tables = (shard: number): ((tableName: string) => TableClient) => {
     if (shard === layout.index) return own;
-    const endpoint = endpoints?.[shard];
-    if (!endpoint)
+    const connection = connections[shard];
+    if (!connection)
       throw new ConfigurationError(`shard ${shard} of ${layout.count} is not reachable from shard ${layout.index}: set PAYMENT_SHARD_TABLE_ENDPOINTS`);
-    const connection = shardTableConnection(settings.IDEMPOTENCY_TABLE_CONNECTION_STRING, endpoint);
     const reach = {
       ...settings,
       IDEMPOTENCY_TABLE_CONNECTION_STRING: 'connectionString' in connection ? connection.connectionString : undefined,

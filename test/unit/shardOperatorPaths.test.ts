@@ -1,7 +1,7 @@
 import { keyFromMessageId, payloadDigest, RecordStatus, type IdempotencyStore } from 'azure-functions-idempotency';
 import { InMemoryIdempotencyStore } from 'azure-functions-idempotency/memory';
 import { loadSettings } from '../../src/config/settings';
-import { shardTableConnection } from '../../src/app/shardStores';
+import { paymentShardsOf, shardTableConnection } from '../../src/app/shardStores';
 import { callerOf } from '../../src/http/callerIdentity';
 import { PAYMENT_ACCEPTED_CONSUMER, PAYMENTS_API_CONSUMER, paymentsApi, type PaymentQueue } from '../../src/http/paymentsApi';
 import { paymentStatus } from '../../src/http/paymentStatus';
@@ -70,6 +70,15 @@ describe('the shard map (PAYMENT_SHARD_TABLE_ENDPOINTS)', () => {
     });
     expect(shardTableConnection(undefined, B)).toEqual({ endpoint: B });
     expect(() => shardTableConnection('UseDevelopmentStorage=true', 'http://127.0.0.1:10012/devstoreaccount1')).toThrow(/AccountName and AccountKey/);
+    // Found when the wiring is built (the feature's start), not on a request.
+    const local = { PAYMENT_SHARD_COUNT: '2', PAYMENT_SHARD_INDEX: '0', PAYMENTS_QUEUE_NAME: 'payments-0' };
+    const map = 'http://127.0.0.1:10002/devstoreaccount1,http://127.0.0.1:10012/devstoreaccount1';
+    expect(() => paymentShardsOf(settingsOf({ ...local, PAYMENT_SHARD_TABLE_ENDPOINTS: map }))).toThrow(/AccountName and AccountKey/);
+    expect(paymentShardsOf(settingsOf({ ...local, IDEMPOTENCY_TABLE_CONNECTION_STRING: own, PAYMENT_SHARD_TABLE_ENDPOINTS: map })).route(ownedBy(1))).toEqual({
+      kind: 'owner',
+      shard: 1,
+      endpoint: 'http://127.0.0.1:10012/devstoreaccount1',
+    });
   });
 });
 
