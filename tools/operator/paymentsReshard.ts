@@ -3,8 +3,10 @@ import { loadSettings } from '../../src/config/settings';
 import { PAYMENTS_CONSUMER } from '../../src/payments/PaymentsConsumer';
 import { MAX_SHARDS, shardOf } from '../../src/payments/shards';
 import { optionReader, parseCommandLine, runTool } from '../cli/commandLine';
-import { moveRecord, ReshardConflictError, ReshardRecordBusyError, type MoveHooks } from './reshard/moveRecord';
-import { inProgressOf, isTableNotFound, movingOf, paymentRecordsOf, planLines, planReshard } from './reshard/reshardPlan';
+import { moveRecord, ReshardConflictError, ReshardRecordBusyError, type MoveHooks, type MoveOutcome } from './reshard/moveRecord';
+import { PAYMENT_ACCEPTED_CONSUMER } from '../../src/http/paymentsApi';
+import { movePaymentStateRow, paymentStateIdsOf } from './reshard/movePaymentState';
+import { acceptedIdsOf, inProgressOf, isTableNotFound, movingOf, movingRowsOf, paymentRecordsOf, planLines, planReshard } from './reshard/reshardPlan';
 import { readShardTables, type ShardTable } from './reshard/shardTables';
 
 export const USAGE = `Changes the payments shard count N: moves every payment record whose key another shard owns under the new N
@@ -17,18 +19,23 @@ empty, no record in progress.
             { "tables": [ { "shard": 0, "endpoint": "https://stpay0.table.core.windows.net" },
                           { "shard": 1, "connection": "<connection string>" } ] }
             optional per shard: "tableName" (default IDEMPOTENCY_TABLE_NAME), "partitionCount" (default
-            IDEMPOTENCY_PARTITION_COUNT). An endpoint is reached with your Azure identity (Storage Table Data
+            IDEMPOTENCY_PARTITION_COUNT), "paymentStateTableName" (the webhook's Payment rows in the same account,
+            default PAYMENT_STATE_TABLE_NAME). An endpoint is reached with your Azure identity (Storage Table Data
             Contributor on each account; AZURE_CLIENT_ID as the app reads it)
   --from    the shard count the apps run with now (PAYMENT_SHARD_COUNT)
   --to      the new shard count, 1 to ${MAX_SHARDS}
-  --plan    (default) read only: per shard, payment records that stay and that move, to which shard; refused (exit 1,
-            naming the keys) while a record is in progress
-  --apply   the plan, then each moving record and its rows (the Payment row) are copied to the new shard's table
-            insert-if-absent and deleted from the old one conditionally (ETag). A different record already there is a
-            conflict: the run stops and names it, nothing is overwritten. Re-run after any interruption: it finishes
+  --plan    (default) read only: per shard, payment records that stay and that move, to which shard, and likewise the
+            webhook's Payment rows (paymentstate) and the API's accepted markers; refused (exit 1, naming the keys)
+            while a record is in progress
+  --apply   the plan, then each moving record and its rows (the consumer's Payment row), each moving accepted marker
+            and each moving webhook Payment row are copied to the new shard insert-if-absent and deleted from the old
+            one conditionally (ETag). A different one already there is a conflict: the run stops and names it, nothing
+            is overwritten. Re-run after any interruption: it finishes
 
 It reads the app's settings (IDEMPOTENCY_TABLE_NAME, IDEMPOTENCY_PARTITION_COUNT, AZURE_CLIENT_ID, the store timeout)
-and payment records only (consumer "payments"): the orders', rewards' and HTTP API's rows are neither read nor moved.
+and a payment's rows only (consumer "payments", the API's "http-payments-accepted" markers, the paymentstate table): the
+orders', rewards', webhook event ids' and Idempotency-Key records are neither read nor moved (they stay with the app
+that reads them). Stop the webhook's deliveries during the apply (docs/deploy.md section 11).
 It does not read the queues: check each is empty (Azure portal, or az servicebus queue show --query countDetails).
 Exit 0 planned or done, 1 refused or stopped (conflict, a record in progress or written meanwhile), 2 usage.`;
 
@@ -72,7 +79,9 @@ export async function runPaymentsReshard(
   if (inProgressOf(plan) > 0) return 1;
   if (!read.flag('apply')) {
     print(
-      movingOf(plan) === 0 ? 'nothing moves: every payment record is on its shard under the new count' : 'dry run: nothing was written (--apply moves them)',
+      movingOf(plan) + movingRowsOf(plan) === 0
+        ? 'nothing moves: every payment record is on its shard under the new count'
+        : 'dry run: nothing was written (--apply moves them)',
     );
     return 0;
   }
@@ -81,29 +90,36 @@ export async function runPaymentsReshard(
 
 /** Moves every payment record to its owner under `to`, table after table. Returns the exit code. */
 async function applyReshard(tables: readonly ShardTable[], to: number, print: (line: string) => void, options: ReshardOptions): Promise<number> {
-  const counts = { copied: 0, alreadyThere: 0, gone: 0 };
-  const created = new Set<number>();
+  const counts = { records: newCounts(), markers: newCounts(), rows: newCounts() };
+  const created = new Set<string>();
+  const ensure = async (target: ShardTable, which: 'client' | 'paymentState') => {
+    if (created.has(`${target.shard}/${which}`)) return;
+    await target[which].createTable(); // a new shard's table: created once (an existing one is left as it is)
+    created.add(`${target.shard}/${which}`);
+  };
   try {
     for (const table of tables) {
-      let moved = 0;
-      const moving: string[] = [];
-      try {
-        // Read the whole listing before writing: a delete behind a page's cursor could shift what the next page holds.
-        for await (const record of paymentRecordsOf(table)) if (shardOf(record.key, to) !== table.shard) moving.push(record.key);
-      } catch (error) {
-        if (!isTableNotFound(error)) throw error;
-      }
-      for (const paymentId of moving) {
+      // Each listing is read whole before writing: a delete behind a page's cursor could shift what the next page holds.
+      const records = await movingIds(mapKeys(paymentRecordsOf(table)), table.shard, to);
+      const markers = await movingIds(acceptedIdsOf(table), table.shard, to);
+      const rows = await movingIds(paymentStateIdsOf(table), table.shard, to);
+      for (const paymentId of records) {
         const target = tables[shardOf(paymentId, to)];
-        if (!created.has(target.shard)) {
-          await target.client.createTable(); // a new shard's table: created once (an existing one is left as it is)
-          created.add(target.shard);
-        }
-        const outcome = await moveRecord(keyFromMessageId(PAYMENTS_CONSUMER, paymentId), table, target, options);
-        counts[outcome]++;
-        moved++;
+        await ensure(target, 'client');
+        counts.records[await moveRecord(keyFromMessageId(PAYMENTS_CONSUMER, paymentId), table, target, options)]++;
       }
-      if (moving.length > 0) print(`  shard ${table.shard}: ${moved} payment record(s) moved`);
+      for (const paymentId of markers) {
+        const target = tables[shardOf(paymentId, to)];
+        await ensure(target, 'client');
+        counts.markers[await moveRecord({ consumer: PAYMENT_ACCEPTED_CONSUMER, key: paymentId }, table, target, options)]++;
+      }
+      for (const paymentId of rows) {
+        const target = tables[shardOf(paymentId, to)];
+        await ensure(target, 'paymentState');
+        counts.rows[await movePaymentStateRow(paymentId, table, target, options)]++;
+      }
+      if (records.length + markers.length + rows.length > 0)
+        print(`  shard ${table.shard}: ${records.length} payment record(s), ${markers.length} accepted marker(s), ${rows.length} Payment row(s) moved`);
     }
   } catch (error) {
     if (error instanceof ReshardConflictError || error instanceof ReshardRecordBusyError) {
@@ -117,8 +133,28 @@ async function applyReshard(tables: readonly ShardTable[], to: number, print: (l
   return 0;
 }
 
-function summary(counts: { copied: number; alreadyThere: number; gone: number }): string {
-  return `${counts.copied} copied and deleted from the old shard, ${counts.alreadyThere} found already copied (deleted from the old shard), ${counts.gone} gone meanwhile`;
+type Counts = Record<MoveOutcome, number>;
+const newCounts = (): Counts => ({ copied: 0, alreadyThere: 0, gone: 0 });
+
+/** The ids of `ids` another shard owns under `to`, read whole (a listing of a table not created yet: none). */
+async function movingIds(ids: AsyncIterable<string>, shard: number, to: number): Promise<string[]> {
+  const moving: string[] = [];
+  try {
+    for await (const id of ids) if (shardOf(id, to) !== shard) moving.push(id);
+  } catch (error) {
+    if (!isTableNotFound(error)) throw error;
+  }
+  return moving;
+}
+
+async function* mapKeys(records: AsyncIterable<{ key: string }>): AsyncIterable<string> {
+  for await (const record of records) yield record.key;
+}
+
+function summary({ records, markers, rows }: { records: Counts; markers: Counts; rows: Counts }): string {
+  const of = (c: Counts) =>
+    `${c.copied} copied and deleted from the old shard, ${c.alreadyThere} found already copied (deleted from the old shard), ${c.gone} gone meanwhile`;
+  return `${of(records)}; accepted markers: ${of(markers)}; webhook Payment rows: ${of(rows)}`;
 }
 
 if (require.main === module) runTool('npm run payments:reshard', () => runPaymentsReshard(process.argv.slice(2), process.env));

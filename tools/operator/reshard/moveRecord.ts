@@ -13,16 +13,16 @@ import { tableRecords } from 'azure-functions-idempotency/operator';
 import type { ShardTable } from './shardTables';
 
 /**
- * Moving one payment record between shard tables: the record is its marker (RowKey = the scoped key's hash) and the
+ * Moving one record of a payment between shard tables (the consumer's, or the API's `accepted` marker: any consumer): the record is its marker (RowKey = the scoped key's hash) and the
  * local rows listed on it (`localRows`: for payments the Payment row, `<marker>~payment`), all in one partition; the
  * store deletes exactly these with it (sweep, eviction), so these are what move, together.
  */
 
 /** A raw entity with its Edm types kept (`disableTypeConversion`): Int64 stays Int64, Int32 stays Int32. */
-type RawEntity = Record<string, unknown> & { partitionKey?: string; rowKey?: string; etag?: string };
+export type RawEntity = Record<string, unknown> & { partitionKey?: string; rowKey?: string; etag?: string };
 
 /** The properties a copy carries: all but the keys, the ETag, the service's Timestamp and the response metadata. */
-function bodyOf(entity: RawEntity): Record<string, unknown> {
+export function bodyOf(entity: RawEntity): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(entity)) {
     if (name === 'partitionKey' || name === 'rowKey' || name === 'etag' || name === 'timestamp' || name.startsWith('odata.')) continue;
@@ -32,7 +32,7 @@ function bodyOf(entity: RawEntity): Record<string, unknown> {
 }
 
 /** A body as comparable text (property names sorted, each value with its Edm type). */
-function fingerprint(body: Record<string, unknown>): string {
+export function fingerprint(body: Record<string, unknown>): string {
   return JSON.stringify(
     Object.keys(body)
       .sort()
@@ -41,7 +41,7 @@ function fingerprint(body: Record<string, unknown>): string {
 }
 
 /** The properties in which two bodies differ, for the conflict's message (values are not printed: payload). */
-function differing(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
+export function differing(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
   const names = new Set([...Object.keys(a), ...Object.keys(b)]);
   return [...names].filter((name) => JSON.stringify(a[name]) !== JSON.stringify(b[name])).sort();
 }
@@ -54,11 +54,13 @@ export class ReshardConflictError extends Error {
     readonly fromShard: number,
     readonly toShard: number,
     readonly rows: readonly string[],
+    /** How the operator looks at both (default: the payments record with `npm run keys`). */
+    look = `npm run keys -- show --consumer payments --key ${paymentId}, with each shard's settings`,
   ) {
     super(
       `conflict: payment ${paymentId} moving from shard ${fromShard} to shard ${toShard}: shard ${toShard}'s table already holds ` +
-        `a different ${rows.join('; ')}. Nothing was overwritten; the record stays on shard ${fromShard}. Look at both ` +
-        `(npm run keys -- show --consumer payments --key ${paymentId}, with each shard's settings) and settle it by hand before running again`,
+        `a different ${rows.join('; ')}. Nothing was overwritten; it stays on shard ${fromShard}. Look at both ` +
+        `(${look}) and settle it by hand before running again`,
     );
   }
 }
@@ -83,7 +85,7 @@ export interface MoveHooks {
   readonly afterCopy?: (paymentId: string) => Promise<void> | void;
 }
 
-async function readRaw(client: TableClient, partitionKey: string, rowKey: string, operation: string): Promise<RawEntity | undefined> {
+export async function readRaw(client: TableClient, partitionKey: string, rowKey: string, operation: string): Promise<RawEntity | undefined> {
   try {
     return await client.getEntity(partitionKey, rowKey, { disableTypeConversion: true });
   } catch (error) {
@@ -120,7 +122,7 @@ export async function moveRecord(key: IdempotencyKey, from: ShardTable, to: Shar
   const target = tableAddress(key, to.partitionCount);
   const wanted = new Map<string, Record<string, unknown>>([[source.rowKey, bodyOf(marker)]]);
   for (const [name, body] of rows) wanted.set(localRowKey(source.rowKey, name), body);
-  const outcome = await insertAll(to, target.partitionKey, wanted, key.key, from.shard);
+  const outcome = await insertAll(to, target.partitionKey, wanted, key, from.shard);
   await hooks.afterCopy?.(key.key);
   const deleted = await tableRecords(from.client, { partitionCount: from.partitionCount }).deleteIf(record);
   if (deleted.kind === 'changed') throw new ReshardRecordBusyError(key.key, from.shard, 'was written while it was being moved (its copy is on the new shard)');
@@ -132,7 +134,7 @@ async function insertAll(
   to: ShardTable,
   partitionKey: string,
   wanted: Map<string, Record<string, unknown>>,
-  paymentId: string,
+  { consumer, key: paymentId }: IdempotencyKey,
   fromShard: number,
 ): Promise<MoveOutcome> {
   const actions: TransactionAction[] = [...wanted.entries()].map(([rowKey, body]) => ['create', { ...body, partitionKey, rowKey }]);
@@ -149,7 +151,8 @@ async function insertAll(
     if (!there) different.push(`${what} (missing beside the others)`);
     else if (fingerprint(bodyOf(there)) !== fingerprint(body)) different.push(`${what} (${differing(bodyOf(there), body).join(', ')})`);
   }
-  if (different.length > 0) throw new ReshardConflictError(paymentId, fromShard, to.shard, different);
+  const look = `npm run keys -- show --consumer ${consumer} --key ${paymentId}, with each shard's settings`;
+  if (different.length > 0) throw new ReshardConflictError(paymentId, fromShard, to.shard, different, look);
   return 'alreadyThere';
 }
 

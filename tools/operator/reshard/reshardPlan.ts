@@ -2,6 +2,8 @@ import { RecordStatus, StoreRequestError, type IdempotencyRecord } from 'azure-f
 import { tableRecords } from 'azure-functions-idempotency/operator';
 import { PAYMENTS_CONSUMER } from '../../../src/payments/PaymentsConsumer';
 import { shardOf } from '../../../src/payments/shards';
+import { PAYMENT_ACCEPTED_CONSUMER } from '../../../src/http/paymentsApi';
+import { paymentStateIdsOf } from './movePaymentState';
 import type { ShardTable } from './shardTables';
 
 /** Keys listed by name in a plan's refusal at most (the count is always exact). */
@@ -19,6 +21,17 @@ export interface ShardPlan {
   readonly moves: ReadonlyMap<number, number>;
   /** Records in progress (a charge may be going on): the migration refuses while there is one. */
   readonly inProgress: number;
+  /** The webhook's Payment rows (`paymentstate`, keyed by paymentId): they move with their payment. */
+  readonly paymentRows: Tally;
+  /** The HTTP API's `accepted` markers (`http-payments-accepted`, keyed by paymentId): the owner's status reads them. */
+  readonly acceptedMarkers: Tally;
+}
+
+/** Rows of one kind keyed by paymentId in a shard: how many, how many stay, how many move to which shard. */
+export interface Tally {
+  readonly count: number;
+  readonly stay: number;
+  readonly moves: ReadonlyMap<number, number>;
 }
 
 /** The plan of a change from `from` to `to` shards, and why it may not be applied yet. */
@@ -35,11 +48,11 @@ export interface ReshardPlan {
  * the orders', rewards' and HTTP API's records in the same table are neither read nor touched). An empty page with a
  * continuation is followed (Azure answers so), only the absence of one ends a partition.
  */
-export async function* paymentRecordsOf(table: ShardTable, pageSize = 500): AsyncIterable<IdempotencyRecord> {
+export async function* paymentRecordsOf(table: ShardTable, pageSize = 500, consumer = PAYMENTS_CONSUMER): AsyncIterable<IdempotencyRecord> {
   const backend = tableRecords(table.client, { partitionCount: table.partitionCount });
   let cursor: string | undefined;
   do {
-    const page = await backend.queryPage({ consumer: PAYMENTS_CONSUMER }, cursor, pageSize);
+    const page = await backend.queryPage({ consumer }, cursor, pageSize);
     yield* page.records;
     cursor = page.cursor;
   } while (cursor !== undefined);
@@ -73,9 +86,40 @@ export async function planReshard(tables: readonly ShardTable[], from: number, t
     } catch (error) {
       if (!isTableNotFound(error)) throw error;
     }
-    shards.push({ shard: table.shard, label: table.label, records, stay, moves, inProgress });
+    const paymentRows = await tallyOf(paymentStateIdsOf(table), table.shard, to);
+    const acceptedMarkers = await tallyOf(acceptedIdsOf(table), table.shard, to);
+    shards.push({ shard: table.shard, label: table.label, records, stay, moves, inProgress, paymentRows, acceptedMarkers });
   }
   return { from, to, shards, inProgressKeys };
+}
+
+/** The paymentIds of `table`'s `accepted` markers (a table not created yet: none). */
+export async function* acceptedIdsOf(table: ShardTable): AsyncIterable<string> {
+  try {
+    for await (const marker of paymentRecordsOf(table, 500, PAYMENT_ACCEPTED_CONSUMER)) yield marker.key;
+  } catch (error) {
+    if (!isTableNotFound(error)) throw error;
+  }
+}
+
+async function tallyOf(ids: AsyncIterable<string>, shard: number, to: number): Promise<Tally> {
+  let count = 0;
+  let stay = 0;
+  const moves = new Map<number, number>();
+  for await (const id of ids) {
+    count++;
+    const owner = shardOf(id, to);
+    if (owner === shard) stay++;
+    else moves.set(owner, (moves.get(owner) ?? 0) + 1);
+  }
+  return { count, stay, moves };
+}
+
+const movingIn = (moves: ReadonlyMap<number, number>): number => [...moves.values()].reduce((a, b) => a + b, 0);
+
+/** Payment rows and accepted markers that move across the plan. */
+export function movingRowsOf(plan: ReshardPlan): number {
+  return plan.shards.reduce((sum, shard) => sum + movingIn(shard.paymentRows.moves) + movingIn(shard.acceptedMarkers.moves), 0);
 }
 
 /** Records in progress across the plan. */
@@ -98,9 +142,18 @@ export function planLines(plan: ReshardPlan): string[] {
     const role = shard.shard >= plan.from ? ' [new]' : shard.shard >= plan.to ? ' [retired]' : '';
     const busy = shard.inProgress > 0 ? `, ${shard.inProgress} in progress` : '';
     lines.push(`  shard ${shard.shard}${role} ${shard.label}: ${shard.records} payment records, ${shard.stay} stay, ${moved} move${to}${busy}`);
+    lines.push(`    ${tallyText(shard.paymentRows, 'Payment rows (paymentstate)')}; ${tallyText(shard.acceptedMarkers, 'accepted markers')}`);
   }
   const total = plan.shards.reduce((sum, shard) => sum + shard.records, 0);
   lines.push(`  total: ${total} payment records, ${total - movingOf(plan)} stay, ${movingOf(plan)} move`);
+  for (const [what, of] of [
+    ['Payment rows (paymentstate)', (s: ShardPlan) => s.paymentRows],
+    ['accepted markers', (s: ShardPlan) => s.acceptedMarkers],
+  ] as const) {
+    const count = plan.shards.reduce((sum, s) => sum + of(s).count, 0);
+    const moving = plan.shards.reduce((sum, s) => sum + movingIn(of(s).moves), 0);
+    lines.push(`  total: ${count} ${what}, ${count - moving} stay, ${moving} move`);
+  }
   const busy = inProgressOf(plan);
   if (busy > 0) {
     const named = plan.inProgressKeys.map((k) => `${k.paymentId} (shard ${k.shard})`).join(', ');
@@ -110,6 +163,12 @@ export function planLines(plan: ReshardPlan): string[] {
     );
   }
   return lines;
+}
+
+function tallyText(tally: Tally, what: string): string {
+  const moving = [...tally.moves.entries()].sort((a, b) => a[0] - b[0]);
+  const to = moving.length > 0 ? ` (${moving.map(([target, n]) => `${n} to shard ${target}`).join(', ')})` : '';
+  return `${tally.count} ${what}, ${tally.stay} stay, ${movingIn(tally.moves)} move${to}`;
 }
 
 /** A 404 TableNotFound (a new shard's table not created yet). */

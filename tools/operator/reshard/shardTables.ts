@@ -10,6 +10,8 @@ import { UsageError } from '../../cli/commandLine';
 export interface ShardTable {
   readonly shard: number;
   readonly client: TableClient;
+  /** The webhook's Payment rows in the same account (`PAYMENT_STATE_TABLE_NAME`: PartitionKey = paymentId, RowKey `payment`). */
+  readonly paymentState: TableClient;
   /** The table's partition count (`IDEMPOTENCY_PARTITION_COUNT` of that shard's app). */
   readonly partitionCount: number;
   /** What the operator reads in the output: the account's endpoint (never a key) and the table's name. */
@@ -22,6 +24,7 @@ interface TableEntry {
   readonly connection?: string;
   readonly endpoint?: string;
   readonly tableName?: string;
+  readonly paymentStateTableName?: string;
   readonly partitionCount?: number;
 }
 
@@ -35,7 +38,8 @@ interface TableEntry {
  *
  * `connection` (a connection string: local Azurite) or `endpoint` (Azure: your identity, `Storage Table Data
  * Contributor`; `AZURE_CLIENT_ID` as the app reads it), `tableName` (default `IDEMPOTENCY_TABLE_NAME`),
- * `partitionCount` (default `IDEMPOTENCY_PARTITION_COUNT`).
+ * `partitionCount` (default `IDEMPOTENCY_PARTITION_COUNT`), `paymentStateTableName` (the webhook's Payment rows in the same
+ * account, default `PAYMENT_STATE_TABLE_NAME`).
  * @throws UsageError naming what is wrong (unreadable file, a shard missing or twice, both or neither of connection and endpoint)
  */
 export function shardTablesOf(text: string, shardsNeeded: number, settings: Settings): ShardTable[] {
@@ -62,18 +66,16 @@ export function shardTablesOf(text: string, shardsNeeded: number, settings: Sett
     } catch (error) {
       throw new UsageError(`--tables: shard ${shard}: ${(error as Error).message}`);
     }
-    const client = createTableClient(
-      {
-        IDEMPOTENCY_TABLE_NAME: tableName,
-        IDEMPOTENCY_TABLE_CONNECTION_STRING: raw.connection,
-        IDEMPOTENCY_TABLE_ENDPOINT: raw.endpoint,
-        AZURE_CLIENT_ID: settings.AZURE_CLIENT_ID,
-        IDEMPOTENCY_STORE_TIMEOUT_MS: settings.IDEMPOTENCY_STORE_TIMEOUT_MS,
-      },
-      {},
-      tableName,
-    );
-    byShard.set(shard, { shard, client, partitionCount, label: `${new URL(client.url).origin}/${tableName}` });
+    const reach = {
+      IDEMPOTENCY_TABLE_NAME: tableName,
+      IDEMPOTENCY_TABLE_CONNECTION_STRING: raw.connection,
+      IDEMPOTENCY_TABLE_ENDPOINT: raw.endpoint,
+      AZURE_CLIENT_ID: settings.AZURE_CLIENT_ID,
+      IDEMPOTENCY_STORE_TIMEOUT_MS: settings.IDEMPOTENCY_STORE_TIMEOUT_MS,
+    };
+    const client = createTableClient(reach, {}, tableName);
+    const paymentState = createTableClient(reach, {}, raw.paymentStateTableName ?? settings.PAYMENT_STATE_TABLE_NAME);
+    byShard.set(shard, { shard, client, paymentState, partitionCount, label: `${new URL(client.url).origin}/${tableName}` });
   }
   const missing = Array.from({ length: shardsNeeded }, (_, i) => i).filter((i) => !byShard.has(i));
   if (missing.length > 0) throw new UsageError(`--tables: shards 0 to ${shardsNeeded - 1} must each be listed; missing ${missing.join(', ')}`);
