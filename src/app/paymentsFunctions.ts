@@ -20,9 +20,10 @@ import { leaseMsOf } from './stores';
 import { waitBudgetMsOf } from '../payments/chargePatience';
 import { rideOutPlanOf, type RideOutPlan } from '../messaging/storeOutage';
 import type { TableClient } from '@azure/data-tables';
+import { paymentShardsOf } from './shardStores';
 import { systemClock } from 'azure-functions-idempotency';
 import { shardLayoutOf } from '../payments/shards';
-import { strayPaymentRecords } from '../payments/shardOwnership';
+import { misplacedPaymentRecords } from '../payments/shardOwnership';
 import { shardLayoutGate } from './shardLayoutGate';
 
 /** The payments handlers the registrations use: the Service Bus trigger, the charge orchestration, entity and activities. */
@@ -78,17 +79,25 @@ export function paymentsFunctionsFrom(settings: Settings, overrides: PaymentsOve
 
 /**
  * The refusal of a layout this shard's table was not migrated to (`shardLayoutGate`), when sharded (N > 1) on the Table
- * store: a bounded check of the table (`strayPaymentRecords`, one request per partition) before the first claim of a
- * process. N = 1 owns every key; with `IDEMPOTENCY_STORE=cosmos` the check is not made (docs/DESIGN.md says why).
+ * store: a bounded check of the table (`misplacedPaymentRecords`, one request per partition; while the table holds no
+ * live payment record, as many per other shard reached through `PAYMENT_SHARD_TABLE_ENDPOINTS`) before the first claim
+ * of a process. N = 1 owns every key; with `IDEMPOTENCY_STORE=cosmos` the check is not made (docs/DESIGN.md says why).
+ * @throws ConfigurationError when the map is set and a local connection string cannot reach the other shards
  */
 export function paymentsLayoutGate(settings: Settings, client: () => TableClient, overrides: PaymentsOverrides = {}) {
   const layout = shardLayoutOf(settings);
   if (layout.count === 1 || settings.IDEMPOTENCY_STORE !== 'table') return undefined;
+  const shards = settings.PAYMENT_SHARD_TABLE_ENDPOINTS?.trim() ? paymentShardsOf(settings, overrides) : undefined;
+  const others = shards
+    ? Array.from({ length: layout.count }, (_, shard) => shard)
+        .filter((shard) => shard !== layout.index)
+        .map((shard) => ({ shard, client: shards.tables(shard)(settings.IDEMPOTENCY_TABLE_NAME) }))
+    : [];
   return shardLayoutGate({
     layout,
     clock: overrides.clock ?? systemClock,
     check: (nowMs) =>
-      strayPaymentRecords(client(), {
+      misplacedPaymentRecords(client(), others, {
         layout,
         partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT,
         nowMs,

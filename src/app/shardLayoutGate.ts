@@ -9,7 +9,10 @@ import { MetricNames, type Telemetry } from '../telemetry/Telemetry';
  * (`strayPaymentRecords`, bounded); one that another shard owns refuses every delivery until a check finds none.
  */
 
-/** This shard's table holds a live payment record another shard owns: the layout changed without the record migration. */
+/**
+ * This shard's table holds a live payment record another shard owns, or (this shard's table empty) another shard's table
+ * holds one this shard owns: the layout changed without the record migration.
+ */
 export class ShardLayoutRefusedError extends Error {
   override readonly name = 'ShardLayoutRefusedError';
   constructor(
@@ -18,8 +21,8 @@ export class ShardLayoutRefusedError extends Error {
   ) {
     const first = strays[0];
     super(
-      `shard layout refused: payment ${first.paymentId} (${first.status}) is in the table of shard ${layout.index}, but belongs to shard ` +
-        `${first.owner} of ${layout.count}${strays.length > 1 ? ` (and ${strays.length - 1} more found)` : ''}: PAYMENT_SHARD_COUNT changed ` +
+      `shard layout refused: payment ${first.paymentId} (${first.status}) is in the table of shard ${first.foundOn ?? layout.index}, but belongs to shard ` +
+        `${first.owner} of ${layout.count}${first.foundOn === undefined ? '' : ' (this shard)'}${strays.length > 1 ? ` (and ${strays.length - 1} more found)` : ''}: PAYMENT_SHARD_COUNT changed ` +
         `without the record migration. No payment is claimed on this shard until it is done: npm run payments:reshard (docs/deploy.md section 11)`,
     );
   }
@@ -67,6 +70,7 @@ export function shardLayoutGate(deps: ShardLayoutGateDeps): (telemetry: Telemetr
       ...fields('layout-refused'),
       idempotencyKey: first.paymentId,
       ownerShard: first.owner,
+      foundOnShard: first.foundOn ?? deps.layout.index,
       strays: report.strays.map((s) => `${s.paymentId}:${s.owner}`).join(','),
     });
   };

@@ -21,6 +21,8 @@ export interface StrayRecord {
   /** The shard that owns it under this layout. */
   readonly owner: number;
   readonly status: string;
+  /** The shard whose table holds it, when another shard's (the cross check of an empty table); else this shard's. */
+  readonly foundOn?: number;
 }
 
 /** What one check read and found. */
@@ -53,8 +55,48 @@ export interface OwnershipCheckOptions {
  * @throws StoreUnavailableError, StoreRequestError (the table does not answer: the caller decides nothing)
  */
 export async function strayPaymentRecords(client: TableClient, options: OwnershipCheckOptions): Promise<OwnershipReport> {
+  if (options.layout.count === 1) return { checked: 0, requests: 0, strays: [] };
+  return sampled(client, options, (owner) => owner !== options.layout.index);
+}
+
+/** Another shard's table, as the cross check reads it. */
+export interface OtherShardTable {
+  readonly shard: number;
+  readonly client: TableClient;
+}
+
+/**
+ * {@link strayPaymentRecords} of this shard's table and, when that table holds no live payment record at all (a new
+ * shard, or one that never claimed: nothing in it can show a layout change), the same bounded sample of each other
+ * shard's table (`others`, from `PAYMENT_SHARD_TABLE_ENDPOINTS`), looking for records THIS shard owns: after a change of
+ * N made without the migration they are still on their old shard, and this shard would claim a late copy of one afresh.
+ * A shard whose table holds records needs no cross check: its own sample finds the records that moved away (a
+ * correctly migrated table holds only its own). Cost: `IDEMPOTENCY_PARTITION_COUNT` requests, plus as many per other
+ * shard while the table is empty; once a process, like the own check.
+ * @throws StoreUnavailableError, StoreRequestError
+ */
+export async function misplacedPaymentRecords(
+  client: TableClient,
+  others: readonly OtherShardTable[],
+  options: OwnershipCheckOptions,
+): Promise<OwnershipReport> {
+  const own = await strayPaymentRecords(client, options);
+  if (own.strays.length > 0 || own.checked > 0 || options.layout.count === 1) return own;
+  let { checked, requests } = own;
+  const strays: StrayRecord[] = [];
+  for (const other of others) {
+    if (other.shard === options.layout.index) continue;
+    const report = await sampled(other.client, options, (owner) => owner === options.layout.index, other.shard);
+    checked += report.checked;
+    requests += report.requests;
+    strays.push(...report.strays);
+    if (strays.length >= (options.maxStrays ?? 5)) break;
+  }
+  return { checked, requests, strays: strays.slice(0, options.maxStrays ?? 5) };
+}
+
+async function sampled(client: TableClient, options: OwnershipCheckOptions, wrong: (owner: number) => boolean, foundOn?: number): Promise<OwnershipReport> {
   const { layout } = options;
-  if (layout.count === 1) return { checked: 0, requests: 0, strays: [] };
   const maxStrays = options.maxStrays ?? 5;
   const strays: StrayRecord[] = [];
   let checked = 0;
@@ -65,7 +107,8 @@ export async function strayPaymentRecords(client: TableClient, options: Ownershi
     for (const marker of partition.markers) {
       checked++;
       const owner = shardOf(marker.key, layout.count);
-      if (owner !== layout.index && strays.length < maxStrays) strays.push({ paymentId: marker.key, owner, status: marker.status });
+      if (wrong(owner) && strays.length < maxStrays)
+        strays.push({ paymentId: marker.key, owner, status: marker.status, ...(foundOn === undefined ? {} : { foundOn }) });
     }
     if (strays.length >= maxStrays) break;
   }
