@@ -74,7 +74,9 @@ module.exports = {
   // imports only through files Jest's module map holds: the sources and tools too, not just the test folders (a test
   // reaches the core's protocol through packages/idempotency/src/internal.ts).
   roots: [...base.roots, '<rootDir>/src', '<rootDir>/packages/idempotency/src', '<rootDir>/tools'],
-  testMatch: TESTS.map((file) => `<rootDir>/${file}`),
+  // MUTATE_NEW_TESTS (comma-separated test files): only those, to measure what new tests kill on their own
+  // (stryker.newtests.config.mjs, docs/mutation.md "After").
+  testMatch: (process.env.MUTATE_NEW_TESTS ? process.env.MUTATE_NEW_TESTS.split(',') : TESTS).map((file) => `<rootDir>/${file.trim()}`),
   // Transpile only (no type check per file): the instrumented sources carry `// @ts-nocheck` anyway, and `npm run
   // typecheck` is the type check. The core is imported from its sources (moduleNameMapper), so no dist/ is needed.
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: { ...tsconfig.compilerOptions, isolatedModules: true } }] },

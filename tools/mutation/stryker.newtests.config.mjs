@@ -1,0 +1,18 @@
+// The jest runner over new tests alone (docs/mutation.md, "After"): what the test files named in MUTATE_NEW_TESTS
+// (comma-separated, relative to the root) kill by themselves, over the files given with --mutate. Its own report
+// (reports/mutation/jest-new/), no incremental result, its own sandbox folder; otherwise stryker.jest.config.mjs.
+//
+//   MUTATE_NEW_TESTS=test/unit/aMutants.test.ts,test/unit/bMutants.test.ts \
+//     npx stryker run tools/mutation/stryker.newtests.config.mjs --mutate src/app/paymentRetry.ts
+import base from './stryker.jest.config.mjs';
+
+if (!process.env.MUTATE_NEW_TESTS) throw new Error('MUTATE_NEW_TESTS must name the test files to run (comma-separated)');
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  ...base,
+  htmlReporter: { fileName: 'reports/mutation/jest-new/index.html' },
+  jsonReporter: { fileName: 'reports/mutation/jest-new/mutation.json' },
+  incremental: false,
+  tempDirName: '.stryker-tmp/jest-new',
+};
