@@ -106,6 +106,24 @@ describe('makePaymentsHandler', () => {
     await t.shutdown();
   });
 
+  test('a message id as text is in the fields as it is', async () => {
+    const t = inMemoryTelemetry();
+    const { consumer } = fakeConsumer([new StoreUnavailableError('down', 'claim'), { outcome: 'duplicate' }]);
+    const { context } = contextOf({ messageId: 'pay-text' });
+    let now = 0;
+    const handler = makePaymentsHandler({
+      consumer: () => consumer,
+      telemetry: () => t.telemetry,
+      workflow: () => workflow,
+      rideOut: { budgetMs: 60_000, firstDelayMs: 500, maxDelayMs: 500 },
+      nowMs: () => now,
+      sleep: async (ms) => void (now += ms),
+    });
+    await handler({}, context);
+    expect(t.logs().find((l) => l.attributes.outcome === 'store-outage-wait')?.attributes.messageId).toBe('pay-text');
+    await t.shutdown();
+  });
+
   test('a message id that is neither text nor a number is left out of the fields', async () => {
     const t = inMemoryTelemetry();
     const { consumer } = fakeConsumer([new StoreUnavailableError('down', 'claim'), { outcome: 'duplicate' }]);

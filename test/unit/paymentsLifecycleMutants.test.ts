@@ -8,6 +8,7 @@ import type * as df from 'durable-functions';
 import { keyFromMessageId, payloadDigest, type IdempotencyRecord } from 'azure-functions-idempotency';
 import { InMemoryIdempotencyStore } from 'azure-functions-idempotency/memory';
 import { paymentsLifecycleFromSettings, reconcileOn, recordLiveIn, runAttemptOf, runStateOf } from '../../src/app/paymentsLifecycle';
+import { TASK_HUB_CALL_TIMEOUT_MS } from '../../src/app/DurableChargeWorkflow';
 import { loadSettings } from '../../src/config/settings';
 import { chargeEntityKey, chargeInstanceId } from '../../src/payments/ChargeWorkflow';
 import type { ChargeOrchestrationInput } from '../../src/payments/chargeOrchestration';
@@ -101,6 +102,7 @@ describe('the reconciler as wired', () => {
     const { client, started } = clientAnswering({ runtimeStatus: 'Failed' });
     const s = settings({ PAYMENT_RETRY_BUDGET_MINUTES: '30', PAYMENT_PROVIDER_LOOKUP: 'by-key', PAYMENT_PROVIDER_KEY_MEMORY_HOURS: '48' });
     const kept: IdempotencyRecord[][] = [];
+    const deadlines: number[] = [];
     const report = await reconcileOn({
       records: async function* () {
         yield listed;
@@ -112,8 +114,10 @@ describe('the reconciler as wired', () => {
       clock,
       budgetMs: 60_000,
       keepAlive: async (records) => void kept.push([...records]),
-      sleep: () => new Promise<void>(() => undefined),
+      // The task hub's deadline waits on the clock given (the simulator's), not a real timer.
+      sleep: (ms) => (deadlines.push(ms), new Promise<void>(() => undefined)),
     });
+    expect(deadlines).toEqual([TASK_HUB_CALL_TIMEOUT_MS]);
     expect(report).toMatchObject({ scanned: 1, running: 0, resolved: [{ paymentId: 'pay-r', reason: 'run-failed', attempt: 2 }], refused: 0 });
     expect(kept).toEqual([[]]);
     const instanceId = chargeInstanceId(chargeEntityKey(listed.recordId, listed.createdAtMs, listed.digest));
