@@ -75,6 +75,7 @@ describe('handoff (the default design)', () => {
     expect(DEFAULT_PROVIDER).toEqual({ lookup: 'none', keyMemoryHours: 24 });
     expect(DEFAULT_RETRY_BUDGET).toEqual({ budgetMs: 3_600_000, firstDelayMs: 5_000, maxDelayMs: 300_000 });
     expect(r.logs()).toEqual([['payments: handedOff (handed-off)', 'handedOff', 'handed-off', 1]]);
+    expect(await r.store.readLocalRow(key, 'payment')).toMatchObject({ paymentId: payment.paymentId, state: 'pending' });
     await r.t.shutdown();
   });
 
@@ -85,6 +86,7 @@ describe('handoff (the default design)', () => {
     const result = await r.consumer.handle(payment, { messageId: payment.paymentId, deliveryCount: 2 });
     expect(result).toMatchObject({ outcome: 'handedOff', attempt: 2 });
     expect(r.started.map((s) => [s.input.attempt, s.input.keyAgeAtStartMs, s.input.keyOriginMs])).toEqual([[2, r.time.now - T0, T0]]);
+    expect(r.sleeps).toEqual([1]); // the lease has lapsed: the shortest wait, then the takeover
     expect(r.logs()).toEqual([
       ['payments: inProgress', 'inProgress', undefined, 1],
       ['payments: reclaimed (handed-off)', 'reclaimed', 'handed-off', 2],
@@ -181,12 +183,13 @@ describe('hold (the charge awaited in the delivery)', () => {
   });
 
   test('a record in progress elsewhere: waited for until the deadline (one inProgress line), then redelivery asked for', async () => {
-    const r = rig({ design: 'hold', waitBudgetMs: 200 });
+    const r = rig({ design: 'hold', waitBudgetMs: 4_000 });
     await claimEarlier(r);
     await expect(r.consumer.handle(payment, { messageId: payment.paymentId })).rejects.toThrow(
       `payment ${payment.paymentId} is in progress elsewhere (attempt 1); redeliver later`,
     );
-    expect(r.sleeps).toEqual([25, 50, 100, 25]);
+    // 25 ms doubling to 1 s, the last wait cut to the deadline.
+    expect(r.sleeps).toEqual([25, 50, 100, 200, 400, 800, 1_000, 1_000, 425]);
     expect(r.logs().filter((l) => l[1] === 'inProgress')).toHaveLength(1);
   });
 
@@ -202,6 +205,23 @@ describe('hold (the charge awaited in the delivery)', () => {
     };
     await expect(r.consumer.handle({ ...payment, paymentId: 'pay-other' }, { messageId: 'pay-other' })).rejects.toThrow('store broke');
   });
+});
+
+test('without a clock or sleep given, the wait for a lease is a real one (a few store reads, not a busy loop)', async () => {
+  const store = new InMemoryIdempotencyStore({ leaseMs: 120 });
+  await store.claim(key, payloadDigest(payment), { effects: [paymentRow(payment, 'pending')] });
+  let claims = 0;
+  const claim = store.claim.bind(store);
+  store.claim = (...args) => (claims++, claim(...args));
+  const workflow: ChargeWorkflow = { status: async () => ({ state: 'none' }), start: async () => 'started' };
+  const consumer = new PaymentsConsumer({
+    store,
+    parking: { park: async () => undefined } as unknown as ParkingStore,
+    telemetry: inMemoryTelemetry().telemetry,
+    waitBudgetMs: 5_000,
+  }).withWorkflow(workflow);
+  await expect(consumer.handle(payment, { messageId: payment.paymentId })).resolves.toMatchObject({ outcome: 'handedOff', attempt: 2 });
+  expect(claims).toBeLessThan(10);
 });
 
 describe('what needs no charge', () => {
