@@ -6,13 +6,16 @@
 //     npx stryker run tools/mutation/stryker.newtests.config.mjs --mutate src/app/paymentRetry.ts
 import base from './stryker.jest.config.mjs';
 
+/** The report's folder: MUTATE_NEW_REPORT, default reports/mutation/jest-new (one per run when several run at once). */
+const dir = process.env.MUTATE_NEW_REPORT ?? 'reports/mutation/jest-new';
+
 if (!process.env.MUTATE_NEW_TESTS) throw new Error('MUTATE_NEW_TESTS must name the test files to run (comma-separated)');
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   ...base,
-  htmlReporter: { fileName: 'reports/mutation/jest-new/index.html' },
-  jsonReporter: { fileName: 'reports/mutation/jest-new/mutation.json' },
+  htmlReporter: { fileName: `${dir}/index.html` },
+  jsonReporter: { fileName: `${dir}/mutation.json` },
   incremental: false,
   tempDirName: '.stryker-tmp/jest-new',
 };
