@@ -36,3 +36,44 @@ test('a duplicate of a payment whose run is going: acknowledged inProgress, logg
   ]);
   await t.shutdown();
 });
+
+test('a duplicate answered from the store’s cache of completed keys is reported as cached (the duplicate count by source)', async () => {
+  const now = Date.UTC(2026, 0, 1);
+  const store = new InMemoryIdempotencyStore({ clock: { nowMs: () => now } });
+  const result = { status: 'succeeded', chargeId: 'ch-1', amount: 1250, currency: 'EUR' };
+  const record = { attempt: 3, result, digest: 'd' };
+  store.claim = async () => ({ kind: 'duplicate', cached: true, record }) as never;
+  const t = inMemoryTelemetry();
+  const consumer = new PaymentsConsumer({ store, parking: {} as ParkingStore, telemetry: t.telemetry, clock: { nowMs: () => now }, waitBudgetMs: 1_000 });
+  const payment = { paymentId: 'pay-cached', customerId: 'cust-1', amount: 1250, currency: 'EUR' };
+  await expect(consumer.handle(payment, { messageId: payment.paymentId })).resolves.toEqual({ outcome: 'duplicate', result });
+  expect(await t.counter('idempotency.duplicates', { consumer: 'payments', reason: 'cached' })).toBe(1);
+  expect(t.logs().map((l) => [l.attributes.reason, l.attributes.attempt])).toEqual([['cached', 3]]);
+  await t.shutdown();
+});
+
+test('a redelivery asks the store to read before inserting on its first claim only; a first delivery inserts at once', async () => {
+  let now = Date.UTC(2026, 0, 1);
+  const store = new InMemoryIdempotencyStore({ clock: { nowMs: () => now }, leaseMs: 30_000 });
+  const payment = { paymentId: 'pay-read', customerId: 'cust-1', amount: 1250, currency: 'EUR' };
+  await store.claim(keyFromMessageId('payments', payment.paymentId), payloadDigest(payment), { effects: [paymentRow(payment, 'pending')] });
+  const readFirst: unknown[] = [];
+  const claim = store.claim.bind(store);
+  store.claim = (key, digest, options) => (readFirst.push(options?.readFirst), claim(key, digest, options));
+  const workflow: ChargeWorkflow = { status: async () => ({ state: 'none' }), start: async () => 'started' };
+  const make = () =>
+    new PaymentsConsumer({
+      store,
+      parking: {} as ParkingStore,
+      telemetry: inMemoryTelemetry().telemetry,
+      clock: { nowMs: () => now },
+      sleep: async (ms) => void (now += ms),
+      waitBudgetMs: 60_000,
+    }).withWorkflow(workflow);
+  now += 45_000; // the first delivery's lease has lapsed: looked at, then taken over
+  await make().handle(payment, { messageId: payment.paymentId, deliveryCount: 3 });
+  expect(readFirst).toEqual([true, false]);
+  readFirst.length = 0;
+  await make().handle({ ...payment, paymentId: 'pay-new' }, { messageId: 'pay-new' });
+  expect(readFirst).toEqual([false]);
+});
