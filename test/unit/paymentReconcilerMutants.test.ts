@@ -136,3 +136,21 @@ test('the budget: spent at its deadline (not only past it); the pass says so in 
     ],
   ]);
 });
+
+test('the constants an operator tunes alerts by: records are asked for once their lease lapsed 5 minutes ago; a run is stuck past 2 hours in progress', async () => {
+  const t = recorded();
+  const asked: number[] = [];
+  const young = record('pay-young', { updatedAtMs: NOW - 119 * 60_000 });
+  const old = record('pay-old', { updatedAtMs: NOW - 121 * 60_000 });
+  const report = await reconcilePayments(
+    deps([young, old], { [instanceOf(young)]: 'running', [instanceOf(old)]: 'running' }, t, {
+      records: async function* (lapsedBeforeMs) {
+        asked.push(lapsedBeforeMs);
+        yield* [young, old];
+      },
+    }),
+  );
+  expect(asked).toEqual([NOW - 300_000]);
+  expect(report).toMatchObject({ running: 2, stuck: 1 });
+  expect(t.calls.filter((c) => c[0] === 'log').map((c) => (c[3] as { idempotencyKey: string }).idempotencyKey)).toEqual(['pay-old']);
+});

@@ -4,6 +4,9 @@
 //
 //   MUTATE_NEW_TESTS=test/unit/aMutants.test.ts,test/unit/bMutants.test.ts \
 //     npx stryker run tools/mutation/stryker.newtests.config.mjs --mutate src/app/paymentRetry.ts
+//
+// MUTATE_STATIC=1 runs the static mutants too (the constants the jest runner otherwise leaves to the simulator): give
+// only their lines with --mutate, since each one runs the new test files whole.
 import base from './stryker.jest.config.mjs';
 
 /** The report's folder: MUTATE_NEW_REPORT, default reports/mutation/jest-new (one per run when several run at once). */
@@ -17,5 +20,6 @@ export default {
   htmlReporter: { fileName: `${dir}/index.html` },
   jsonReporter: { fileName: `${dir}/mutation.json` },
   incremental: false,
+  ignoreStatic: process.env.MUTATE_STATIC !== '1',
   tempDirName: '.stryker-tmp/jest-new',
 };
