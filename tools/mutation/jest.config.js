@@ -70,6 +70,12 @@ const TESTS = [
   'test/integration/storeErrorCause.test.ts',
   'test/integration/roundTrips.test.ts',
   'test/integration/makeIdempotent.test.ts',
+  // third pass: protocol (the core's decision rules, errors, keys, options: the wrappers' and cosmos documents' unit tests reach them in memory)
+  'test/unit/makeIdempotentHandler.test.ts',
+  'test/unit/makeIdempotentBatch.test.ts',
+  'test/unit/leaseHeartbeat.test.ts',
+  'test/unit/digest.test.ts',
+  'test/unit/cosmosDocuments.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
