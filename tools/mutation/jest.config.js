@@ -76,6 +76,10 @@ const TESTS = [
   'test/unit/leaseHeartbeat.test.ts',
   'test/unit/digest.test.ts',
   'test/unit/cosmosDocuments.test.ts',
+  'test/unit/recordRulesMutants.test.ts',
+  'test/unit/protocolErrorsMutants.test.ts',
+  'test/unit/storeInputsMutants.test.ts',
+  'test/unit/storeOptionsMutants.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
