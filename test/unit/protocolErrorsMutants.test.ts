@@ -1,4 +1,5 @@
 import {
+  assertValidKey,
   CompletedKeyCache,
   ConfigurationError,
   IdempotencyError,
@@ -137,9 +138,17 @@ describe('keys: what the helpers accept and the errors they give', () => {
     expect(() => keyFromMessageId(7 as unknown as string, 'k')).toThrow(new InvalidKeyError('consumer name must be a string, got number'));
   });
 
-  test('a key built by hand: null and non-objects are named', () => {
-    expect(() => keyFromCloudEvent('c', null as never)).toThrow('CloudEvent source is missing');
+  test('a key built by hand: null is named null; a CloudEvent that is null has no source', () => {
+    expect(() => assertValidKey(null)).toThrow(new InvalidKeyError('an idempotency key must be an object { consumer, key }, got null'));
+    expect(() => assertValidKey(7)).toThrow(new InvalidKeyError('an idempotency key must be an object { consumer, key }, got number'));
+    expect(() => keyFromCloudEvent('c', null as never)).toThrow(new InvalidKeyError('CloudEvent source is missing'));
     expect(keyFromCloudEvent('c', { source: '/orders', id: '7' })).toEqual({ consumer: 'c', key: '["/orders","7"]' });
+  });
+
+  test('a CloudEvent whose source and id fit alone but not joined is refused, naming the joined key', () => {
+    expect(() => keyFromCloudEvent('c', { source: 's'.repeat(5_000), id: 'i'.repeat(5_000) })).toThrow(
+      new InvalidKeyError('CloudEvent key is 10007 characters, more than 8192'),
+    );
   });
 
   test('a business key: a finite number is its text; the function failing is the cause; Infinity or an object is refused', () => {
