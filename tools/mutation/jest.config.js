@@ -80,6 +80,11 @@ const TESTS = [
   'test/unit/protocolErrorsMutants.test.ts',
   'test/unit/storeInputsMutants.test.ts',
   'test/unit/storeOptionsMutants.test.ts',
+  // third pass: sweep (the Table store's expiry sweep on Azurite, its options, the retention rule's refusals)
+  'test/unit/retentionMutants.test.ts',
+  'test/unit/expirySweeperOptionsMutants.test.ts',
+  'test/integration/sweepDeleteMutants.test.ts',
+  'test/integration/sweepRunMutants.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
