@@ -125,28 +125,53 @@ describe('the sweep deletes only the version it read (Azurite)', () => {
     expect(await rowKeys(client)).toEqual([]);
   });
 
-  test('row by row: a record re-claimed just before its own delete survives with its local rows (412), one deleted by another sweep counts as already deleted (404)', async () => {
-    const { client, other, store, sweeper, markers, keyOfMarker } = await setUp(5, 2);
-    const [reclaimed, , gone] = markers; // reclaimed lists local rows (deleted by a transaction); gone has none (a DELETE)
+  test('row by row: records re-claimed just before their own delete survive (412), with or without local rows; those deleted by another sweep count as already deleted (404)', async () => {
+    const { client, other, store, sweeper, markers, keyOfMarker } = await setUp(6, 2);
+    // markers 0 and 1 list local rows (deleted by a transaction each); 2 to 5 have none (a conditional DELETE each)
+    const reclaimed = [markers[0], markers[3]];
+    const gone = [markers[2], markers[4], markers[5]];
     let batches = 0;
     intercept(
       client,
       (r) => isBatch(r) || isSingleDelete(r),
       async (request) => {
         if (isBatch(request) && ++batches <= 3) {
-          await other.updateEntity({ partitionKey: gone.partitionKey, rowKey: gone.rowKey, touched: batches }, 'Merge');
+          await other.updateEntity({ partitionKey: gone[0].partitionKey, rowKey: gone[0].rowKey, touched: batches }, 'Merge');
           return;
         }
-        const body = typeof request.body === 'string' ? request.body : '';
-        if (isBatch(request) && body.includes(reclaimed.rowKey)) expect((await store.claim(keyOfMarker(reclaimed), DIGEST)).kind).toMatch(/claimed/);
-        if (isSingleDelete(request) && request.url.includes(gone.rowKey)) await other.deleteEntity(gone.partitionKey, gone.rowKey);
+        const target = isBatch(request) ? (typeof request.body === 'string' ? request.body : '') : request.url;
+        for (const m of reclaimed) if (target.includes(m.rowKey)) expect((await store.claim(keyOfMarker(m), DIGEST)).kind).toMatch(/claimed/);
+        for (const m of gone) if (isSingleDelete(request) && target.includes(m.rowKey)) await other.deleteEntity(m.partitionKey, m.rowKey);
       },
     );
     const report = await sweeper.sweep();
-    expect(report).toMatchObject({ scanned: 5, deleted: 3, deletedLocalRows: 2, alreadyDeleted: 1, skippedChanged: 1, skipped: 2 });
-    // The transaction of the re-claimed record failed whole; its new lifetime's claim removed its old local rows itself.
-    expect(await rowKeys(client)).toEqual([reclaimed.rowKey]);
-    expect(await store.get(keyOfMarker(reclaimed))).toMatchObject({ status: RecordStatus.InProgress });
+    expect(report).toMatchObject({ scanned: 6, deleted: 1, deletedLocalRows: 2, alreadyDeleted: 3, skippedChanged: 2, skipped: 5 });
+    // The re-claimed records' deletes failed; a new lifetime's claim removed its old local rows itself.
+    expect(await rowKeys(client)).toEqual(reclaimed.map((m) => m.rowKey).sort());
+    for (const m of reclaimed) expect(await store.get(keyOfMarker(m))).toMatchObject({ status: RecordStatus.InProgress });
+  });
+
+  test('a delete the service cannot answer fails the run as StoreUnavailableError named expirySweep.delete, in a transaction or row by row', async () => {
+    const failing = async (when: (r: PipelineRequest, batches: number) => boolean) => {
+      const { client, other, sweeper, markers } = await setUp(2);
+      let batches = 0;
+      client.pipeline.addPolicy({
+        name: 'unavailable',
+        sendRequest: async (request, next) => {
+          if (isBatch(request)) batches++;
+          if (when(request, batches)) throw new RestError('busy', { statusCode: 503 });
+          // The first 3 transactions find a row changed (412): then the sweep goes row by row.
+          if (isBatch(request) && batches <= 3)
+            await other.updateEntity({ partitionKey: markers[0].partitionKey, rowKey: markers[0].rowKey, n: batches }, 'Merge');
+          return next(request);
+        },
+      });
+      const error = await sweeper.sweep().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      expect(error).toMatchObject({ operation: 'expirySweep.delete' });
+    };
+    await failing((r) => isBatch(r));
+    await failing((r) => isSingleDelete(r));
   });
 
   test('a 409 answer to a delete transaction is the store’s request error, named expirySweep.delete; nothing is deleted', async () => {
