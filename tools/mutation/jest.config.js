@@ -85,6 +85,11 @@ const TESTS = [
   'test/unit/expirySweeperOptionsMutants.test.ts',
   'test/integration/sweepDeleteMutants.test.ts',
   'test/integration/sweepRunMutants.test.ts',
+  // third pass: payrest (the shard layout, routes and ownership check: src/payments/shards.ts, shardTables.ts, shardOwnership.ts, src/app/paymentsFunctions.ts)
+  'test/unit/shards.test.ts',
+  'test/unit/shardOperatorPaths.test.ts',
+  'test/integration/shardLayoutRefusal.test.ts',
+  'test/integration/shardLayoutCrossCheck.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
