@@ -90,6 +90,14 @@ const TESTS = [
   'test/unit/shardOperatorPaths.test.ts',
   'test/integration/shardLayoutRefusal.test.ts',
   'test/integration/shardLayoutCrossCheck.test.ts',
+  'test/unit/chargeOnceMutants.test.ts',
+  'test/unit/recordWriteRetryMutants.test.ts',
+  'test/unit/paymentQueueMutants.test.ts',
+  'test/unit/paymentsWiringMutants.test.ts',
+  'test/unit/shardsMutants.test.ts',
+  'test/unit/durableInstancesMutants.test.ts',
+  'test/unit/paymentRowMutants.test.ts',
+  'test/integration/shardOwnershipMutants.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
