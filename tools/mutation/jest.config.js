@@ -98,6 +98,7 @@ const TESTS = [
   'test/unit/durableInstancesMutants.test.ts',
   'test/unit/paymentRowMutants.test.ts',
   'test/integration/shardOwnershipMutants.test.ts',
+  'test/unit/paymentsFunctionsMutants.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
