@@ -29,7 +29,8 @@ async function shardTable() {
 }
 
 /** A client of a table that does not exist (read as empty, one request a partition). */
-const noTable = () => TableClient.fromConnectionString(azuriteOf().connectionString, `none${randomUUID().replace(/-/g, '').slice(0, 12)}`, { allowInsecureConnection: true });
+const noTable = () =>
+  TableClient.fromConnectionString(azuriteOf().connectionString, `none${randomUUID().replace(/-/g, '').slice(0, 12)}`, { allowInsecureConnection: true });
 
 /** The first `n` ids `<prefix>-<i>` shard `shard` of `count` owns. */
 const ownedBy = (shard: number, count: number, prefix: string, n: number) =>

@@ -110,7 +110,10 @@ describe('chargeOnce: look up first, and the look-up is not offered', () => {
     expect(result).toEqual({
       status: 'failed',
       code: 'held-for-operator',
-      reason: `held for an operator: an earlier call may have charged and the look-up is not offered (${new LookupUnsupportedError(404).message})`.slice(0, 500),
+      reason: `held for an operator: an earlier call may have charged and the look-up is not offered (${new LookupUnsupportedError(404).message})`.slice(
+        0,
+        500,
+      ),
     });
     expect(r.unsupported).toEqual([{ input, statusCode: 404 }]);
     expect(r.held).toHaveLength(1);
@@ -132,7 +135,7 @@ describe('chargeOnce: look up first, and the look-up is not offered', () => {
 describe('chargeOnce: look up only (the budget is spent)', () => {
   const only = (failedReason = 'retry budget spent after 5 calls'): ChargeActivityInput => ({ ...base, lookUpOnly: { failedReason } });
 
-  test("the charge found under the key for this payment is the answer; the look-up carries the key and correlation id; nothing is charged", async () => {
+  test('the charge found under the key for this payment is the answer; the look-up carries the key and correlation id; nothing is charged', async () => {
     const p = recordingProvider(async () => mine);
     expect(await chargeOnce(p.provider, only(), undefined, clock)).toEqual(mine);
     expect(p.calls).toEqual([{ op: 'find', key: 'pay-7', correlationId: 'corr-7' }]);
@@ -153,10 +156,13 @@ describe('chargeOnce: look up only (the budget is spent)', () => {
 
   test('a charge found that is not succeeded counts as none', async () => {
     const p = recordingProvider(async () => ({ status: 'declined', reason: 'card declined' }));
-    expect(await chargeOnce(p.provider, only(), undefined, clock)).toEqual({ status: 'failed', reason: 'retry budget spent after 5 calls; no charge under the key (looked up)' });
+    expect(await chargeOnce(p.provider, only(), undefined, clock)).toEqual({
+      status: 'failed',
+      reason: 'retry budget spent after 5 calls; no charge under the key (looked up)',
+    });
   });
 
-  test("a charge under the key for another amount or currency: rejected as a reused key, never returned", async () => {
+  test('a charge under the key for another amount or currency: rejected as a reused key, never returned', async () => {
     for (const other of [
       { ...mine, amount: 999 },
       { ...mine, currency: 'USD' },
@@ -182,7 +188,11 @@ describe('chargeOnce: look up only (the budget is spent)', () => {
     expect(result).toEqual({
       status: 'failed',
       code: 'held-for-operator',
-      reason: `held for an operator: the retry budget is spent, an earlier call may have charged and the look-up failed (${why}): check the key at the provider`.slice(0, 500),
+      reason:
+        `held for an operator: the retry budget is spent, an earlier call may have charged and the look-up failed (${why}): check the key at the provider`.slice(
+          0,
+          500,
+        ),
     });
     expect(r.unsupported).toEqual([{ input, statusCode: 405 }]);
     expect(r.held).toEqual([{ input, reason: expect.stringContaining('the retry budget is spent') }]);
@@ -198,9 +208,13 @@ describe('chargeOnce: look up only (the budget is spent)', () => {
     expect(result.reason).toContain(`(${`timeout ${'t'.repeat(300)}`.slice(0, 150)}): check the key at the provider`);
     expect(r.unsupported).toEqual([]);
     const thrown = recordingProvider(async () => {
+      // A thrown value that is not an Error (what the activity must still quote): the point of this case.
+      // eslint-disable-next-line @typescript-eslint/only-throw-error
       throw 'socket hang up';
     });
-    expect(await chargeOnce(thrown.provider, only(), undefined, clock)).toMatchObject({ reason: expect.stringContaining('the look-up failed (socket hang up)') });
+    expect(await chargeOnce(thrown.provider, only(), undefined, clock)).toMatchObject({
+      reason: expect.stringContaining('the look-up failed (socket hang up)'),
+    });
   });
 });
 

@@ -94,7 +94,9 @@ describe('instancePage', () => {
   });
 
   test("the extension's token 'null' is no token: the last page", async () => {
-    const r = recordingHttp(() => new Response('[{"instanceId":"payment-z","runtimeStatus":"Failed"}]', { status: 200, headers: { 'x-ms-continuation-token': 'null' } }));
+    const r = recordingHttp(
+      () => new Response('[{"instanceId":"payment-z","runtimeStatus":"Failed"}]', { status: 200, headers: { 'x-ms-continuation-token': 'null' } }),
+    );
     const page = await instancePage(rpcClient, { createdBeforeMs: 0, runtimeStatus: ['Failed'] as df.OrchestrationRuntimeStatus[], pageSize: 1 }, r.http);
     expect(page).toEqual({ statuses: [{ instanceId: 'payment-z', runtimeStatus: 'Failed' }], continuationToken: undefined });
   });

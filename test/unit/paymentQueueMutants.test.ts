@@ -23,11 +23,11 @@ function recordSends() {
   const sent: Sent[] = [];
   const senders: Array<{ client: ServiceBusClient; queue: string }> = [];
   const spy = jest.spyOn(ServiceBusClient.prototype, 'createSender').mockImplementation(function (this: ServiceBusClient, queue: string) {
-    senders.push({ client: this, queue });
-    const client = this;
+    const sender = { client: this, queue };
+    senders.push(sender);
     return {
       sendMessages: async (message: ServiceBusMessage, options?: { abortSignal?: AbortSignal }) =>
-        void sent.push({ namespace: client.fullyQualifiedNamespace, client, queue, message, signal: options?.abortSignal }),
+        void sent.push({ namespace: sender.client.fullyQualifiedNamespace, client: sender.client, queue, message, signal: options?.abortSignal }),
     } as unknown as ServiceBusSender;
   });
   return { sent, senders, spy };
@@ -87,7 +87,12 @@ describe('serviceBusPaymentQueue', () => {
 
   test("sharded: each payment goes to its owner shard's queue, one sender a queue, all on one client", async () => {
     const r = recordSends();
-    const settings = settingsOf({ SERVICEBUS_CONNECTION_STRING: CONNECTION, PAYMENT_SHARD_COUNT: '3', PAYMENT_SHARD_INDEX: '1', PAYMENTS_QUEUE_NAME: 'pay-q-1' });
+    const settings = settingsOf({
+      SERVICEBUS_CONNECTION_STRING: CONNECTION,
+      PAYMENT_SHARD_COUNT: '3',
+      PAYMENT_SHARD_INDEX: '1',
+      PAYMENTS_QUEUE_NAME: 'pay-q-1',
+    });
     const queue = serviceBusPaymentQueue(settings);
     const ids = Array.from({ length: 12 }, (_, i) => `pay-${i}`);
     for (const id of ids) await queue.send(payment(id), new AbortController().signal);

@@ -21,7 +21,11 @@ describe('retryBudgetOf', () => {
     expect(
       retryBudgetOf(settingsOf({ PAYMENT_RETRY_BUDGET_MINUTES: '2.5', PAYMENT_RETRY_FIRST_DELAY_SECONDS: '1.5', PAYMENT_RETRY_MAX_DELAY_SECONDS: '30' })),
     ).toEqual({ budgetMs: 150_000, firstDelayMs: 1_500, maxDelayMs: 30_000 });
-    const odd = retryBudgetOf({ PAYMENT_RETRY_BUDGET_MINUTES: 1 / 3, PAYMENT_RETRY_FIRST_DELAY_SECONDS: 0.0004, PAYMENT_RETRY_MAX_DELAY_SECONDS: 1.0006 } as never);
+    const odd = retryBudgetOf({
+      PAYMENT_RETRY_BUDGET_MINUTES: 1 / 3,
+      PAYMENT_RETRY_FIRST_DELAY_SECONDS: 0.0004,
+      PAYMENT_RETRY_MAX_DELAY_SECONDS: 1.0006,
+    } as never);
     expect(odd).toEqual({ budgetMs: 20_000, firstDelayMs: 0, maxDelayMs: 1_001 });
   });
 });

@@ -7,7 +7,8 @@ import { isMisdirected, misdirectedText, routeOf } from '../../src/payments/shar
  * The shard rule's edges and the messages an operator reads (src/payments/shards.ts, shardTables.ts): the count's
  * bounds, the layout's refusals at start, the misrouted payment's reason, the misdirected route's sentence.
  */
-const layoutOf = (count: number, index: number, queue: string) => shardLayoutOf({ PAYMENT_SHARD_COUNT: count, PAYMENT_SHARD_INDEX: index, PAYMENTS_QUEUE_NAME: queue });
+const layoutOf = (count: number, index: number, queue: string) =>
+  shardLayoutOf({ PAYMENT_SHARD_COUNT: count, PAYMENT_SHARD_INDEX: index, PAYMENTS_QUEUE_NAME: queue });
 const payment = (paymentId: string) => ({ paymentId, customerId: 'cust-1', amount: 100, currency: 'EUR' });
 /** The first of pay-0, pay-1, ... that shard `shard` of `count` owns. */
 const ownedByShard = (shard: number, count: number) => {
@@ -30,7 +31,7 @@ describe('shardOf: the count', () => {
 });
 
 describe('shardLayoutOf: refused at start', () => {
-  test("an index outside N names the valid range", () => {
+  test('an index outside N names the valid range', () => {
     expect(() => layoutOf(3, 3, 'payments-3')).toThrow(new ConfigurationError('PAYMENT_SHARD_INDEX 3 is not a shard of 3 (0 to 2)'));
     expect(() => layoutOf(1, 1, 'payments')).toThrow('PAYMENT_SHARD_INDEX 1 is not a shard of 1 (0 to 0)');
   });
