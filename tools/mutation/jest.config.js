@@ -99,6 +99,7 @@ const TESTS = [
   'test/unit/paymentRowMutants.test.ts',
   'test/integration/shardOwnershipMutants.test.ts',
   'test/unit/paymentsFunctionsMutants.test.ts',
+  'test/unit/handOffWhenFreeMutants.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
