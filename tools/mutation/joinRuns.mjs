@@ -1,6 +1,7 @@
 // Per-file figures of one jest-runner report, or of a before run joined with a run of new tests alone over the same
 // mutants (docs/mutation.md, "After"): a mutant counts as detected when either report killed it or timed out on it
-// (adding tests to a suite only adds kills). Mutants are matched by file, place, mutator and replacement, not by id.
+// (adding tests to a suite only adds kills); one without coverage before that a later run covered and did not detect is a
+// survivor. Mutants are matched by file, place, mutator and replacement, not by id.
 //
 //   node tools/mutation/joinRuns.mjs <before mutation.json> [<new tests mutation.json> ...] [--survivors]
 //
@@ -29,6 +30,8 @@ for (const path of others)
     for (const m of mutants) {
       const entry = joined.get(idOf(file, m));
       if (entry && !DETECTED.has(entry.status) && DETECTED.has(m.status)) entry.status = m.status;
+      // Covered by a later run and not detected: a survivor, not "no coverage" (PaymentsConsumer.ts:221, second pass).
+      else if (entry && entry.status === 'NoCoverage' && m.status === 'Survived') entry.status = 'Survived';
     }
 
 const rows = new Map();
