@@ -85,7 +85,7 @@ const TESTS = [
   'test/unit/expirySweeperOptionsMutants.test.ts',
   'test/integration/sweepDeleteMutants.test.ts',
   'test/integration/sweepRunMutants.test.ts',
-  // third pass: payrest (the shard layout, routes and ownership check: src/payments/shards.ts, shardTables.ts, shardOwnership.ts, src/app/paymentsFunctions.ts)
+  // third pass: payrest (the existing tests of the shard layout, routes and ownership check, then this pass's new files)
   'test/unit/shards.test.ts',
   'test/unit/shardOperatorPaths.test.ts',
   'test/integration/shardLayoutRefusal.test.ts',
