@@ -100,6 +100,10 @@ const TESTS = [
   'test/integration/shardOwnershipMutants.test.ts',
   'test/unit/paymentsFunctionsMutants.test.ts',
   'test/unit/handOffWhenFreeMutants.test.ts',
+  // third pass: table (Azurite: the Table store's workflow, claim workflow and batch claims, with faults on the wire)
+  'packages/idempotency/test/table/tableStoreMutants.test.ts',
+  'packages/idempotency/test/table/tableAcquireMutants.test.ts',
+  'packages/idempotency/test/table/tableClaimManyMutants.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
