@@ -153,6 +153,46 @@ describe('TableIdempotencyStore: a rewrite whose condition failed', () => {
     expect((error as LeaseLostError).operation).toBe('complete');
   });
 
+  test('a completion with two rows of which someone else changed one after it landed is a lost lease, not done', async () => {
+    const { store, client } = await storeOn(azuriteOf());
+    const key = freshKey();
+    const claim = claimOf(await store.claim(key, digest));
+    const { partitionKey, rowKey } = store.addressOf(key);
+    let lost = 0;
+    onRequests(client, {
+      after: async (request) => {
+        if (request.method !== 'POST' || !request.url.includes('$batch') || lost++ > 0) return;
+        await client.updateEntity({ partitionKey, rowKey: `${rowKey}~second`, amount: 999 }, 'Merge');
+        throw new RestError('socket hang up (answer lost after the server acted)', { code: 'ECONNRESET', request });
+      },
+    });
+    const effects = [
+      { name: 'first', properties: { amount: 1 } },
+      { name: 'second', properties: { amount: 2 } },
+    ];
+    expect(await failureOf(store.complete(claim, 'ok', effects))).toBeInstanceOf(LeaseLostError);
+  });
+
+  test('a renewal whose answer was lost, on a clock with fractions of a millisecond, is recognised as landed: no write again', async () => {
+    const { store, client, clock } = await storeOn(azuriteOf());
+    clock.now += 0.5;
+    const claim = claimOf(await store.claim(freshKey(), digest));
+    clock.advance(10_000);
+    let lost = 0;
+    onRequests(client, {
+      after: (request) => {
+        if (request.method === 'PATCH' && lost++ === 0)
+          throw new RestError('socket hang up (answer lost after the server acted)', { code: 'ECONNRESET', request });
+      },
+    });
+    const requests = countRequests(client);
+    const renewed = await store.renewLease(claim);
+    expect(renewed.leaseExpiresAtMs).toBe(Math.trunc(clock.now + 60_000));
+    // The write, the SDK's retry of it (refused: the ETag moved), and the read that finds it landed.
+    expect(requests.of('PATCH')).toBe(2);
+    expect(requests.of('GET')).toBe(1);
+  });
+
   test('an exact completion after a renewal of its own claim is refused; a plain one lands on the renewed record', async () => {
     const { store } = await storeOn(azuriteOf());
     const key = freshKey();
