@@ -193,6 +193,27 @@ describe('TableIdempotencyStore: a rewrite whose condition failed', () => {
     expect(requests.of('GET')).toBe(1);
   });
 
+  test('a release by a claim whose own renewal moved the ETag lands; a release whose answer was lost is done, not a lost lease', async () => {
+    const { store, client } = await storeOn(azuriteOf());
+    const key = freshKey();
+    const claim = claimOf(await store.claim(key, digest));
+    await store.renewLease(claim);
+    await store.release(claim, 'gave up');
+    expect(await store.get(key)).toMatchObject({ status: RecordStatus.Released, lastError: 'gave up', attempt: 1 });
+    const other = freshKey();
+    const held = claimOf(await store.claim(other, digest));
+    let lost = 0;
+    onRequests(client, {
+      after: (request) => {
+        if (request.method === 'PATCH' && lost++ === 0)
+          throw new RestError('socket hang up (answer lost after the server acted)', { code: 'ECONNRESET', request });
+      },
+    });
+    await store.release(held, 'gave up');
+    expect(lost).toBe(2); // the release whose answer was lost, and the SDK's retry of it (refused: the ETag moved)
+    expect(await store.get(other)).toMatchObject({ status: RecordStatus.Released, lastError: 'gave up' });
+  });
+
   test('an exact completion after a renewal of its own claim is refused; a plain one lands on the renewed record', async () => {
     const { store } = await storeOn(azuriteOf());
     const key = freshKey();
