@@ -110,6 +110,15 @@ const TESTS = [
   'test/integration/rewardSweepResume.test.ts',
   'test/integration/cosmosHeldRecords.test.ts',
   'test/integration/cosmosLapsedRecords.test.ts',
+  // third pass: liferest (the new tests)
+  'test/unit/timerScheduleMutants.test.ts',
+  'test/unit/deadLetterKeysMutants.test.ts',
+  'test/unit/tickBudgetMutants.test.ts',
+  'test/unit/sweepMetricsMutants.test.ts',
+  'test/unit/rewardMarkersMutants.test.ts',
+  'test/integration/rewardMarkersMutants.test.ts',
+  'test/integration/cosmosHeldRecordsMutants.test.ts',
+  'test/integration/cosmosLapsedRecordsMutants.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
