@@ -26,6 +26,15 @@ describe('the expiry timer schedule: what an operator reads when it is refused a
     expect(() => check(expression)).not.toThrow(TIMESPAN);
   });
 
+  test.each([
+    ['0 5x * * * *', 'has a bad minute field "5x": "5x" is not a number'],
+    ['0 x5 * * * *', 'has a bad minute field "x5": "x5" is not a number'],
+    ['0 */5x * * * *', 'has a bad minute field "*/5x": the step "5x" is not a whole number of 1 or more'],
+    ['0 */x5 * * * *', 'has a bad minute field "*/x5": the step "x5" is not a whole number of 1 or more'],
+  ])('%s: a value or step with other characters around its digits is refused', (expression, message) => {
+    expect(() => check(expression)).toThrow(new ConfigurationError(`EXPIRY_TIMER_SCHEDULE "${expression}" ${message}`));
+  });
+
   test('a gap longer than the margin: the whole message, with what to change', () => {
     expect(() => check('0 0 0 1,15 * *')).toThrow(
       new ConfigurationError(
