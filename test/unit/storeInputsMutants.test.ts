@@ -233,3 +233,19 @@ describe('options', () => {
     expect(() => requireOptionsObject('x', 'X options')).toThrow('X options must be an object, got string');
   });
 });
+
+describe('what the third pass left (docs/mutation.md)', () => {
+  test('a name with "odata." inside it, not at its start, is refused as not a Table property name, not as an OData annotation', () => {
+    expect(() => validateEffectProperties(effect('order', { 'xodata.y': 1 }))).toThrow(
+      new ConfigurationError(
+        'property "xodata.y" of local effect "order" is not a Table property name (letters, digits and _, not starting with a digit, at most 255)',
+      ),
+    );
+  });
+
+  test('a result JSON cannot keep is refused with the reason as it is, not wrapped in "not serializable"', () => {
+    expect(() => resultJson({ f: () => 1 })).toThrow(
+      new IdempotencyError('result cannot be stored: it holds a function at member "f", which JSON cannot keep'),
+    );
+  });
+});
