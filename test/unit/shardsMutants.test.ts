@@ -77,7 +77,8 @@ describe('shardTables: the misdirected route', () => {
     );
   });
 
-  test('isMisdirected: only the misdirected route; not the other routes, nor null, nor a string, nor a thing without a kind', () => {
+  test('isMisdirected: only the misdirected route; not the other routes, nor undefined, nor null, nor a string, nor a thing without a kind', () => {
+    expect(isMisdirected(undefined)).toBe(false); // a route not found yet: no TypeError
     expect(isMisdirected({ kind: 'misdirected', shard: 1, count: 2, index: 0 })).toBe(true);
     expect(isMisdirected({ kind: 'here', shard: 0 })).toBe(false);
     expect(isMisdirected({ kind: 'owner', shard: 1, endpoint: 'https://a.table.core.windows.net/' })).toBe(false);
