@@ -15,6 +15,8 @@ module.exports = {
   },
   // The core package's dist/ for the tests that compile the app against it (test/support/buildCorePackage.ts).
   globalSetup: '<rootDir>/test/support/buildCorePackage.ts',
+  // The network rule as a guard: a socket to anything but loopback is refused at once and named (test/support/loopbackOnly.ts).
+  setupFilesAfterEnv: ['<rootDir>/test/support/loopbackOnly.ts'],
   testTimeout: 60000,
   // Integration tests each start their own Azurite / Cosmos emulator on a free port.
   maxWorkers: 2,

@@ -1,0 +1,56 @@
+// Every test file loads this (jest.config.js `setupFilesAfterEnv`): the brief's network rule made a guard. A test may
+// open sockets to loopback only; any other address (an Azure host a client was pointed at, the instance metadata service
+// 169.254.169.254 that a managed-identity credential or a telemetry resource detector asks) fails at once as a refused
+// connection, named on stderr with the test file, instead of leaving the worker waiting on an address that may never
+// answer (seen: a CI run stalled 25 min on 7 open connections to 169.254.169.254:80). Child processes (Azurite, the
+// Durable host, func) are configured by the tests to loopback and are not covered here.
+import net from 'node:net';
+
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1']);
+
+/** True for a host a test may reach: loopback by name or address, `*.localhost` (RFC 6761). */
+export function isLoopbackHost(host: string | undefined): boolean {
+  if (host === undefined || host === '') return true; // Node's default host is localhost
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  if (LOOPBACK_NAMES.has(h) || h.endsWith('.localhost')) return true;
+  return net.isIPv4(h) && h.startsWith('127.');
+}
+
+/** The host and whether the target is a pipe, from `Socket#connect`'s overloads (options, [port, host], [path]). */
+function targetOf(args: unknown[]): { host?: string; port?: unknown; pipe: boolean } {
+  const first = Array.isArray(args[0]) ? (args[0] as unknown[])[0] : args[0];
+  if (typeof first === 'object' && first !== null) {
+    const o = first as { host?: string; port?: unknown; path?: string | null };
+    return typeof o.path === 'string' && o.path !== '' ? { pipe: true } : { host: o.host, port: o.port, pipe: false };
+  }
+  if (typeof first === 'string' && !/^\d+$/.test(first)) return { pipe: true }; // connect(path)
+  const host = typeof args[1] === 'string' ? args[1] : undefined;
+  return { host, port: first, pipe: false };
+}
+
+/** Shared by every test file of a worker: `net` is Node's own module, not one of jest's per-file sandboxes. */
+const CURRENT = Symbol.for('loopbackOnly.currentTest');
+const state = net as unknown as Record<symbol, string | undefined>;
+beforeAll(() => {
+  state[CURRENT] = expect.getState().testPath ?? 'a test';
+});
+
+const original = net.Socket.prototype.connect;
+if ((original as { loopbackOnly?: boolean }).loopbackOnly !== true) {
+  const guarded = function (this: net.Socket, ...args: unknown[]): net.Socket {
+    const target = targetOf(args);
+    if (target.pipe || isLoopbackHost(target.host)) return (original as (...a: unknown[]) => net.Socket).apply(this, args);
+    const where = `${target.host}:${String(target.port)}`;
+    const test = state[CURRENT] ?? 'a test';
+    process.stderr.write(`loopbackOnly: ${test} tried to connect to ${where}; refused (tests reach loopback only)\n`);
+    const error = Object.assign(new Error(`connect ECONNREFUSED ${where} (loopbackOnly: tests reach loopback only)`), {
+      code: 'ECONNREFUSED',
+      address: target.host,
+      port: target.port,
+    });
+    process.nextTick(() => this.destroy(error));
+    return this;
+  };
+  (guarded as { loopbackOnly?: boolean }).loopbackOnly = true;
+  net.Socket.prototype.connect = guarded;
+}
