@@ -119,6 +119,9 @@ const TESTS = [
   'test/integration/rewardMarkersMutants.test.ts',
   'test/integration/cosmosHeldRecordsMutants.test.ts',
   'test/integration/cosmosLapsedRecordsMutants.test.ts',
+  // fourth pass: the third pass's named gaps in the wiring (the consumer's options, the queue's identity)
+  'test/unit/paymentsWiringOverridesMutants.test.ts',
+  'test/unit/paymentQueueIdentityMutants.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
