@@ -122,6 +122,7 @@ const TESTS = [
   // fourth pass: the third pass's named gaps in the wiring (the consumer's options, the queue's identity)
   'test/unit/paymentsWiringOverridesMutants.test.ts',
   'test/unit/paymentQueueIdentityMutants.test.ts',
+  'test/unit/paymentSchemaMutants.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
