@@ -123,6 +123,7 @@ const TESTS = [
   'test/unit/paymentsWiringOverridesMutants.test.ts',
   'test/unit/paymentQueueIdentityMutants.test.ts',
   'test/unit/paymentSchemaMutants.test.ts',
+  'test/integration/rewardMarkersCallsMutants.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
