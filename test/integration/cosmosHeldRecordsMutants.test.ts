@@ -76,6 +76,34 @@ async function setUp() {
 }
 
 describe('holdCosmosRecords on the emulator', () => {
+  test('the write carries the stored document without the service properties (_etag, _ts, _rid, _self, _attachments): the store names none with _', async () => {
+    const { container, clock, writtenAt, hold, doc } = await setUp();
+    clock.now = writtenAt + RETENTION_MS - DAY_MS;
+    const stored = await doc(1);
+    expect(Object.keys(stored ?? {}).filter((name) => name.startsWith('_')).length).toBeGreaterThan(0);
+    const bodies: unknown[] = [];
+    const plugin = (async (context: { method?: string; body?: unknown }, _node: unknown, next: (c: unknown) => Promise<unknown>) => {
+      if (context.method === 'PUT' || context.method === 'POST') bodies.push(typeof context.body === 'string' ? JSON.parse(context.body) : context.body);
+      return next(context);
+    }) as unknown as PluginConfig['plugin'];
+    const client = new CosmosClient({
+      endpoint: cosmos.endpoint,
+      key: Buffer.from('emulator').toString('base64'),
+      connectionPolicy: {
+        enableEndpointDiscovery: false,
+        retryOptions: { maxRetryAttemptCount: 0, fixedRetryIntervalInMilliseconds: 10, maxWaitTimeInSeconds: 1 },
+      },
+      plugins: [{ on: 'request', plugin }],
+    } as ConstructorParameters<typeof CosmosClient>[0]);
+    clients.push(client);
+    const watched = client.database(container.database.id).container(container.id);
+    expect((await hold([source('dlq', [keyOf(1)])], watched)).extended).toBe(1);
+    const written = JSON.stringify(bodies);
+    expect(bodies.length).toBeGreaterThan(0);
+    expect(written).toContain(`"retentionExpiresAtMs":${clock.now + 2 * HOLD_MS}`);
+    for (const name of ['_etag', '_ts', '_rid', '_self', '_attachments']) expect(written).not.toContain(`"${name}"`);
+  });
+
   test('a record with exactly the hold window left is not written; one ms less and it is moved to now + 2 x the window', async () => {
     const { clock, writtenAt, requests, hold, doc } = await setUp();
     clock.now = writtenAt + RETENTION_MS - HOLD_MS;
