@@ -42,7 +42,9 @@ if ((original as { loopbackOnly?: boolean }).loopbackOnly !== true) {
     if (target.pipe || isLoopbackHost(target.host)) return (original as (...a: unknown[]) => net.Socket).apply(this, args);
     const where = `${target.host}:${String(target.port)}`;
     const test = state[CURRENT] ?? 'a test';
-    process.stderr.write(`loopbackOnly: ${test} tried to connect to ${where}; refused (tests reach loopback only)\n`);
+    // The caller's frames name the code that dialled out (the last test file to start in this worker may not be it).
+    const frames = (new Error().stack ?? '').split('\n').slice(2, 14).join('\n');
+    process.stderr.write(`loopbackOnly: ${test} tried to connect to ${where}; refused (tests reach loopback only)\n${frames}\n`);
     const error = Object.assign(new Error(`connect ECONNREFUSED ${where} (loopbackOnly: tests reach loopback only)`), {
       code: 'ECONNREFUSED',
       address: target.host,
