@@ -124,6 +124,7 @@ const TESTS = [
   'test/unit/paymentQueueIdentityMutants.test.ts',
   'test/unit/paymentSchemaMutants.test.ts',
   'test/integration/rewardMarkersCallsMutants.test.ts',
+  'test/unit/timerScheduleGapsMutants.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
