@@ -42,6 +42,12 @@ describe('longestGapMs equals the run-by-run count', () => {
     ['0 0 0 31 12 *', 'New Year’s Eve: the cycle wrap'],
     ['0 45 23 1 1 *', 'January 1st, late: the wrap with the run late in the day'],
     ['0 15 10 * * MON-FRI', 'weekdays: the weekend gap'],
+    ['0 0 0 1 1 MON', 'January 1st on a Monday: six or eleven years'],
+    ['0 0 0 29 2 MON', 'Feb 29 on a Monday'],
+    ['0 0 0 29 2 SAT', 'Feb 29 on a Saturday'],
+    ['0 0 0 31 * FRI', 'Friday the 31st'],
+    ['0 0 0 1 1,2 SUN', 'a Sunday January or February 1st'],
+    ['0 0 0 28 2 SUN', 'a Sunday February 28th'],
   ])('%s (%s)', (expression) => {
     expect(longestGapMs(parseNcrontab(expression), expression)).toBe(countedGapMs(expression));
   });
