@@ -125,6 +125,7 @@ const TESTS = [
   'test/unit/paymentSchemaMutants.test.ts',
   'test/integration/rewardMarkersCallsMutants.test.ts',
   'test/unit/timerScheduleGapsMutants.test.ts',
+  'test/unit/tableStoreErrorsMutants.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
