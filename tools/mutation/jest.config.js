@@ -126,6 +126,7 @@ const TESTS = [
   'test/integration/rewardMarkersCallsMutants.test.ts',
   'test/unit/timerScheduleGapsMutants.test.ts',
   'test/unit/tableStoreErrorsMutants.test.ts',
+  'test/unit/tableRowsMutants.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
