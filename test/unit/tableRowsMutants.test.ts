@@ -6,6 +6,7 @@ import {
   allPartitions,
   RecordStatus,
   resolveTableStoreOptions,
+  StoreRequestError,
   tableAddress,
   toNumber,
   toRecord,
@@ -44,6 +45,19 @@ test('a record read back: lastError only when a string; createdAtMs defaults to 
   expect(record.lastError).toBeUndefined();
   expect(record.createdAtMs).toBe(2_000);
   expect(toRecord({ ...markerEntity(fields, state), etag: 'e', lastError: 'why' }).lastError).toBe('why');
+});
+
+test('a stored result that is not JSON: a request error of the read that says so', () => {
+  const entity = { ...markerEntity(fields, { ...state, resultJson: '{not json' }), etag: 'e' } as never;
+  expect(() => toRecord(entity)).toThrow(StoreRequestError);
+  expect(() => toRecord(entity)).toThrow('stored result is not valid JSON');
+  let thrown: unknown;
+  try {
+    toRecord(entity);
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown).toMatchObject({ operation: 'read' });
 });
 
 test('numbers as read back', () => {
