@@ -127,6 +127,7 @@ const TESTS = [
   'test/unit/timerScheduleGapsMutants.test.ts',
   'test/unit/tableStoreErrorsMutants.test.ts',
   'test/unit/tableRowsMutants.test.ts',
+  'test/integration/heldRecordsCallsMutants.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
