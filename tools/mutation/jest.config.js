@@ -128,6 +128,7 @@ const TESTS = [
   'test/unit/tableStoreErrorsMutants.test.ts',
   'test/unit/tableRowsMutants.test.ts',
   'test/integration/heldRecordsCallsMutants.test.ts',
+  'test/integration/sweepCheckpointMutants.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
