@@ -129,6 +129,7 @@ const TESTS = [
   'test/unit/tableRowsMutants.test.ts',
   'test/integration/heldRecordsCallsMutants.test.ts',
   'test/integration/sweepCheckpointMutants.test.ts',
+  'test/unit/sweepQueryMutants.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
