@@ -130,6 +130,7 @@ const TESTS = [
   'test/integration/heldRecordsCallsMutants.test.ts',
   'test/integration/sweepCheckpointMutants.test.ts',
   'test/unit/sweepQueryMutants.test.ts',
+  'test/integration/sweepChunkingMutants.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
