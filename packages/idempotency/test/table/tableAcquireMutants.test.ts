@@ -144,10 +144,46 @@ describe('tableAcquire: the claim workflow on Azurite', () => {
     expect(error.message).toMatch(/and the read-back got no answer either: this claim may have been written; /);
     expect(error.message).toMatch(/this process takes it over on its next claim\); retry later$/);
     expect((error.cause as RestError).code).toBe('ECONNRESET');
+    expect(error.operation).toBe('claim');
     faults = false;
     const other = new TableIdempotencyStore(client, { retentionMs: DAY_MS, clock });
     expect((await other.claim(key, digest)).kind).toBe('inProgress');
     expect(await store.claim(key, digest)).toMatchObject({ kind: 'reclaimed', previousStatus: RecordStatus.InProgress, claim: { attempt: 2 } });
+  });
+
+  test('a claim of ours written unseen is taken over at once only for its own payload; once expired, as a new lifetime', async () => {
+    const { store, clock, fault } = await faultyStore();
+    const key = freshKey();
+    let faults = true;
+    fault({
+      before: (request) => {
+        if (faults && request.method === 'GET') throw reset(request);
+      },
+      after: (request) => {
+        if (faults && request.method === 'POST') throw reset(request);
+      },
+    });
+    expect(((await failureOf(store.claim(key, digest))) as StoreUnavailableError).writeMayHaveLanded).toBe(true);
+    faults = false;
+    const firstLifetime = (await store.get(key))!.createdAtMs;
+    // Another payload under the key is key reuse, even against a claim of ours it may take over.
+    const other = payloadDigest({ paymentId: 'pay-b', amount: 9 });
+    expect(await store.claim(key, other)).toMatchObject({ kind: 'keyReused', digest: other });
+    // Past retention: the takeover starts a new lifetime (a new createdAtMs), not the old one's.
+    clock.advance(2 * DAY_MS);
+    expect(await store.claim(key, digest)).toMatchObject({ kind: 'reclaimed', claim: { attempt: 2 } });
+    expect((await store.get(key))!.createdAtMs).toBe(clock.now);
+    expect(clock.now).toBeGreaterThan(firstLifetime);
+  });
+
+  test('a redelivery reads first: a completed duplicate costs one request', async () => {
+    const { store, client } = await storeOn(azuriteOf());
+    const key = freshKey();
+    await store.complete(claimOf(await store.claim(key, digest)), { ok: 1 });
+    const requests = countRequests(client);
+    expect(await store.claim(key, digest, { readFirst: true })).toMatchObject({ kind: 'duplicate', cached: false });
+    expect(requests.total()).toBe(1);
+    expect(requests.of('GET')).toBe(1);
   });
 
   test(`the claims it may have written unseen are remembered up to ${MAX_UNRESOLVED_CLAIMS} keys, the oldest forgotten first`, async () => {

@@ -40,6 +40,14 @@ describe('claimMany on Azurite', () => {
     expect(record).toMatchObject({ status: RecordStatus.InProgress, ownerId: claimOf(outcomes[149]).ownerId, etag: claimOf(outcomes[149]).etag });
   });
 
+  test('exactly 100 fresh keys of one partition: one transaction, nothing else sent', async () => {
+    const { store, client } = await storeOn(azuriteOf(), { partitionCount: 1 });
+    const batch = keys(100);
+    const requests = countRequests(client);
+    expect(kinds(await store.claimMany(requestsOf(batch)))).toEqual(batch.map(() => 'claimed'));
+    expect(requests.total()).toBe(1);
+  });
+
   test('one key alone is a plain insert, not a transaction; found again it is decided from the read', async () => {
     const { store, client, clock } = await storeOn(azuriteOf(), { leaseMs: 30_000 });
     const [key] = keys(1);
@@ -165,8 +173,35 @@ describe('claimMany on Azurite', () => {
     const error = (await failureOf(store.claimMany(requestsOf(batch)))) as StoreUnavailableError;
     expect(error).toBeInstanceOf(StoreUnavailableError);
     expect(error.writeMayHaveLanded).toBe(false);
+    expect(error.operation).toBe('claimMany');
     const other = new TableIdempotencyStore(client, { retentionMs: 7 * DAY_MS, clock, partitionCount: 1 });
     claimOf(await other.claim(batch[0], digest));
     expect(kinds(await store.claimMany(requestsOf(batch)))).toEqual(['inProgress', 'claimed']);
+  });
+
+  test('a key written unseen stays ours to take over after a later batch with it was refused unsent; one key alone names claimMany', async () => {
+    const { store, client } = await storeOn(azuriteOf(), { partitionCount: 1 });
+    const batch = keys(2);
+    let mode: 'lose-answer' | 'refuse' | 'off' = 'lose-answer';
+    onRequests(
+      client,
+      {
+        before: (request) => {
+          if (mode === 'refuse' && request.method === 'POST') throw new RestError('connect ECONNREFUSED', { code: 'ECONNREFUSED', request });
+        },
+        after: (request) => {
+          if (mode === 'lose-answer' && request.method === 'POST') throw new RestError('socket hang up', { code: 'ECONNRESET', request });
+        },
+      },
+      true,
+    );
+    // batch[0] alone: a plain insert that lands, its answer lost.
+    const lost = (await failureOf(store.claimMany(requestsOf([batch[0]])))) as StoreUnavailableError;
+    expect(lost).toMatchObject({ writeMayHaveLanded: true, operation: 'claimMany' });
+    // Both keys: refused before it was sent. Nothing of this batch can land; batch[0] is still the claim written unseen.
+    mode = 'refuse';
+    expect(await failureOf(store.claimMany(requestsOf(batch)))).toMatchObject({ writeMayHaveLanded: false });
+    mode = 'off';
+    expect(kinds(await store.claimMany(requestsOf(batch)))).toEqual(['reclaimed', 'claimed']);
   });
 });
