@@ -237,6 +237,37 @@ describe('TableIdempotencyStore: a rewrite whose condition failed', () => {
     const gone = freshKey();
     const goneClaim = claimOf(await store.claim(gone, digest));
     await client.deleteEntity(store.addressOf(gone).partitionKey, store.addressOf(gone).rowKey);
-    expect(await failureOf(store.release(goneClaim, 'x'))).toBeInstanceOf(LeaseLostError);
+    const released = await failureOf(store.release(goneClaim, 'x'));
+    expect(released).toBeInstanceOf(LeaseLostError);
+    expect((released as LeaseLostError).operation).toBe('release');
+  });
+
+  test('a reopen the table does not answer fails with the store’s error naming reopen, the record left completed', async () => {
+    const { store, client } = await storeOn(azuriteOf());
+    const key = freshKey();
+    const completed = await store.complete(claimOf(await store.claim(key, digest)), { ok: 1 });
+    let down = true;
+    onRequests(
+      client,
+      {
+        before: (request) => {
+          if (down && request.method !== 'GET') throw new RestError('service unavailable', { statusCode: 503, request });
+        },
+      },
+      true,
+    );
+    const error = await failureOf(store.reopen(completed, 'operator: charge again'));
+    expect(error).toMatchObject({ name: 'StoreUnavailableError', operation: 'reopen' });
+    down = false;
+    expect(await store.get(key)).toMatchObject({ status: RecordStatus.Completed });
+  });
+
+  test('claimMany’s one-by-one claims (a lapsed key taken over) carry the batch’s lease, not the store’s', async () => {
+    const { store, clock } = await storeOn(azuriteOf(), { partitionCount: 1 });
+    const lapsed = freshKey();
+    claimOf(await store.claim(lapsed, digest));
+    clock.advance(60_001);
+    const [outcome] = await store.claimMany([{ key: lapsed, digest }], { leaseMs: 5_000 });
+    expect(outcome).toMatchObject({ kind: 'reclaimed', claim: { attempt: 2, leaseExpiresAtMs: clock.now + 5_000 } });
   });
 });
