@@ -105,6 +105,7 @@ const TESTS = [
   'packages/idempotency/test/table/tableAcquireMutants.test.ts',
   'packages/idempotency/test/table/tableClaimManyMutants.test.ts',
   'packages/idempotency/test/table/markerTableMutants.test.ts',
+  'packages/idempotency/test/table/tableUnknownWriteMutants.test.ts',
   // third pass: liferest (the existing tests that reach the rewards markers' sweep and the Cosmos hold and reconciler read directly)
   'test/integration/rewardMarkers.test.ts',
   'test/integration/rewardMarkerRefresh.test.ts',
