@@ -133,6 +133,7 @@ const TESTS = [
   'test/integration/sweepCheckpointMutants.test.ts',
   'test/unit/sweepQueryMutants.test.ts',
   'test/integration/sweepChunkingMutants.test.ts',
+  'test/integration/shardSampleMutants.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
