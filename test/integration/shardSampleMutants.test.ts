@@ -2,6 +2,7 @@ import { createHttpHeaders, RestError, type PipelineRequest, type PipelineRespon
 import { TableClient } from '@azure/data-tables';
 import { randomUUID } from 'node:crypto';
 import { keyFromMessageId, RecordStatus, StoreRequestError, StoreUnavailableError, tableAddress } from 'azure-functions-idempotency/internal';
+import { liveMarkerSample } from '../../src/lifecycle/lapsedRecords';
 import { misplacedPaymentRecords, strayPaymentRecords, type OwnershipCheckOptions } from '../../src/payments/shardOwnership';
 import { shardOf } from '../../src/payments/shards';
 import { insertInBatches, seedMarkerEntity } from '../../tools/bench/seedRecords';
@@ -91,7 +92,9 @@ describe('the layout check’s sample of a partition (Azurite)', () => {
     const [stray] = owned(1, 2, 'moved', 1);
     const row = { PartitionKey: 'p001', RowKey: 'r', idempotencyKey: stray, status: 'COMPLETED', retentionExpiresAtMs: String(NOW_MS + HOUR_MS) };
     const asked = new Map<string, number>();
+    const selects = new Set<string | null>();
     answerQueries(client, (request) => {
+      selects.add(new URL(request.url).searchParams.get('$select'));
       const partition = partitionOf(request)!;
       const n = (asked.get(partition) ?? 0) + 1;
       asked.set(partition, n);
@@ -102,6 +105,26 @@ describe('the layout check’s sample of a partition (Azurite)', () => {
     const report = await strayPaymentRecords(client, options());
     expect(Object.fromEntries(asked)).toEqual({ p000: 3, p001: 2, p002: 1, p003: 1 });
     expect(report).toMatchObject({ checked: 1, requests: 7, strays: [{ paymentId: stray, owner: 1 }] });
+    // Only the three columns the check reads.
+    expect([...selects]).toEqual(['idempotencyKey,status,retentionExpiresAtMs']);
+  });
+
+  test('a consumer name with a quote is matched as it is written', async () => {
+    const client = await table();
+    const key = keyFromMessageId("it's", 'q-1');
+    await insertInBatches(client, [
+      seedMarkerEntity({ key, status: RecordStatus.Completed, leaseExpiresAtMs: 0, retentionExpiresAtMs: NOW_MS + HOUR_MS, updatedAtMs: NOW_MS }, PARTITIONS),
+    ]);
+    const found: string[] = [];
+    for await (const sample of liveMarkerSample(client, {
+      consumer: "it's",
+      partitionCount: PARTITIONS,
+      nowMs: NOW_MS,
+      perPartition: 10,
+      callTimeoutMs: 10_000,
+    }))
+      found.push(...sample.markers.map((m) => m.key));
+    expect(found).toEqual(['q-1']);
   });
 
   test('the query asks the service for live markers only: an expired one first in the partition does not hide a live one', async () => {
