@@ -52,9 +52,12 @@ describe('claimMany on Azurite', () => {
     const { store, client, clock } = await storeOn(azuriteOf(), { leaseMs: 30_000 });
     const [key] = keys(1);
     const requests = countRequests(client);
+    const urls: string[] = [];
+    onRequests(client, { before: (request) => void urls.push(request.url) });
     const [first] = await store.claimMany(requestsOf([key]));
     expect(claimOf(first).leaseExpiresAtMs).toBe(clock.now + 30_000);
     expect(requests.of('POST')).toBe(1);
+    expect(urls.filter((url) => url.includes('$batch'))).toEqual([]);
     expect(requests.total()).toBe(1);
     await store.complete(claimOf(first), 'done');
     const replay = await store.claimMany(requestsOf([key]));

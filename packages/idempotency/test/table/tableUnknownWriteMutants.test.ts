@@ -113,7 +113,23 @@ describe('a claim write without an answer, read back empty (Azurite)', () => {
   });
 });
 
-describe('keepLapsedInProgress and the batch claims’ own unresolved keys (Azurite)', () => {
+describe('keepLapsedInProgress, a refused takeover and the batch claims’ own unresolved keys (Azurite)', () => {
+  test('a takeover the service refuses fails with the store’s error naming takeover; the record is left as it was', async () => {
+    const { store, client, clock, other } = await setUp();
+    const key = freshKey();
+    const first = claimOf(await other.claim(key, digest));
+    clock.advance(60_001);
+    client.pipeline.addPolicy({
+      name: 'refuse-takeover',
+      sendRequest: async (request, next) => {
+        if (request.method === 'PUT') throw new RestError('This request is not authorized', { statusCode: 403, code: 'AuthorizationFailure', request });
+        return next(request);
+      },
+    });
+    expect(await failureOf(store.claim(key, digest))).toMatchObject({ name: 'StoreRequestError', operation: 'takeover' });
+    expect(await store.get(key)).toMatchObject({ ownerId: first.ownerId, attempt: 1 });
+  });
+
   test('keepLapsedInProgress: an in-progress record past its retention is expired, taken over as usual', async () => {
     const { store, clock, other } = await setUp();
     const key = freshKey();
