@@ -89,6 +89,24 @@ describe('MarkerTable on Azurite', () => {
     expect(refused).toMatchObject({ operation: 'readMany' });
   });
 
+  test('a point read the service refuses fails with the store’s error naming read; a missing record is undefined', async () => {
+    const { store, client } = await storeOn(azuriteOf());
+    const [key] = keys(1);
+    expect(await store.get(key)).toBeUndefined();
+    onRequests(
+      client,
+      {
+        before: (request) => {
+          if (request.method === 'GET') throw new RestError('forbidden', { statusCode: 403, code: 'AuthorizationFailure', request });
+        },
+      },
+      true,
+    );
+    const error = await failureOf(store.get(key));
+    expect(error).toBeInstanceOf(StoreRequestError);
+    expect(error).toMatchObject({ operation: 'read' });
+  });
+
   test('ensureTable: refused by the service or past its deadline, the error names createTable; an existing table is fine', async () => {
     const { store, client } = await storeOn(azuriteOf(), { callTimeoutMs: 200 });
     const requests = countRequests(client);
