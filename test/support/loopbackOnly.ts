@@ -42,8 +42,13 @@ if ((original as { loopbackOnly?: boolean }).loopbackOnly !== true) {
     if (target.pipe || isLoopbackHost(target.host)) return (original as (...a: unknown[]) => net.Socket).apply(this, args);
     const where = `${target.host}:${String(target.port)}`;
     const test = state[CURRENT] ?? 'a test';
-    // The caller's frames name the code that dialled out (the last test file to start in this worker may not be it).
-    const frames = (new Error().stack ?? '').split('\n').slice(2, 14).join('\n');
+    // The caller's frames name the code that dialled out (the last test file to start in this worker may not be it):
+    // the first few, then every frame outside node_modules and Node's own (the await chain that led here).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 80;
+    const all = (new Error().stack ?? '').split('\n').slice(2);
+    Error.stackTraceLimit = limit;
+    const frames = [...all.slice(0, 6), ...all.slice(6).filter((f) => !/node_modules|\(node:|at node:/.test(f))].join('\n');
     process.stderr.write(`loopbackOnly: ${test} tried to connect to ${where}; refused (tests reach loopback only)\n${frames}\n`);
     const error = Object.assign(new Error(`connect ECONNREFUSED ${where} (loopbackOnly: tests reach loopback only)`), {
       code: 'ECONNREFUSED',
