@@ -35,6 +35,20 @@ async function faultyStore(options: { cacheSize?: number } = {}) {
   return { store, client, clock, fault: (around: Around) => onRequests(client, around, true) };
 }
 
+/** Every insert lands with its answer lost and every read-back fails (a claim written unseen), until `off()`. */
+function landUnseen(fault: (around: Around) => void) {
+  let on = true;
+  fault({
+    before: (request) => {
+      if (on && request.method === 'GET') throw reset(request);
+    },
+    after: (request) => {
+      if (on && request.method === 'POST') throw reset(request);
+    },
+  });
+  return { off: () => void (on = false) };
+}
+
 describe('tableAcquire: the claim workflow on Azurite', () => {
   test('an insert refused because a record exists, which is deleted before the read: the key is inserted again and claimed', async () => {
     const { store, client } = await storeOn(azuriteOf());
@@ -128,15 +142,7 @@ describe('tableAcquire: the claim workflow on Azurite', () => {
   test('an insert that landed without an answer, whose read-back fails: it may have been written; this store takes it over at once', async () => {
     const { store, client, clock, fault } = await faultyStore();
     const key = freshKey();
-    let faults = true;
-    fault({
-      before: (request) => {
-        if (faults && request.method === 'GET') throw reset(request);
-      },
-      after: (request) => {
-        if (faults && request.method === 'POST') throw reset(request);
-      },
-    });
+    const faults = landUnseen(fault);
     const error = (await failureOf(store.claim(key, digest))) as StoreUnavailableError;
     expect(error).toBeInstanceOf(StoreUnavailableError);
     expect(error.writeMayHaveLanded).toBe(true);
@@ -145,7 +151,7 @@ describe('tableAcquire: the claim workflow on Azurite', () => {
     expect(error.message).toMatch(/this process takes it over on its next claim\); retry later$/);
     expect((error.cause as RestError).code).toBe('ECONNRESET');
     expect(error.operation).toBe('claim');
-    faults = false;
+    faults.off();
     const other = new TableIdempotencyStore(client, { retentionMs: DAY_MS, clock });
     expect((await other.claim(key, digest)).kind).toBe('inProgress');
     expect(await store.claim(key, digest)).toMatchObject({ kind: 'reclaimed', previousStatus: RecordStatus.InProgress, claim: { attempt: 2 } });
@@ -154,17 +160,9 @@ describe('tableAcquire: the claim workflow on Azurite', () => {
   test('a claim of ours written unseen is taken over at once only for its own payload; once expired, as a new lifetime', async () => {
     const { store, clock, fault } = await faultyStore();
     const key = freshKey();
-    let faults = true;
-    fault({
-      before: (request) => {
-        if (faults && request.method === 'GET') throw reset(request);
-      },
-      after: (request) => {
-        if (faults && request.method === 'POST') throw reset(request);
-      },
-    });
+    const faults = landUnseen(fault);
     expect(((await failureOf(store.claim(key, digest))) as StoreUnavailableError).writeMayHaveLanded).toBe(true);
-    faults = false;
+    faults.off();
     const firstLifetime = (await store.get(key))!.createdAtMs;
     // Another payload under the key is key reuse, even against a claim of ours it may take over.
     const other = payloadDigest({ paymentId: 'pay-b', amount: 9 });
