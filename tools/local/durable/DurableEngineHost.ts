@@ -7,6 +7,7 @@ import { whenStopped } from '../../cli/stopSignals';
 import { acquirePortLock } from '../../cli/lockFile';
 import { REPO_ROOT } from '../../cli/repoRoot';
 import { ensureDurableHostBuilt, builtApp } from '../../durable-host/hostBuild';
+import { claimRpcPort } from './rpcPortClaim';
 /** The host's build, kept importable from here (its home is tools/durable-host/hostBuild.ts). */
 export { builtApp, dotnetAvailable } from '../../durable-host/hostBuild';
 
@@ -132,6 +133,8 @@ export class DurableEngineHost {
   }
 
   private async launch(): Promise<void> {
+    // Holding the lock, the port is ours: a host still listening there is an orphan (rpcPortClaim.ts).
+    if (this.locked) await claimRpcPort(DURABLE_RPC_PORT, { log: (line) => this.warn(line) });
     const entries = (this.options.entries ?? ['src/functions/payments.js']).map((e) => path.join(this.appDir, e));
     const env: Record<string, string | undefined> = { ...process.env, ...this.options.appSettings };
     delete env.APPLICATIONINSIGHTS_CONNECTION_STRING; // never start a telemetry exporter locally
@@ -172,6 +175,19 @@ export class DurableEngineHost {
     });
     const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the Durable host was not ready within 180 s')), 180_000).unref());
     await Promise.race([ready, timeout]);
+    const rpcPort = Number(new URL((JSON.parse(this.clientBindingData) as { rpcBaseUrl: string }).rpcBaseUrl).port);
+    if (this.locked && rpcPort !== DURABLE_RPC_PORT) {
+      throw new Error(
+        `the Durable host listens on port ${rpcPort}, not ${DURABLE_RPC_PORT}, which another process took meanwhile: clients of ${DURABLE_RPC_PORT} would reach that process`,
+      );
+    }
+  }
+
+  /** A line for the host's log and for stderr (a test's output names what was done about the port). */
+  private warn(line: string): void {
+    this.recentLog.push(line);
+    this.options.log?.(line);
+    process.stderr.write(`DurableEngineHost: ${line}\n`);
   }
 
   /**
