@@ -4,6 +4,7 @@
 // connection, named on stderr with the test file, instead of leaving the worker waiting on an address that may never
 // answer (seen: a CI run stalled 25 min on 7 open connections to 169.254.169.254:80). Child processes (Azurite, the
 // Durable host, func) are configured by the tests to loopback and are not covered here.
+import http from 'node:http';
 import net from 'node:net';
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1']);
@@ -35,6 +36,25 @@ beforeAll(() => {
   state[CURRENT] = expect.getState().testPath ?? 'a test';
 });
 
+/**
+ * The HTTP request a socket is being made for (`Agent#createSocket` runs just before the connect): its method, host and
+ * path, and the User-Agent, which names the SDK package that sent it (an identity's token request, a telemetry probe).
+ */
+const PENDING = Symbol.for('loopbackOnly.pendingRequest');
+const agent = http.Agent.prototype as unknown as { createSocket: (req: http.ClientRequest, ...rest: unknown[]) => unknown } & Record<symbol, unknown>;
+if (agent[PENDING] === undefined) {
+  const createSocket = agent.createSocket;
+  agent[PENDING] = '';
+  agent.createSocket = function (this: http.Agent, req: http.ClientRequest, ...rest: unknown[]) {
+    agent[PENDING] = `${req.method} ${req.host}${req.path} (User-Agent: ${String(req.getHeader('user-agent') ?? 'none')})`;
+    try {
+      return createSocket.call(this, req, ...rest);
+    } finally {
+      agent[PENDING] = '';
+    }
+  };
+}
+
 const original = net.Socket.prototype.connect;
 if ((original as { loopbackOnly?: boolean }).loopbackOnly !== true) {
   const guarded = function (this: net.Socket, ...args: unknown[]): net.Socket {
@@ -49,7 +69,8 @@ if ((original as { loopbackOnly?: boolean }).loopbackOnly !== true) {
     const all = (new Error().stack ?? '').split('\n').slice(2);
     Error.stackTraceLimit = limit;
     const frames = [...all.slice(0, 6), ...all.slice(6).filter((f) => !/node_modules|\(node:|at node:/.test(f))].join('\n');
-    process.stderr.write(`loopbackOnly: ${test} tried to connect to ${where}; refused (tests reach loopback only)\n${frames}\n`);
+    const request = agent[PENDING] ? `\n  for the HTTP request ${String(agent[PENDING])}` : '';
+    process.stderr.write(`loopbackOnly: ${test} tried to connect to ${where}; refused (tests reach loopback only)${request}\n${frames}\n`);
     const error = Object.assign(new Error(`connect ECONNREFUSED ${where} (loopbackOnly: tests reach loopback only)`), {
       code: 'ECONNREFUSED',
       address: target.host,

@@ -41,6 +41,30 @@ describe('loopbackOnly', () => {
     expect(error.code).toBe('ECONNREFUSED');
   });
 
+  it('names the HTTP request a refused socket was for: method, host, path and the User-Agent (which SDK asked)', async () => {
+    const written: string[] = [];
+    const spy = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      await new Promise<void>((resolve) => {
+        const request = http.get({
+          host: '169.254.169.254',
+          port: 80,
+          path: '/metadata/identity/oauth2/token',
+          headers: { 'User-Agent': 'azsdk-js-identity/9.9.9' },
+        });
+        request.once('error', () => resolve());
+      });
+    } finally {
+      spy.mockRestore();
+    }
+    const line = written.find((w) => w.startsWith('loopbackOnly:'));
+    expect(line).toContain('tried to connect to 169.254.169.254:80');
+    expect(line).toContain('for the HTTP request GET 169.254.169.254/metadata/identity/oauth2/token (User-Agent: azsdk-js-identity/9.9.9)');
+  });
+
   it('lets loopback through', async () => {
     const server = net.createServer((socket) => socket.end());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
