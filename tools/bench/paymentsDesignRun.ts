@@ -12,7 +12,7 @@ import { startRealEnginePayments } from '../local/durable/realEnginePayments';
 import { CountersProcess, type RemoteStorageCounter } from './CountersProcess';
 import { percentile, round } from './stats';
 import { diffCounts } from './StorageTrafficCounter';
-import { countBy, merge, splitPhase } from './splitPhase';
+import { BUS_IDLE_CAP_MS, countBy, merge, splitPhase } from './splitPhase';
 
 /** The two payments designs (`PAYMENTS_DESIGN`). */
 export type PaymentsDesign = 'hold' | 'handoff';
@@ -140,7 +140,7 @@ export async function runDesign(options: DesignRunOptions) {
       },
       concurrency,
     );
-    while (!bus.idle) await new Promise((r) => setTimeout(r, 20));
+    await bus.whenIdle(BUS_IDLE_CAP_MS);
     const ackedSeconds = (performance.now() - started) / 1000;
     await real.workflow.drain(600_000);
     const finishedSeconds = (performance.now() - started) / 1000;
@@ -157,7 +157,7 @@ export async function runDesign(options: DesignRunOptions) {
       const from = { consumer: consumerExecutions.length, durable: durableExecutions.length };
       const paymentId = `bench-${design}-sparse-${i}`;
       bus.send('payments', { messageId: paymentId, body: JSON.stringify({ paymentId, customerId: 'c', amount: 10 + i, currency: 'EUR' }) });
-      while (!bus.idle) await new Promise((r) => setTimeout(r, 20));
+      await bus.whenIdle(BUS_IDLE_CAP_MS);
       await real.workflow.drain(120_000);
       await new Promise((r) => setTimeout(r, 200)); // the bridge's trace lines of the last executions
       sparse.consumerActiveMs.push(activeInstanceMs(consumerExecutions.slice(from.consumer)));

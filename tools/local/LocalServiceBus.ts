@@ -84,6 +84,23 @@ export class LocalServiceBus<Tag = unknown> {
     return this.inFlightCount === 0 && [...this.queues.values()].every((q) => q.activeCount === 0);
   }
 
+  /**
+   * Resolves once the bus is {@link idle}, polling every 20 ms. @throws Error after `capMs` with every queue's counts
+   * (a consumer that never settles fails the run with what the bus saw instead of hanging it).
+   */
+  async whenIdle(capMs: number): Promise<void> {
+    const cap = Date.now() + capMs;
+    while (!this.idle) {
+      if (Date.now() >= cap) {
+        const counts = this.allQueues().map((q) => `${q.name}: ${JSON.stringify(q.stats)}, ${q.activeCount} ready or locked`);
+        throw new Error(
+          `the local Service Bus was still busy after ${Math.round(capMs / 1000)} s (${this.inFlightCount} handler(s) running): ${counts.join('; ')}`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
   /** Every queue, for reports. */
   allQueues(): LocalQueue<Tag>[] {
     return [...this.queues.values()];
