@@ -32,8 +32,17 @@ function targetOf(args: unknown[]): { host?: string; port?: unknown; pipe: boole
 /** Shared by every test file of a worker: `net` is Node's own module, not one of jest's per-file sandboxes. */
 const CURRENT = Symbol.for('loopbackOnly.currentTest');
 const state = net as unknown as Record<symbol, string | undefined>;
+const RUNNING = Symbol.for('loopbackOnly.runningTest');
 beforeAll(() => {
   state[CURRENT] = expect.getState().testPath ?? 'a test';
+  state[RUNNING] = undefined;
+});
+// The test running when a socket is asked for, or the last one to end (what it left behind may be dialling out).
+beforeEach(() => {
+  state[RUNNING] = `running: ${expect.getState().currentTestName ?? '?'}`;
+});
+afterEach(() => {
+  state[RUNNING] = `after: ${expect.getState().currentTestName ?? '?'}`;
 });
 
 /**
@@ -61,7 +70,8 @@ if ((original as { loopbackOnly?: boolean }).loopbackOnly !== true) {
     const target = targetOf(args);
     if (target.pipe || isLoopbackHost(target.host)) return (original as (...a: unknown[]) => net.Socket).apply(this, args);
     const where = `${target.host}:${String(target.port)}`;
-    const test = state[CURRENT] ?? 'a test';
+    const running = state[RUNNING];
+    const test = `${state[CURRENT] ?? 'a test'}${running ? ` (${running})` : ''}`;
     // The caller's frames name the code that dialled out (the last test file to start in this worker may not be it):
     // the first few, then every frame outside node_modules and Node's own (the await chain that led here).
     const limit = Error.stackTraceLimit;

@@ -61,6 +61,7 @@ describe('loopbackOnly', () => {
       spy.mockRestore();
     }
     const line = written.find((w) => w.startsWith('loopbackOnly:'));
+    expect(line).toContain('(running: loopbackOnly names the HTTP request a refused socket was for');
     expect(line).toContain('tried to connect to 169.254.169.254:80');
     expect(line).toContain('for the HTTP request GET 169.254.169.254/metadata/identity/oauth2/token (User-Agent: azsdk-js-identity/9.9.9)');
   });
