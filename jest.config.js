@@ -16,7 +16,9 @@ module.exports = {
   // The core package's dist/ for the tests that compile the app against it (test/support/buildCorePackage.ts).
   globalSetup: '<rootDir>/test/support/buildCorePackage.ts',
   // The network rule as a guard: a socket to anything but loopback is refused at once and named (test/support/loopbackOnly.ts).
-  setupFilesAfterEnv: ['<rootDir>/test/support/loopbackOnly.ts'],
+  // An interval a test file left running (an AAD CosmosClient's 5-minute endpoint refresh) is stopped when the next file
+  // starts in that worker (test/support/leftIntervals.ts).
+  setupFilesAfterEnv: ['<rootDir>/test/support/loopbackOnly.ts', '<rootDir>/test/support/leftIntervals.ts'],
   testTimeout: 60000,
   // Integration tests each start their own Azurite / Cosmos emulator on a free port.
   maxWorkers: 2,
