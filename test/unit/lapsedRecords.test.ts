@@ -1,6 +1,5 @@
 /**
- * The reconciler's read of the Table store (src/lifecycle/lapsedRecords.ts), on a fake TableClient: what Stryker's jest
- * runner left alive (docs/mutation.md). The query it sends per partition, the order of the partitions and where a pass
+ * The reconciler's read of the Table store (src/lifecycle/lapsedRecords.ts), on a fake TableClient. The query it sends per partition, the order of the partitions and where a pass
  * leaves its position, a table not created yet, and a failing query as the store's error.
  */
 import type { TableClient } from '@azure/data-tables';

@@ -234,7 +234,7 @@ describe('options', () => {
   });
 });
 
-describe('what the third pass left (docs/mutation.md)', () => {
+describe('local effects and results: the refusal names the real reason', () => {
   test('a name with "odata." inside it, not at its start, is refused as not a Table property name, not as an OData annotation', () => {
     expect(() => validateEffectProperties(effect('order', { 'xodata.y': 1 }))).toThrow(
       new ConfigurationError(

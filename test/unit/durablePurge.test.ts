@@ -1,6 +1,5 @@
 /**
- * The purge of Durable's records of old payments (src/app/durablePurge.ts), in memory: what Stryker's jest runner left
- * alive (docs/mutation.md). The task hub is a fake client with an RPC endpoint whose instance query is answered page by
+ * The purge of Durable's records of old payments (src/app/durablePurge.ts), in memory. The task hub is a fake client with an RPC endpoint whose instance query is answered page by
  * page; each test asserts what the purge removes or keeps, the report an operator reads, and the query it sends.
  */
 import type { InvocationContext } from '@azure/functions';

@@ -2,7 +2,7 @@
  * The ExpirySweeper's options (packages/idempotency/src/stores/table/sweep/ExpirySweeper.ts): the defaults a caller
  * gets and the ConfigurationError it reads at start for a value out of range, at each bound. The constructor only
  * keeps the client (no request is sent), so no table is needed here; what a sweep does is tested on Azurite
- * (test/integration/expirySweepMutants.test.ts).
+ * (test/integration/sweepRun.test.ts, sweepDelete.test.ts, sweepChunking.test.ts).
  */
 import type { TableClient } from '@azure/data-tables';
 import { ConfigurationError } from 'azure-functions-idempotency';

@@ -18,7 +18,7 @@ import { FakeClock, freshTable } from '../support/tables';
 
 /**
  * The expiry sweep's delete path on a real Azurite (packages/idempotency/src/stores/table/sweep/sweepDelete.ts,
- * conditionalBatchDelete.ts, sweepQuery.ts): what Stryker's jest runner left unchecked (docs/mutation.md). Each test
+ * conditionalBatchDelete.ts, sweepQuery.ts). Each test
  * asserts what is left in the table and the run's report: a record that changed or went since the query is never
  * deleted by the version the sweep read, the transactions and re-reads it takes, the single deletes it falls back to.
  * Races are made with a second client (another process, in effect) from a pipeline policy of the sweep's client.

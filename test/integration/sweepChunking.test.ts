@@ -15,8 +15,8 @@ import { FakeClock, freshTable } from '../support/tables';
 
 /**
  * How one expiry sweep run cuts a partition into transactions and where its time budget stops it, on a real Azurite
- * (packages/idempotency/src/stores/table/sweep/ExpirySweeper.ts, `sweepPartition`): the chunking that the fourth
- * mutation pass found checked only by the 10,000-record sweep (docs/mutation-pass4.md, section 5). Each test seeds a
+ * (packages/idempotency/src/stores/table/sweep/ExpirySweeper.ts, `sweepPartition`): the chunking, which the
+ * 10,000-record sweep reaches only in bulk. Each test seeds a
  * few markers in an order it chooses (by their RowKeys), counts the deletes of every transaction sent, and makes the
  * budget run out at a chosen request by moving the sweep's clock from a pipeline policy.
  */

@@ -3,7 +3,7 @@ import { markerRangeFilter } from '../../packages/idempotency/src/stores/table/s
 /**
  * The filter the sweep's re-read of a chunk sends (packages/idempotency/src/stores/table/sweep/sweepQuery.ts): the
  * RowKey range of the chunk in its partition, markers only (a record's local rows share the range: `<marker>~<name>`),
- * quotes in row keys doubled as OData requires. Written for the fourth mutation pass's survivors.
+ * quotes in row keys doubled as OData requires.
  */
 const row = (rowKey: string) => ({
   partitionKey: 'p00a',

@@ -10,10 +10,9 @@ import { useAzurite } from '../support/azurite';
 
 /**
  * The layout check's read (src/lifecycle/lapsedRecords.ts `liveMarkerSample`, src/payments/shardOwnership.ts) on Azurite,
- * where shardOwnershipMutants.test.ts does not look: Azure's empty pages with a continuation (answered here by a
+ * beside the ownership check's own tests: Azure's empty pages with a continuation (answered here by a
  * policy, as docs/ENVIRONMENT.md says Azure answers a filtered scan that hits its limit), the retention filter sent to
- * the service, a read the service refuses or never answers, and where the sample stops once it has enough strays
- * (mutation testing, docs/mutation-pass4.md).
+ * the service, a read the service refuses or never answers, and where the sample stops once it has enough strays.
  */
 const azuriteOf = useAzurite();
 const PARTITIONS = 4;

@@ -5,7 +5,7 @@ import { freshTable } from '../support/tables';
 /**
  * The sweep's checkpoint as read back from Azurite (packages/idempotency/src/stores/table/sweep/sweepCheckpoint.ts):
  * an empty `afterRowKey` (what a finished partition writes) is no position inside the partition, and a partition index
- * that is not a whole number of 0 or more starts over at partition 0. Written for the fourth mutation pass's survivors.
+ * that is not a whole number of 0 or more starts over at partition 0.
  */
 const azuriteOf = useAzurite();
 
