@@ -161,6 +161,10 @@ var commonSettings = {
   // look-up by key; 'by-key' only for a provider that answers GET /v1/charges?idempotency_key=.
   PAYMENT_PROVIDER_LOOKUP: 'none'
   PAYMENT_PROVIDER_KEY_MEMORY_HOURS: '24'
+  // What a call can take besides its timeout (src/payments/callLease.ts: they size a call's lease): the provider's work
+  // after the client gave up, and the look-up's lag.
+  PAYMENT_PROVIDER_FINISH_WINDOW_SECONDS: '60'
+  PAYMENT_PROVIDER_LOOKUP_LAG_SECONDS: '60'
   COSMOS_ENDPOINT: cosmosEndpoint
   COSMOS_DATABASE_NAME: cosmos.databaseName
   COSMOS_ORDERS_CONTAINER: cosmos.ordersContainerName

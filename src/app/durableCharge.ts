@@ -5,11 +5,12 @@ import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestration
 import { chargeOnce, type HeldReporter } from '../payments/chargeOnce';
 
 export { atTheCall, chargeOnce, type HeldReporter } from '../payments/chargeOnce';
-export { CallInFlightError, FenceUnreadableError } from '../payments/callFence';
+export { CallInFlightError, CallLeaseSpentError, FenceUnreadableError } from '../payments/callFence';
 import type { PaymentProviderClient } from '../payments/PaymentProviderClient';
 import { LeaseLostError, StoreRequestError, StoreUnavailableError, type Claim, type IdempotencyStore } from 'azure-functions-idempotency';
-import { announceCall, CallInFlightError, readFence, readForSettle } from '../payments/callFence';
+import { announceCall, CallInFlightError, CallLeaseSpentError, readFence, readForSettle } from '../payments/callFence';
 import { HELD_FOR_OPERATOR } from '../payments/providerLookup';
+import { alarmIfSettledOtherwise } from '../payments/lateSuccess';
 import { completeRecord, type CompleteRecordInput, type CompleteRecordOutcome, type RecordedCharge } from '../payments/completeRecord';
 import type { ChargeResult } from '../payments/schema';
 import { MetricNames, Telemetry } from '../telemetry/Telemetry';
@@ -98,9 +99,12 @@ export function chargeProviderActivity(
         return { result, record: 'unwritten' };
       }
     };
-    const charge = () => chargeOnce(provider, activityInput, deferred, nowMs);
-    if (activityInput.lookUpOnly) return settle(store(), telemetry, claim, nowMs, activityInput, charge, recordOnce);
     let recordClaim = claim;
+    // The charge goes only while the call's lease covers it until it shows in a look-up (src/config/callTiming.ts): a
+    // look-up that took long, or a mark that landed late, leaves too little; a settle would then look before it shows.
+    const leased = leaseGuarded(provider, () => recordClaim, nowMs, activityInput.postWindowMs);
+    const charge = () => chargeOnce(leased, activityInput, deferred, nowMs);
+    if (activityInput.lookUpOnly) return settle(store(), telemetry, claim, nowMs, activityInput, charge, recordOnce);
     if (activityInput.hold) {
       // Nothing is called: the fence only answers a record that moved on (a store that cannot say changes nothing).
       const read = await readFence(store(), claim).catch(() => undefined);
@@ -111,6 +115,26 @@ export function chargeProviderActivity(
       recordClaim = announced.marked;
     }
     return recordOnce(recordClaim, await charge());
+  };
+}
+
+/**
+ * The provider as one announced call may use it: the look-up as it is; the charge only while the claim's lease has at
+ * least `postWindowMs` left ({@link CallLeaseSpentError} otherwise: nothing sent, the round fails and is retried).
+ */
+function leaseGuarded(
+  provider: Pick<PaymentProviderClient, 'charge' | 'findCharge'>,
+  claim: () => Claim,
+  nowMs: () => number,
+  postWindowMs: number | undefined,
+): Pick<PaymentProviderClient, 'charge' | 'findCharge'> {
+  return {
+    findCharge: (key, correlationId) => provider.findCharge(key, correlationId),
+    charge: (payment, key, correlationId) => {
+      const leftMs = claim().leaseExpiresAtMs - nowMs();
+      if (postWindowMs !== undefined && leftMs < postWindowMs) return Promise.reject(new CallLeaseSpentError(leftMs, postWindowMs));
+      return provider.charge(payment, key, correlationId);
+    },
   };
 }
 
@@ -219,6 +243,7 @@ export async function writeRecordOnce(store: IdempotencyStore, telemetry: () => 
     throw error;
   }
   if (outcome === 'completed') reportFailed(telemetry, recordInput);
+  if (outcome === 'fenced' && recordInput.result.status === 'succeeded') await alarmIfSettledOtherwise(store, telemetry(), recordInput);
   return outcome;
 }
 

@@ -184,12 +184,13 @@ export class FakePaymentProvider {
     this.rawCalls++;
     const text = await readBody(req);
     const key = req.headers['idempotency-key'];
-    if (typeof key !== 'string' || key === '') return json(res, 400, { error: { message: 'Idempotency-Key header is required' } });
+    if (typeof key !== 'string' || key === '')
+      return json(res, 400, { error: { type: 'invalid_request_error', message: 'Idempotency-Key header is required' } });
     let body: { paymentId?: unknown; customerId?: unknown; amount?: unknown; currency?: unknown };
     try {
       body = JSON.parse(text) as typeof body;
     } catch {
-      return json(res, 400, { error: { message: 'body is not JSON' } });
+      return json(res, 400, { error: { type: 'invalid_request_error', message: 'body is not JSON' } });
     }
     const { paymentId, customerId, amount, currency } = body;
     if (
@@ -199,7 +200,7 @@ export class FakePaymentProvider {
       (amount as number) <= 0 ||
       typeof currency !== 'string'
     ) {
-      return json(res, 400, { error: { message: 'paymentId, customerId, amount (integer > 0) and currency are required' } });
+      return json(res, 400, { error: { type: 'invalid_request_error', message: 'paymentId, customerId, amount (integer > 0) and currency are required' } });
     }
     let keys = this.keysByPayment.get(paymentId);
     if (!keys) this.keysByPayment.set(paymentId, (keys = new Set()));
@@ -225,7 +226,8 @@ export class FakePaymentProvider {
       existing = undefined;
     }
     if (existing) {
-      if (existing.bodyHash !== bodyHash) return json(res, 422, { error: { message: 'Idempotency-Key was used with a different body' } });
+      if (existing.bodyHash !== bodyHash)
+        return json(res, 422, { error: { type: 'idempotency_error', message: 'Idempotency-Key was used with a different body' } });
       if (existing.state === 'inFlight') return json(res, 409, { error: { message: 'a request with this Idempotency-Key is in flight' } });
       return json(res, existing.status === 201 ? 200 : existing.status!, existing.response);
     }
