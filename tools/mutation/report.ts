@@ -45,6 +45,8 @@ export interface Measurement {
   /** Survivors not argued equivalent: `line:column mutator: original -> replacement`. */
   readonly left: readonly string[];
   readonly source: string;
+  /** The report's time (epoch ms): a report read again keeps the commit it was first stamped with. */
+  readonly reportedAtMs?: number;
 }
 
 export interface Equivalent {
@@ -148,6 +150,7 @@ function measure(files: readonly string[], equivalents: readonly Equivalent[]): 
       score: valid === 0 ? null : Math.round((1000 * (killed + timeout)) / valid) / 10,
       left,
       source: 'StrykerJS JSON report',
+      reportedAtMs: Math.round(date),
     };
   });
 }
@@ -195,7 +198,12 @@ function main(): void {
   const ledger = JSON.parse(readFileSync(LEDGER, 'utf8')) as { measurements: Measurement[] };
   const fresh = measure(reportFiles(process.argv.slice(2)), equivalents);
   const replaced = new Set(fresh.map((m) => m.files));
-  const measurements = [...ledger.measurements.filter((m) => !replaced.has(m.files)), ...fresh];
+  // A report read again (the same file and time) keeps the commit it was stamped with when it was new.
+  const stamped = fresh.map((m) => {
+    const before = ledger.measurements.find((old) => old.files === m.files && old.reportedAtMs === m.reportedAtMs);
+    return before ? { ...m, commit: before.commit } : m;
+  });
+  const measurements = [...ledger.measurements.filter((m) => !replaced.has(m.files)), ...stamped];
   writeFileSync(LEDGER, `${JSON.stringify({ ...ledger, measurements }, null, 2)}\n`);
   const doc = readFileSync(DOC, 'utf8');
   const [before, rest] = doc.split(BEGIN);
