@@ -226,8 +226,7 @@ export class FakePaymentProvider {
       existing = undefined;
     }
     if (existing) {
-      if (existing.bodyHash !== bodyHash)
-        return json(res, 422, { error: { type: 'idempotency_error', message: 'Idempotency-Key was used with a different body' } });
+      if (existing.bodyHash !== bodyHash) return json(res, 422, { error: { type: 'idempotency_error', message: 'Idempotency-Key used with another body' } });
       if (existing.state === 'inFlight') return json(res, 409, { error: { message: 'a request with this Idempotency-Key is in flight' } });
       return json(res, existing.status === 201 ? 200 : existing.status!, existing.response);
     }
