@@ -184,8 +184,7 @@ export class FakePaymentProvider {
     this.rawCalls++;
     const text = await readBody(req);
     const key = req.headers['idempotency-key'];
-    if (typeof key !== 'string' || key === '')
-      return json(res, 400, { error: { type: 'invalid_request_error', message: 'Idempotency-Key header is required' } });
+    if (typeof key !== 'string' || key === '') return json(res, 400, { error: { type: 'invalid_request_error', message: 'Idempotency-Key is required' } });
     let body: { paymentId?: unknown; customerId?: unknown; amount?: unknown; currency?: unknown };
     try {
       body = JSON.parse(text) as typeof body;
