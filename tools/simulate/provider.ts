@@ -104,6 +104,8 @@ export class SimProvider {
   /** A scenario's forced timings: the next look-ups take these long (ms); the next fresh charges stay in flight this long. */
   readonly forceLookupMs: number[] = [];
   readonly forceInFlightMs: number[] = [];
+  /** A scenario's forced fault: the next `n` charges made are followed by the endpoint's 500 (saved or not, as the profile does). */
+  forceFailAfterCharge = 0;
   /** A scenario's hook: told when a charge is made (before its answer). */
   afterCharge?: () => void;
   /** A script's hook: awaited before a charge call's answer goes back (the script does something while the caller waits). */
@@ -328,7 +330,9 @@ export class SimProvider {
     }
     // The endpoint ran and failed after its work: Stripe saves the 500 as the key's response ("including 500 errors");
     // Checkout.com caches only 2xx (a retry re-executes: the key is forgotten); PayPal replays the current state.
-    if (this.random.chance(this.faults.error5xxAfter)) {
+    const forcedFail = this.forceFailAfterCharge > 0 && memory.status === 201;
+    if (forcedFail) this.forceFailAfterCharge--;
+    if (this.random.chance(this.faults.error5xxAfter) || forcedFail) {
       const saved = this.profileWorld.profile.failuresSaved;
       if (saved || this.profileWorld.profile.replayCurrent) Object.assign(memory, { status: 500, body: { error: { type: 'api_error', message: 'internal error' } } });
       else {

@@ -1,6 +1,7 @@
 import type { SimApp } from './app';
 import type { World } from './world';
 import type { ProviderWorld } from './profiles';
+import { PROVIDER_SCENARIOS } from './scenariosProvider';
 import type { ChargeActivityInput } from '../../src/payments/chargeInputs';
 
 const MINUTE_MS = 60_000;
@@ -244,6 +245,7 @@ export const SCENARIOS = {
       return settled ? undefined : 'the payment was never settled';
     },
   },
+  ...PROVIDER_SCENARIOS,
 } satisfies Record<string, Scenario>;
 
 export type ScenarioName = keyof typeof SCENARIOS;

@@ -180,7 +180,7 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
     scenario: options.scenario,
     world: version,
     profile: app.provider.profileWorld.profile.name,
-    settings: drawn.values,
+    settings: { ...drawn.values, ...(scenario as Scenario | undefined)?.settings },
     refusedAtStart: drawn.refusedAtStart,
     violations,
     trace: world.trace,

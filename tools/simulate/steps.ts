@@ -111,7 +111,7 @@ export class StepJudge {
       if (!charge || charge.key !== record.key || !payment || identityOf(charge) !== identityOf(payment))
         this.violations.push({
           invariant: 'succeeded-is-own-charge',
-          detail: `${record.key} recorded succeeded with ${result.chargeId}, which is ${charge ? `${charge.paymentId}'s charge of ${charge.amount} ${charge.currency} under key ${charge.key}` : 'no charge the provider made'}`,
+          detail: `${record.key} recorded succeeded with ${result.chargeId}, which is ${charge ? `${charge.paymentId}'s charge for ${charge.customerId} of ${charge.amount} ${charge.currency} under key ${charge.key}` : 'no charge the provider made'}`,
         });
     }
   }
