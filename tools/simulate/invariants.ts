@@ -60,7 +60,9 @@ export function checkInvariants(app: SimApp, payments: readonly string[], end: {
     const bodies = (app.steps.sent.get(key) ?? []).filter((b) => failedBodies.size === 0 || failedBodies.has(payloadDigest(b)));
     const ofFailed = new Set(bodies.map(identityOf));
     // Judged by when the call reached the provider: a call in flight when the run gave up is what its hold is about.
-    for (const charge of app.provider.ledger.filter((c) => c.paymentId === key && c.calledAtMs > alertMs && (ofFailed.size === 0 || ofFailed.has(identityOf(c))))) {
+    for (const charge of app.provider.ledger.filter(
+      (c) => c.paymentId === key && c.calledAtMs > alertMs && (ofFailed.size === 0 || ofFailed.has(identityOf(c))),
+    )) {
       if (releasedMs === undefined || releasedMs > charge.atMs)
         violations.push({
           invariant: 'failed-stays-failed',

@@ -125,7 +125,8 @@ export const PROFILES: Readonly<Record<ProfileName, ProviderProfile>> = {
     // capture `PENDING` ("Do not fulfill the order"): duration not documented.
     pending: { maxShare: 0.2, minMs: MINUTE_MS, maxMs: DAY_MS },
     slowPostMaxMs: 10 * MINUTE_MS,
-    source: 'P-spec checkout_orders_v2 (6 h), P-idem (latest status on replay, simultaneous "might fail", 5xx retryable), P-spec reporting_transactions_v1 (3 h)',
+    source:
+      'P-spec checkout_orders_v2 (6 h), P-idem (latest status on replay, simultaneous "might fail", 5xx retryable), P-spec reporting_transactions_v1 (3 h)',
   },
   'checkout-like': {
     name: 'checkout-like',

@@ -73,7 +73,6 @@ type HttpAnswer = { readonly status: number; readonly body: unknown; readonly he
 /** The provider's base URL in the simulation (never resolved: `fetch` below answers it in process). */
 export const SIM_PROVIDER_URL = 'http://provider.sim.invalid/';
 
-
 /**
  * The payment provider as an HTTP server. `POST /v1/charges` with `Idempotency-Key` charges once a key; the first
  * response for a key is saved and replayed to every later call with it for the profile's key memory after its first
@@ -218,7 +217,14 @@ export class SimProvider {
     const firstBody = this.firstBody.get(key);
     if (!firstBody) this.firstBody.set(key, payment);
     const reusedKey = firstBody !== undefined && identityOf(firstBody) !== identityOf(payment);
-    const call: ProviderCall = { key, atMs: this.world.nowMs(), kind: 'charge', lookedUp, keyFirstSeenMs: this.firstSeenMs.get(key), ...(reusedKey ? { reusedKey } : {}) };
+    const call: ProviderCall = {
+      key,
+      atMs: this.world.nowMs(),
+      kind: 'charge',
+      lookedUp,
+      keyFirstSeenMs: this.firstSeenMs.get(key),
+      ...(reusedKey ? { reusedKey } : {}),
+    };
     this.calls.push(call);
     const answered = (status: number, body: unknown, headers?: Readonly<Record<string, string>>): HttpAnswer => {
       call.httpStatus = status;
@@ -266,7 +272,8 @@ export class SimProvider {
         return 'timeout';
       }
       await this.world.sleep(inFlightMs ?? this.random.logBetween(10, 300));
-      if (this.finish(memory, payment, key, call.atMs) === 'unsaved-500') return this.deliver(call, answered(500, { error: { type: 'api_error', message: 'internal error' } }));
+      if (this.finish(memory, payment, key, call.atMs) === 'unsaved-500')
+        return this.deliver(call, answered(500, { error: { type: 'api_error', message: 'internal error' } }));
     } else if (memory.status === 201 || (this.profileWorld.profile.replayCurrent && memory.charge)) {
       return this.deliver(call, this.replay(memory, answered));
     }
@@ -324,7 +331,8 @@ export class SimProvider {
         ...(pendingUntilMs !== undefined ? { pendingUntilMs } : {}),
       };
       this.ledger.push(charge);
-      if (pendingUntilMs !== undefined) this.world.log(`provider: charge ${key} (${charge.chargeId}) pending for ${Math.round((pendingUntilMs - charge.atMs) / 60_000)} min`);
+      if (pendingUntilMs !== undefined)
+        this.world.log(`provider: charge ${key} (${charge.chargeId}) pending for ${Math.round((pendingUntilMs - charge.atMs) / 60_000)} min`);
       Object.assign(memory, { status: 201, body: this.chargeBody(charge), charge });
       this.afterCharge?.();
     }
@@ -334,7 +342,8 @@ export class SimProvider {
     if (forcedFail) this.forceFailAfterCharge--;
     if (this.random.chance(this.faults.error5xxAfter) || forcedFail) {
       const saved = this.profileWorld.profile.failuresSaved;
-      if (saved || this.profileWorld.profile.replayCurrent) Object.assign(memory, { status: 500, body: { error: { type: 'api_error', message: 'internal error' } } });
+      if (saved || this.profileWorld.profile.replayCurrent)
+        Object.assign(memory, { status: 500, body: { error: { type: 'api_error', message: 'internal error' } } });
       else {
         this.keys.delete(key);
         memory.inFlight = false;

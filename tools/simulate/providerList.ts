@@ -12,12 +12,7 @@ export const chargeStatusAt = (charge: Pick<LedgerCharge, 'pendingUntilMs'>, now
  * Transaction Search up to 3 h). 400 for a query outside the contract. A provider without a list answers 404 before
  * this is called (Adyen-like).
  */
-export function listCharges(
-  ledger: readonly LedgerCharge[],
-  query: URLSearchParams,
-  nowMs: number,
-  lagMs: number,
-): { status: number; body: unknown } {
+export function listCharges(ledger: readonly LedgerCharge[], query: URLSearchParams, nowMs: number, lagMs: number): { status: number; body: unknown } {
   const gte = integerParam(query, 'created_gte');
   const lt = integerParam(query, 'created_lt');
   const limit = integerParam(query, 'limit') ?? 10;

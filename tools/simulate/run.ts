@@ -70,7 +70,13 @@ export async function shrink(failing: ScheduleResult, mutation?: Mutation): Prom
     }
   }
   for (const fault of best.faults) {
-    const candidate = await runSchedule({ seed: best.seed, payments: best.payments, faults: best.faults.filter((f) => f !== fault), mutation, world: best.world });
+    const candidate = await runSchedule({
+      seed: best.seed,
+      payments: best.payments,
+      faults: best.faults.filter((f) => f !== fault),
+      mutation,
+      world: best.world,
+    });
     if (breaks(candidate)) best = candidate;
   }
   return best;
@@ -91,7 +97,15 @@ export function describeFailure(result: ScheduleResult, mutation?: Mutation, lin
   return [
     ...result.violations.map((v) => `INVARIANT BROKEN ${v.invariant}: ${v.detail}`),
     `seed ${result.seed}, ${result.payments} payment(s), world ${result.world}, provider ${result.profile}, look-up ${result.lookup}, faults injected: ${injected.join(' ') || 'none'}`,
-    ...(result.world === 2 ? [`settings: ${Object.entries(result.settings).map(([k, v]) => `${k}=${v}`).join(' ') || 'defaults'}`] : []),
+    ...(result.world === 2
+      ? [
+          `settings: ${
+            Object.entries(result.settings)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(' ') || 'defaults'
+          }`,
+        ]
+      : []),
     `trace (${Math.min(lines, result.trace.length)} of ${result.trace.length} steps):`,
     ...result.trace.slice(-lines).map((t) => `  ${at(t.atMs)} ${t.text}`),
     `replay: ${replayCommand(result, mutation)}`,

@@ -71,7 +71,7 @@ const CALL_LEASE_SETTINGS = {
 export const PROVIDER_SCENARIOS = {
   'call-lease-lapses': {
     description:
-      "issue 62 F1: PAYMENT_PROVIDER_TIMEOUT_MS 120 s (accepted), a look-up-first call (key memory declared 0): the call is announced (a 3 min lease), its look-up takes 110 s, then it POSTs; the provider works 10 min (the client gives up at 120 s); the lease lapses while the provider works; the settle looks up (read-after-write), finds nothing yet, writes failed exactly; the charge lands",
+      'issue 62 F1: PAYMENT_PROVIDER_TIMEOUT_MS 120 s (accepted), a look-up-first call (key memory declared 0): the call is announced (a 3 min lease), its look-up takes 110 s, then it POSTs; the provider works 10 min (the client gives up at 120 s); the lease lapses while the provider works; the settle looks up (read-after-write), finds nothing yet, writes failed exactly; the charge lands',
     world: 2,
     lookup: 'by-key',
     settings: CALL_LEASE_SETTINGS,
@@ -87,7 +87,7 @@ export const PROVIDER_SCENARIOS = {
   },
   'search-lags': {
     description:
-      "issue 62 F1 at the default 10 s timeout: Stripe-like, the look-up is a search that lags 30 min (Stripe: up to an hour in outages); a provider outage until the round that charges (its answer lost), then again past the budget; the settle, 5 min after the last round, finds nothing and writes failed while the charge exists",
+      'issue 62 F1 at the default 10 s timeout: Stripe-like, the look-up is a search that lags 30 min (Stripe: up to an hour in outages); a provider outage until the round that charges (its answer lost), then again past the budget; the settle, 5 min after the last round, finds nothing and writes failed while the charge exists',
     world: 2,
     lookup: 'by-key',
     provider: providerAs('stripe-like', { lookup: 'lagging', lagMs: 30 * MINUTE_MS }),
@@ -119,7 +119,7 @@ export const PROVIDER_SCENARIOS = {
   },
   'refused-after-charge': {
     description:
-      "issue 62 F2: Stripe-like, no look-up: round 0 charges and its answer is lost; the API secret is rotated for 10 min (every call answers 401 before the idempotency layer); round 1 gets the 401 and the payment is recorded rejected for good, while the customer is charged",
+      'issue 62 F2: Stripe-like, no look-up: round 0 charges and its answer is lost; the API secret is rotated for 10 min (every call answers 401 before the idempotency layer); round 1 gets the 401 and the payment is recorded rejected for good, while the customer is charged',
     world: 2,
     lookup: 'none',
     provider: providerAs('stripe-like', { lookup: 'none' }),
@@ -147,7 +147,7 @@ export const PROVIDER_SCENARIOS = {
   },
   'failure-not-cached': {
     description:
-      "issue 62 (Checkout.com caches only 2xx): round 0 charges and the endpoint then answers 500, which is not saved for the key; round 1 (the key young: the plan relies on the key memory) is reattempted by the provider: a second charge",
+      'issue 62 (Checkout.com caches only 2xx): round 0 charges and the endpoint then answers 500, which is not saved for the key; round 1 (the key young: the plan relies on the key memory) is reattempted by the provider: a second charge',
     world: 2,
     lookup: 'by-key',
     provider: providerAs('checkout-like', { lookup: 'consistent' }),

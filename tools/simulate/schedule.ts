@@ -34,7 +34,7 @@ export interface ScheduleOptions {
 }
 
 /** A run whose history grew this long has broken `history-bounded` many times over: the schedule stops there (its O(n^2) replays). */
-const RUNAWAY_HISTORY_TASKS = 600;
+const RUNAWAY_HISTORY_TASKS = 300;
 
 export interface ScheduleResult {
   readonly seed: number;
@@ -84,7 +84,16 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
     drawn = { ...drawn, values: { ...declared, ...drawn.values } };
   }
   const lookup = provider ? (drawn.values.PAYMENT_PROVIDER_LOOKUP as 'none' | 'by-key') : (scenario?.lookup ?? drawnLookup);
-  const app = new SimApp(world, stream('app'), rates, lookup, options.mutation, { ...drawn.values, ...(scenario as Scenario | undefined)?.settings }, provider, stream('provider-draws'));
+  const app = new SimApp(
+    world,
+    stream('app'),
+    rates,
+    lookup,
+    options.mutation,
+    { ...drawn.values, ...(scenario as Scenario | undefined)?.settings },
+    provider,
+    stream('provider-draws'),
+  );
   const plan = stream('plan');
   const faultEnd = world.startMs + FAULT_PHASE_MS;
   if (rates['table-forbidden'] > 0) {
