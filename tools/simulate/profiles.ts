@@ -169,6 +169,8 @@ export interface ProviderWorld {
   readonly rateLimitShare: number;
   /** A look-up (GET) takes up to this long (a slow search): drawn per schedule. */
   readonly lookupSlowMaxMs: number;
+  /** The longest a charge may stay invisible to the look-up in this schedule (what a deployer would declare). */
+  readonly worstLookupLagMs: number;
 }
 
 /** Draws a provider for a schedule of the current world; `startMs` and `faultPhaseMs` place the windows. */
@@ -199,6 +201,7 @@ export function drawProviderWorld(random: Random, startMs: number, faultPhaseMs:
     refusalWindow: refusal ? { fromMs: refusalFromMs, toMs: refusalToMs, status: refusalStatus } : undefined,
     rateLimitShare,
     lookupSlowMaxMs,
+    worstLookupLagMs: lookup === 'lagging' ? Math.max(normalLagMs, outageLagMs) : 0,
   };
 }
 
@@ -213,6 +216,7 @@ export function legacyProviderWorld(lookup: 'none' | 'by-key', lookupLagMs: numb
     pendingShare: 0,
     rateLimitShare: 0,
     lookupSlowMaxMs: 500,
+    worstLookupLagMs: lookupLagMs,
   };
 }
 

@@ -29,6 +29,7 @@ function providerAs(
     slowShare: 0,
     pendingShare: patch.pendingShare ?? 0,
     lookupSlowMaxMs: 500,
+    worstLookupLagMs: patch.lookup === 'lagging' ? (patch.lagMs ?? 0) : 0,
   });
 }
 

@@ -1,4 +1,4 @@
-import { loadSettings, type Settings } from '../../src/config/settings';
+import { loadSettings, SETTING_NAMES, type Settings } from '../../src/config/settings';
 import { assertRetentionCoversRedelivery } from '../../src/lifecycle/retention';
 import { declaredSettings, type ProviderWorld } from './profiles';
 
@@ -25,8 +25,24 @@ export const SIM_BASE_ENV: Readonly<Record<string, string>> = {
  * belong here, set from `world` (e.g. the profile's longest POST, the look-up's worst lag).
  */
 export function declaredFromProvider(world: ProviderWorld): Record<string, string> {
-  return declaredSettings(world);
+  const declared = declaredSettings(world);
+  // Settings the app may add that declare the provider's timing (issue 62: a finish window, a look-up lag), recognised
+  // by name and unit suffix until they are named here: the profile's longest POST, the schedule's worst look-up lag.
+  for (const name of SETTING_NAMES as readonly string[]) {
+    const unitMs = UNIT_MS.find(([suffix]) => name.endsWith(suffix))?.[1];
+    if (!unitMs || !name.startsWith('PAYMENT_PROVIDER_')) continue;
+    if (name.includes('FINISH')) declared[name] = String(Math.ceil(world.profile.slowPostMaxMs / unitMs));
+    else if (name.includes('LOOKUP_LAG')) declared[name] = String(Math.ceil(world.worstLookupLagMs / unitMs));
+  }
+  return declared;
 }
+
+const UNIT_MS: ReadonlyArray<readonly [string, number]> = [
+  ['_MS', 1],
+  ['_SECONDS', 1_000],
+  ['_MINUTES', 60_000],
+  ['_HOURS', 3_600_000],
+];
 
 /**
  * The settings the simulated app runs with: the base above with `lookup`; `extra` (a script's:
