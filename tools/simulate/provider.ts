@@ -228,7 +228,8 @@ export class SimProvider {
     this.calls.push(call);
     const answered = (status: number, body: unknown, headers?: Readonly<Record<string, string>>): HttpAnswer => {
       call.httpStatus = status;
-      this.world.log(`provider: charge ${key} -> ${status}${status === 500 ? " (the key's saved response)" : ''}`);
+      const saved = status === 500 && this.profileWorld.profile.failuresSaved;
+      this.world.log(`provider: charge ${key} -> ${status}${saved ? " (the key's saved response)" : ''}`);
       return { status, body, headers };
     };
     const unavailable = (why: string) => answered(503, { error: { type: 'api_error', message: why } });
