@@ -165,6 +165,8 @@ var commonSettings = {
   // after the client gave up, and the look-up's lag.
   PAYMENT_PROVIDER_FINISH_WINDOW_SECONDS: '60'
   PAYMENT_PROVIDER_LOOKUP_LAG_SECONDS: '60'
+  // Stripe replays every answer under a key (500s included); 'successes' for a provider that caches only 2xx (Checkout.com).
+  PAYMENT_PROVIDER_KEY_MEMORY_KEEPS: 'every-answer'
   COSMOS_ENDPOINT: cosmosEndpoint
   COSMOS_DATABASE_NAME: cosmos.databaseName
   COSMOS_ORDERS_CONTAINER: cosmos.ordersContainerName

@@ -63,25 +63,62 @@ export function callTimingOf(settings: Omit<CallTimingSettings, 'PAYMENT_PROVIDE
 
 /**
  * Why the settings' call timing does not fit the rest, with the numbers; undefined when it fits. A repeat of a call
- * planned on the provider's key memory is made up to the end of the trusted share of it
- * ({@link KEY_MEMORY_TRUSTED_SHARE}) and its charge may be made a lease later: the untrusted rest of the memory must
- * cover a whole call's lease, or the provider may have forgotten the key when the repeat reaches it.
+ * planned on the provider's key memory is checked against the clock when the call starts
+ * (src/payments/chargeOnce.ts `atTheCall`: up to the end of the trusted share, {@link KEY_MEMORY_TRUSTED_SHARE}) and
+ * reaches the provider within one request's timeout: the untrusted rest of the memory must cover that timeout and the
+ * margin (clock skew), or the provider may have forgotten the key when the repeat reaches it.
  */
 export function callTimingProblem(settings: CallTimingSettings): string | undefined {
-  const timing = callTimingOf(settings);
-  const leaseMs = callLeaseMsOf(timing);
+  const timeoutMs = settings.PAYMENT_PROVIDER_TIMEOUT_MS;
   const memoryMs = settings.PAYMENT_PROVIDER_KEY_MEMORY_HOURS * 3_600_000;
   const untrustedMs = memoryMs * (1 - KEY_MEMORY_TRUSTED_SHARE);
-  if (memoryMs > 0 && leaseMs > untrustedMs) {
+  if (memoryMs > 0 && timeoutMs + CALL_LEASE_MARGIN_MS > untrustedMs) {
     return (
-      `a provider call's lease (${seconds(leaseMs)} s: 2 x PAYMENT_PROVIDER_TIMEOUT_MS ${seconds(timing.timeoutMs)} s + ` +
-      `PAYMENT_PROVIDER_FINISH_WINDOW_SECONDS ${seconds(timing.finishWindowMs)} + PAYMENT_PROVIDER_LOOKUP_LAG_SECONDS ` +
-      `${seconds(timing.lookupLagMs)} + ${seconds(CALL_LEASE_MARGIN_MS)} s margin) is longer than the part of the provider's key memory ` +
-      `that is not relied on (${seconds(untrustedMs)} s: ${Math.round((1 - KEY_MEMORY_TRUSTED_SHARE) * 100) / 100} x PAYMENT_PROVIDER_KEY_MEMORY_HOURS ` +
-      `${settings.PAYMENT_PROVIDER_KEY_MEMORY_HOURS}): a repeat could reach the provider after it forgot the key`
+      `a repeat relying on the provider's key memory may reach it ${seconds(timeoutMs + CALL_LEASE_MARGIN_MS)} s after the trusted ` +
+      `share ends (PAYMENT_PROVIDER_TIMEOUT_MS ${seconds(timeoutMs)} s + ${seconds(CALL_LEASE_MARGIN_MS)} s margin), more than the part of the ` +
+      `key memory that is not relied on (${seconds(untrustedMs)} s: ${Math.round((1 - KEY_MEMORY_TRUSTED_SHARE) * 100) / 100} x ` +
+      `PAYMENT_PROVIDER_KEY_MEMORY_HOURS ${settings.PAYMENT_PROVIDER_KEY_MEMORY_HOURS}): the provider may have forgotten the key`
     );
   }
   return undefined;
+}
+
+/**
+ * Most provider rounds a run may make within its retry budget: each is an activity and a timer in the run's history,
+ * which must stay bounded (the record write's rollover and the settle's tries take the rest).
+ */
+export const MAX_PROVIDER_ROUNDS = 40;
+
+/** The retry settings (a subset of `Settings`). */
+export interface RetryRoundSettings {
+  readonly PAYMENT_RETRY_BUDGET_MINUTES: number;
+  readonly PAYMENT_RETRY_FIRST_DELAY_SECONDS: number;
+  readonly PAYMENT_RETRY_MAX_DELAY_SECONDS: number;
+}
+
+/** How many provider rounds a run makes when every round fails at once: delays from the first, doubling, capped. */
+export function providerRoundsOf(settings: RetryRoundSettings): number {
+  const budgetMs = settings.PAYMENT_RETRY_BUDGET_MINUTES * 60_000;
+  const firstMs = settings.PAYMENT_RETRY_FIRST_DELAY_SECONDS * 1000;
+  const maxMs = settings.PAYMENT_RETRY_MAX_DELAY_SECONDS * 1000;
+  let elapsedMs = 0;
+  let rounds = 1;
+  for (; rounds <= MAX_PROVIDER_ROUNDS; rounds++) {
+    elapsedMs += Math.min(maxMs, firstMs * 2 ** Math.min(rounds - 1, 30));
+    if (elapsedMs > budgetMs) break;
+  }
+  return rounds;
+}
+
+/** Why the retry settings give a run more rounds than its history may hold, with the numbers; undefined when they fit. */
+export function retryRoundsProblem(settings: RetryRoundSettings): string | undefined {
+  const rounds = providerRoundsOf(settings);
+  if (rounds <= MAX_PROVIDER_ROUNDS) return undefined;
+  return (
+    `PAYMENT_RETRY_BUDGET_MINUTES ${settings.PAYMENT_RETRY_BUDGET_MINUTES} with delays from PAYMENT_RETRY_FIRST_DELAY_SECONDS ` +
+    `${settings.PAYMENT_RETRY_FIRST_DELAY_SECONDS} doubling to PAYMENT_RETRY_MAX_DELAY_SECONDS ${settings.PAYMENT_RETRY_MAX_DELAY_SECONDS} ` +
+    `gives a charge run more than ${MAX_PROVIDER_ROUNDS} provider rounds, which its history cannot hold: raise the delays or shorten the budget`
+  );
 }
 
 function seconds(ms: number): number {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConfigurationError } from 'azure-functions-idempotency';
-import { callTimingProblem } from './callTiming';
+import { callTimingProblem, retryRoundsProblem } from './callTiming';
 import { shardTableEndpointsProblem } from './shardTableEndpoints';
 
 /**
@@ -60,6 +60,7 @@ export const SETTING_NAMES = [
   'PAYMENT_PROVIDER_KEY_MEMORY_HOURS',
   'PAYMENT_PROVIDER_FINISH_WINDOW_SECONDS',
   'PAYMENT_PROVIDER_LOOKUP_LAG_SECONDS',
+  'PAYMENT_PROVIDER_KEY_MEMORY_KEEPS',
   'PAYMENT_SHARD_COUNT',
   'PAYMENT_SHARD_INDEX',
   'PAYMENT_SHARD_TABLE_ENDPOINTS',
@@ -166,6 +167,12 @@ const schema = z
     PAYMENT_PROVIDER_FINISH_WINDOW_SECONDS: z.coerce.number().min(0).max(86_400).default(60),
     /** How long before a charge shows in the provider's look-up (Stripe's search: about a minute; a consistent list: 0). */
     PAYMENT_PROVIDER_LOOKUP_LAG_SECONDS: z.coerce.number().min(0).max(86_400).default(60),
+    /**
+     * What the provider's key memory replays: `every-answer` (Stripe v1: "the same result, including 500 errors") or
+     * `successes` (Checkout.com caches only 2xx; PayPal: retry 5xx for as long as the id is stored): a retry after a
+     * failure re-executes, so a repeat never relies on the key memory (looked up first, or held).
+     */
+    PAYMENT_PROVIDER_KEY_MEMORY_KEEPS: z.enum(['every-answer', 'successes']).default('every-answer'),
     // The payments consumer's dedup store (docs/stores.md): the idempotency table (default), or the Cosmos DB
     // container COSMOS_IDEMPOTENCY_CONTAINER in COSMOS_DATABASE_NAME at COSMOS_ENDPOINT (partition key /recordId, TTL on).
     IDEMPOTENCY_STORE: z.enum(['table', 'cosmos']).default('table'),
@@ -184,6 +191,8 @@ const schema = z
     // A call's lease is sized from these (src/config/callTiming.ts); a timing the key memory cannot cover is refused.
     const timing = callTimingProblem(s);
     if (timing) context.addIssue({ code: 'custom', message: timing, path: ['PAYMENT_PROVIDER_TIMEOUT_MS'] });
+    const rounds = retryRoundsProblem(s);
+    if (rounds) context.addIssue({ code: 'custom', message: rounds, path: ['PAYMENT_RETRY_BUDGET_MINUTES'] });
     const problem = shardTableEndpointsProblem(s.PAYMENT_SHARD_TABLE_ENDPOINTS, s.PAYMENT_SHARD_COUNT);
     if (problem) context.addIssue({ code: 'custom', message: problem, path: ['PAYMENT_SHARD_TABLE_ENDPOINTS'] });
   })

@@ -30,7 +30,10 @@ export class LookupUnsupportedError extends IdempotencyError {
  * PayPal capture `PENDING`): a call in flight, never "no charge". Retryable: the run looks again later.
  */
 export class ChargeInFlightError extends TransientProviderError {
-  constructor(readonly chargeId: string, statusCode?: number) {
+  constructor(
+    readonly chargeId: string,
+    statusCode?: number,
+  ) {
     super(`payment provider lists a charge under the key that is not final yet (${chargeId}): a call in flight, not "none"`, statusCode);
   }
 }
@@ -99,7 +102,10 @@ export class PaymentProviderClient implements ChargeLookup {
    * @throws TransientProviderError
    */
   async charge(payment: PaymentRequested, idempotencyKey: string, correlationId?: string): Promise<ChargeResult> {
-    return this.request(this.url('v1/charges'), interpret, {
+    // A replay may answer the key's charge as it is now (PayPal, Braintree), for another amount when the key was used by
+    // another payment: never this payment's charge.
+    const ofThisPayment = (status: number, text: string) => sameBody(interpret(status, text), payment);
+    return this.request(this.url('v1/charges'), ofThisPayment, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -168,8 +174,19 @@ function interpret(status: number, text: string): ChargeResult {
   const error = providerError(text);
   if (status === 422 && error?.type === 'idempotency_error')
     return { status: 'rejected', reason: `idempotency key used before with a different body (422)`, code: 'idempotency-key-reused' };
-  if (status === 400 && error?.type !== undefined) return { status: 'rejected', reason: `payment provider answered 400 (${error.type}: ${error.message ?? ''})`.slice(0, 200) };
-  throw new ProviderRefusedError(status, error === undefined ? 'without the provider\'s error body' : `error ${error.type ?? 'of no type'}`);
+  if (status === 400 && error?.type !== undefined)
+    return { status: 'rejected', reason: `payment provider answered 400 (${error.type}: ${error.message ?? ''})`.slice(0, 200) };
+  throw new ProviderRefusedError(status, error === undefined ? "without the provider's error body" : `error ${error.type ?? 'of no type'}`);
+}
+
+/** A success for another amount or currency is the key's charge for another payment: answered as a key reused (no charge). */
+function sameBody(result: ChargeResult, payment: PaymentRequested): ChargeResult {
+  if (result.status !== 'succeeded' || (result.amount === payment.amount && result.currency === payment.currency)) return result;
+  return {
+    status: 'rejected',
+    reason: `idempotency key used before with a different body (the provider answered its charge ${result.chargeId})`,
+    code: 'idempotency-key-reused',
+  };
 }
 
 /** Charge statuses that are not final (Stripe `processing`, Adyen `Received`/`pending`, PayPal `PENDING`): in flight. */

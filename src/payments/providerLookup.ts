@@ -23,6 +23,11 @@ export interface ProviderCapability {
   readonly lookup: ProviderLookup;
   /** `PAYMENT_PROVIDER_KEY_MEMORY_HOURS`; 0: the provider keeps no keys (every call must look up first). */
   readonly keyMemoryHours: number;
+  /**
+   * `PAYMENT_PROVIDER_KEY_MEMORY_KEEPS` = `successes`: the memory replays only successes (a retry after a failure
+   * re-executes), so no repeat relies on it. Absent (runs started before it existed, and `every-answer`): every answer.
+   */
+  readonly memoryKeepsOnlySuccesses?: true;
 }
 
 /** Share of the declared key memory a repeated call may rely on (src/config/callTiming.ts: the rest covers a call's lease). */
@@ -32,8 +37,11 @@ export { KEY_MEMORY_TRUSTED_SHARE };
 export const HELD_FOR_OPERATOR = 'held-for-operator';
 
 /** The capability the settings declare. */
-export function providerCapabilityOf(settings: Pick<Settings, 'PAYMENT_PROVIDER_LOOKUP' | 'PAYMENT_PROVIDER_KEY_MEMORY_HOURS'>): ProviderCapability {
-  return { lookup: settings.PAYMENT_PROVIDER_LOOKUP, keyMemoryHours: settings.PAYMENT_PROVIDER_KEY_MEMORY_HOURS };
+export function providerCapabilityOf(
+  settings: Pick<Settings, 'PAYMENT_PROVIDER_LOOKUP' | 'PAYMENT_PROVIDER_KEY_MEMORY_HOURS'> & Partial<Pick<Settings, 'PAYMENT_PROVIDER_KEY_MEMORY_KEEPS'>>,
+): ProviderCapability {
+  const capability = { lookup: settings.PAYMENT_PROVIDER_LOOKUP, keyMemoryHours: settings.PAYMENT_PROVIDER_KEY_MEMORY_HOURS };
+  return settings.PAYMENT_PROVIDER_KEY_MEMORY_KEEPS === 'successes' ? { ...capability, memoryKeepsOnlySuccesses: true } : capability;
 }
 
 /**
@@ -82,15 +90,15 @@ export function planProviderCall(provider: ProviderCapability | LegacyLookupMode
   const memoryMs = provider.keyMemoryHours * 3_600_000;
   const mayRepeat = memoryMs === 0 || c.round > 0 || c.entityUncertain;
   if (!mayRepeat) return { action: 'charge' };
-  if (memoryMs > 0 && c.keyAgeMs !== undefined && c.keyAgeMs <= memoryMs * KEY_MEMORY_TRUSTED_SHARE) return { action: 'charge' };
+  // A memory that keeps only successes says nothing of a call that failed after its work: a repeat looks (or holds).
+  const memoryReplays = memoryMs > 0 && !provider.memoryKeepsOnlySuccesses;
+  if (memoryReplays && c.keyAgeMs !== undefined && c.keyAgeMs <= memoryMs * KEY_MEMORY_TRUSTED_SHARE) return { action: 'charge' };
   if (provider.lookup === 'by-key') return { action: 'lookUpFirst' };
   const age = c.keyAgeMs === undefined ? 'an unknown time' : `${Math.round(c.keyAgeMs / 60_000)} min`;
-  return {
-    action: 'hold',
-    reason:
-      `an earlier call may have charged and cannot be checked: the key is ${age} old, past what the provider's key memory ` +
-      `covers (PAYMENT_PROVIDER_KEY_MEMORY_HOURS ${provider.keyMemoryHours} x ${KEY_MEMORY_TRUSTED_SHARE}), and PAYMENT_PROVIDER_LOOKUP is none`,
-  };
+  const memory = provider.memoryKeepsOnlySuccesses
+    ? 'the provider replays only successes under a key (PAYMENT_PROVIDER_KEY_MEMORY_KEEPS successes)'
+    : `the key is ${age} old, past what the provider's key memory covers (PAYMENT_PROVIDER_KEY_MEMORY_HOURS ${provider.keyMemoryHours} x ${KEY_MEMORY_TRUSTED_SHARE})`;
+  return { action: 'hold', reason: `an earlier call may have charged and cannot be checked: ${memory}, and PAYMENT_PROVIDER_LOOKUP is none` };
 }
 
 /**

@@ -13,6 +13,7 @@ import { InMemoryIdempotencyStore } from 'azure-functions-idempotency/memory';
 import { keyFromMessageId, RecordStatus, type Claim } from 'azure-functions-idempotency';
 import { loadSettings } from '../../src/config/settings';
 import { retryBudgetOf } from '../../src/app/payments';
+import { planProviderCall, providerCapabilityOf } from '../../src/payments/providerLookup';
 import { CallLeaseSpentError, chargeProviderActivity, writeRecordOnce } from '../../src/app/durableCharge';
 import type { RecordedCharge } from '../../src/payments/completeRecord';
 import { ChargeInFlightError, PaymentProviderClient, ProviderRefusedError, TransientProviderError } from '../../src/payments/PaymentProviderClient';
@@ -147,8 +148,12 @@ describe("a call's lease is sized by what a call can take", () => {
     );
     expect(budget.postWindowMs).toBe(20_000 + 40_000 + 90_000 + 30_000);
     expect(budget.callLeaseMs).toBe(20_000 + budget.postWindowMs!);
-    // 6 min of key memory leaves 36 s untrusted: a lease of 2 x 10 s + 60 s + 60 s + 30 s does not fit.
-    expect(() => settingsWith({ PAYMENT_PROVIDER_KEY_MEMORY_HOURS: '0.1' })).toThrow(/lease \(170 s.*key memory that is not relied on \(36 s: 0.1 x/);
+    // 6 min of key memory leaves 36 s untrusted: a repeat made at its start reaches the provider up to 10 s + 30 s later.
+    expect(() => settingsWith({ PAYMENT_PROVIDER_KEY_MEMORY_HOURS: '0.1' })).toThrow(/40 s after the trusted share ends.*not relied on \(36 s: 0.1 x/);
+    expect(() => settingsWith({ PAYMENT_PROVIDER_KEY_MEMORY_HOURS: '0.12' })).not.toThrow();
+    // A budget of more rounds than a run's history holds: 60 min of rounds 1 s apart.
+    expect(() => settingsWith({ PAYMENT_RETRY_FIRST_DELAY_SECONDS: '1', PAYMENT_RETRY_MAX_DELAY_SECONDS: '1' })).toThrow(/more than 40 provider rounds/);
+    expect(() => settingsWith({ PAYMENT_RETRY_BUDGET_MINUTES: '10080', PAYMENT_RETRY_MAX_DELAY_SECONDS: '86400' })).not.toThrow();
   });
 });
 
@@ -255,5 +260,34 @@ describe('a late success is an alarm', () => {
     await store.complete(second, { status: 'declined', reason: 'card_declined' });
     await writeRecordOnce(store, () => t.telemetry, { claim: first, result: charged, payment });
     expect(await t.counter('payments.charged_after_settle')).toBe(1);
+  });
+});
+
+describe('a key memory that keeps only successes is not relied on for a repeat', () => {
+  const young = { round: 1, entityUncertain: false, keyAgeMs: 60_000 };
+
+  test('Checkout.com-like (only 2xx cached): a repeat after a failed round looks up first, or is held without a look-up', () => {
+    expect(planProviderCall({ lookup: 'by-key', keyMemoryHours: 24, memoryKeepsOnlySuccesses: true }, young)).toEqual({ action: 'lookUpFirst' });
+    expect(planProviderCall({ lookup: 'none', keyMemoryHours: 24, memoryKeepsOnlySuccesses: true }, young)).toMatchObject({
+      action: 'hold',
+      reason: expect.stringMatching(/replays only successes/),
+    });
+    // A memory that replays every answer (Stripe) is relied on for the same young key; a first call is never a repeat.
+    expect(planProviderCall({ lookup: 'none', keyMemoryHours: 24 }, young)).toEqual({ action: 'charge' });
+    expect(planProviderCall({ lookup: 'none', keyMemoryHours: 24, memoryKeepsOnlySuccesses: true }, { ...young, round: 0 })).toEqual({ action: 'charge' });
+  });
+
+  test('the setting declares it: successes -> the capability says so; every-answer (the default) -> it does not', () => {
+    expect(providerCapabilityOf(settingsWith({ PAYMENT_PROVIDER_KEY_MEMORY_KEEPS: 'successes' })).memoryKeepsOnlySuccesses).toBe(true);
+    expect(providerCapabilityOf(settingsWith({})).memoryKeepsOnlySuccesses).toBeUndefined();
+  });
+
+  test("a replay that answers the key's charge for another amount is not this payment's charge: a key reused, nothing charged", async () => {
+    const replay = new PaymentProviderClient({
+      baseUrl: 'http://provider.invalid',
+      timeoutMs: 1_000,
+      fetch: (async () => new Response(JSON.stringify({ id: 'ch_other', status: 'succeeded', amount: 900, currency: 'EUR' }), { status: 200 })) as typeof fetch,
+    });
+    expect(await replay.charge(payment, 'pay-1')).toMatchObject({ status: 'rejected', code: 'idempotency-key-reused' });
   });
 });

@@ -225,5 +225,7 @@ export function declaredSettings(world: ProviderWorld): Record<string, string> {
   return {
     PAYMENT_PROVIDER_LOOKUP: world.lookup === 'none' ? 'none' : 'by-key',
     PAYMENT_PROVIDER_KEY_MEMORY_HOURS: String(world.profile.keyMemoryMs / HOUR_MS),
+    // What the memory replays: every answer (Stripe saves 500s), or successes only (Checkout.com, PayPal).
+    PAYMENT_PROVIDER_KEY_MEMORY_KEEPS: world.profile.failuresSaved ? 'every-answer' : 'successes',
   };
 }
