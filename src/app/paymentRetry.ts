@@ -1,5 +1,5 @@
 import { IdempotencyError, keyFromMessageId, RecordStatus, type IdempotencyRecord, type ReopenableStore, payloadDigest } from 'azure-functions-idempotency';
-import { chargeEntityKey, chargeInstanceId } from '../payments/ChargeWorkflow';
+import { chargeEntityKey, chargeInstanceId, type WorkflowStatus } from '../payments/ChargeWorkflow';
 import { handOffPlan, type ChargeOrchestrationInput, type RetryBudget } from '../payments/chargeOrchestration';
 import type { ProviderCapability } from '../payments/providerLookup';
 import { PAYMENT_ROW, paymentRow } from '../payments/paymentRow';
@@ -43,6 +43,13 @@ export interface PaymentRetryDeps {
    * reopens a settled payment.
    */
   readonly listed?: IdempotencyRecord;
+  /**
+   * The run's status (Durable's, through `ChargeWorkflow.status`): a payment whose lifetime's run is still running,
+   * pending or suspended is refused, whatever its record says (that run would refuse the new start and the record would
+   * be left claimed with nothing running; an operator resumes or terminates the run first, the reconciler takes a
+   * terminated run over). Absent: not checked (the reconciler, which lists only records whose run ended).
+   */
+  readonly status?: (instanceId: string) => Promise<WorkflowStatus>;
   /** Who restarts the run, for its correlation id `<origin>-<paymentId>` (default `operator-retry`; the reconciler's `reconciler`). */
   readonly origin?: string;
 }
@@ -81,6 +88,13 @@ export async function retryFailedPayment(deps: PaymentRetryDeps, paymentId: stri
   }
   if (record.status === RecordStatus.Completed && !reopenableByRetry(record)) {
     throw new PaymentRetryRefusedError(`payment ${paymentId} did not fail (${result?.status ?? 'no result'}): only a failed payment is retried`);
+  }
+  if (deps.status) {
+    const instanceId = chargeInstanceId(chargeEntityKey(record.recordId, record.createdAtMs, record.digest));
+    if ((await deps.status(instanceId)).state === 'running')
+      throw new PaymentRetryRefusedError(
+        `payment ${paymentId} (${record.status}): its run ${instanceId} is still running, pending or suspended, and would refuse a new start: resume or terminate it first (the reconciler takes a terminated run over)`,
+      );
   }
   const row = await store.readLocalRow(key, PAYMENT_ROW);
   const parsed = PaymentRequestedSchema.safeParse({ paymentId, customerId: row?.customerId, amount: row?.amount, currency: row?.currency });

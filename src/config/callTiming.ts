@@ -87,7 +87,7 @@ export function callTimingProblem(settings: CallTimingSettings): string | undefi
  * Most provider rounds a run may make within its retry budget: each is an activity and a timer in the run's history,
  * which must stay bounded (the record write's rollover and the settle's tries take the rest).
  */
-export const MAX_PROVIDER_ROUNDS = 40;
+export const MAX_PROVIDER_ROUNDS = 64;
 
 /** The retry settings (a subset of `Settings`). */
 export interface RetryRoundSettings {

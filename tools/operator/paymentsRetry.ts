@@ -4,6 +4,7 @@ import { consumerStoreFromSettings, storeFromSettings, type WiringOverrides } fr
 import { retryBudgetOf } from '../../src/app/payments';
 import { providerCapabilityOf } from '../../src/payments/providerLookup';
 import { PaymentRetryRefusedError, retryFailedPayment } from '../../src/app/paymentRetry';
+import { durableHttpStatus } from './paymentsKeys';
 import { CHARGE_ORCHESTRATION } from '../../src/app/durableCharge';
 import { loadSettings } from '../../src/config/settings';
 import type { ChargeOrchestrationInput } from '../../src/payments/chargeOrchestration';
@@ -106,6 +107,11 @@ export async function runPaymentsRetry(
         retry: retryBudgetOf(settings),
         provider: providerCapabilityOf(settings),
         checkedAtProvider: values['checked-at-provider'] === true,
+        // A record in progress whose run is Running, Pending or Suspended is refused (resume or terminate it first).
+        status: async (instanceId) => {
+          const status = await durableHttpStatus(durableUrl, durableKey)(instanceId);
+          return ['Running', 'Pending', 'Suspended', 'ContinuedAsNew', 'unknown'].includes(status ?? '') ? { state: 'running' } : { state: 'none' };
+        },
       },
       paymentId,
     );

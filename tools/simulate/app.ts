@@ -289,6 +289,7 @@ export class SimApp {
           provider: providerCapabilityOf(this.settings),
           nowMs: () => this.world.nowMs(),
           checkedAtProvider,
+          status: (id) => workflow.status(id),
         },
         paymentId,
       );

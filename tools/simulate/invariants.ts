@@ -1,5 +1,8 @@
 import { payloadDigest, RecordStatus } from 'azure-functions-idempotency';
+import { MAX_PROVIDER_ROUNDS } from '../../src/config/callTiming';
 import { chargeInstanceId } from '../../src/payments/ChargeWorkflow';
+import { SETTLE_TRIES } from '../../src/payments/handOffPlan';
+import { RECORD_WRITE_ROUNDS_PER_EXECUTION } from '../../src/payments/recordWriteRetry';
 import type { ChargeResult } from '../../src/payments/schema';
 import type { SimApp } from './app';
 import { ALERTING_OUTCOMES } from './steps';
@@ -9,11 +12,12 @@ export { INVARIANTS, type InvariantName, type Violation } from './invariantNames
 import type { Violation } from './invariantNames';
 
 /**
- * The most tasks one execution may hold: a charge's provider rounds within the default 60 min budget (about 17, an
- * activity and a timer each), the entity's call, and the record write's tries before it continues as new (20, two
- * tasks each), with room for late timers.
+ * The most tasks one execution may hold, from the app's own caps: its provider rounds (at most `MAX_PROVIDER_ROUNDS`
+ * within the budget: settings that give more are refused at start), an activity and a timer each; the settle's tries
+ * (a call and a timer each, and its first wait); the entity's call; and the record write's tries before it continues
+ * as new (two tasks each); with room for late timers.
  */
-const HISTORY_BOUND_TASKS = 150;
+const HISTORY_BOUND_TASKS = 2 * MAX_PROVIDER_ROUNDS + 2 * SETTLE_TRIES + 1 + 2 + 2 * RECORD_WRITE_ROUNDS_PER_EXECUTION + 10;
 
 /** The first moment each payment's failure was alerted (`payments.failed` / `payments.held`, with its key). */
 function failureAlerts(app: SimApp): Map<string, number> {

@@ -134,6 +134,14 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
       "history-bounded at 4eba05a: drawn settings PAYMENT_RETRY_FIRST_DELAY_SECONDS 0.589, PAYMENT_RETRY_MAX_DELAY_SECONDS 2.813 (both accepted) and a provider outage: a round every 3 s, the run's history past 150 tasks (stopped at 300)",
     awaitsFix: 'a retry budget of many rounds (short delays) grows the history without bound',
   },
+  {
+    seed: 47,
+    payments: 4,
+    faults: 'sb-host-crash,sb-resend,df-queue-wait,df-activity-crash,df-host-restart,df-work-item-again,df-suspend,df-timer-late,provider-5xx',
+    world: 2,
+    found:
+      "no-takeover-of-suspended at 3cd5587: Checkout.com-like (memory keeps successes only, no look-up): a 429 then a hold; the run suspended by an operator; another operator's retry 20 min later reopened the held record and claimed it (attempt 2) while the run was suspended (payments:retry did not look at the run)",
+  },
 ];
 
 /**

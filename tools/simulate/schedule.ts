@@ -7,7 +7,8 @@ import { Random } from './random';
 import { World, type TraceLine } from './world';
 import { drawProviderWorld, type ProfileName, type ProviderWorld } from './profiles';
 import { drawSettings } from './drawSettings';
-import { declaredFromProvider, SIM_BASE_ENV } from './settings';
+import { ConfigurationError } from 'azure-functions-idempotency';
+import { declaredFromProvider, SIM_BASE_ENV, simSettings } from './settings';
 import { planProducer } from './producer';
 
 const HOUR_MS = 3_600_000;
@@ -84,16 +85,10 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
     drawn = { ...drawn, values: { ...declared, ...drawn.values } };
   }
   const lookup = provider ? (drawn.values.PAYMENT_PROVIDER_LOOKUP as 'none' | 'by-key') : (scenario?.lookup ?? drawnLookup);
-  const app = new SimApp(
-    world,
-    stream('app'),
-    rates,
-    lookup,
-    options.mutation,
-    { ...drawn.values, ...(scenario as Scenario | undefined)?.settings },
-    provider,
-    stream('provider-draws'),
-  );
+  const settings = { ...drawn.values, ...(scenario as Scenario | undefined)?.settings };
+  const refused = refusedAtStart(lookup, settings);
+  if (refused !== undefined) return refusedSchedule(options, paymentCount, allowed, rates, lookup, version, provider, refused, drawn.refusedAtStart);
+  const app = new SimApp(world, stream('app'), rates, lookup, options.mutation, settings, provider, stream('provider-draws'));
   const plan = stream('plan');
   const faultEnd = world.startMs + FAULT_PHASE_MS;
   if (rates['table-forbidden'] > 0) {
@@ -204,5 +199,48 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
       deliveries: app.bus.deliveries,
       episodes: app.hub.counts.episodes,
     },
+  };
+}
+
+/** Why the app would refuse these settings at start (its own check), or undefined when it starts. */
+function refusedAtStart(lookup: 'none' | 'by-key', settings: Readonly<Record<string, string>>): string | undefined {
+  try {
+    simSettings(lookup, settings);
+    return undefined;
+  } catch (error) {
+    if (error instanceof ConfigurationError) return error.message;
+    throw error;
+  }
+}
+
+/**
+ * A schedule whose settings the app refuses at start (a scenario's, or a profile's declaration the drawn settings cannot
+ * fit): no app runs, nothing can break; the refusal is the app's answer (its message in the trace).
+ */
+function refusedSchedule(
+  options: ScheduleOptions,
+  payments: number,
+  allowed: ReadonlySet<FaultName>,
+  rates: FaultRates,
+  lookup: 'none' | 'by-key',
+  world: 1 | 2,
+  provider: ProviderWorld | undefined,
+  why: string,
+  refusedBefore: number,
+): ScheduleResult {
+  return {
+    seed: options.seed,
+    payments,
+    faults: [...allowed],
+    rates,
+    lookup,
+    scenario: options.scenario,
+    world,
+    profile: provider?.profile.name ?? 'legacy',
+    settings: {},
+    refusedAtStart: refusedBefore + 1,
+    violations: [],
+    trace: [{ atMs: 0, text: `refused at start: ${why}` }],
+    cost: { events: 0, storeCalls: 0, clientCalls: 0, providerCalls: 0, deliveries: 0, episodes: 0 },
   };
 }
