@@ -6,7 +6,7 @@ import { checkInvariants, type Violation } from './invariants';
 import { Random } from './random';
 import { World, type TraceLine } from './world';
 import { drawProviderWorld, type ProfileName, type ProviderWorld } from './profiles';
-import { drawSettings } from './drawSettings';
+import { drawSettings, startRefusal } from './drawSettings';
 import { declaredFromProvider, SIM_BASE_ENV } from './settings';
 import { planProducer } from './producer';
 
@@ -84,16 +84,31 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
     drawn = { ...drawn, values: { ...declared, ...drawn.values } };
   }
   const lookup = provider ? (drawn.values.PAYMENT_PROVIDER_LOOKUP as 'none' | 'by-key') : (scenario?.lookup ?? drawnLookup);
-  const app = new SimApp(
-    world,
-    stream('app'),
-    rates,
-    lookup,
-    options.mutation,
-    { ...drawn.values, ...(scenario as Scenario | undefined)?.settings },
-    provider,
-    stream('provider-draws'),
-  );
+  const settings = { ...drawn.values, ...(scenario as Scenario | undefined)?.settings };
+  // A scenario's settings the app refuses at start are no schedule: the defect it shows cannot happen (its fix may be
+  // that refusal). Reported in the trace, nothing broken.
+  const refusal = scenario && startRefusal({ ...SIM_BASE_ENV, PAYMENT_PROVIDER_LOOKUP: lookup, ...settings });
+  if (refusal) {
+    world.log(`the app refuses the scenario's settings at start: ${refusal}`.slice(0, 400));
+    const none = { events: 0, storeCalls: 0, clientCalls: 0, providerCalls: 0, deliveries: 0, episodes: 0 };
+    const profile = provider?.profile.name ?? 'legacy';
+    return {
+      seed: options.seed,
+      payments: 0,
+      faults: [...allowed],
+      rates,
+      lookup,
+      scenario: options.scenario,
+      world: version,
+      profile,
+      settings,
+      refusedAtStart: 1,
+      violations: [],
+      trace: world.trace,
+      cost: none,
+    };
+  }
+  const app = new SimApp(world, stream('app'), rates, lookup, options.mutation, settings, provider, stream('provider-draws'));
   const plan = stream('plan');
   const faultEnd = world.startMs + FAULT_PHASE_MS;
   if (rates['table-forbidden'] > 0) {
@@ -192,7 +207,7 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
     scenario: options.scenario,
     world: version,
     profile: app.provider.profileWorld.profile.name,
-    settings: { ...drawn.values, ...(scenario as Scenario | undefined)?.settings },
+    settings,
     refusedAtStart: drawn.refusedAtStart,
     violations,
     trace: world.trace,
