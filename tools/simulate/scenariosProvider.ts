@@ -33,14 +33,6 @@ function providerAs(
   });
 }
 
-/** Completions of the payment that told it "no" (declined, rejected, failed not held). */
-const negatives = (app: SimApp, paymentId: string) =>
-  app.steps.completions.filter(
-    (c) =>
-      c.key === paymentId &&
-      (c.result.status === 'rejected' || c.result.status === 'declined' || (c.result.status === 'failed' && c.result.code !== 'held-for-operator')),
-  );
-
 /** The premise every scenario of a setting shares: the app starts with the scenario's settings (else it is no schedule). */
 const starts = (scenario: { settings?: Readonly<Record<string, string>> }, app: SimApp): string | undefined => {
   const refusal = startRefusal({
@@ -52,12 +44,17 @@ const starts = (scenario: { settings?: Readonly<Record<string, string>> }, app: 
   return refusal && `the app refuses these settings at start: ${refusal.slice(0, 200)}`;
 };
 
-/** A negative completion made while a charge of the payment existed or was on its way (what the scenario is there to show). */
-const negativeWithCharge = (app: SimApp, paymentId: string): string | undefined => {
-  const said = negatives(app, paymentId);
-  if (said.length === 0) return 'the payment was never recorded declined, rejected or failed';
-  const charged = app.provider.ledger.filter((c) => c.paymentId === paymentId && said.some((n) => c.calledAtMs <= n.atMs));
-  return charged.length > 0 ? undefined : 'no charge of the payment was made or on its way when it was recorded negative';
+/** The payment's record was completed at least once (the schedule got to a result). */
+const settled = (app: SimApp, paymentId: string): string | undefined =>
+  app.steps.completions.some((c) => c.key === paymentId) ? undefined : 'the payment was never recorded';
+
+/** A charge call of the payment answered `status` after a charge of it was made (the fault the scenario places). */
+const answeredAfterCharge = (app: SimApp, paymentId: string, status: number): string | undefined => {
+  const charged = app.provider.ledger.find((c) => c.paymentId === paymentId);
+  if (!charged) return 'the payment was never charged';
+  return app.provider.calls.some((c) => c.kind === 'charge' && c.key === paymentId && c.httpStatus === status && c.atMs >= charged.calledAtMs)
+    ? undefined
+    : `no call of the payment was answered ${status} after its charge`;
 };
 
 const CALL_LEASE_SETTINGS = {
@@ -77,13 +74,13 @@ export const PROVIDER_SCENARIOS = {
     lookup: 'by-key',
     settings: CALL_LEASE_SETTINGS,
     provider: providerAs('checkout-like', { lookup: 'consistent' }),
-    awaitsFix: 'F1: the call lease is a constant while the call length is a setting',
     script(app) {
       app.provider.forceLookupMs.push(110_000);
       app.provider.forceInFlightMs.push(10 * MINUTE_MS);
     },
     premise(app, paymentId) {
-      return starts({ settings: CALL_LEASE_SETTINGS }, app) ?? negativeWithCharge(app, paymentId);
+      if (app.provider.forceLookupMs.length > 0) return 'the look-up that takes 110 s was never made';
+      return settled(app, paymentId);
     },
   },
   'search-lags': {
@@ -92,7 +89,6 @@ export const PROVIDER_SCENARIOS = {
     world: 2,
     lookup: 'by-key',
     provider: providerAs('stripe-like', { lookup: 'lagging', lagMs: 30 * MINUTE_MS }),
-    awaitsFix: "F1: a look-up's 'none' is final only past the look-up's lag",
     script(app, world) {
       app.provider.setOutage({ fromMs: world.startMs, toMs: world.startMs + 50 * MINUTE_MS });
       app.provider.forceLostAnswers = 1;
@@ -101,7 +97,10 @@ export const PROVIDER_SCENARIOS = {
         app.provider.setOutage({ fromMs: world.nowMs(), toMs: world.nowMs() + 2 * HOUR_MS });
       };
     },
-    premise: negativeWithCharge,
+    premise(app, paymentId) {
+      if (app.provider.forceLostAnswers > 0 || app.provider.afterCharge) return 'the charge whose answer is lost, then the outage, did not happen';
+      return settled(app, paymentId);
+    },
   },
   'pending-reads-none': {
     description:
@@ -114,9 +113,11 @@ export const PROVIDER_SCENARIOS = {
       pendingShare: 1,
       profile: { pending: { maxShare: 1, minMs: 3 * HOUR_MS, maxMs: 3 * HOUR_MS + 1 } },
     }),
-    awaitsFix: 'F1: a look-up listing the charge as pending is not "none"',
     script() {},
-    premise: negativeWithCharge,
+    premise(app, paymentId) {
+      if (!app.provider.ledger.some((c) => c.paymentId === paymentId && c.pendingUntilMs !== undefined)) return 'no charge of the payment was pending';
+      return settled(app, paymentId);
+    },
   },
   'refused-after-charge': {
     description:
@@ -124,7 +125,6 @@ export const PROVIDER_SCENARIOS = {
     world: 2,
     lookup: 'none',
     provider: providerAs('stripe-like', { lookup: 'none' }),
-    awaitsFix: 'F2: a pre-execution 401/403/404/400 is not a refusal of a key that may have charged',
     script(app, world) {
       app.provider.forceLostAnswers = 1;
       app.provider.afterCharge = () => {
@@ -132,7 +132,7 @@ export const PROVIDER_SCENARIOS = {
         app.provider.setRefusal({ fromMs: world.nowMs(), toMs: world.nowMs() + 10 * MINUTE_MS, status: 401 });
       };
     },
-    premise: negativeWithCharge,
+    premise: (app, paymentId) => answeredAfterCharge(app, paymentId, 401) ?? settled(app, paymentId),
   },
   'conflict-422': {
     description:
@@ -140,11 +140,12 @@ export const PROVIDER_SCENARIOS = {
     world: 2,
     lookup: 'none',
     provider: providerAs('adyen-like', { lookup: 'none', profile: { conflict: [PROFILES['adyen-like'].conflict[1]] } }),
-    awaitsFix: "Adyen's 422/704 transient-error (a key in flight) read as rejected",
     script(app) {
       app.provider.forceInFlightMs.push(60_000);
     },
-    premise: negativeWithCharge,
+    premise: (app, paymentId) =>
+      (app.provider.calls.some((c) => c.kind === 'charge' && c.key === paymentId && c.httpStatus === 422) ? undefined : 'no call was answered 422') ??
+      settled(app, paymentId),
   },
   'failure-not-cached': {
     description:

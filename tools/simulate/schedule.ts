@@ -6,9 +6,8 @@ import { checkInvariants, type Violation } from './invariants';
 import { Random } from './random';
 import { World, type TraceLine } from './world';
 import { drawProviderWorld, type ProfileName, type ProviderWorld } from './profiles';
-import { drawSettings } from './drawSettings';
-import { ConfigurationError } from 'azure-functions-idempotency';
-import { declaredFromProvider, SIM_BASE_ENV, simSettings } from './settings';
+import { drawSettings, startRefusal } from './drawSettings';
+import { declaredFromProvider, SIM_BASE_ENV } from './settings';
 import { planProducer } from './producer';
 
 const HOUR_MS = 3_600_000;
@@ -86,8 +85,29 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
   }
   const lookup = provider ? (drawn.values.PAYMENT_PROVIDER_LOOKUP as 'none' | 'by-key') : (scenario?.lookup ?? drawnLookup);
   const settings = { ...drawn.values, ...(scenario as Scenario | undefined)?.settings };
-  const refused = refusedAtStart(lookup, settings);
-  if (refused !== undefined) return refusedSchedule(options, paymentCount, allowed, rates, lookup, version, provider, refused, drawn.refusedAtStart);
+  // Settings the app refuses at start are no schedule (a scenario's, or a profile's declaration no draw could fit): the
+  // defect cannot happen (its fix may be that refusal). Reported in the trace, nothing broken.
+  const refusal = startRefusal({ ...SIM_BASE_ENV, PAYMENT_PROVIDER_LOOKUP: lookup, ...settings });
+  if (refusal) {
+    world.log(`the app refuses the scenario's settings at start: ${refusal}`.slice(0, 400));
+    const none = { events: 0, storeCalls: 0, clientCalls: 0, providerCalls: 0, deliveries: 0, episodes: 0 };
+    const profile = provider?.profile.name ?? 'legacy';
+    return {
+      seed: options.seed,
+      payments: 0,
+      faults: [...allowed],
+      rates,
+      lookup,
+      scenario: options.scenario,
+      world: version,
+      profile,
+      settings,
+      refusedAtStart: 1,
+      violations: [],
+      trace: world.trace,
+      cost: none,
+    };
+  }
   const app = new SimApp(world, stream('app'), rates, lookup, options.mutation, settings, provider, stream('provider-draws'));
   const plan = stream('plan');
   const faultEnd = world.startMs + FAULT_PHASE_MS;
@@ -187,7 +207,7 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
     scenario: options.scenario,
     world: version,
     profile: app.provider.profileWorld.profile.name,
-    settings: { ...drawn.values, ...(scenario as Scenario | undefined)?.settings },
+    settings,
     refusedAtStart: drawn.refusedAtStart,
     violations,
     trace: world.trace,
@@ -199,48 +219,5 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
       deliveries: app.bus.deliveries,
       episodes: app.hub.counts.episodes,
     },
-  };
-}
-
-/** Why the app would refuse these settings at start (its own check), or undefined when it starts. */
-function refusedAtStart(lookup: 'none' | 'by-key', settings: Readonly<Record<string, string>>): string | undefined {
-  try {
-    simSettings(lookup, settings);
-    return undefined;
-  } catch (error) {
-    if (error instanceof ConfigurationError) return error.message;
-    throw error;
-  }
-}
-
-/**
- * A schedule whose settings the app refuses at start (a scenario's, or a profile's declaration the drawn settings cannot
- * fit): no app runs, nothing can break; the refusal is the app's answer (its message in the trace).
- */
-function refusedSchedule(
-  options: ScheduleOptions,
-  payments: number,
-  allowed: ReadonlySet<FaultName>,
-  rates: FaultRates,
-  lookup: 'none' | 'by-key',
-  world: 1 | 2,
-  provider: ProviderWorld | undefined,
-  why: string,
-  refusedBefore: number,
-): ScheduleResult {
-  return {
-    seed: options.seed,
-    payments,
-    faults: [...allowed],
-    rates,
-    lookup,
-    scenario: options.scenario,
-    world,
-    profile: provider?.profile.name ?? 'legacy',
-    settings: {},
-    refusedAtStart: refusedBefore + 1,
-    violations: [],
-    trace: [{ atMs: 0, text: `refused at start: ${why}` }],
-    cost: { events: 0, storeCalls: 0, clientCalls: 0, providerCalls: 0, deliveries: 0, episodes: 0 },
   };
 }
