@@ -129,11 +129,11 @@ function leaseGuarded(
   postWindowMs: number | undefined,
 ): Pick<PaymentProviderClient, 'charge' | 'findCharge'> {
   return {
-    findCharge: (key, correlationId) => provider.findCharge(key, correlationId),
-    charge: (payment, key, correlationId) => {
+    findCharge: (key, correlationId, chargesFromMs) => provider.findCharge(key, correlationId, chargesFromMs),
+    charge: (payment, key, correlationId, chargesFromMs) => {
       const leftMs = claim().leaseExpiresAtMs - nowMs();
       if (postWindowMs !== undefined && leftMs < postWindowMs) return Promise.reject(new CallLeaseSpentError(leftMs, postWindowMs));
-      return provider.charge(payment, key, correlationId);
+      return provider.charge(payment, key, correlationId, chargesFromMs);
     },
   };
 }

@@ -65,7 +65,7 @@ export interface ChargeLookup {
   /**
    * @throws TransientProviderError (retried by the run), LookupUnsupportedError (held, reported).
    */
-  findCharge(idempotencyKey: string, correlationId?: string): Promise<ChargeResult | undefined>;
+  findCharge(idempotencyKey: string, correlationId?: string, chargesFromMs?: number): Promise<ChargeResult | undefined>;
 }
 
 export interface PaymentProviderOptions {
@@ -101,10 +101,10 @@ export class PaymentProviderClient implements ChargeLookup {
    * correlation id, when there is one, goes along as `x-correlation-id`.
    * @throws TransientProviderError
    */
-  async charge(payment: PaymentRequested, idempotencyKey: string, correlationId?: string): Promise<ChargeResult> {
-    // A replay may answer the key's charge as it is now (PayPal, Braintree), for another amount when the key was used by
-    // another payment: never this payment's charge.
-    const ofThisPayment = (status: number, text: string) => sameBody(interpret(status, text), payment);
+  async charge(payment: PaymentRequested, idempotencyKey: string, correlationId?: string, chargesFromMs?: number): Promise<ChargeResult> {
+    // A replay may answer the key's charge as it is now (PayPal, Braintree), for another amount, or made before this
+    // payment's record (the id reused after its record expired, the key still remembered): never this payment's charge.
+    const ofThisPayment = (status: number, text: string) => sameBody(interpret(status, text), payment, createdOf(text), chargesFromMs);
     return this.request(this.url('v1/charges'), ofThisPayment, {
       method: 'POST',
       headers: {
@@ -122,10 +122,13 @@ export class PaymentProviderClient implements ChargeLookup {
    * @throws TransientProviderError as `charge` does (5xx, timeouts, network; also an answer it cannot read);
    *   LookupUnsupportedError on 400, 404, 405, 501 (the provider has no such look-up: a configuration problem).
    */
-  async findCharge(idempotencyKey: string, correlationId?: string): Promise<ChargeResult | undefined> {
+  async findCharge(idempotencyKey: string, correlationId?: string, chargesFromMs?: number): Promise<ChargeResult | undefined> {
     const url = this.url('v1/charges');
     url.searchParams.set('idempotency_key', idempotencyKey);
-    return this.request(url, interpretLookup, { method: 'GET', headers: correlationId ? { 'x-correlation-id': correlationId } : {} });
+    return this.request(url, (status, text) => interpretLookup(status, text, chargesFromMs), {
+      method: 'GET',
+      headers: correlationId ? { 'x-correlation-id': correlationId } : {},
+    });
   }
 
   private url(path: string): URL {
@@ -180,13 +183,24 @@ function interpret(status: number, text: string): ChargeResult {
 }
 
 /** A success for another amount or currency is the key's charge for another payment: answered as a key reused (no charge). */
-function sameBody(result: ChargeResult, payment: PaymentRequested): ChargeResult {
-  if (result.status !== 'succeeded' || (result.amount === payment.amount && result.currency === payment.currency)) return result;
+function sameBody(result: ChargeResult, payment: PaymentRequested, createdMs?: number, chargesFromMs?: number): ChargeResult {
+  const before = createdMs !== undefined && chargesFromMs !== undefined && createdMs < chargesFromMs;
+  if (result.status !== 'succeeded' || (!before && result.amount === payment.amount && result.currency === payment.currency)) return result;
   return {
     status: 'rejected',
     reason: `idempotency key used before with a different body (the provider answered its charge ${result.chargeId})`,
     code: 'idempotency-key-reused',
   };
+}
+
+/** The `created` (epoch ms) of a charge answer, when the provider stamps one. */
+function createdOf(text: string): number | undefined {
+  try {
+    const created = (JSON.parse(text) as { created?: unknown }).created;
+    return typeof created === 'number' ? created : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Charge statuses that are not final (Stripe `processing`, Adyen `Received`/`pending`, PayPal `PENDING`): in flight. */
@@ -206,7 +220,7 @@ function providerError(text: string): { type?: string; message?: string } | unde
 }
 
 /** A look-up's answer: the first succeeded charge listed, undefined for none; "no such look-up" is unsupported; other statuses transient. */
-function interpretLookup(status: number, text: string): ChargeResult | undefined {
+function interpretLookup(status: number, text: string, chargesFromMs?: number): ChargeResult | undefined {
   if (LOOKUP_UNSUPPORTED.has(status)) throw new LookupUnsupportedError(status);
   if (status !== 200) throw new TransientProviderError(`payment provider answered ${status} to a charge look-up`, status);
   let body: { data?: unknown };
@@ -216,8 +230,13 @@ function interpretLookup(status: number, text: string): ChargeResult | undefined
     throw new TransientProviderError('payment provider answered a charge look-up with a body that is not JSON', status);
   }
   if (!Array.isArray(body.data)) throw new TransientProviderError('payment provider answered a charge look-up without a data list', status);
-  const listed = (body.data as Array<{ id?: unknown; amount?: unknown; currency?: unknown; status?: unknown }>).filter(
-    (c) => typeof c === 'object' && c !== null && typeof c.id === 'string',
+  // A charge made before this payment's record (`chargesFromMs`) is another payment's under a reused key: not listed here.
+  const listed = (body.data as Array<{ id?: unknown; amount?: unknown; currency?: unknown; status?: unknown; created?: unknown }>).filter(
+    (c) =>
+      typeof c === 'object' &&
+      c !== null &&
+      typeof c.id === 'string' &&
+      !(chargesFromMs !== undefined && typeof c.created === 'number' && c.created < chargesFromMs),
   );
   const found = listed.find((c) => c.status === 'succeeded');
   // A charge still processing is a call in flight: "none" only when every charge listed under the key is final.

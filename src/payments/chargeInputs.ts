@@ -88,6 +88,12 @@ export interface ChargeActivityInput {
   readonly keyMemory?: KeyMemoryGuard;
   /** How long the call's announcement on the record holds it (`CALL_LEASE_MS` when absent: the local rigs shorten it). */
   readonly callLeaseMs?: number;
+  /**
+   * Epoch ms: a charge the provider made under the key before it is another payment's (the id reused after its record
+   * expired): a look-up does not take it for this payment's, a replay of it is a key reused. This generation's origin
+   * less a clock-skew margin; absent (runs started before it): not checked.
+   */
+  readonly chargesFromMs?: number;
   /** The charge is sent only while this much of the call's lease is left (`RetryBudget.postWindowMs`; absent: not checked). */
   readonly postWindowMs?: number;
 }

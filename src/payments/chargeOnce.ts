@@ -35,7 +35,7 @@ export async function chargeOnce(
   if (lookUpFirst) {
     let found: ChargeResult | undefined;
     try {
-      found = await provider.findCharge(idempotencyKey, correlationId);
+      found = await provider.findCharge(idempotencyKey, correlationId, input.chargesFromMs);
     } catch (error) {
       if (!(error instanceof LookupUnsupportedError)) throw error;
       report?.lookupUnsupported(input, error.statusCode);
@@ -46,7 +46,7 @@ export async function chargeOnce(
       return { status: 'rejected', reason: 'idempotency key used before with a different body (found by look-up)', code: 'idempotency-key-reused' };
     }
   }
-  return provider.charge(payment, idempotencyKey, correlationId);
+  return provider.charge(payment, idempotencyKey, correlationId, input.chargesFromMs);
 }
 
 /**
@@ -63,7 +63,7 @@ async function lookUpOnly(
 ): Promise<ChargeResult> {
   let found: ChargeResult | undefined;
   try {
-    found = await provider.findCharge(input.idempotencyKey, input.correlationId);
+    found = await provider.findCharge(input.idempotencyKey, input.correlationId, input.chargesFromMs);
   } catch (error) {
     // A charge listed as not final yet is a call in flight: the settle looks again after a call's lease, never "none".
     if (error instanceof ChargeInFlightError) throw error;

@@ -5,6 +5,9 @@ import { HANDOFF_VERSION } from './handOffPlan';
 import { HELD_FOR_OPERATOR, keyMemoryGuardOf, planProviderCall } from './providerLookup';
 import { retryDelayMs, type RetryBudget } from './recordWriteRetry';
 
+/** How far the provider's clock may run behind ours when it stamps a charge's creation (a charge of this generation). */
+export const PROVIDER_CLOCK_SKEW_MS = 10 * 60_000;
+
 /** A run's provider rounds: what each call is asked to do, and the loop within the retry budget (both designs' handoff). */
 
 /** The provider activity's input for retry round `round` of a run, `elapsedMs` into it: per {@link planProviderCall}. */
@@ -29,6 +32,7 @@ export function providerCall(input: ChargeOrchestrationInput, round: number, ent
     ...(plan.action === 'lookUpFirst' ? { lookUpFirst: true } : {}),
     ...(plan.action === 'hold' ? { hold: plan.reason } : {}),
     ...(keyMemory ? { keyMemory } : {}),
+    ...(at !== undefined && input.keyOriginMs !== undefined ? { chargesFromMs: input.keyOriginMs - PROVIDER_CLOCK_SKEW_MS } : {}),
   };
 }
 

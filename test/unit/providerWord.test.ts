@@ -151,8 +151,9 @@ describe("a call's lease is sized by what a call can take", () => {
     // 6 min of key memory leaves 36 s untrusted: a repeat made at its start reaches the provider up to 10 s + 30 s later.
     expect(() => settingsWith({ PAYMENT_PROVIDER_KEY_MEMORY_HOURS: '0.1' })).toThrow(/40 s after the trusted share ends.*not relied on \(36 s: 0.1 x/);
     expect(() => settingsWith({ PAYMENT_PROVIDER_KEY_MEMORY_HOURS: '0.12' })).not.toThrow();
-    // A budget of more rounds than a run's history holds: 60 min of rounds 1 s apart.
-    expect(() => settingsWith({ PAYMENT_RETRY_FIRST_DELAY_SECONDS: '1', PAYMENT_RETRY_MAX_DELAY_SECONDS: '1' })).toThrow(/more than 40 provider rounds/);
+    // A budget of more rounds than a run's history holds: 60 min of rounds 1 s apart; 60 s apart still fits (63 rounds).
+    expect(() => settingsWith({ PAYMENT_RETRY_FIRST_DELAY_SECONDS: '1', PAYMENT_RETRY_MAX_DELAY_SECONDS: '1' })).toThrow(/more than 64 provider rounds/);
+    expect(() => settingsWith({ PAYMENT_RETRY_MAX_DELAY_SECONDS: '60' })).not.toThrow();
     expect(() => settingsWith({ PAYMENT_RETRY_BUDGET_MINUTES: '10080', PAYMENT_RETRY_MAX_DELAY_SECONDS: '86400' })).not.toThrow();
   });
 });
@@ -289,5 +290,29 @@ describe('a key memory that keeps only successes is not relied on for a repeat',
       fetch: (async () => new Response(JSON.stringify({ id: 'ch_other', status: 'succeeded', amount: 900, currency: 'EUR' }), { status: 200 })) as typeof fetch,
     });
     expect(await replay.charge(payment, 'pay-1')).toMatchObject({ status: 'rejected', code: 'idempotency-key-reused' });
+  });
+});
+
+describe("a charge made before this payment's record is another payment's (an id reused after its record expired)", () => {
+  const answer = (status: number, body: unknown) =>
+    new PaymentProviderClient({
+      baseUrl: 'http://provider.invalid',
+      timeoutMs: 1_000,
+      fetch: (async () => new Response(JSON.stringify(body), { status })) as typeof fetch,
+    });
+  const old = { id: 'ch_old', status: 'succeeded', amount: 500, currency: 'EUR', created: 1_000 };
+
+  test('a look-up does not list it as this payment’s charge; one made since is', async () => {
+    expect(await answer(200, { data: [old] }).findCharge('pay-1', undefined, 2_000)).toBeUndefined();
+    expect(await answer(200, { data: [old, { ...old, id: 'ch_new', created: 3_000 }] }).findCharge('pay-1', undefined, 2_000)).toMatchObject({
+      chargeId: 'ch_new',
+    });
+    // Without the bound (runs started before it), as before.
+    expect(await answer(200, { data: [old] }).findCharge('pay-1')).toMatchObject({ chargeId: 'ch_old' });
+  });
+
+  test('a replay of it answers the key reused, never this payment charged', async () => {
+    expect(await answer(200, old).charge(payment, 'pay-1', undefined, 2_000)).toMatchObject({ status: 'rejected', code: 'idempotency-key-reused' });
+    expect(await answer(201, { ...old, created: 3_000 }).charge(payment, 'pay-1', undefined, 2_000)).toMatchObject({ status: 'succeeded' });
   });
 });

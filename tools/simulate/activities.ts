@@ -40,9 +40,10 @@ export function simActivities(deps: ActivityDeps, mutation?: Mutation): HubFunct
       fetch: deps.provider.session().fetch,
     });
     const provider = {
-      findCharge: (key: string, correlationId?: string) => client.findCharge(key, correlationId),
-      charge: async (payment: Parameters<PaymentProviderClient['charge']>[0], key: string, correlationId?: string) => {
-        const result = await client.charge(payment, mutation === 'key-per-call' ? `${key}#${++keySeq}` : key, correlationId).catch((error: unknown) => {
+      findCharge: (key: string, correlationId?: string, chargesFromMs?: number) => client.findCharge(key, correlationId, chargesFromMs),
+      charge: async (payment: Parameters<PaymentProviderClient['charge']>[0], key: string, correlationId?: string, chargesFromMs?: number) => {
+        const sent = mutation === 'key-per-call' ? `${key}#${++keySeq}` : key;
+        const result = await client.charge(payment, sent, correlationId, chargesFromMs).catch((error: unknown) => {
           // A refactor that reads a 409 (a request with the key in flight) as the provider refusing the request.
           if (mutation === 'conflict-rejected' && error instanceof TransientProviderError && error.statusCode === 409)
             return { status: 'rejected' as const, reason: 'payment provider answered 409' };

@@ -141,6 +141,15 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
     found:
       "no-takeover-of-suspended at 3cd5587: Checkout.com-like (memory keeps successes only, no look-up): a 429 then a hold; the run suspended by an operator; another operator's retry 20 min later reopened the held record and claimed it (attempt 2) while the run was suspended (payments:retry did not look at the run)",
   },
+  {
+    seed: 61,
+    payments: 3,
+    faults: 'table-unavailable,table-lost-answer,table-forbidden,sb-lock-lost,sb-host-crash,sb-resend,df-client-slow,df-terminate,provider-outage',
+    world: 2,
+    found:
+      'failed-stays-failed at 4f31a53: PayPal-like (memory keeps successes, no look-up), a table 403 window and store timeouts of 120 ms: a held payment alerted from a record write whose answer was lost (it may have landed) that did not land; its run terminated; the reconciler restarted it (run-missing). No charge: the restarted run holds again; the alert was early, not wrong',
+    awaitsFix: 'an alert from a write that may have landed, followed by a terminated run: the reconciler reopens what was alerted',
+  },
 ];
 
 /**

@@ -182,7 +182,6 @@ export const PROVIDER_SCENARIOS = {
     world: 2,
     lookup: 'by-key',
     provider: providerAs('checkout-like', { lookup: 'consistent' }),
-    awaitsFix: "a charge found under a reused key is taken for this payment's when its amount and currency match (the customer is not compared)",
     script(app, world, paymentId) {
       world.at(world.startMs + 27 * HOUR_MS, () => {
         const first = app.steps.sent.get(paymentId)![0];
