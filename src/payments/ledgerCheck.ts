@@ -1,0 +1,287 @@
+import { RecordStatus, type IdempotencyRecord } from 'azure-functions-idempotency';
+import type { ChargeListPage, ListedCharge } from './PaymentProviderClient';
+import { RECORD_WRITE_RETRY, type RetryBudget } from './recordWriteRetry';
+import type { ChargeResult } from './schema';
+
+/**
+ * The ledger check under every guard (issue 62 item 4, docs/DESIGN.md "Payments: a ledger check under every guard"):
+ * every charge the provider made in a time window must be held by the payments record of its `Idempotency-Key`,
+ * completed `succeeded` with that very charge id. Independent of how the app decided to charge: it reads only the
+ * provider's list (`listCharges`) and the records (point reads). Pure: the provider, the records, the clock and where
+ * a discrepancy goes are passed in.
+ *
+ * What a listed charge is, against its record:
+ *
+ * ```
+ *  provider says failed .......................................... not-charged  (no money taken)
+ *  no Idempotency-Key ............................................ discrepancy  no-key (not made by this app's runs)
+ *  no record ..................................................... discrepancy  no-record
+ *  record COMPLETED succeeded, same charge id .................... matched
+ *  record COMPLETED succeeded, another charge id ................. discrepancy  record-other-charge
+ *  record COMPLETED declined / rejected / failed (held) .......... discrepancy  record-not-succeeded
+ *  record IN_PROGRESS / RELEASED, or the charge `pending` ........ undecided    (kept, re-checked each tick)
+ *  undecided and older than the grace ............................ discrepancy  undecided-past-grace
+ * ```
+ *
+ * The window only covers charges younger than the records' retention: a record lives at least its retention after its
+ * last write, which comes after its charge, so a charge younger than the retention always finds its record unless
+ * something removed it. An older charge's record may be swept (that is the retention, not a discrepancy of the check):
+ * the window's start is clipped to `now - retention` (and the clip reported).
+ */
+
+/** What the check found for one charge. */
+export type ChargeVerdict =
+  | { readonly kind: 'matched' }
+  | { readonly kind: 'not-charged' }
+  | { readonly kind: 'undecided'; readonly why: UndecidedWhy }
+  | { readonly kind: 'discrepancy'; readonly reason: DiscrepancyReason; readonly detail: string };
+
+/** Why a charge cannot be decided yet: its record is still being worked on, or the provider has not settled it. */
+export type UndecidedWhy = 'record-in-progress' | 'charge-pending';
+
+/** Why a charge is a discrepancy (the `kind` of the metric and of the key console's listing). */
+export type DiscrepancyReason = 'no-key' | 'no-record' | 'record-other-charge' | 'record-not-succeeded' | 'undecided-past-grace';
+
+/** A discrepancy as reported: the charge (id, key, created, amount) and why. Never the payload. */
+export interface LedgerDiscrepancy {
+  readonly chargeId: string;
+  /** The charge's `Idempotency-Key` (this app: the paymentId); '' for a charge made without one. */
+  readonly paymentId: string;
+  readonly createdMs: number;
+  readonly amount: number;
+  readonly currency: string;
+  readonly reason: DiscrepancyReason;
+  /** What the record says (its status and result's status, or that there is none). */
+  readonly detail: string;
+}
+
+/**
+ * Margin on top of the run's own bounds in {@link ledgerGraceMs}: the reconciler's grace (5 min) and one expiry-timer
+ * period (15 min) before it restarts a run that ended without its record, Durable's queue waits, and a tick's period.
+ */
+export const LEDGER_GRACE_MARGIN_MS = 60 * 60_000;
+
+/**
+ * How long a charge may stay undecided before it is a discrepancy, from its creation: the run's provider retry budget
+ * (`PAYMENT_RETRY_BUDGET_MINUTES`: no new call starts after it, so the last charge is made within it), plus the record
+ * write's own retries (src/payments/recordWriteRetry.ts, 7 days: a storage outage is ridden out inside the run), plus
+ * {@link LEDGER_GRACE_MARGIN_MS} for the reconciler to restart a run that ended without writing. A record still in
+ * progress past that is a run nobody will finish by itself. Defaults: 60 min + 7 d + 60 min.
+ */
+export function ledgerGraceMs(retry: Pick<RetryBudget, 'budgetMs'>, recordWrite: Pick<RetryBudget, 'budgetMs'> = RECORD_WRITE_RETRY): number {
+  return retry.budgetMs + recordWrite.budgetMs + LEDGER_GRACE_MARGIN_MS;
+}
+
+/**
+ * Most undecided charges a checkpoint keeps. When full, the walk stops before the next undecided charge (the window does
+ * not move past it: nothing is skipped) and the tick says so; the entries drain as their records complete.
+ * 200 entries of about 120 characters: 24,000 characters, inside a Table string property (32 K characters).
+ */
+export const MAX_PENDING = 200;
+
+/** An undecided charge carried from tick to tick in the checkpoint. */
+export interface PendingCharge {
+  readonly id: string;
+  readonly paymentId: string;
+  readonly createdMs: number;
+  readonly amount: number;
+  readonly currency: string;
+  readonly why: UndecidedWhy;
+}
+
+/** Where the check stands: charges created before `fromMs` are checked; within it, those up to `cursor`; plus the undecided. */
+export interface LedgerCheckpoint {
+  /** Start of the window still to walk (epoch ms). */
+  readonly fromMs: number;
+  /** The list's cursor inside the window (the last charge handled); undefined: from the window's start. */
+  readonly cursor?: string;
+  readonly pending: readonly PendingCharge[];
+}
+
+/** The verdict on `charge` given its record (undefined: none) at `nowMs`. Pure. */
+export function classifyCharge(charge: ListedCharge, record: IdempotencyRecord | undefined, nowMs: number, graceMs: number): ChargeVerdict {
+  if (charge.status === 'failed') return { kind: 'not-charged' };
+  if (charge.idempotencyKey === undefined) return { kind: 'discrepancy', reason: 'no-key', detail: 'a charge made without an Idempotency-Key' };
+  const pastGrace = nowMs - charge.createdMs > graceMs;
+  const undecided = (why: UndecidedWhy, detail: string): ChargeVerdict =>
+    pastGrace ? { kind: 'discrepancy', reason: 'undecided-past-grace', detail: `${detail} for longer than the grace (${Math.round(graceMs / 60_000)} min)` } : { kind: 'undecided', why };
+  if (!record) return { kind: 'discrepancy', reason: 'no-record', detail: 'no payments record for the key' };
+  if (record.status !== RecordStatus.Completed) return undecided('record-in-progress', `record ${record.status}`);
+  const result = record.result as Partial<ChargeResult> | undefined;
+  if (result?.status !== 'succeeded') {
+    const code = (result as { code?: unknown } | undefined)?.code;
+    return { kind: 'discrepancy', reason: 'record-not-succeeded', detail: `record completed ${String(result?.status ?? 'without a result')}${code ? ` (${String(code)})` : ''}` };
+  }
+  if ((result as { chargeId?: unknown }).chargeId !== charge.id)
+    return { kind: 'discrepancy', reason: 'record-other-charge', detail: `record completed succeeded with another charge` };
+  if (charge.status === 'pending') return undecided('charge-pending', 'charge pending at the provider');
+  return { kind: 'matched' };
+}
+
+/** What one tick runs on. */
+export interface LedgerCheckDeps {
+  /** One page of the provider's list (`PaymentProviderClient.listCharges`). */
+  readonly list: (window: { fromMs: number; toMs: number }, cursor?: string) => Promise<ChargeListPage>;
+  /** The payments record of `paymentId` (a point read on the owner's store), undefined when there is none. */
+  readonly record: (paymentId: string) => Promise<IdempotencyRecord | undefined>;
+  /** True when this shard checks `paymentId`'s charges (its owner; with one shard, every key). Keyless charges: shard 0. */
+  readonly owns: (paymentId: string | undefined) => boolean;
+  /** Records a discrepancy where the key console finds it; false when it was already recorded (an overlapping tick). */
+  readonly report: (discrepancy: LedgerDiscrepancy) => Promise<boolean>;
+  readonly nowMs: () => number;
+  /** `PAYMENT_PROVIDER_LEDGER_DELAY_SECONDS` in ms: the window ends that long before now. */
+  readonly delayMs: number;
+  /** The records' retention: the window never starts earlier than `now - retentionMs`. */
+  readonly retentionMs: number;
+  readonly graceMs: number;
+  /** List pages a tick reads at most (pending re-checks count as pages). */
+  readonly maxPages: number;
+  /** The tick's time budget. */
+  readonly budgetMs: number;
+  /** Default {@link MAX_PENDING}. */
+  readonly maxPending?: number;
+}
+
+/** What one tick did. */
+export interface LedgerTickReport {
+  /** The checkpoint to save (conditionally). */
+  readonly checkpoint: LedgerCheckpoint;
+  /** Charges given a verdict this tick (re-checked undecided ones included), by what they were. */
+  readonly matched: number;
+  readonly notCharged: number;
+  readonly otherShard: number;
+  readonly discrepancies: readonly LedgerDiscrepancy[];
+  /** Of those, the ones an earlier (overlapping) tick had already recorded: not counted again. */
+  readonly alreadyReported: number;
+  readonly pages: number;
+  /** Why the tick stopped before the window's end: `pages`, `budget`, `pending-full`; undefined when it reached it. */
+  readonly stoppedBy?: 'pages' | 'budget' | 'pending-full';
+  /** Charges older than the retention the window's start was clipped past (never checked: the checkpoint lagged). */
+  readonly clippedFromMs?: number;
+  /** The error that ended the tick early (a list or record read failed); the checkpoint still holds what was done. */
+  readonly error?: unknown;
+}
+
+/**
+ * One tick: re-checks the undecided charges of `checkpoint`, then walks the list from the checkpoint to `now - delay`,
+ * bounded by pages and time. A failing list page or record read ends the tick with what was done so far in the
+ * returned checkpoint and the error in `error` (the caller saves, then fails the tick). Never throws.
+ */
+export async function ledgerCheckTick(checkpoint: LedgerCheckpoint, deps: LedgerCheckDeps): Promise<LedgerTickReport> {
+  const started = deps.nowMs();
+  const deadline = started + deps.budgetMs;
+  const maxPending = deps.maxPending ?? MAX_PENDING;
+  const toMs = started - deps.delayMs;
+  const oldest = started - deps.retentionMs;
+  const clipped = checkpoint.fromMs < oldest;
+  let fromMs = clipped ? oldest : checkpoint.fromMs;
+  let cursor = clipped ? undefined : checkpoint.cursor;
+  const counts = { matched: 0, notCharged: 0, otherShard: 0, alreadyReported: 0, pages: 0 };
+  const discrepancies: LedgerDiscrepancy[] = [];
+  const pending: PendingCharge[] = [];
+  let stoppedBy: LedgerTickReport['stoppedBy'];
+  const done = (error?: unknown): LedgerTickReport => ({
+    checkpoint: { fromMs, ...(cursor !== undefined ? { cursor } : {}), pending },
+    ...counts,
+    discrepancies,
+    stoppedBy,
+    ...(clipped ? { clippedFromMs: checkpoint.fromMs } : {}),
+    ...(error !== undefined ? { error } : {}),
+  });
+  const settle = async (charge: ListedCharge, verdict: ChargeVerdict): Promise<void> => {
+    if (verdict.kind === 'matched') counts.matched++;
+    else if (verdict.kind === 'not-charged') counts.notCharged++;
+    else if (verdict.kind === 'undecided')
+      pending.push({ id: charge.id, paymentId: charge.idempotencyKey ?? '', createdMs: charge.createdMs, amount: charge.amount, currency: charge.currency, why: verdict.why });
+    else {
+      const discrepancy: LedgerDiscrepancy = {
+        chargeId: charge.id,
+        paymentId: charge.idempotencyKey ?? '',
+        createdMs: charge.createdMs,
+        amount: charge.amount,
+        currency: charge.currency,
+        reason: verdict.reason,
+        detail: verdict.detail,
+      };
+      if (await deps.report(discrepancy)) discrepancies.push(discrepancy);
+      else counts.alreadyReported++;
+    }
+  };
+  const verdictOf = async (charge: ListedCharge): Promise<ChargeVerdict> => {
+    const record = charge.status === 'failed' || charge.idempotencyKey === undefined ? undefined : await deps.record(charge.idempotencyKey);
+    return classifyCharge(charge, record, deps.nowMs(), deps.graceMs);
+  };
+
+  // 1. The undecided charges of earlier ticks: their record read again (a pending charge: its own list entry again).
+  const carried = [...checkpoint.pending];
+  for (let i = 0; i < carried.length; i++) {
+    const entry = carried[i];
+    if (deps.nowMs() >= deadline || counts.pages >= deps.maxPages) {
+      pending.push(...carried.slice(i));
+      stoppedBy = deps.nowMs() >= deadline ? 'budget' : 'pages';
+      return done();
+    }
+    try {
+      let charge: ListedCharge | undefined = { ...entry, status: 'succeeded', idempotencyKey: entry.paymentId || undefined };
+      if (entry.why === 'charge-pending') {
+        counts.pages++;
+        const page = await deps.list({ fromMs: entry.createdMs, toMs: entry.createdMs + 1 });
+        charge = page.charges.find((c) => c.id === entry.id);
+      }
+      if (!charge) {
+        // Not listed at its own time any more: kept until the grace decides (the provider's list may lag).
+        if (deps.nowMs() - entry.createdMs <= deps.graceMs) pending.push(entry);
+        else await settle({ ...entry, status: 'pending', idempotencyKey: entry.paymentId }, { kind: 'discrepancy', reason: 'undecided-past-grace', detail: 'charge pending, then no longer listed, for longer than the grace' });
+        continue;
+      }
+      await settle(charge, await verdictOf(charge));
+    } catch (error) {
+      pending.push(...carried.slice(i));
+      return done(error);
+    }
+  }
+
+  // 2. The window from the checkpoint to now - delay, page by page. An empty page with a cursor is not the end.
+  if (toMs <= fromMs) return done();
+  for (;;) {
+    if (counts.pages >= deps.maxPages) {
+      stoppedBy = 'pages';
+      return done();
+    }
+    if (deps.nowMs() >= deadline) {
+      stoppedBy = 'budget';
+      return done();
+    }
+    let page: ChargeListPage;
+    try {
+      counts.pages++;
+      page = await deps.list({ fromMs, toMs }, cursor);
+    } catch (error) {
+      return done(error);
+    }
+    for (const charge of page.charges) {
+      try {
+        if (!deps.owns(charge.idempotencyKey)) {
+          counts.otherShard++;
+        } else {
+          const verdict = await verdictOf(charge);
+          if (verdict.kind === 'undecided' && pending.length >= maxPending) {
+            // Full: stop before this charge (the next tick reads it again), never past it.
+            stoppedBy = 'pending-full';
+            return done();
+          }
+          await settle(charge, verdict);
+        }
+      } catch (error) {
+        return done(error);
+      }
+      cursor = charge.id;
+    }
+    if (page.nextCursor === undefined) {
+      fromMs = toMs;
+      cursor = undefined;
+      return done();
+    }
+    cursor = page.nextCursor === '' ? undefined : page.nextCursor;
+  }
+}
