@@ -37,6 +37,12 @@ export interface FakeProviderOptions {
    * in `lookups`), as Stripe, whose charges cannot be listed by idempotency key.
    */
   readonly lookup?: 'by-key' | 'none';
+  /**
+   * `by-window` (default): `GET /v1/charges?created_gte=&created_lt=&limit=[&starting_after=]` lists the ledger's charges
+   * created in the window, ascending by (created, id), cursor-paged (Stripe's list). `none`: it answers 404, as a
+   * provider without a list (Adyen: reports only).
+   */
+  readonly list?: 'by-window' | 'none';
 }
 
 interface KeyEntry {
@@ -54,6 +60,8 @@ export interface ChargeRecord {
   readonly idempotencyKey: string;
   readonly amount: number;
   readonly currency: string;
+  /** When the provider made it, on its clock (epoch ms). */
+  readonly createdMs: number;
 }
 
 /**
@@ -69,6 +77,8 @@ export class FakePaymentProvider {
   rawCalls = 0;
   /** `GET /v1/charges?idempotency_key=` requests (faulted ones included). */
   lookups = 0;
+  /** `GET /v1/charges?created_gte=` list requests (pages). */
+  listRequests = 0;
   readonly charges: ChargeRecord[] = [];
   /** Every Idempotency-Key seen per paymentId. */
   readonly keysByPayment = new Map<string, Set<string>>();
@@ -145,6 +155,7 @@ export class FakePaymentProvider {
     return {
       rawCalls: this.rawCalls,
       lookups: this.lookups,
+      listRequests: this.listRequests,
       forgottenKeysReused: this.forgottenKeysReused,
       effectiveCharges: this.effectiveCharges,
       faultsInjected: { ...this.faultsInjected },
@@ -179,7 +190,8 @@ export class FakePaymentProvider {
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method === 'GET' && req.url === '/__stats') return json(res, 200, this.stats());
-    if (req.method === 'GET' && req.url?.startsWith('/v1/charges?')) return this.lookUp(req, res);
+    if (req.method === 'GET' && req.url?.startsWith('/v1/charges?'))
+      return new URL(req.url, 'http://provider').searchParams.has('idempotency_key') ? this.lookUp(req, res) : this.listWindow(req, res);
     if (req.method !== 'POST' || req.url !== '/v1/charges') return json(res, 404, { error: { message: 'not found' } });
     this.rawCalls++;
     const text = await readBody(req);
@@ -242,6 +254,7 @@ export class FakePaymentProvider {
       idempotencyKey: key,
       amount: amount as number,
       currency,
+      createdMs: now,
     };
     this.charges.push(charge);
     Object.assign(entry, { state: 'done', status: 201, response: { id: charge.chargeId, paymentId, amount, currency, status: 'succeeded' } });
@@ -265,8 +278,39 @@ export class FakePaymentProvider {
     if (this.answeredWithFault(res, fault)) return;
     const data = this.charges
       .filter((c) => c.idempotencyKey === key)
-      .map((c) => ({ id: c.chargeId, paymentId: c.paymentId, amount: c.amount, currency: c.currency, status: 'succeeded', idempotencyKey: key }));
+      .map((c) => ({ ...listed(c), paymentId: c.paymentId, idempotencyKey: key }));
     return json(res, 200, { object: 'list', data });
+  }
+
+  /**
+   * `GET /v1/charges?created_gte=&created_lt=&limit=[&starting_after=]`: the ledger's charges created in
+   * [created_gte, created_lt), ascending by (created, id), at most `limit` (1-100, default 10 as Stripe), after the charge
+   * `starting_after`; `has_more` when more follow. 400 on a malformed window; 404 with `list: 'none'`. Faults as a look-up's.
+   */
+  private async listWindow(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.listRequests++;
+    if (this.options.list === 'none') return json(res, 404, { error: { type: 'invalid_request_error', message: 'Unrecognized request URL (GET: /v1/charges)' } });
+    const params = new URL(req.url ?? '', 'http://provider').searchParams;
+    const from = Number(params.get('created_gte') ?? Number.NaN);
+    const to = Number(params.get('created_lt') ?? Number.NaN);
+    const limit = Number(params.get('limit') ?? 10);
+    const after = params.get('starting_after');
+    if (!Number.isFinite(from) || !Number.isFinite(to) || !Number.isInteger(limit) || limit < 1 || limit > 100)
+      return json(res, 400, { error: { message: 'created_gte and created_lt (epoch ms) and limit (1-100) are required' } });
+    const fault = this.queuedLookups.shift() ?? this.drawFault(['error5xx', 'timeout']);
+    if (fault) this.faultsInjected[fault]++;
+    if (this.options.latencyMs) await delay(this.options.latencyMs);
+    if (this.answeredWithFault(res, fault)) return;
+    const ordered = this.charges.filter((c) => c.createdMs >= from && c.createdMs < to).sort(byCreatedThenId);
+    let start = 0;
+    if (after) {
+      const anchor = this.charges.find((c) => c.chargeId === after);
+      if (!anchor) return json(res, 400, { error: { message: `No such charge: ${after}` } });
+      start = ordered.findIndex((c) => byCreatedThenId(c, anchor) > 0);
+      if (start < 0) start = ordered.length;
+    }
+    const page = ordered.slice(start, start + limit);
+    return json(res, 200, { object: 'list', data: page.map(listed), has_more: start + limit < ordered.length });
   }
 
   /** Answers an injected 5xx (503) or timeout (the request is left hanging until it closes); false for no such fault. */
@@ -296,4 +340,14 @@ export class FakePaymentProvider {
     if (fault) this.faultsInjected[fault]++;
     return fault;
   }
+}
+
+/** A charge as the list and the look-up show it (the contract's fields). */
+function listed(c: ChargeRecord) {
+  return { id: c.chargeId, status: 'succeeded', amount: c.amount, currency: c.currency, idempotency_key: c.idempotencyKey, created: c.createdMs };
+}
+
+/** The list's order: by creation time, then by id. */
+function byCreatedThenId(a: ChargeRecord, b: ChargeRecord): number {
+  return a.createdMs - b.createdMs || (a.chargeId < b.chargeId ? -1 : a.chargeId > b.chargeId ? 1 : 0);
 }
