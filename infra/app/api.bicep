@@ -161,6 +161,13 @@ var commonSettings = {
   // look-up by key; 'by-key' only for a provider that answers GET /v1/charges?idempotency_key=.
   PAYMENT_PROVIDER_LOOKUP: 'none'
   PAYMENT_PROVIDER_KEY_MEMORY_HOURS: '24'
+  // The ledger check under every guard (docs/DESIGN.md): Stripe lists its charges by `created`, read-after-write (delay
+  // 0); a provider without a list (Adyen) takes 'none', and the app says at start that no check runs.
+  PAYMENT_PROVIDER_LEDGER: 'list'
+  PAYMENT_PROVIDER_LEDGER_DELAY_SECONDS: '0'
+  LEDGER_CHECK_SCHEDULE: '0 */5 * * * *'
+  LEDGER_CHECK_PAGES_PER_TICK: '50'
+  LEDGER_CHECK_BUDGET_SECONDS: '120'
   COSMOS_ENDPOINT: cosmosEndpoint
   COSMOS_DATABASE_NAME: cosmos.databaseName
   COSMOS_ORDERS_CONTAINER: cosmos.ordersContainerName
