@@ -42,14 +42,12 @@ export type UndecidedWhy = 'record-in-progress' | 'charge-pending';
 /** Why a charge is a discrepancy (the `kind` of the metric and of the key console's listing). */
 export type DiscrepancyReason = 'no-key' | 'no-record' | 'record-other-charge' | 'record-not-succeeded' | 'undecided-past-grace';
 
-/** A discrepancy as reported: the charge (id, key, created, amount) and why. Never the payload. */
+/** A discrepancy as reported: the charge (id, key, when created) and why. Never the payload (no customer, amount or currency). */
 export interface LedgerDiscrepancy {
   readonly chargeId: string;
   /** The charge's `Idempotency-Key` (this app: the paymentId); '' for a charge made without one. */
   readonly paymentId: string;
   readonly createdMs: number;
-  readonly amount: number;
-  readonly currency: string;
   readonly reason: DiscrepancyReason;
   /** What the record says (its status and result's status, or that there is none). */
   readonly detail: string;
@@ -75,7 +73,7 @@ export function ledgerGraceMs(retry: Pick<RetryBudget, 'budgetMs'>, recordWrite:
 /**
  * Most undecided charges a checkpoint keeps. When full, the walk stops before the next undecided charge (the window does
  * not move past it: nothing is skipped) and the tick says so; the entries drain as their records complete.
- * 200 entries of about 120 characters: 24,000 characters, inside a Table string property (32 K characters).
+ * 200 entries of about 100 characters: 20,000 characters, inside a Table string property (32 K characters).
  */
 export const MAX_PENDING = 200;
 
@@ -84,8 +82,6 @@ export interface PendingCharge {
   readonly id: string;
   readonly paymentId: string;
   readonly createdMs: number;
-  readonly amount: number;
-  readonly currency: string;
   readonly why: UndecidedWhy;
 }
 
@@ -192,14 +188,12 @@ export async function ledgerCheckTick(checkpoint: LedgerCheckpoint, deps: Ledger
     if (verdict.kind === 'matched') counts.matched++;
     else if (verdict.kind === 'not-charged') counts.notCharged++;
     else if (verdict.kind === 'undecided')
-      pending.push({ id: charge.id, paymentId: charge.idempotencyKey ?? '', createdMs: charge.createdMs, amount: charge.amount, currency: charge.currency, why: verdict.why });
+      pending.push({ id: charge.id, paymentId: charge.idempotencyKey ?? '', createdMs: charge.createdMs, why: verdict.why });
     else {
       const discrepancy: LedgerDiscrepancy = {
         chargeId: charge.id,
         paymentId: charge.idempotencyKey ?? '',
         createdMs: charge.createdMs,
-        amount: charge.amount,
-        currency: charge.currency,
         reason: verdict.reason,
         detail: verdict.detail,
       };
@@ -222,7 +216,8 @@ export async function ledgerCheckTick(checkpoint: LedgerCheckpoint, deps: Ledger
       return done();
     }
     try {
-      let charge: ListedCharge | undefined = { ...entry, status: 'succeeded', idempotencyKey: entry.paymentId || undefined };
+      const asListed = { id: entry.id, createdMs: entry.createdMs, amount: 0, currency: '' };
+      let charge: ListedCharge | undefined = { ...asListed, status: 'succeeded', idempotencyKey: entry.paymentId || undefined };
       if (entry.why === 'charge-pending') {
         counts.pages++;
         const page = await deps.list({ fromMs: entry.createdMs, toMs: entry.createdMs + 1 });
@@ -231,7 +226,7 @@ export async function ledgerCheckTick(checkpoint: LedgerCheckpoint, deps: Ledger
       if (!charge) {
         // Not listed at its own time any more: kept until the grace decides (the provider's list may lag).
         if (deps.nowMs() - entry.createdMs <= deps.graceMs) pending.push(entry);
-        else await settle({ ...entry, status: 'pending', idempotencyKey: entry.paymentId }, { kind: 'discrepancy', reason: 'undecided-past-grace', detail: 'charge pending, then no longer listed, for longer than the grace' });
+        else await settle({ ...asListed, status: 'pending', idempotencyKey: entry.paymentId }, { kind: 'discrepancy', reason: 'undecided-past-grace', detail: 'charge pending, then no longer listed, for longer than the grace' });
         continue;
       }
       await settle(charge, await verdictOf(charge));
