@@ -2,7 +2,8 @@ import type { TableClient } from '@azure/data-tables';
 import { keyFromMessageId, type Clock, type IdempotencyStore } from 'azure-functions-idempotency';
 import { runLedgerCheck } from '../../src/app/ledgerCheckTimer';
 import { ledgerGraceMs, type LedgerDiscrepancy } from '../../src/payments/ledgerCheck';
-import { ChargeListUnsupportedError, PaymentProviderClient } from '../../src/payments/PaymentProviderClient';
+import { ChargeListUnsupportedError, PaymentProviderClient, TransientProviderError } from '../../src/payments/PaymentProviderClient';
+import { StoreUnavailableError } from 'azure-functions-idempotency';
 import { PAYMENTS_CONSUMER } from '../../src/payments/PaymentsConsumer';
 import type { RetryBudget } from '../../src/payments/chargeOrchestration';
 import { Telemetry } from '../../src/telemetry/Telemetry';
@@ -20,6 +21,8 @@ export interface DemoLedgerReport {
   readonly ticks: number;
   /** Charges still undecided at the end (a record still in progress). */
   readonly undecided: number;
+  /** Ticks that failed transiently (the provider's injected 5xx and timeouts on the list): the next tick resumed. */
+  readonly failedTicks: number;
 }
 
 /** The demo's ledger check: ticks of the app's own check (`runLedgerCheck`) on the run's table and provider. */
@@ -45,8 +48,9 @@ export function demoLedgerCheck(options: {
   readonly retentionMs: number;
 }): DemoLedgerCheck {
   const startMs = options.clock.nowMs() - 1;
-  const provider = new PaymentProviderClient({ baseUrl: options.providerUrl, timeoutMs: 10_000 });
-  const totals = { checked: 0, matched: 0, pages: 0, ticks: 0, undecided: 0 };
+  // The run's provider timeout scale: a list request hung by an injected timeout fails in 2 s and the next tick retries.
+  const provider = new PaymentProviderClient({ baseUrl: options.providerUrl, timeoutMs: 2_000 });
+  const totals = { checked: 0, matched: 0, pages: 0, ticks: 0, undecided: 0, failedTicks: 0 };
   const discrepancies: LedgerDiscrepancy[] = [];
   let offered = true;
   return {
@@ -70,9 +74,16 @@ export function demoLedgerCheck(options: {
             initialFromMs: startMs,
           });
         } catch (error) {
-          if (!(error instanceof ChargeListUnsupportedError)) throw error;
-          offered = false;
-          return;
+          if (error instanceof ChargeListUnsupportedError) {
+            offered = false;
+            return;
+          }
+          // As the timer: a failed tick saved what it did; the next one goes on from there.
+          if ((error instanceof TransientProviderError || error instanceof StoreUnavailableError) && totals.failedTicks < 100) {
+            totals.failedTicks++;
+            continue;
+          }
+          throw error;
         }
         totals.ticks++;
         totals.pages += result.pages;
@@ -100,6 +111,7 @@ export function ledgerVerdictLine(report: { readonly parts: ReadonlyArray<{ read
   const undecided = Number(d.ledgerUndecided ?? 0);
   return (
     `ledger check: ${n(count)} discrepanc${count === 1 ? 'y' : 'ies'} (${n(d.ledgerMatched)} charges matched to their records, ` +
-    `${n(d.ledgerPages)} list pages in ${n(d.ledgerTicks)} ticks${undecided > 0 ? `, ${n(undecided)} still undecided` : ''})`
+    `${n(d.ledgerPages)} list pages in ${n(d.ledgerTicks)} ticks, ${n(d.ledgerFailedTicks)} failed and resumed` +
+    `${undecided > 0 ? `, ${n(undecided)} still undecided` : ''})`
   );
 }

@@ -224,6 +224,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
           ledgerUndecided: checked.undecided,
           ledgerPages: checked.pages,
           ledgerTicks: checked.ticks,
+          ledgerFailedTicks: checked.failedTicks,
         },
       };
     },
