@@ -98,7 +98,7 @@ export async function runLedgerCheck(on: LedgerCheckOn): Promise<LedgerCheckResu
       (saved ? '' : '; another tick moved the checkpoint first: this one is not saved (the next tick checks again)'),
     { consumer: PAYMENTS_CONSUMER, outcome: 'ledger-checked' },
   );
-  if (report.error !== undefined) throw report.error;
+  if (report.error !== undefined) throw report.error instanceof Error ? report.error : new Error(`ledger check tick failed: ${JSON.stringify(report.error)}`);
   return { ...report, saved };
 }
 

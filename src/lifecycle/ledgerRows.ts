@@ -124,11 +124,11 @@ export async function listDiscrepancies(client: TableClient, options: { paymentI
   try {
     for await (const row of client.listEntities<Record<string, unknown>>({ queryOptions: { filter } })) {
       rows.push({
-        paymentId: String(row.paymentId ?? ''),
-        chargeId: String(row.chargeId ?? ''),
+        paymentId: textOf(row.paymentId),
+        chargeId: textOf(row.chargeId),
         createdMs: Number(row.chargeCreatedMs),
-        reason: String(row.reason ?? '') as DiscrepancyReason,
-        detail: String(row.detail ?? ''),
+        reason: textOf(row.reason) as DiscrepancyReason,
+        detail: textOf(row.detail),
         foundAtMs: Number(row.foundAtMs),
       });
       if (rows.length >= limit) break;
@@ -153,6 +153,10 @@ export async function removeDiscrepancy(client: TableClient, paymentId: string, 
     if (classifyStoreError(error, 'ledgerCheck.removeDiscrepancy', 'write') === 'notFound') return false;
     throw toDomainError(error, 'ledgerCheck.removeDiscrepancy', 'write');
   }
+}
+
+function textOf(value: unknown): string {
+  return typeof value === 'string' ? value : '';
 }
 
 function odata(text: string): string {

@@ -100,13 +100,20 @@ export function classifyCharge(charge: ListedCharge, record: IdempotencyRecord |
   if (charge.idempotencyKey === undefined) return { kind: 'discrepancy', reason: 'no-key', detail: 'a charge made without an Idempotency-Key' };
   const pastGrace = nowMs - charge.createdMs > graceMs;
   const undecided = (why: UndecidedWhy, detail: string): ChargeVerdict =>
-    pastGrace ? { kind: 'discrepancy', reason: 'undecided-past-grace', detail: `${detail} for longer than the grace (${Math.round(graceMs / 60_000)} min)` } : { kind: 'undecided', why };
+    pastGrace
+      ? { kind: 'discrepancy', reason: 'undecided-past-grace', detail: `${detail} for longer than the grace (${Math.round(graceMs / 60_000)} min)` }
+      : { kind: 'undecided', why };
   if (!record) return { kind: 'discrepancy', reason: 'no-record', detail: 'no payments record for the key' };
   if (record.status !== RecordStatus.Completed) return undecided('record-in-progress', `record ${record.status}`);
   const result = record.result as Partial<ChargeResult> | undefined;
   if (result?.status !== 'succeeded') {
     const code = (result as { code?: unknown } | undefined)?.code;
-    return { kind: 'discrepancy', reason: 'record-not-succeeded', detail: `record completed ${String(result?.status ?? 'without a result')}${code ? ` (${String(code)})` : ''}` };
+    const codeText = typeof code === 'string' ? ` (${code})` : '';
+    return {
+      kind: 'discrepancy',
+      reason: 'record-not-succeeded',
+      detail: `record completed ${typeof result?.status === 'string' ? result.status : 'without a result'}${codeText}`,
+    };
   }
   if ((result as { chargeId?: unknown }).chargeId !== charge.id)
     return { kind: 'discrepancy', reason: 'record-other-charge', detail: `record completed succeeded with another charge` };
@@ -238,7 +245,11 @@ export async function ledgerCheckTick(checkpoint: LedgerCheckpoint, deps: Ledger
       if (!charge) {
         // Not listed at its own time any more: kept until the grace decides (the provider's list may lag).
         if (deps.nowMs() - entry.createdMs <= deps.graceMs) pending.push(entry);
-        else await settle({ ...asListed, status: 'pending', idempotencyKey: entry.paymentId }, { kind: 'discrepancy', reason: 'undecided-past-grace', detail: 'charge pending, then no longer listed, for longer than the grace' });
+        else
+          await settle(
+            { ...asListed, status: 'pending', idempotencyKey: entry.paymentId },
+            { kind: 'discrepancy', reason: 'undecided-past-grace', detail: 'charge pending, then no longer listed, for longer than the grace' },
+          );
         continue;
       }
       await settle(charge, await verdictOf(charge));

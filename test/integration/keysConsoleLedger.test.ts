@@ -1,3 +1,4 @@
+import type { TableClient } from '@azure/data-tables';
 import { keyFromMessageId, payloadDigest } from 'azure-functions-idempotency';
 import { recordDiscrepancy } from '../../src/lifecycle/ledgerRows';
 import { paymentRow, finishedPaymentRow } from '../../src/payments/paymentRow';
@@ -13,7 +14,7 @@ import { claimOf, tableRig, type ConsoleRig } from '../support/keysConsole';
  * (and for a key with no record at all); removed by `--resolve` with a reason. Never an amount, currency or customer.
  */
 const azuriteOf = useAzurite();
-let rig: ConsoleRig & { client: import('@azure/data-tables').TableClient };
+let rig: ConsoleRig & { client: TableClient };
 beforeAll(async () => {
   rig = await tableRig(azuriteOf());
 });
@@ -23,24 +24,45 @@ const payment = (paymentId: string): PaymentRequested => ({ paymentId, customerI
 async function run(argv: readonly string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runAppKeys([...rig.connection, ...argv], { env: {}, clock: rig.clock, out: (l) => out.push(l), err: (l) => err.push(l) }, async () => 'Completed');
+  const code = await runAppKeys(
+    [...rig.connection, ...argv],
+    { env: {}, clock: rig.clock, out: (l) => out.push(l), err: (l) => err.push(l) },
+    async () => 'Completed',
+  );
   return { code, out, err, text: [...out, ...err].join('\n') };
 }
 
-test('ledger: lists the discrepancies; keys show names the key\'s; --resolve removes one with a reason', async () => {
+test("ledger: lists the discrepancies; keys show names the key's; --resolve removes one with a reason", async () => {
   const key = keyFromMessageId(PAYMENTS_CONSUMER, 'pay-k1');
   const result: ChargeResult = { status: 'failed', reason: 'provider 503 for 60 min' };
   const claim = claimOf(await rig.store.claim(key, payloadDigest(payment('pay-k1')), { effects: [paymentRow(payment('pay-k1'), 'pending')] }));
   await rig.store.complete(claim, result, [finishedPaymentRow(payment('pay-k1'), result)]);
   const at = Date.UTC(2026, 11, 1);
-  expect(await recordDiscrepancy(rig.client, { paymentId: 'pay-k1', chargeId: 'ch_1', createdMs: at, reason: 'record-not-succeeded', detail: 'record completed failed' }, at, 5000)).toBe(true);
-  expect(await recordDiscrepancy(rig.client, { paymentId: 'pay-k1', chargeId: 'ch_1', createdMs: at, reason: 'record-not-succeeded', detail: 'again' }, at, 5000)).toBe(false);
-  await recordDiscrepancy(rig.client, { paymentId: 'pay-k2', chargeId: 'ch_2', createdMs: at, reason: 'no-record', detail: 'no payments record for the key' }, at, 5000);
+  expect(
+    await recordDiscrepancy(
+      rig.client,
+      { paymentId: 'pay-k1', chargeId: 'ch_1', createdMs: at, reason: 'record-not-succeeded', detail: 'record completed failed' },
+      at,
+      5000,
+    ),
+  ).toBe(true);
+  expect(
+    await recordDiscrepancy(rig.client, { paymentId: 'pay-k1', chargeId: 'ch_1', createdMs: at, reason: 'record-not-succeeded', detail: 'again' }, at, 5000),
+  ).toBe(false);
+  await recordDiscrepancy(
+    rig.client,
+    { paymentId: 'pay-k2', chargeId: 'ch_2', createdMs: at, reason: 'no-record', detail: 'no payments record for the key' },
+    at,
+    5000,
+  );
 
   const listed = await run(['ledger']);
   expect(listed.code).toBe(0);
   expect(listed.out[0]).toBe('2 ledger discrepancies');
-  expect(listed.out.slice(1)).toEqual([expect.stringMatching(/^pay-k1 {2}ch_1 {2}record-not-succeeded: record completed failed/), expect.stringMatching(/^pay-k2 {2}ch_2 {2}no-record/)]);
+  expect(listed.out.slice(1)).toEqual([
+    expect.stringMatching(/^pay-k1 {2}ch_1 {2}record-not-succeeded: record completed failed/),
+    expect.stringMatching(/^pay-k2 {2}ch_2 {2}no-record/),
+  ]);
   const json = await run(['ledger', '--json']);
   expect(JSON.parse(json.out[0]).discrepancies.map((d: { chargeId: string }) => d.chargeId)).toEqual(['ch_1', 'ch_2']);
 

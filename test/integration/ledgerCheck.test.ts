@@ -46,9 +46,9 @@ describe('ledger check on Azurite and the fake provider', () => {
     });
     rig = r;
     // The deliberate mistake: the run's record write for pay-l3 says `failed` although the provider charged it.
+    const failedRecord: ChargeResult = { status: 'failed', reason: 'injected: the record says failed' };
     const complete = r.store.complete.bind(r.store);
-    r.store.complete = async (claim, result, effects, options) =>
-      complete(claim, claim.key.key === 'pay-l3' ? ({ status: 'failed', reason: 'injected: the record says failed' } as ChargeResult) : result, effects, options);
+    r.store.complete = async (claim, result, effects, options) => complete(claim, claim.key.key === 'pay-l3' ? failedRecord : result, effects, options);
     const startMs = nowMs;
     const ids = ['pay-l1', 'pay-l2', 'pay-l3', 'pay-l4', 'pay-l5'];
     for (const id of ids) {

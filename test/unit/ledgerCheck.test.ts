@@ -71,13 +71,19 @@ describe('ledger check: each charge classified against its record', () => {
 
   test('a record in progress or released, or a pending charge, is undecided within the grace and a discrepancy past it', () => {
     for (const status of [RecordStatus.InProgress, RecordStatus.Released]) {
-      expect(classifyCharge(charge('ch_1', 'pay-1', NOW - GRACE), record('pay-1', status), NOW, GRACE)).toEqual({ kind: 'undecided', why: 'record-in-progress' });
+      expect(classifyCharge(charge('ch_1', 'pay-1', NOW - GRACE), record('pay-1', status), NOW, GRACE)).toEqual({
+        kind: 'undecided',
+        why: 'record-in-progress',
+      });
       expect(classifyCharge(charge('ch_1', 'pay-1', NOW - GRACE - 1), record('pay-1', status), NOW, GRACE)).toMatchObject({
         kind: 'discrepancy',
         reason: 'undecided-past-grace',
       });
     }
-    expect(classifyCharge(charge('ch_1', 'pay-1', NOW - 1, 'pending'), succeeded('pay-1', 'ch_1'), NOW, GRACE)).toEqual({ kind: 'undecided', why: 'charge-pending' });
+    expect(classifyCharge(charge('ch_1', 'pay-1', NOW - 1, 'pending'), succeeded('pay-1', 'ch_1'), NOW, GRACE)).toEqual({
+      kind: 'undecided',
+      why: 'charge-pending',
+    });
     expect(classifyCharge(charge('ch_1', 'pay-1', NOW - GRACE - 1, 'pending'), succeeded('pay-1', 'ch_1'), NOW, GRACE)).toMatchObject({
       reason: 'undecided-past-grace',
     });

@@ -59,7 +59,8 @@ export function defaultDeclaredKeyMemoryHours(external: boolean, keyMemoryMs: nu
 }
 
 /** The options without a fixed default (the look-up's depends on the provider: {@link defaultProviderLookup}). */
-type OptionsWithoutDefault = 'mutation' | 'providerUrl' | 'providerKeyMemoryMs' | 'providerLookup' | 'declaredKeyMemoryHours' | 'onProgress' | 'progressEveryMs';
+type OptionsWithoutDefault =
+  'mutation' | 'providerUrl' | 'providerKeyMemoryMs' | 'providerLookup' | 'declaredKeyMemoryHours' | 'onProgress' | 'progressEveryMs';
 
 export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, OptionsWithoutDefault>> = {
   messages: 2_000,

@@ -102,7 +102,9 @@ export function demoLedgerCheck(options: {
  * The verdict's line of the ledger check: `ledger check: 0 discrepancies (1,234 charges matched, 25 list pages)`;
  * `ledger check: not run (the provider offers no list)` when it answered the list 404/405/501.
  */
-export function ledgerVerdictLine(report: { readonly parts: ReadonlyArray<{ readonly name: string; readonly details: Readonly<Record<string, unknown>> }> }): string {
+export function ledgerVerdictLine(report: {
+  readonly parts: ReadonlyArray<{ readonly name: string; readonly details: Readonly<Record<string, unknown>> }>;
+}): string {
   const d = report.parts.find((p) => p.name === 'payments')?.details;
   if (!d || d.ledgerCheck === undefined) return 'ledger check: not run (no payments part)';
   if (d.ledgerCheck !== 'list') return 'ledger check: not run (the provider offers no list of its charges)';

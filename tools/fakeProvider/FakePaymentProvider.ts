@@ -276,9 +276,7 @@ export class FakePaymentProvider {
     if (fault) this.faultsInjected[fault]++;
     if (this.options.latencyMs) await delay(this.options.latencyMs);
     if (this.answeredWithFault(res, fault)) return;
-    const data = this.charges
-      .filter((c) => c.idempotencyKey === key)
-      .map((c) => ({ ...listed(c), paymentId: c.paymentId, idempotencyKey: key }));
+    const data = this.charges.filter((c) => c.idempotencyKey === key).map((c) => ({ ...listed(c), paymentId: c.paymentId, idempotencyKey: key }));
     return json(res, 200, { object: 'list', data });
   }
 
@@ -289,7 +287,8 @@ export class FakePaymentProvider {
    */
   private async listWindow(req: IncomingMessage, res: ServerResponse): Promise<void> {
     this.listRequests++;
-    if (this.options.list === 'none') return json(res, 404, { error: { type: 'invalid_request_error', message: 'Unrecognized request URL (GET: /v1/charges)' } });
+    if (this.options.list === 'none')
+      return json(res, 404, { error: { type: 'invalid_request_error', message: 'Unrecognized request URL (GET: /v1/charges)' } });
     const params = new URL(req.url ?? '', 'http://provider').searchParams;
     const from = Number(params.get('created_gte') ?? Number.NaN);
     const to = Number(params.get('created_lt') ?? Number.NaN);
