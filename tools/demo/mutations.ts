@@ -1,5 +1,6 @@
+import { keyFromMessageId, RecordStatus, type ReopenableStore } from 'azure-functions-idempotency';
+import { PAYMENTS_CONSUMER } from '../../src/payments/PaymentsConsumer';
 import type { ChargeResult } from '../../src/payments/schema';
-import type { PaymentsRig } from '../local/paymentsRig';
 import type { LogicalMessage } from './paymentsWorkload';
 
 /** The deliberate mistakes `npm run demo -- --mutate <name>` can make (the ledger check must show each one). */
@@ -9,29 +10,35 @@ export type DemoMutation = (typeof DEMO_MUTATIONS)[number];
 /** How many payments a mutation touches: few, so the verdict names each one. */
 export const MUTATED_PAYMENTS = 3;
 
+/** What {@link recordMistakes} rewrote. */
+export interface MistakesMade {
+  readonly paymentIds: readonly string[];
+}
+
 /**
- * Makes the mistake of `mutation` in the run's record writes. `conflict-rejected` is the simulator's defect of that
- * name (a 409, "the key is still in flight", read as a rejection), made at its consequence: the demo's provider never
- * answers 409 to the app's calls, so the record writes of the first {@link MUTATED_PAYMENTS} chargeable payments of
- * the workload turn the provider's `succeeded` into `rejected (409)`. The customers are charged and their records say
- * they were not: exactly what the ledger check exists to find (one discrepancy each, `record-not-succeeded`).
+ * Makes the mistake of `mutation` in the run's records. `conflict-rejected` is the simulator's defect of that name (a
+ * 409, "the key is still in flight", read as a rejection), made at its consequence: the customer charged and the
+ * record saying `rejected`. The charge runs execute in the Durable engine's own worker process, where the demo cannot
+ * change the app's code, and the demo's provider answers no 409 to them; so, once the runs are drained, the records of
+ * the first {@link MUTATED_PAYMENTS} chargeable payments completed `succeeded` are rewritten `rejected (409)` through
+ * the store (reopened, taken over, completed: as a defective run would have written them). The demo's other checks
+ * read the results before this (they see the run's truth); only the ledger check can see the mistake, and must: one
+ * discrepancy each (`record-not-succeeded`). Call it once, before the ledger check first covers those charges.
  */
-export function recordMistakes(rig: PaymentsRig, mutation: DemoMutation, messages: readonly LogicalMessage[]): ReadonlySet<string> {
-  const chosen = new Set(
-    messages
-      .filter((m) => m.kind === 'charge' && m.messageId !== undefined)
-      .slice(0, MUTATED_PAYMENTS)
-      .map((m) => m.messageId!),
-  );
-  const store = rig.store;
-  const complete = store.complete.bind(store);
-  store.complete = async (claim, result, effects, options) => {
-    const succeeded = (result as ChargeResult | undefined)?.status === 'succeeded';
-    const mistaken: ChargeResult | undefined =
-      mutation === 'conflict-rejected' && succeeded && chosen.has(claim.key.key)
-        ? { status: 'rejected', reason: 'payment provider answered 409 (read as a rejection: --mutate conflict-rejected)' }
-        : undefined;
-    return complete(claim, mistaken ?? result, effects, options);
-  };
-  return chosen;
+export async function recordMistakes(store: ReopenableStore, mutation: DemoMutation, messages: readonly LogicalMessage[]): Promise<MistakesMade> {
+  const rejected: ChargeResult = { status: 'rejected', reason: `payment provider answered 409 (read as a rejection: --mutate ${mutation})` };
+  const paymentIds: string[] = [];
+  for (const m of messages) {
+    if (paymentIds.length >= MUTATED_PAYMENTS) break;
+    if (m.kind !== 'charge' || m.messageId === undefined) continue;
+    const key = keyFromMessageId(PAYMENTS_CONSUMER, m.messageId);
+    const record = await store.get(key);
+    if (record?.status !== RecordStatus.Completed || (record.result as ChargeResult | undefined)?.status !== 'succeeded') continue;
+    if ((await store.reopen(record, `demo --mutate ${mutation}`)).kind !== 'reopened') continue;
+    const claimed = await store.claim(key, record.digest);
+    if (claimed.kind !== 'claimed' && claimed.kind !== 'reclaimed') continue;
+    await store.complete(claimed.claim, rejected);
+    paymentIds.push(m.messageId);
+  }
+  return { paymentIds };
 }

@@ -84,7 +84,11 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
   });
   const held = new HeldPayments(workload.messages);
   injectStoreCrashes(rig, env, held);
-  if (options.mutation) recordMistakes(rig, options.mutation, workload.messages);
+  /** `--mutate`: the records rewritten (once, before the ledger check first covers their charges). */
+  let mistakes: Awaited<ReturnType<typeof recordMistakes>> | undefined;
+  const makeMistakes = async () => {
+    if (options.mutation && !mistakes) mistakes = await recordMistakes(rig.store, options.mutation, workload.messages);
+  };
   // The ledger check under every guard, over the whole run, on the provider's clock (an external one's is real time).
   const ledgerCheck = demoLedgerCheck({
     providerUrl: options.provider.url,
@@ -136,6 +140,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
           await rig.workflow.drain();
           await readResults(rig, workload.messages, resultsBeforeSweep);
           // The charges before the jump are checked now: the sweep removes their records (past retention on the demo's clock).
+          await makeMistakes();
           await ledgerCheck.catchUp();
         },
         sweep: (holds) => sweepToTheEnd(new ExpirySweeper(rig.store.client, { budgetMs: 60_000, clock: env.clock, holds, holdMs: RETENTION_MS })),
@@ -206,6 +211,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
         options.timePhase ? { ...phase, held } : undefined,
         design,
       );
+      await makeMistakes();
       await ledgerCheck.catchUp();
       const checked = ledgerCheck.report();
       const ledgerViolations = checked.discrepancies.map(
@@ -225,6 +231,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
           ledgerPages: checked.pages,
           ledgerTicks: checked.ticks,
           ledgerFailedTicks: checked.failedTicks,
+          ...(mistakes ? { mutatedPayments: mistakes.paymentIds.join(' ') } : {}),
         },
       };
     },
