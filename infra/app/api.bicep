@@ -161,6 +161,10 @@ var commonSettings = {
   // look-up by key; 'by-key' only for a provider that answers GET /v1/charges?idempotency_key=.
   PAYMENT_PROVIDER_LOOKUP: 'none'
   PAYMENT_PROVIDER_KEY_MEMORY_HOURS: '24'
+  // What a call can take besides its timeout (src/payments/callLease.ts: they size a call's lease): the provider's work
+  // after the client gave up, and the look-up's lag.
+  PAYMENT_PROVIDER_FINISH_WINDOW_SECONDS: '60'
+  PAYMENT_PROVIDER_LOOKUP_LAG_SECONDS: '60'
   // The ledger check under every guard (docs/DESIGN.md): Stripe lists its charges by `created`, read-after-write (delay
   // 0); a provider without a list (Adyen) takes 'none', and the app says at start that no check runs.
   PAYMENT_PROVIDER_LEDGER: 'list'

@@ -112,6 +112,8 @@ export async function retryFailedPayment(deps: PaymentRetryDeps, paymentId: stri
     provider: deps.provider ?? DEFAULT_PROVIDER,
     keyAgeAtStartMs: deps.checkedAtProvider ? 0 : Math.max(0, (deps.nowMs ?? Date.now)() - claim.createdAtMs),
     keyOriginMs: deps.checkedAtProvider ? (deps.nowMs ?? Date.now)() : claim.createdAtMs,
+    // A record past its retention is claimed afresh (a new generation at attempt > 1): the key was used before it.
+    ...(outcome.kind === 'claimed' && claim.attempt > 1 && !deps.checkedAtProvider ? { keyUsedBefore: true } : {}),
   });
   return { paymentId, instanceId, attempt: claim.attempt, previous, started };
 }

@@ -1,4 +1,5 @@
 import { shardLayoutOf } from '../payments/shards';
+import { callLeaseMsOf, callTimingOf, postWindowMs } from '../config/callTiming';
 import type { Settings } from '../config/settings';
 import { ConfigurationError } from 'azure-functions-idempotency';
 import type { TableIdempotencyStore } from 'azure-functions-idempotency/table';
@@ -8,7 +9,7 @@ import { waitBudgetMsOf } from '../payments/chargePatience';
 import { PaymentProviderClient } from '../payments/PaymentProviderClient';
 import { PaymentsConsumer, type PaymentsDesign } from '../payments/PaymentsConsumer';
 import type { RetryBudget } from '../payments/chargeOrchestration';
-import { Telemetry } from '../telemetry/Telemetry';
+import { MetricNames, Telemetry } from '../telemetry/Telemetry';
 import { providerCapabilityOf } from '../payments/providerLookup';
 import { consumerStoreFromSettings, leaseMsOf, parkingFromSettings, storeFromSettings, type WiringOverrides } from './stores';
 
@@ -22,12 +23,18 @@ export interface PaymentsOverrides extends WiringOverrides {
   readonly retry?: RetryBudget;
 }
 
-/** The handoff run's retry budget from `PAYMENT_RETRY_BUDGET_MINUTES`, `_FIRST_DELAY_SECONDS`, `_MAX_DELAY_SECONDS`. */
+/**
+ * The handoff run's retry budget from `PAYMENT_RETRY_BUDGET_MINUTES`, `_FIRST_DELAY_SECONDS`, `_MAX_DELAY_SECONDS`, and
+ * a call's lease and POST window from what a call can take (src/config/callTiming.ts).
+ */
 export function retryBudgetOf(settings: Settings): RetryBudget {
+  const timing = callTimingOf(settings);
   return {
     budgetMs: Math.round(settings.PAYMENT_RETRY_BUDGET_MINUTES * 60_000),
     firstDelayMs: Math.round(settings.PAYMENT_RETRY_FIRST_DELAY_SECONDS * 1000),
     maxDelayMs: Math.round(settings.PAYMENT_RETRY_MAX_DELAY_SECONDS * 1000),
+    callLeaseMs: callLeaseMsOf(timing),
+    postWindowMs: postWindowMs(timing),
   };
 }
 
@@ -69,5 +76,7 @@ export function providerFromSettings(settings: Settings, telemetry = new Telemet
     baseUrl: settings.PAYMENT_PROVIDER_URL,
     timeoutMs: settings.PAYMENT_PROVIDER_TIMEOUT_MS,
     onLatency: (ms, statusCode) => telemetry.providerLatency(ms, { statusCode: statusCode ?? 0 }),
+    // An answer from a layer before the provider's idempotency (401 a rotated secret, 403, 404, 429): retried, counted.
+    onRefused: (statusCode) => telemetry.count(MetricNames.providerRefused, { consumer: 'payments', statusCode }),
   });
 }

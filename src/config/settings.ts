@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigurationError } from 'azure-functions-idempotency';
+import { callTimingProblem } from './callTiming';
 import { shardTableEndpointsProblem } from './shardTableEndpoints';
 
 /**
@@ -57,6 +58,8 @@ export const SETTING_NAMES = [
   'COSMOS_IDEMPOTENCY_CONTAINER',
   'PAYMENT_PROVIDER_LOOKUP',
   'PAYMENT_PROVIDER_KEY_MEMORY_HOURS',
+  'PAYMENT_PROVIDER_FINISH_WINDOW_SECONDS',
+  'PAYMENT_PROVIDER_LOOKUP_LAG_SECONDS',
   'PAYMENT_SHARD_COUNT',
   'PAYMENT_SHARD_INDEX',
   'PAYMENT_SHARD_TABLE_ENDPOINTS',
@@ -161,6 +164,13 @@ const schema = z
     PAYMENT_PROVIDER_LOOKUP: z.enum(['none', 'by-key']).default('none'),
     /** How long the provider remembers an `Idempotency-Key` (Stripe: 24 h); 0: it keeps none. */
     PAYMENT_PROVIDER_KEY_MEMORY_HOURS: z.coerce.number().min(0).max(87_600).default(24),
+    /**
+     * How long the provider may still be working on a charge after the client gave up (no provider documents its own
+     * limit: a declaration). With the timeout and the look-up's lag it sizes a call's lease (src/payments/callLease.ts).
+     */
+    PAYMENT_PROVIDER_FINISH_WINDOW_SECONDS: z.coerce.number().min(0).max(86_400).default(60),
+    /** How long before a charge shows in the provider's look-up (Stripe's search: about a minute; a consistent list: 0). */
+    PAYMENT_PROVIDER_LOOKUP_LAG_SECONDS: z.coerce.number().min(0).max(86_400).default(60),
     // The payments consumer's dedup store (docs/stores.md): the idempotency table (default), or the Cosmos DB
     // container COSMOS_IDEMPOTENCY_CONTAINER in COSMOS_DATABASE_NAME at COSMOS_ENDPOINT (partition key /recordId, TTL on).
     IDEMPOTENCY_STORE: z.enum(['table', 'cosmos']).default('table'),
@@ -190,6 +200,9 @@ const schema = z
     path: ['PAYMENT_PROVIDER_LOOKUP'],
   })
   .superRefine((s, context) => {
+    // A call's lease is sized from these (src/config/callTiming.ts); a timing the key memory cannot cover is refused.
+    const timing = callTimingProblem(s);
+    if (timing) context.addIssue({ code: 'custom', message: timing, path: ['PAYMENT_PROVIDER_TIMEOUT_MS'] });
     const problem = shardTableEndpointsProblem(s.PAYMENT_SHARD_TABLE_ENDPOINTS, s.PAYMENT_SHARD_COUNT);
     if (problem) context.addIssue({ code: 'custom', message: problem, path: ['PAYMENT_SHARD_TABLE_ENDPOINTS'] });
   })

@@ -25,6 +25,29 @@ export class LookupUnsupportedError extends IdempotencyError {
   }
 }
 
+/**
+ * The provider's look-up lists a charge under the key that is not final yet (Stripe `processing`, Adyen `Received`,
+ * PayPal capture `PENDING`): a call in flight, never "no charge". Retryable: the run looks again later.
+ */
+export class ChargeInFlightError extends TransientProviderError {
+  constructor(readonly chargeId: string, statusCode?: number) {
+    super(`payment provider lists a charge under the key that is not final yet (${chargeId}): a call in flight, not "none"`, statusCode);
+  }
+}
+
+/**
+ * An answer that is not the provider's word about this key: it came from a layer before the provider's idempotency
+ * (401 a rotated secret, 403, 404 a wrong URL or a proxy during a deploy, 405, 429 a rate limiter, a 400 or 422 without
+ * the provider's error body). Stripe: "results are saved only after the execution of an endpoint begins"; such an
+ * answer can reply to a retry of a key that did charge. Never a result: retried within the budget, then settled by
+ * look-up or held; counted by status (`payments.provider.refused`) so a wave of them pages at once.
+ */
+export class ProviderRefusedError extends TransientProviderError {
+  constructor(statusCode: number, why: string) {
+    super(`payment provider answered ${statusCode} before its idempotency (${why}): not a result for this key`, statusCode);
+  }
+}
+
 /** Statuses that say "no such look-up" rather than "try again". */
 const LOOKUP_UNSUPPORTED = new Set([400, 404, 405, 501]);
 
@@ -48,17 +71,26 @@ export interface PaymentProviderOptions {
   readonly timeoutMs: number;
   /** Told each call's latency (for the `payments.provider.latency` metric). */
   readonly onLatency?: (ms: number, statusCode: number | undefined) => void;
+  /** Told each answer that is not the provider's word ({@link ProviderRefusedError}: the `payments.provider.refused` metric). */
+  readonly onRefused?: (statusCode: number) => void;
   readonly fetch?: typeof fetch;
 }
 
 /**
  * The third-party payment provider, known only through its HTTP contract:
  * `POST {base}/v1/charges` with `Idempotency-Key`; 201/200 charged (200 = replay of the key);
- * 409 in flight; 422 key used with another body; 402 declined; 5xx and timeouts transient.
+ * 409 in flight; 422 with the provider's idempotency error, key used with another body; 402 declined; 400 with the
+ * provider's error body, rejected; 5xx and timeouts transient; any other 4xx is not the provider's word
+ * ({@link ProviderRefusedError}).
  * `GET {base}/v1/charges?idempotency_key=K` lists the charges made under K (`{ data: [...] }`; Stripe: a search by metadata).
  */
 export class PaymentProviderClient implements ChargeLookup {
   constructor(private readonly options: PaymentProviderOptions) {}
+
+  /** How long one request may take before the client gives up (`PAYMENT_PROVIDER_TIMEOUT_MS`). */
+  get timeoutMs(): number {
+    return this.options.timeoutMs;
+  }
 
   /**
    * Charges once per `idempotencyKey`: calling again with the same key and body returns the
@@ -104,6 +136,7 @@ export class PaymentProviderClient implements ChargeLookup {
       const text = await response.text();
       return read(status, text);
     } catch (error) {
+      if (error instanceof ProviderRefusedError) this.options.onRefused?.(error.statusCode ?? 0);
       if (error instanceof TransientProviderError || error instanceof LookupUnsupportedError || error instanceof ChargeListUnsupportedError) throw error;
       const name = (error as Error)?.name;
       const what =
@@ -140,6 +173,7 @@ function interpret(status: number, text: string): ChargeResult {
     } catch {
       throw new TransientProviderError(`payment provider answered ${status} with a body that is not JSON`, status);
     }
+    if (typeof body.id === 'string' && PENDING_STATUSES.has(String(body.status))) throw new ChargeInFlightError(body.id, status);
     if (typeof body.id !== 'string' || body.status !== 'succeeded') {
       throw new TransientProviderError(`payment provider answered ${status} without a succeeded charge id`, status);
     }
@@ -147,9 +181,28 @@ function interpret(status: number, text: string): ChargeResult {
   }
   if (status === 402) return { status: 'declined', reason: reasonFrom(text, 'declined') };
   if (status === 409) throw new TransientProviderError('payment provider: a request with this key is still in flight (409)', status);
-  if (status === 408 || status === 429 || status >= 500) throw new TransientProviderError(`payment provider answered ${status}`, status);
-  if (status === 422) return { status: 'rejected', reason: `idempotency key used before with a different body (422)`, code: 'idempotency-key-reused' };
-  return { status: 'rejected', reason: `payment provider answered ${status}` };
+  if (status === 408 || status >= 500) throw new TransientProviderError(`payment provider answered ${status}`, status);
+  const error = providerError(text);
+  if (status === 422 && error?.type === 'idempotency_error')
+    return { status: 'rejected', reason: `idempotency key used before with a different body (422)`, code: 'idempotency-key-reused' };
+  if (status === 400 && error?.type !== undefined) return { status: 'rejected', reason: `payment provider answered 400 (${error.type}: ${error.message ?? ''})`.slice(0, 200) };
+  throw new ProviderRefusedError(status, error === undefined ? 'without the provider\'s error body' : `error ${error.type ?? 'of no type'}`);
+}
+
+/** Charge statuses that are not final (Stripe `processing`, Adyen `Received`/`pending`, PayPal `PENDING`): in flight. */
+const PENDING_STATUSES = new Set(['pending', 'processing', 'received', 'PENDING', 'Received']);
+
+/** The provider's own error body (`{ error: { type, message } }`, Stripe's shape), or undefined when the answer has none. */
+function providerError(text: string): { type?: string; message?: string } | undefined {
+  try {
+    const body = JSON.parse(text) as { error?: { type?: unknown; message?: unknown } };
+    if (typeof body !== 'object' || body === null || typeof body.error !== 'object' || body.error === null) return undefined;
+    const { type, message } = body.error;
+    if (typeof type !== 'string') return undefined;
+    return { type, message: typeof message === 'string' ? message.slice(0, 120) : undefined };
+  } catch {
+    return undefined;
+  }
 }
 
 /** A look-up's answer: the first succeeded charge listed, undefined for none; "no such look-up" is unsupported; other statuses transient. */
@@ -163,9 +216,13 @@ function interpretLookup(status: number, text: string): ChargeResult | undefined
     throw new TransientProviderError('payment provider answered a charge look-up with a body that is not JSON', status);
   }
   if (!Array.isArray(body.data)) throw new TransientProviderError('payment provider answered a charge look-up without a data list', status);
-  const found = (body.data as Array<{ id?: unknown; amount?: unknown; currency?: unknown; status?: unknown }>).find(
-    (c) => typeof c === 'object' && c !== null && typeof c.id === 'string' && c.status === 'succeeded',
+  const listed = (body.data as Array<{ id?: unknown; amount?: unknown; currency?: unknown; status?: unknown }>).filter(
+    (c) => typeof c === 'object' && c !== null && typeof c.id === 'string',
   );
+  const found = listed.find((c) => c.status === 'succeeded');
+  // A charge still processing is a call in flight: "none" only when every charge listed under the key is final.
+  const pending = listed.find((c) => PENDING_STATUSES.has(String(c.status)));
+  if (!found && pending) throw new ChargeInFlightError(String(pending.id), status);
   return found ? { status: 'succeeded', chargeId: String(found.id), amount: Number(found.amount), currency: String(found.currency) } : undefined;
 }
 

@@ -144,8 +144,10 @@ export class PaymentsConsumer {
         case 'claimed':
         case 'reclaimed': {
           const takeover = outcome.kind === 'reclaimed';
+          // A record claimed afresh at attempt > 1 was expired and taken over: an earlier generation used the key.
+          const keyUsedBefore = outcome.kind === 'claimed' && outcome.claim.attempt > 1;
           if (handOff) {
-            const handed = await this.handOffWhenFree(outcome.claim, payment, info.correlationId, deadline);
+            const handed = await this.handOffWhenFree(outcome.claim, payment, info.correlationId, deadline, keyUsedBefore);
             report(delivery, takeover ? Outcome.ProcessedAfterTakeover : Outcome.HandedOff, {
               ...fields,
               attempt: outcome.claim.attempt,
@@ -153,7 +155,7 @@ export class PaymentsConsumer {
             });
             return handed;
           }
-          const result = await this.charge(outcome.claim, payment, deadline, info.correlationId);
+          const result = await this.charge(outcome.claim, payment, deadline, info.correlationId, keyUsedBefore);
           const done = takeover ? Outcome.ProcessedAfterTakeover : Outcome.Processed;
           report(delivery, done, { ...fields, attempt: outcome.claim.attempt, reason: result.status });
           if (result.status === 'rejected' && result.code === 'idempotency-key-reused') {
@@ -194,8 +196,13 @@ export class PaymentsConsumer {
    * fenced by its attempt) and the retry budget. No status poll: `startNew` returning means the instance and its
    * start message are in the task hub. Returns undefined when a run of the instance was already in flight.
    */
-  private async handOff(claim: Claim, payment: PaymentRequested, correlationId: string | undefined): Promise<PaymentDeliveryResult | undefined> {
-    const { instanceId, input } = this.runOf(claim, payment, correlationId);
+  private async handOff(
+    claim: Claim,
+    payment: PaymentRequested,
+    correlationId: string | undefined,
+    keyUsedBefore: boolean,
+  ): Promise<PaymentDeliveryResult | undefined> {
+    const { instanceId, input } = this.runOf(claim, payment, correlationId, keyUsedBefore);
     const started = await this.workflow().start(instanceId, {
       ...input,
       handoff: handOffPlan(claim, this.deps.retry ?? DEFAULT_RETRY_BUDGET),
@@ -211,11 +218,17 @@ export class PaymentsConsumer {
    * redelivered; the record stays in progress under this claim for the next delivery or the reconciler (run-superseded).
    * @throws PaymentRetryError when the older run is still going at the deadline
    */
-  private async handOffWhenFree(claim: Claim, payment: PaymentRequested, correlationId: string | undefined, deadline: number): Promise<PaymentDeliveryResult> {
+  private async handOffWhenFree(
+    claim: Claim,
+    payment: PaymentRequested,
+    correlationId: string | undefined,
+    deadline: number,
+    keyUsedBefore: boolean,
+  ): Promise<PaymentDeliveryResult> {
     const workflow = this.workflow();
-    const { instanceId } = this.runOf(claim, payment, correlationId);
+    const { instanceId } = this.runOf(claim, payment, correlationId, keyUsedBefore);
     for (let poll = 0; ; poll++) {
-      const handed = await this.handOff(claim, payment, correlationId);
+      const handed = await this.handOff(claim, payment, correlationId, keyUsedBefore);
       if (handed) return handed;
       // Wait (at least once: a start refused while the status reads otherwise is a race) until the run no longer runs.
       for (let wait = 0; wait === 0 || (await workflow.status(instanceId)).state === 'running'; wait++) {
@@ -230,7 +243,12 @@ export class PaymentsConsumer {
   }
 
   /** The claim's run: its instance id (one per record lifetime and payload) and the input both designs start it with. */
-  private runOf(claim: Claim, payment: PaymentRequested, correlationId: string | undefined): { instanceId: string; input: ChargeOrchestrationInput } {
+  private runOf(
+    claim: Claim,
+    payment: PaymentRequested,
+    correlationId: string | undefined,
+    keyUsedBefore: boolean,
+  ): { instanceId: string; input: ChargeOrchestrationInput } {
     const entityKey = chargeEntityKey(claim.recordId, claim.createdAtMs, claim.digest);
     return {
       instanceId: chargeInstanceId(entityKey),
@@ -244,6 +262,7 @@ export class PaymentsConsumer {
         provider: this.deps.provider ?? DEFAULT_PROVIDER,
         keyAgeAtStartMs: Math.max(0, this.clock.nowMs() - claim.createdAtMs),
         keyOriginMs: claim.createdAtMs,
+        ...(keyUsedBefore ? { keyUsedBefore: true } : {}),
       },
     };
   }
@@ -260,9 +279,15 @@ export class PaymentsConsumer {
    * entity are those of this record's lifetime and payload (`chargeEntityKey`): a completed run
    * of an earlier lifetime of the key, or of another payload, is never used.
    */
-  private async charge(claim: Claim, payment: PaymentRequested, deadline: number, correlationId: string | undefined): Promise<ChargeResult> {
+  private async charge(
+    claim: Claim,
+    payment: PaymentRequested,
+    deadline: number,
+    correlationId: string | undefined,
+    keyUsedBefore: boolean,
+  ): Promise<ChargeResult> {
     const workflow = this.workflow();
-    const { instanceId, input } = this.runOf(claim, payment, correlationId);
+    const { instanceId, input } = this.runOf(claim, payment, correlationId, keyUsedBefore);
     let status = await workflow.status(instanceId);
     if (status.state === 'none' || status.state === 'failed') {
       await workflow.start(instanceId, input);

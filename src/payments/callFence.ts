@@ -119,3 +119,20 @@ export class CallInFlightError extends IdempotencyError {
     });
   }
 }
+
+/**
+ * The charge was not sent: the call's lease has less left than a charge needs to show in a look-up (the POST's timeout,
+ * the provider's finish window, the look-up's lag: src/config/callTiming.ts). A settle could otherwise look up before a
+ * charge this call made shows, and write "no charge". Retryable: the round fails, the run announces a fresh call.
+ */
+export class CallLeaseSpentError extends IdempotencyError {
+  constructor(
+    readonly leaseLeftMs: number,
+    readonly postWindowMs: number,
+  ) {
+    super(
+      `not sending the charge: the call's lease has ${Math.max(0, Math.round(leaseLeftMs / 1000))} s left and a charge needs ${Math.round(postWindowMs / 1000)} s to show in a look-up`,
+      { retryable: true },
+    );
+  }
+}

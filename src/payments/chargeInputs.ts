@@ -40,6 +40,13 @@ export interface ChargeOrchestrationInput {
    * as the demo's time jumps do, is not read as a young key).
    */
   readonly keyOriginMs?: number;
+  /**
+   * This generation of the record began at attempt > 1: an expired record was taken over (a new payment under a reused
+   * id, an operator's retry of a record past its retention). An earlier generation may have called the provider with
+   * this key at any time before `keyOriginMs`, so the run relies on no key memory and its first call is uncertain too
+   * (look up first, or hold).
+   */
+  readonly keyUsedBefore?: boolean;
   /** Runs started before `provider` existed: the old when-to-look mode (absent too: `uncertain`). */
   readonly providerLookup?: LegacyLookupMode;
   /**
@@ -81,4 +88,6 @@ export interface ChargeActivityInput {
   readonly keyMemory?: KeyMemoryGuard;
   /** How long the call's announcement on the record holds it (`CALL_LEASE_MS` when absent: the local rigs shorten it). */
   readonly callLeaseMs?: number;
+  /** The charge is sent only while this much of the call's lease is left (`RetryBudget.postWindowMs`; absent: not checked). */
+  readonly postWindowMs?: number;
 }

@@ -1,5 +1,5 @@
 import type { ChargeActivityInput } from './chargeInputs';
-import { LookupUnsupportedError, type PaymentProviderClient } from './PaymentProviderClient';
+import { ChargeInFlightError, LookupUnsupportedError, type PaymentProviderClient } from './PaymentProviderClient';
 import { HELD_FOR_OPERATOR } from './providerLookup';
 import type { ChargeResult } from './schema';
 
@@ -65,6 +65,8 @@ async function lookUpOnly(
   try {
     found = await provider.findCharge(input.idempotencyKey, input.correlationId);
   } catch (error) {
+    // A charge listed as not final yet is a call in flight: the settle looks again after a call's lease, never "none".
+    if (error instanceof ChargeInFlightError) throw error;
     if (error instanceof LookupUnsupportedError) report?.lookupUnsupported(input, error.statusCode);
     const why = error instanceof Error ? error.message : String(error);
     return hold(`the retry budget is spent, an earlier call may have charged and the look-up failed (${why.slice(0, 150)}): check the key at the provider`);

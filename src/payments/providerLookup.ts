@@ -1,3 +1,4 @@
+import { KEY_MEMORY_TRUSTED_SHARE } from '../config/callTiming';
 import type { Settings } from '../config/settings';
 
 /**
@@ -24,11 +25,8 @@ export interface ProviderCapability {
   readonly keyMemoryHours: number;
 }
 
-/**
- * Share of the declared key memory a repeated call may rely on: the key's age is measured on our clock from the
- * record's creation (before the first call), the provider measures its own; the rest covers skew and pruning lag.
- */
-export const KEY_MEMORY_TRUSTED_SHARE = 0.9;
+/** Share of the declared key memory a repeated call may rely on (src/config/callTiming.ts: the rest covers a call's lease). */
+export { KEY_MEMORY_TRUSTED_SHARE };
 
 /** The `code` of a `failed` result that waits for an operator because nothing could decide whether it charged. */
 export const HELD_FOR_OPERATOR = 'held-for-operator';

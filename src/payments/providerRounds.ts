@@ -14,9 +14,10 @@ export function providerCall(input: ChargeOrchestrationInput, round: number, ent
   // of the engine's, as in the demo's time jumps, the engine's `currentUtcDateTime` alone would read the key young).
   const fromStart = input.keyAgeAtStartMs === undefined ? undefined : input.keyAgeAtStartMs + elapsedMs;
   const fromOrigin = input.keyOriginMs === undefined || nowMs === undefined ? undefined : Math.max(0, nowMs - input.keyOriginMs);
-  const keyAgeMs = fromOrigin === undefined ? fromStart : Math.max(fromOrigin, fromStart ?? 0);
+  // A generation that began after an earlier one used the key (`keyUsedBefore`): its age is unknown, its first call uncertain.
+  const keyAgeMs = input.keyUsedBefore ? undefined : fromOrigin === undefined ? fromStart : Math.max(fromOrigin, fromStart ?? 0);
   const capability = input.provider ?? input.providerLookup ?? 'uncertain';
-  const lookupCase = { round, entityUncertain, keyAgeMs };
+  const lookupCase = { round, entityUncertain: entityUncertain || input.keyUsedBefore === true, keyAgeMs };
   const plan = planProviderCall(capability, lookupCase);
   // Runs started before the guard existed replay without it (their history's inputs stay as they were).
   const at = nowMs === undefined || input.handoff?.version !== HANDOFF_VERSION ? undefined : nowMs;
@@ -56,7 +57,8 @@ export function* chargeWithinBudget<Task>(
   const callLeaseMs = retry.callLeaseMs ?? CALL_LEASE_MS;
   const planned = (round: number, uncertain: boolean): ChargeActivityInput => {
     const activityInput = providerCall(input, round, uncertain, nowMs() - startedMs, nowMs());
-    return retry.callLeaseMs === undefined ? activityInput : { ...activityInput, callLeaseMs };
+    const withLease = retry.callLeaseMs === undefined ? activityInput : { ...activityInput, callLeaseMs };
+    return retry.postWindowMs === undefined ? withLease : { ...withLease, postWindowMs: retry.postWindowMs };
   };
   for (let round = 0; ; round++) {
     try {

@@ -17,6 +17,12 @@ export interface RetryBudget {
    * a settle's look-up waits it out. Only the local rigs shorten it (their budgets are seconds).
    */
   readonly callLeaseMs?: number;
+  /**
+   * How much of its lease a call must have left when it sends the charge (src/config/callTiming.ts `postWindowMs`: the
+   * POST's timeout, the provider's finish window, the look-up's lag and a margin); less left, the charge is not sent
+   * and the round fails (retried). Absent (runs started before it existed, the local rigs): not checked.
+   */
+  readonly postWindowMs?: number;
 }
 
 /**

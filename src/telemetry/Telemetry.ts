@@ -22,6 +22,16 @@ export const MetricNames = {
   storeMisconfigured: 'messages.store_misconfigured',
   staleVersions: 'messages.stale_versions',
   providerLatency: 'payments.provider.latency',
+  /**
+   * Provider answers that are not its word about the key (401, 403, 404, 405, 429, a 400/422 without its error body:
+   * a layer before its idempotency answered): retried, never a result; by statusCode (a 401 wave pages at once).
+   */
+  providerRefused: 'payments.provider.refused',
+  /**
+   * A call's `succeeded` answer that met the record settled otherwise (`failed`, `declined`, `rejected`, another charge
+   * or a later generation): the customer is charged and the record says not. Sev 1: logged with the key and charge id.
+   */
+  chargedAfterSettle: 'payments.charged_after_settle',
   /** Payments whose transient provider failures outlasted the retry budget (handoff design): ended `failed`, alerted. */
   paymentsFailed: 'payments.failed',
   /** Payments held for an operator: a call that may have charged could be checked neither by key memory nor by look-up. */
