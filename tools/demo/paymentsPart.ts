@@ -83,11 +83,18 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
       hostKills.count < (options.maxHostKills ?? 2) && env.faults.shouldCrash(CrashPoint.AfterCharge, `${paymentId}#host`) && ++hostKills.count > 0,
   });
   const held = new HeldPayments(workload.messages);
+  // The store's own methods, before the crash injection wraps them (`--mutate` rewrites records with them, uncrashed).
+  const plainStore = {
+    get: rig.store.get.bind(rig.store),
+    reopen: rig.store.reopen.bind(rig.store),
+    claim: rig.store.claim.bind(rig.store),
+    complete: rig.store.complete.bind(rig.store),
+  };
   injectStoreCrashes(rig, env, held);
   /** `--mutate`: the records rewritten (once, before the ledger check first covers their charges). */
   let mistakes: Awaited<ReturnType<typeof recordMistakes>> | undefined;
   const makeMistakes = async () => {
-    if (options.mutation && !mistakes) mistakes = await recordMistakes(rig.store, options.mutation, workload.messages);
+    if (options.mutation && !mistakes) mistakes = await recordMistakes(plainStore, options.mutation, workload.messages);
   };
   // The ledger check under every guard, over the whole run, on the provider's clock (an external one's is real time).
   const ledgerCheck = demoLedgerCheck({
