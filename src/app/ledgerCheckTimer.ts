@@ -2,7 +2,7 @@ import type { InvocationContext, Timer } from '@azure/functions';
 import type { TableClient } from '@azure/data-tables';
 import { ConfigurationError, keyFromMessageId, systemClock, type Clock, type IdempotencyRecord } from 'azure-functions-idempotency';
 import type { Settings } from '../config/settings';
-import { readLedgerCheckpoint, recordDiscrepancy, writeLedgerCheckpoint } from '../lifecycle/ledgerRows';
+import { readLedgerCheckpoint, recordDiscrepancy, writeLedgerCheckpoint } from '../payments/ledgerRows';
 import { retentionMsOf } from '../lifecycle/retention';
 import { ledgerCheckTick, ledgerGraceMs, type LedgerTickReport } from '../payments/ledgerCheck';
 import { ChargeListUnsupportedError, type PaymentProviderClient } from '../payments/PaymentProviderClient';
@@ -19,7 +19,7 @@ export const LEDGER_INITIAL_LOOKBACK_MS = 24 * 60 * 60_000;
 /** What one ledger check tick runs on (the timer builds it from the settings; tests and the demo pass theirs). */
 export interface LedgerCheckOn {
   readonly provider: Pick<PaymentProviderClient, 'listCharges'>;
-  /** The idempotency table: the checkpoint row and the discrepancy rows (src/lifecycle/ledgerRows.ts). */
+  /** The idempotency table: the checkpoint row and the discrepancy rows (src/payments/ledgerRows.ts). */
   readonly table: TableClient;
   /** The payments record of a paymentId, on this shard's consumer store (point read). */
   readonly record: (paymentId: string) => Promise<IdempotencyRecord | undefined>;

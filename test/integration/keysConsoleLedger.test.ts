@@ -1,6 +1,6 @@
 import type { TableClient } from '@azure/data-tables';
 import { keyFromMessageId, payloadDigest } from 'azure-functions-idempotency';
-import { recordDiscrepancy } from '../../src/lifecycle/ledgerRows';
+import { recordDiscrepancy } from '../../src/payments/ledgerRows';
 import { paymentRow, finishedPaymentRow } from '../../src/payments/paymentRow';
 import { PAYMENTS_CONSUMER } from '../../src/payments/PaymentsConsumer';
 import type { ChargeResult, PaymentRequested } from '../../src/payments/schema';

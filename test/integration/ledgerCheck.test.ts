@@ -8,7 +8,7 @@
  */
 import { keyFromMessageId } from 'azure-functions-idempotency/internal';
 import { runLedgerCheck, type LedgerCheckOn } from '../../src/app/ledgerCheckTimer';
-import { listDiscrepancies, readLedgerCheckpoint, writeLedgerCheckpoint } from '../../src/lifecycle/ledgerRows';
+import { listDiscrepancies, readLedgerCheckpoint, writeLedgerCheckpoint } from '../../src/payments/ledgerRows';
 import { ChargeListUnsupportedError, PaymentProviderClient, TransientProviderError } from '../../src/payments/PaymentProviderClient';
 import { MetricNames } from '../../src/telemetry/Telemetry';
 import type { ChargeResult } from '../../src/payments/schema';

@@ -5,6 +5,7 @@ import { delay, mulberry32 } from './random';
 /** The seeded PRNG, also imported from here by test/integration. */
 export { mulberry32 } from './random';
 import { json, readBody } from './httpBody';
+import { chargeListPage, listed, listQueryOf } from './chargeList';
 
 /** A fault the provider can inject into one request. */
 export type ProviderFault =
@@ -289,27 +290,14 @@ export class FakePaymentProvider {
     this.listRequests++;
     if (this.options.list === 'none')
       return json(res, 404, { error: { type: 'invalid_request_error', message: 'Unrecognized request URL (GET: /v1/charges)' } });
-    const params = new URL(req.url ?? '', 'http://provider').searchParams;
-    const from = Number(params.get('created_gte') ?? Number.NaN);
-    const to = Number(params.get('created_lt') ?? Number.NaN);
-    const limit = Number(params.get('limit') ?? 10);
-    const after = params.get('starting_after');
-    if (!Number.isFinite(from) || !Number.isFinite(to) || !Number.isInteger(limit) || limit < 1 || limit > 100)
-      return json(res, 400, { error: { message: 'created_gte and created_lt (epoch ms) and limit (1-100) are required' } });
+    const query = listQueryOf(new URL(req.url ?? '', 'http://provider').searchParams);
+    if ('error' in query) return json(res, 400, { error: { message: query.error } });
     const fault = this.queuedLookups.shift() ?? this.drawFault(['error5xx', 'timeout']);
     if (fault) this.faultsInjected[fault]++;
     if (this.options.latencyMs) await delay(this.options.latencyMs);
     if (this.answeredWithFault(res, fault)) return;
-    const ordered = this.charges.filter((c) => c.createdMs >= from && c.createdMs < to).sort(byCreatedThenId);
-    let start = 0;
-    if (after) {
-      const anchor = this.charges.find((c) => c.chargeId === after);
-      if (!anchor) return json(res, 400, { error: { message: `No such charge: ${after}` } });
-      start = ordered.findIndex((c) => byCreatedThenId(c, anchor) > 0);
-      if (start < 0) start = ordered.length;
-    }
-    const page = ordered.slice(start, start + limit);
-    return json(res, 200, { object: 'list', data: page.map(listed), has_more: start + limit < ordered.length });
+    const page = chargeListPage(this.charges, query);
+    return json(res, page.status, page.body);
   }
 
   /** Answers an injected 5xx (503) or timeout (the request is left hanging until it closes); false for no such fault. */
@@ -339,14 +327,4 @@ export class FakePaymentProvider {
     if (fault) this.faultsInjected[fault]++;
     return fault;
   }
-}
-
-/** A charge as the list and the look-up show it (the contract's fields). */
-function listed(c: ChargeRecord) {
-  return { id: c.chargeId, status: 'succeeded', amount: c.amount, currency: c.currency, idempotency_key: c.idempotencyKey, created: c.createdMs };
-}
-
-/** The list's order: by creation time, then by id. */
-function byCreatedThenId(a: ChargeRecord, b: ChargeRecord): number {
-  return a.createdMs - b.createdMs || (a.chargeId < b.chargeId ? -1 : a.chargeId > b.chargeId ? 1 : 0);
 }

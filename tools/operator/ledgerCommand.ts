@@ -1,6 +1,6 @@
 import { TableClient } from '@azure/data-tables';
 import { DefaultAzureCredential } from '@azure/identity';
-import { listDiscrepancies, removeDiscrepancy, type DiscrepancyRow } from '../../src/lifecycle/ledgerRows';
+import { listDiscrepancies, removeDiscrepancy, type DiscrepancyRow } from '../../src/payments/ledgerRows';
 
 type Env = Readonly<Record<string, string | undefined>>;
 

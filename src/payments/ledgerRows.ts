@@ -1,7 +1,7 @@
 import type { TableClient } from '@azure/data-tables';
 import { withDeadline } from 'azure-functions-idempotency';
 import { classifyStoreError, toDomainError } from 'azure-functions-idempotency/table';
-import type { DiscrepancyReason, LedgerCheckpoint, LedgerDiscrepancy, PendingCharge } from '../payments/ledgerCheck';
+import type { DiscrepancyReason, LedgerCheckpoint, LedgerDiscrepancy, PendingCharge } from './ledgerCheck';
 
 /**
  * The ledger check's own rows in the idempotency table (never a record partition, `pXXX`: the sweep, the reconciler and
