@@ -55,6 +55,8 @@ var queries = {
   webhookSignatureFailures: loadTextContent('../monitoring/queries/webhook-signature-failures.kql')
   alertPaymentsFailed: loadTextContent('../monitoring/queries/alert-payments-failed.kql')
   alertPaymentsHeld: loadTextContent('../monitoring/queries/alert-payments-held.kql')
+  alertProviderRefused: loadTextContent('../monitoring/queries/alert-provider-refused.kql')
+  alertChargedAfterSettle: loadTextContent('../monitoring/queries/alert-charged-after-settle.kql')
   alertProviderLookupUnsupported: loadTextContent('../monitoring/queries/alert-provider-lookup-unsupported.kql')
   alertPaymentsLedgerDiscrepancy: loadTextContent('../monitoring/queries/alert-payments-ledger-discrepancy.kql')
   alertStoreOutage: loadTextContent('../monitoring/queries/alert-store-outage.kql')
@@ -827,6 +829,104 @@ resource paymentsHeldAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' =
           query: queries.alertPaymentsHeld
           timeAggregation: 'Total'
           metricMeasureColumn: 'held'
+          dimensions: [
+            {
+              name: 'consumer'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: actions
+  }
+}
+
+// A negative result only on the provider's word: answers from a layer before its idempotency are retried, counted and
+// paged (a 401 wave after a secret rotation stops every payment); a success that meets a settled record is the money
+// invariant broken, paged at once with the key and charge id in the log.
+resource providerRefusedAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
+  name: '${alertNamePrefix}-provider-refused'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Provider answers that are not its word (401/403/404/429)'
+    description: 'The payment provider answered from a layer before its idempotency (401 a rotated or wrong secret, 403, 404 a wrong URL or proxy, 405, 429, a 400 or 422 without its error body). Not a result: the runs retry within their budget, then settle by look-up or hold. Fix the secret or the URL (PAYMENT_PROVIDER_URL); by statusCode.'
+    severity: 1
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT5M'
+    criteria: {
+      allOf: [
+        {
+          query: queries.alertProviderRefused
+          timeAggregation: 'Total'
+          metricMeasureColumn: 'refused'
+          dimensions: [
+            {
+              name: 'consumer'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+            {
+              name: 'statusCode'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: actions
+  }
+}
+
+resource chargedAfterSettleAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
+  name: '${alertNamePrefix}-charged-after-settle'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Customer charged after the record settled otherwise'
+    description: 'A provider call answered succeeded after the payment record was settled failed, declined or rejected (or another charge, or a later generation): the customer is charged and the record says not. The error log (outcome charged-after-settle) names the key and the charge id: check the charge at the provider, refund it or correct the record.'
+    severity: 1
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT5M'
+    criteria: {
+      allOf: [
+        {
+          query: queries.alertChargedAfterSettle
+          timeAggregation: 'Total'
+          metricMeasureColumn: 'charged'
           dimensions: [
             {
               name: 'consumer'

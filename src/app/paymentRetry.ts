@@ -92,6 +92,7 @@ export async function retryFailedPayment(deps: PaymentRetryDeps, paymentId: stri
     const reopened = await store.reopen(record, `operator retry; it had ${previous}`);
     if (reopened.kind === 'changed') throw new PaymentRetryRefusedError(`payment ${paymentId} changed meanwhile; run the command again`);
   }
+  const claimedAtMs = (deps.nowMs ?? Date.now)();
   const outcome = await store.claim(key, record.digest, { effects: [paymentRow(parsed.data, 'pending')] });
   if (outcome.kind !== 'claimed' && outcome.kind !== 'reclaimed') {
     throw new PaymentRetryRefusedError(
@@ -112,8 +113,9 @@ export async function retryFailedPayment(deps: PaymentRetryDeps, paymentId: stri
     provider: deps.provider ?? DEFAULT_PROVIDER,
     keyAgeAtStartMs: deps.checkedAtProvider ? 0 : Math.max(0, (deps.nowMs ?? Date.now)() - claim.createdAtMs),
     keyOriginMs: deps.checkedAtProvider ? (deps.nowMs ?? Date.now)() : claim.createdAtMs,
-    // A record past its retention is claimed afresh (a new generation at attempt > 1): the key was used before it.
-    ...(outcome.kind === 'claimed' && claim.attempt > 1 && !deps.checkedAtProvider ? { keyUsedBefore: true } : {}),
+    // A record past its retention is taken over as a new generation (created now, at attempt > 1): the key was used
+    // before it, at any time; its origin says nothing of the key's age at the provider.
+    ...(claim.attempt > 1 && claim.createdAtMs >= claimedAtMs && !deps.checkedAtProvider ? { keyUsedBefore: true } : {}),
   });
   return { paymentId, instanceId, attempt: claim.attempt, previous, started };
 }

@@ -15,8 +15,9 @@ import { ParkReason, type ParkingStore } from '../messaging/ParkingStore';
 import { Outcome, reportDownstreamKeyReuse } from '../messaging/reportOutcome';
 import type { Telemetry } from '../telemetry/Telemetry';
 import { chargeEntityKey, chargeInstanceId, type ChargeWorkflow } from './ChargeWorkflow';
+import { chargeRunOf, type ChargeRun } from './chargeRun';
 import type { ProviderCapability } from './providerLookup';
-import { handOffPlan, type ChargeOrchestrationInput, type RetryBudget } from './chargeOrchestration';
+import { handOffPlan, type RetryBudget } from './chargeOrchestration';
 import { finishedPaymentRow, paymentRow } from './paymentRow';
 import { PaymentRequestedSchema, type ChargeResult, type PaymentRequested } from './schema';
 import { ownedBy, type ShardLayout } from './shards';
@@ -126,6 +127,7 @@ export class PaymentsConsumer {
     for (let poll = 0; ; poll++) {
       // A redelivery most likely finds its record (completed, or ours to take over): read before inserting.
       const readFirst = poll === 0 && (info.deliveryCount ?? 1) > 1;
+      const claimedAtMs = this.clock.nowMs();
       const outcome = await this.deps.store.claim(key, digest, {
         effects: [paymentRow(payment, 'pending')],
         readFirst,
@@ -144,10 +146,10 @@ export class PaymentsConsumer {
         case 'claimed':
         case 'reclaimed': {
           const takeover = outcome.kind === 'reclaimed';
-          // A record claimed afresh at attempt > 1 was expired and taken over: an earlier generation used the key.
-          const keyUsedBefore = outcome.kind === 'claimed' && outcome.claim.attempt > 1;
+          // An expired record taken over starts a generation now, at attempt > 1: an earlier generation used the key.
+          const keyUsedBefore = outcome.claim.attempt > 1 && outcome.claim.createdAtMs >= claimedAtMs;
           if (handOff) {
-            const handed = await this.handOffWhenFree(outcome.claim, payment, info.correlationId, deadline, keyUsedBefore);
+            const handed = await this.handOffWhenFree(outcome.claim, this.runOf(outcome.claim, payment, info.correlationId, keyUsedBefore), deadline);
             report(delivery, takeover ? Outcome.ProcessedAfterTakeover : Outcome.HandedOff, {
               ...fields,
               attempt: outcome.claim.attempt,
@@ -155,7 +157,8 @@ export class PaymentsConsumer {
             });
             return handed;
           }
-          const result = await this.charge(outcome.claim, payment, deadline, info.correlationId, keyUsedBefore);
+          const run = this.runOf(outcome.claim, payment, info.correlationId, keyUsedBefore);
+          const result = await this.charge(outcome.claim, payment, deadline, run);
           const done = takeover ? Outcome.ProcessedAfterTakeover : Outcome.Processed;
           report(delivery, done, { ...fields, attempt: outcome.claim.attempt, reason: result.status });
           if (result.status === 'rejected' && result.code === 'idempotency-key-reused') {
@@ -196,13 +199,7 @@ export class PaymentsConsumer {
    * fenced by its attempt) and the retry budget. No status poll: `startNew` returning means the instance and its
    * start message are in the task hub. Returns undefined when a run of the instance was already in flight.
    */
-  private async handOff(
-    claim: Claim,
-    payment: PaymentRequested,
-    correlationId: string | undefined,
-    keyUsedBefore: boolean,
-  ): Promise<PaymentDeliveryResult | undefined> {
-    const { instanceId, input } = this.runOf(claim, payment, correlationId, keyUsedBefore);
+  private async handOff(claim: Claim, { instanceId, input }: ChargeRun): Promise<PaymentDeliveryResult | undefined> {
     const started = await this.workflow().start(instanceId, {
       ...input,
       handoff: handOffPlan(claim, this.deps.retry ?? DEFAULT_RETRY_BUDGET),
@@ -218,17 +215,11 @@ export class PaymentsConsumer {
    * redelivered; the record stays in progress under this claim for the next delivery or the reconciler (run-superseded).
    * @throws PaymentRetryError when the older run is still going at the deadline
    */
-  private async handOffWhenFree(
-    claim: Claim,
-    payment: PaymentRequested,
-    correlationId: string | undefined,
-    deadline: number,
-    keyUsedBefore: boolean,
-  ): Promise<PaymentDeliveryResult> {
+  private async handOffWhenFree(claim: Claim, run: ChargeRun, deadline: number): Promise<PaymentDeliveryResult> {
     const workflow = this.workflow();
-    const { instanceId } = this.runOf(claim, payment, correlationId, keyUsedBefore);
+    const { instanceId } = run;
     for (let poll = 0; ; poll++) {
-      const handed = await this.handOff(claim, payment, correlationId, keyUsedBefore);
+      const handed = await this.handOff(claim, run);
       if (handed) return handed;
       // Wait (at least once: a start refused while the status reads otherwise is a race) until the run no longer runs.
       for (let wait = 0; wait === 0 || (await workflow.status(instanceId)).state === 'running'; wait++) {
@@ -242,29 +233,9 @@ export class PaymentsConsumer {
     }
   }
 
-  /** The claim's run: its instance id (one per record lifetime and payload) and the input both designs start it with. */
-  private runOf(
-    claim: Claim,
-    payment: PaymentRequested,
-    correlationId: string | undefined,
-    keyUsedBefore: boolean,
-  ): { instanceId: string; input: ChargeOrchestrationInput } {
-    const entityKey = chargeEntityKey(claim.recordId, claim.createdAtMs, claim.digest);
-    return {
-      instanceId: chargeInstanceId(entityKey),
-      input: {
-        idempotencyKey: claim.key.key,
-        entityKey,
-        digest: claim.digest,
-        attempt: claim.attempt,
-        payment,
-        correlationId,
-        provider: this.deps.provider ?? DEFAULT_PROVIDER,
-        keyAgeAtStartMs: Math.max(0, this.clock.nowMs() - claim.createdAtMs),
-        keyOriginMs: claim.createdAtMs,
-        ...(keyUsedBefore ? { keyUsedBefore: true } : {}),
-      },
-    };
+  /** The claim's run ({@link chargeRunOf}) with this consumer's provider capability and clock. */
+  private runOf(claim: Claim, payment: PaymentRequested, correlationId: string | undefined, keyUsedBefore: boolean): ChargeRun {
+    return chargeRunOf(claim, payment, { correlationId, keyUsedBefore, provider: this.deps.provider ?? DEFAULT_PROVIDER, nowMs: this.clock.nowMs() });
   }
 
   private workflow(): ChargeWorkflow {
@@ -279,15 +250,8 @@ export class PaymentsConsumer {
    * entity are those of this record's lifetime and payload (`chargeEntityKey`): a completed run
    * of an earlier lifetime of the key, or of another payload, is never used.
    */
-  private async charge(
-    claim: Claim,
-    payment: PaymentRequested,
-    deadline: number,
-    correlationId: string | undefined,
-    keyUsedBefore: boolean,
-  ): Promise<ChargeResult> {
+  private async charge(claim: Claim, payment: PaymentRequested, deadline: number, { instanceId, input }: ChargeRun): Promise<ChargeResult> {
     const workflow = this.workflow();
-    const { instanceId, input } = this.runOf(claim, payment, correlationId, keyUsedBefore);
     let status = await workflow.status(instanceId);
     if (status.state === 'none' || status.state === 'failed') {
       await workflow.start(instanceId, input);

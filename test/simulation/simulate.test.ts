@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { builtApp } from '../../tools/durable-host/hostBuild';
 import { MUTATION_SEEDS, REGRESSION_SEEDS } from '../../tools/simulate/regressions';
-import { SCENARIO_NAMES } from '../../tools/simulate/scenarios';
+import { awaitsFixOf, SCENARIO_NAMES, SCENARIOS } from '../../tools/simulate/scenarios';
 
 /** Schedules per CI run (issue 42: at least 2,000). */
 const CI_SCHEDULES = 2_000;
@@ -27,21 +27,73 @@ function simulate(args: readonly string[]): { code: number | null; out: string }
   return { code: run.status, out: `${run.stdout}${run.stderr}` };
 }
 
+/**
+ * Kept schedules found on main's code by issue 62's world and not fixed yet (`awaitsFix`): `npm run simulate` reports
+ * them without failing; each has a test below that expects it to hold and is marked `test.failing` until the fix lands
+ * (then the test fails: remove the `awaitsFix` marker, and it is an ordinary regression).
+ */
+const AWAITING = [
+  ...SCENARIO_NAMES.filter((name) => awaitsFixOf(SCENARIOS[name])).map((name) => ({
+    label: `scenario ${name}`,
+    args: ['--scenario', name],
+    why: awaitsFixOf(SCENARIOS[name])!,
+  })),
+  ...REGRESSION_SEEDS.filter((kept) => kept.awaitsFix).map((kept) => ({
+    label: `regression seed ${kept.seed} (world ${kept.world ?? 1})`,
+    args: [
+      '--seed',
+      String(kept.seed),
+      '--faults',
+      kept.faults,
+      '--world',
+      String(kept.world ?? 1),
+      ...(kept.payments ? ['--payments', String(kept.payments)] : []),
+    ],
+    why: kept.awaitsFix!,
+  })),
+];
+
 describe('simulation of the payments lifecycle', () => {
-  test(`the scenarios, the regression seeds and ${CI_SCHEDULES} schedules under the fault catalogue: every invariant holds`, () => {
-    const { code, out } = simulate(['--seeds', String(CI_SCHEDULES), '--all']);
-    console.log(out.split('\n').slice(0, 12).join('\n'));
-    for (const name of SCENARIO_NAMES) expect(out).toContain(`scenario ${name}: holds`);
-    for (const kept of REGRESSION_SEEDS) expect(out).toContain(`regression seed ${kept.seed} (`);
-    expect(out).not.toMatch(/BROKEN/);
-    expect(out).toMatch(new RegExp(`^${CI_SCHEDULES} schedule\\(s\\), \\d+ payments, 0 failing;`, 'm'));
-    expect(code).toBe(0);
+  let budget: { code: number | null; out: string };
+  beforeAll(() => {
+    budget = simulate(['--seeds', String(CI_SCHEDULES), '--all']);
+    console.log(
+      budget.out
+        .split('\n')
+        .filter((line) => !line.startsWith('  +'))
+        .slice(0, 40)
+        .join('\n'),
+    );
   }, 1_200_000);
+
+  test('the scenarios and the regression seeds: every invariant holds (those awaiting a fix reported apart)', () => {
+    for (const name of SCENARIO_NAMES) expect(budget.out).toMatch(new RegExp(`^scenario ${name}: (holds|BROKEN, awaits a fix)`, 'm'));
+    for (const kept of REGRESSION_SEEDS) expect(budget.out).toContain(`regression seed ${kept.seed}`);
+    expect(budget.out).not.toMatch(/: BROKEN$/m);
+  });
+
+  // Issue 62: world 2 (provider profiles, settings drawn from the schema's ranges, producers, operators) breaks invariants
+  // on main's code at about 1 schedule in 10 (docs/simulation.md "World 2"); the lead's fixes land separately. Marked
+  // failing until they do: when this starts to fail, the budget holds: remove `.failing`.
+  test.failing(`${CI_SCHEDULES} schedules of world 2 under the fault catalogue: every invariant holds`, () => {
+    expect(budget.out).toMatch(new RegExp(`^${CI_SCHEDULES} schedule\\(s\\), \\d+ payments, 0 failing;`, 'm'));
+    expect(budget.code).toBe(0);
+  });
+
+  test.failing.each(AWAITING.map((a) => [a.label, a.why, a.args]))(
+    '%s holds (awaits the fix: %s)',
+    (_label, _why, args) => {
+      const run = simulate(args);
+      expect(run.out).not.toContain('INVARIANT BROKEN');
+      expect(run.code).toBe(0);
+    },
+    600_000,
+  );
 
   test.each(MUTATION_SEEDS.map((m) => [m.mutation, m.breaks, m]))(
     'the deliberate mistake %s is caught (%s), with its replay command',
     (_name, _breaks, kept) => {
-      const args = ['--seed', String(kept.seed), '--faults', kept.faults];
+      const args = ['--seed', String(kept.seed), '--faults', kept.faults, '--world', String(kept.world)];
       const mutated = simulate([...args, '--mutate', kept.mutation]);
       expect(mutated.code).toBe(1);
       expect(mutated.out).toContain(`INVARIANT BROKEN ${kept.breaks}`);

@@ -107,3 +107,78 @@ describe("the app's predicate: a payment the operator's retry may reopen is neve
     expect(reopenableByRetry(record({ status: RecordStatus.Released, result: { status: 'failed' } }))).toBe(false);
   });
 });
+
+// The completed-key cache's bounds and order (CompletedKeyCache.ts), as a store sees them.
+function completed(key: string, overrides: Partial<IdempotencyRecord> = {}): IdempotencyRecord {
+  return {
+    recordId: `id-${key}`,
+    consumer: 'payments',
+    key,
+    status: RecordStatus.Completed,
+    digest: 'a'.repeat(64),
+    result: { n: 1 },
+    attempt: 1,
+    ownerId: 'o',
+    leaseExpiresAtMs: 0,
+    retentionExpiresAtMs: 2_000,
+    createdAtMs: 1,
+    updatedAtMs: 1,
+    localRows: [],
+    etag: 'e',
+    ...overrides,
+  };
+}
+
+describe('the completed-key cache', () => {
+  test('its size must be a positive integer, named in the error', () => {
+    expect(new CompletedKeyCache(1, new FakeClock()).maxEntries).toBe(1);
+    for (const size of [0, -1, 1.5, NaN]) {
+      expect(() => new CompletedKeyCache(size, new FakeClock())).toThrow(new ConfigurationError(`cache size must be a positive integer, got ${size}`));
+    }
+    expect(() => new CompletedKeyCache(1, new FakeClock(), 'x' as never)).toThrow(new ConfigurationError('cacheable must be a function'));
+  });
+
+  test('bounded, least recently used out first: a read makes an entry the newest', () => {
+    const cache = new CompletedKeyCache(2, new FakeClock(0));
+    cache.put('a', completed('a'));
+    cache.put('b', completed('b'));
+    expect(cache.get('a')?.key).toBe('a'); // a is now the newest
+    cache.put('c', completed('c'));
+    expect(cache.size).toBe(2);
+    expect(cache.get('b')).toBeUndefined();
+    expect(cache.get('a')?.key).toBe('a');
+    expect(cache.get('c')?.key).toBe('c');
+  });
+
+  test('a put of a key already held replaces it and makes it the newest', () => {
+    const cache = new CompletedKeyCache(2, new FakeClock(0));
+    cache.put('a', completed('a', { result: 1 }));
+    cache.put('b', completed('b'));
+    cache.put('a', completed('a', { result: 2 }));
+    cache.put('c', completed('c'));
+    expect(cache.get('a')?.result).toBe(2);
+    expect(cache.get('b')).toBeUndefined();
+  });
+
+  test('an entry answers until its retention ends, not at it; then it is dropped', () => {
+    const clock = new FakeClock(1_999);
+    const cache = new CompletedKeyCache(5, clock);
+    cache.put('a', completed('a'));
+    expect(cache.get('a')?.key).toBe('a');
+    clock.now = 2_000;
+    expect(cache.get('a')).toBeUndefined();
+    expect(cache.size).toBe(0);
+    clock.now = 0;
+    expect(cache.get('a')).toBeUndefined();
+  });
+
+  test('answers are copies: changing one changes neither the cache nor the record put', () => {
+    const cache = new CompletedKeyCache(5, new FakeClock(0));
+    const original = completed('a', { result: { n: 1 } });
+    cache.put('a', original);
+    (original.result as { n: number }).n = 9;
+    const first = cache.get('a')!;
+    (first.result as { n: number }).n = 7;
+    expect(cache.get('a')?.result).toEqual({ n: 1 });
+  });
+});

@@ -3,7 +3,7 @@ import { join, relative, sep } from 'node:path';
 import { cyclesOf, filesUnder, importsOf, overLong, specifiersOf } from '../support/importGraph';
 
 /**
- * The house plan of docs/DESIGN.md, held for the app (src/) and the core package (packages/idempotency/src):
+ * The house plan of docs/architecture.md (section 1), held for the app (src/) and the core package (packages/idempotency/src):
  * which room may import which, no import cycles, no file over 300 lines, registrations that import only the
  * wiring, the app reaching the core only by its package name, and the core importing no package but node's
  * built-ins and, in each store's room only, that store's SDK.
@@ -80,7 +80,7 @@ function violationsOf(root: string, files: readonly string[], roomOf: (file: str
   return violations;
 }
 
-describe('the house plan (docs/DESIGN.md)', () => {
+describe('the house plan (docs/architecture.md)', () => {
   test('every folder of src/ and every room of the core package is in the plan', () => {
     expect([...new Set(appFiles.map(appFolderOf))].filter((folder) => !(folder in APP_ALLOWED))).toEqual([]);
     expect([...new Set(coreFiles.map(coreRoomOf))].sort()).toEqual(Object.keys(CORE_ALLOWED).sort());

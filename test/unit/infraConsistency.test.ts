@@ -387,6 +387,8 @@ describe('infra cross-check: operations and azd', () => {
       'payments.failed',
       'payments.held',
       'payments.provider.lookup_unsupported',
+      'payments.provider.refused',
+      'payments.charged_after_settle',
       'messages.store_outage.waits',
       'payments.reconciled',
       'payments.run_stuck',

@@ -7,6 +7,7 @@ import {
   scopedKeyString,
   tableAddress,
   MAX_KEY_LENGTH,
+  MAX_CONSUMER_LENGTH,
 } from 'azure-functions-idempotency/internal';
 
 describe('keys', () => {
@@ -92,5 +93,71 @@ describe('keys', () => {
   ])('assertValidKey: %s is an InvalidKeyError', (_what, key, message) => {
     expect(() => assertValidKey(key)).toThrow(InvalidKeyError);
     expect(() => assertValidKey(key)).toThrow(message);
+  });
+});
+
+// What the key helpers accept, and the errors a caller reads (keys.ts).
+describe('keys: what the helpers accept and the errors they give', () => {
+  test('a MessageId that arrived as a number names the number, -0 as -0', () => {
+    expect(() => keyFromMessageId('payments', 42)).toThrow(
+      new InvalidKeyError(
+        'MessageId arrived as the number 42: @azure/functions parses metadata text that is JSON, ' +
+          'so the text the broker saw is lost ("42", "42.0", "4.2e1" and " 42" all arrive as 42) and two MessageIds could share a key; ' +
+          'use MessageIds that are not JSON numbers (e.g. "order-42"), or pass keyOf (a business id in the body)',
+      ),
+    );
+    expect(() => keyFromMessageId('payments', -0)).toThrow(/^MessageId arrived as the number -0:/);
+    expect(() => keyFromMessageId('payments', 0)).toThrow(/^MessageId arrived as the number 0:/);
+  });
+
+  test('the errors name what is wrong: type, length, the lone surrogate and where it is', () => {
+    expect(() => keyFromMessageId('payments', true)).toThrow(new InvalidKeyError('MessageId must be a string, got boolean'));
+    expect(() => keyFromMessageId('payments', 'x'.repeat(8193))).toThrow(new InvalidKeyError('MessageId is 8193 characters, more than 8192'));
+    expect(keyFromMessageId('payments', 'x'.repeat(8192)).key).toHaveLength(8192);
+    expect(() => keyFromMessageId('payments', 'ab\uDBFFc')).toThrow(
+      new InvalidKeyError('MessageId has a lone UTF-16 surrogate U+DBFF at index 2: it is not valid Unicode text'),
+    );
+    expect(() => keyFromMessageId('payments', '\uDC0A')).toThrow('MessageId has a lone UTF-16 surrogate U+DC0A at index 0');
+    expect(() => keyFromMessageId('payments', ' \t')).toThrow(new InvalidKeyError('MessageId is empty'));
+    expect(keyFromMessageId('payments', ' a ').key).toBe(' a ');
+  });
+
+  test(`the consumer name: at most ${MAX_CONSUMER_LENGTH} characters, no surrounding white space (quoted in the error)`, () => {
+    expect(keyFromMessageId('c'.repeat(128), 'k').consumer).toHaveLength(128);
+    expect(() => keyFromMessageId('c'.repeat(129), 'k')).toThrow(new InvalidKeyError('consumer name is 129 characters, more than 128'));
+    expect(() => keyFromMessageId('payments ', 'k')).toThrow(new InvalidKeyError('consumer name "payments " has leading or trailing white space'));
+    expect(() => keyFromMessageId(7 as unknown as string, 'k')).toThrow(new InvalidKeyError('consumer name must be a string, got number'));
+  });
+
+  test('a key built by hand: null is named null; a CloudEvent that is null has no source', () => {
+    expect(() => assertValidKey(null)).toThrow(new InvalidKeyError('an idempotency key must be an object { consumer, key }, got null'));
+    expect(() => assertValidKey(7)).toThrow(new InvalidKeyError('an idempotency key must be an object { consumer, key }, got number'));
+    expect(() => keyFromCloudEvent('c', null as never)).toThrow(new InvalidKeyError('CloudEvent source is missing'));
+    expect(keyFromCloudEvent('c', { source: '/orders', id: '7' })).toEqual({ consumer: 'c', key: '["/orders","7"]' });
+  });
+
+  test('a CloudEvent whose source and id fit alone but not joined is refused, naming the joined key', () => {
+    expect(() => keyFromCloudEvent('c', { source: 's'.repeat(5_000), id: 'i'.repeat(5_000) })).toThrow(
+      new InvalidKeyError('CloudEvent key is 10007 characters, more than 8192'),
+    );
+  });
+
+  test('a business key: a finite number is its text; the function failing is the cause; Infinity or an object is refused', () => {
+    expect(keyFromBusinessKey('orders', { id: 42 }, (p) => p.id)).toEqual({ consumer: 'orders', key: '42' });
+    expect(keyFromBusinessKey('orders', { id: 0 }, (p) => p.id).key).toBe('0');
+    expect(() => keyFromBusinessKey('orders', { id: Infinity }, (p) => p.id)).toThrow(new InvalidKeyError('business key must be a string, got number'));
+    expect(() => keyFromBusinessKey('orders', { id: NaN }, (p) => p.id)).toThrow('business key must be a string, got number');
+    const failure = new TypeError('no id');
+    let caught: unknown;
+    try {
+      keyFromBusinessKey('orders', {}, () => {
+        throw failure;
+      });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(InvalidKeyError);
+    expect(caught).toMatchObject({ message: 'business-key function threw', cause: failure });
+    expect(() => keyFromBusinessKey('orders ', { id: 'o' }, (p) => p.id)).toThrow(/leading or trailing white space/);
   });
 });

@@ -20,13 +20,17 @@ describe('retryBudgetOf', () => {
   test('minutes and seconds to milliseconds, rounded to the millisecond', () => {
     expect(
       retryBudgetOf(settingsOf({ PAYMENT_RETRY_BUDGET_MINUTES: '2.5', PAYMENT_RETRY_FIRST_DELAY_SECONDS: '1.5', PAYMENT_RETRY_MAX_DELAY_SECONDS: '30' })),
-    ).toEqual({ budgetMs: 150_000, firstDelayMs: 1_500, maxDelayMs: 30_000 });
+    ).toEqual({ budgetMs: 150_000, firstDelayMs: 1_500, maxDelayMs: 30_000, callLeaseMs: 170_000, postWindowMs: 160_000 });
     const odd = retryBudgetOf({
       PAYMENT_RETRY_BUDGET_MINUTES: 1 / 3,
       PAYMENT_RETRY_FIRST_DELAY_SECONDS: 0.0004,
       PAYMENT_RETRY_MAX_DELAY_SECONDS: 1.0006,
+      PAYMENT_PROVIDER_TIMEOUT_MS: 100,
+      PAYMENT_PROVIDER_FINISH_WINDOW_SECONDS: 0.0004,
+      PAYMENT_PROVIDER_LOOKUP_LAG_SECONDS: 1.0006,
     } as never);
-    expect(odd).toEqual({ budgetMs: 20_000, firstDelayMs: 0, maxDelayMs: 1_001 });
+    // The call's lease: two requests (200 ms), the finish window (0 ms), the look-up's lag (1 001 ms) and the 30 s margin.
+    expect(odd).toEqual({ budgetMs: 20_000, firstDelayMs: 0, maxDelayMs: 1_001, callLeaseMs: 31_201, postWindowMs: 31_101 });
   });
 });
 

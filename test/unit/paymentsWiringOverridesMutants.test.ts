@@ -32,7 +32,13 @@ describe('paymentsFromSettings: what the consumer is given', () => {
 
   test('the retry budget: PAYMENT_RETRY_* unless an override gives one', () => {
     const settings = settingsOf({ PAYMENT_RETRY_BUDGET_MINUTES: '2', PAYMENT_RETRY_FIRST_DELAY_SECONDS: '3', PAYMENT_RETRY_MAX_DELAY_SECONDS: '40' });
-    expect(depsOf(paymentsFromSettings(settings).consumer).retry).toEqual({ budgetMs: 120_000, firstDelayMs: 3_000, maxDelayMs: 40_000 });
+    expect(depsOf(paymentsFromSettings(settings).consumer).retry).toEqual({
+      budgetMs: 120_000,
+      firstDelayMs: 3_000,
+      maxDelayMs: 40_000,
+      callLeaseMs: 170_000,
+      postWindowMs: 160_000,
+    });
     const retry = { budgetMs: 5, firstDelayMs: 1, maxDelayMs: 2 };
     expect(depsOf(paymentsFromSettings(settings, { retry }).consumer).retry).toBe(retry);
   });

@@ -5,7 +5,13 @@
  * bodies it cannot read, the look-up's list with entries that are not a succeeded charge, the request it sends, the
  * base URL with or without a trailing slash, network errors and timeouts, the latency reported, the errors' flags.
  */
-import { LookupUnsupportedError, PaymentProviderClient, TransientProviderError } from '../../src/payments/PaymentProviderClient';
+import {
+  ChargeInFlightError,
+  LookupUnsupportedError,
+  PaymentProviderClient,
+  ProviderRefusedError,
+  TransientProviderError,
+} from '../../src/payments/PaymentProviderClient';
 
 const payment = { paymentId: 'pay-1', customerId: 'c1', amount: 700, currency: 'EUR' };
 let requests: Array<{ url: string; method?: string; headers: Record<string, string>; body?: unknown }>;
@@ -49,19 +55,30 @@ describe('what a charge answer means', () => {
     expect((error as TransientProviderError).statusCode).toBe(409);
   });
 
-  test.each([408, 429, 500, 503])('%i is transient', async (status) => {
+  test.each([408, 500, 503])('%i is transient', async (status) => {
     const error = await rejection(client({ status }).charge(payment, 'pay-1'));
     expect(error).toBeInstanceOf(TransientProviderError);
     expect(error.message).toBe(`payment provider answered ${status}`);
   });
 
-  test('422 is the key reused with another body; another 4xx is a plain rejection', async () => {
-    expect(await client({ status: 422 }).charge(payment, 'pay-1')).toEqual({
+  test("429 (a rate limiter before the provider's idempotency) is not a result: refused, retryable", async () => {
+    const error = await rejection(client({ status: 429 }).charge(payment, 'pay-1'));
+    expect(error).toBeInstanceOf(ProviderRefusedError);
+    expect(error.message).toBe("payment provider answered 429 before its idempotency (without the provider's error body): not a result for this key");
+  });
+
+  test("422 with the provider's idempotency error is the key reused with another body; 400 with its error body a rejection; bare, neither", async () => {
+    expect(await client({ status: 422, body: { error: { type: 'idempotency_error', message: 'other parameters' } } }).charge(payment, 'pay-1')).toEqual({
       status: 'rejected',
       reason: 'idempotency key used before with a different body (422)',
       code: 'idempotency-key-reused',
     });
-    expect(await client({ status: 400 }).charge(payment, 'pay-1')).toEqual({ status: 'rejected', reason: 'payment provider answered 400' });
+    expect(await client({ status: 400, body: { error: { type: 'invalid_request_error', message: 'amount' } } }).charge(payment, 'pay-1')).toEqual({
+      status: 'rejected',
+      reason: 'payment provider answered 400 (invalid_request_error: amount)',
+    });
+    expect(await rejection(client({ status: 422 }).charge(payment, 'pay-1'))).toBeInstanceOf(ProviderRefusedError);
+    expect(await rejection(client({ status: 400 }).charge(payment, 'pay-1'))).toBeInstanceOf(ProviderRefusedError);
   });
 
   test("402: declined with the provider's reason cut at 200, or 'declined'", async () => {
@@ -71,8 +88,11 @@ describe('what a charge answer means', () => {
 
   test('200 with a body that is not JSON, or without a succeeded charge: transient, saying which', async () => {
     await expect(client({ status: 201, body: 'oops' }).charge(payment, 'pay-1')).rejects.toThrow('payment provider answered 201 with a body that is not JSON');
+    const failed = client({ status: 200, body: { id: 'ch_1', status: 'failed', amount: 700, currency: 'EUR' } });
+    await expect(failed.charge(payment, 'pay-1')).rejects.toThrow('payment provider answered 200 without a succeeded charge id');
+    // A charge still processing is a call in flight (retried), never a result.
     const pending = client({ status: 200, body: { id: 'ch_1', status: 'pending', amount: 700, currency: 'EUR' } });
-    await expect(pending.charge(payment, 'pay-1')).rejects.toThrow('payment provider answered 200 without a succeeded charge id');
+    await expect(pending.charge(payment, 'pay-1')).rejects.toBeInstanceOf(ChargeInFlightError);
   });
 });
 

@@ -91,7 +91,8 @@ function activity(fetchOf: typeof fetch, timeoutMs: number, onRefused?: (status:
 async function recordDeniesCharge(made: readonly Made[]): Promise<boolean> {
   const record = await store.get(keyFromMessageId('payments', 'pay-1'));
   const result = record?.result as ChargeResult | undefined;
-  const says = record?.status === RecordStatus.Completed && result && result.status !== 'succeeded' && !('code' in result && result.code === 'held-for-operator');
+  const says =
+    record?.status === RecordStatus.Completed && result && result.status !== 'succeeded' && !('code' in result && result.code === 'held-for-operator');
   return Boolean(says) && made.length > 0;
 }
 
@@ -99,32 +100,29 @@ describe("a call's lease is sized by what a call can take", () => {
   test.each([
     ['the longest timeout the settings accept, a look-up that takes most of it', { PAYMENT_PROVIDER_TIMEOUT_MS: '120000' }, 110_000],
     ['the default timeout, a provider that finishes and indexes within what is declared', {}, 9_000],
-  ])(
-    '%s: a copy that looks up, then POSTs, never lets a settle write failed before its charge shows',
-    async (_name, extra, lookupMs) => {
-      const settings = settingsWith(extra);
-      const budget = retryBudgetOf(settings);
-      const provider = scriptedProvider(clock, {
-        lookupMs,
-        timeoutMs: settings.PAYMENT_PROVIDER_TIMEOUT_MS,
-        finishMs: settings.PAYMENT_PROVIDER_FINISH_WINDOW_SECONDS * 1000,
-        lagMs: settings.PAYMENT_PROVIDER_LOOKUP_LAG_SECONDS * 1000,
-      });
-      const run = activity(provider.fetch, settings.PAYMENT_PROVIDER_TIMEOUT_MS);
-      const claim = await claimOf();
-      const call = { idempotencyKey: 'pay-1', payment, recordClaim: claim, callLeaseMs: budget.callLeaseMs, postWindowMs: budget.postWindowMs };
-      // A copy of a round (an answered work item run again): it announces, looks up, then POSTs or is refused.
-      await expect(run({ ...call, lookUpFirst: true }, {} as never)).rejects.toBeInstanceOf(Error);
-      // The settle: tried as the run tries it (after a call's lease), until it is no longer refused for a call in flight.
-      for (let tries = 0; tries < 10; tries++) {
-        const record = await store.get(claim.key);
-        clock.now = Math.max(clock.now, record!.leaseExpiresAtMs + 1);
-        const settled = await (run({ ...call, lookUpOnly: { failedReason: 'budget spent' } }, {} as never) as Promise<RecordedCharge>).catch(() => undefined);
-        if (settled) break;
-      }
-      expect(await recordDeniesCharge(provider.made)).toBe(false);
-    },
-  );
+  ])('%s: a copy that looks up, then POSTs, never lets a settle write failed before its charge shows', async (_name, extra, lookupMs) => {
+    const settings = settingsWith(extra);
+    const budget = retryBudgetOf(settings);
+    const provider = scriptedProvider(clock, {
+      lookupMs,
+      timeoutMs: settings.PAYMENT_PROVIDER_TIMEOUT_MS,
+      finishMs: settings.PAYMENT_PROVIDER_FINISH_WINDOW_SECONDS * 1000,
+      lagMs: settings.PAYMENT_PROVIDER_LOOKUP_LAG_SECONDS * 1000,
+    });
+    const run = activity(provider.fetch, settings.PAYMENT_PROVIDER_TIMEOUT_MS);
+    const claim = await claimOf();
+    const call = { idempotencyKey: 'pay-1', payment, recordClaim: claim, callLeaseMs: budget.callLeaseMs, postWindowMs: budget.postWindowMs };
+    // A copy of a round (an answered work item run again): it announces, looks up, then POSTs or is refused.
+    await expect(run({ ...call, lookUpFirst: true }, {} as never)).rejects.toBeInstanceOf(Error);
+    // The settle: tried as the run tries it (after a call's lease), until it is no longer refused for a call in flight.
+    for (let tries = 0; tries < 10; tries++) {
+      const record = await store.get(claim.key);
+      clock.now = Math.max(clock.now, record!.leaseExpiresAtMs + 1);
+      const settled = await (run({ ...call, lookUpOnly: { failedReason: 'budget spent' } }, {} as never) as Promise<RecordedCharge>).catch(() => undefined);
+      if (settled) break;
+    }
+    expect(await recordDeniesCharge(provider.made)).toBe(false);
+  });
 
   test('a POST is not sent when the lease left is shorter than its window: nothing charged, the round is retried', async () => {
     const settings = settingsWith({ PAYMENT_PROVIDER_TIMEOUT_MS: '120000' });
@@ -144,7 +142,9 @@ describe("a call's lease is sized by what a call can take", () => {
   });
 
   test('the lease covers two requests, the finish window, the look-up lag and a margin; settings it cannot fit are refused', () => {
-    const budget = retryBudgetOf(settingsWith({ PAYMENT_PROVIDER_TIMEOUT_MS: '20000', PAYMENT_PROVIDER_FINISH_WINDOW_SECONDS: '40', PAYMENT_PROVIDER_LOOKUP_LAG_SECONDS: '90' }));
+    const budget = retryBudgetOf(
+      settingsWith({ PAYMENT_PROVIDER_TIMEOUT_MS: '20000', PAYMENT_PROVIDER_FINISH_WINDOW_SECONDS: '40', PAYMENT_PROVIDER_LOOKUP_LAG_SECONDS: '90' }),
+    );
     expect(budget.postWindowMs).toBe(20_000 + 40_000 + 90_000 + 30_000);
     expect(budget.callLeaseMs).toBe(20_000 + budget.postWindowMs!);
     // 6 min of key memory leaves 36 s untrusted: a lease of 2 x 10 s + 60 s + 60 s + 30 s does not fit.
@@ -168,7 +168,12 @@ describe("a look-up's not-final entry is a call in flight", () => {
 
 describe("an answer from before the provider's idempotency is not a result", () => {
   const client = (status: number, body: string, onRefused?: (s: number) => void) =>
-    new PaymentProviderClient({ baseUrl: 'http://provider.invalid', timeoutMs: 1_000, fetch: (async () => new Response(body, { status })) as typeof fetch, onRefused });
+    new PaymentProviderClient({
+      baseUrl: 'http://provider.invalid',
+      timeoutMs: 1_000,
+      fetch: (async () => new Response(body, { status })) as typeof fetch,
+      onRefused,
+    });
 
   test.each([
     [401, '{"error":"unauthorized"}'],

@@ -5,7 +5,8 @@ import { delay, mulberry32 } from './random';
 /** The seeded PRNG, also imported from here by test/integration. */
 export { mulberry32 } from './random';
 import { json, readBody } from './httpBody';
-import { chargeListPage, listed, listQueryOf } from './chargeList';
+import { serveCharges, type ChargeRecord } from './chargeList';
+export type { ChargeRecord } from './chargeList';
 
 /** A fault the provider can inject into one request. */
 export type ProviderFault =
@@ -38,11 +39,7 @@ export interface FakeProviderOptions {
    * in `lookups`), as Stripe, whose charges cannot be listed by idempotency key.
    */
   readonly lookup?: 'by-key' | 'none';
-  /**
-   * `by-window` (default): `GET /v1/charges?created_gte=&created_lt=&limit=[&starting_after=]` lists the ledger's charges
-   * created in the window, ascending by (created, id), cursor-paged (Stripe's list). `none`: it answers 404, as a
-   * provider without a list (Adyen: reports only).
-   */
+  /** `by-window` (default): `GET /v1/charges?created_gte=&created_lt=&limit=` lists charges by time (chargeList.ts); `none`: 404. */
   readonly list?: 'by-window' | 'none';
 }
 
@@ -53,16 +50,6 @@ interface KeyEntry {
   state: 'inFlight' | 'done';
   status?: number;
   response?: unknown;
-}
-
-export interface ChargeRecord {
-  readonly chargeId: string;
-  readonly paymentId: string;
-  readonly idempotencyKey: string;
-  readonly amount: number;
-  readonly currency: string;
-  /** When the provider made it, on its clock (epoch ms). */
-  readonly createdMs: number;
 }
 
 /**
@@ -78,8 +65,7 @@ export class FakePaymentProvider {
   rawCalls = 0;
   /** `GET /v1/charges?idempotency_key=` requests (faulted ones included). */
   lookups = 0;
-  /** `GET /v1/charges?created_gte=` list requests (pages). */
-  listRequests = 0;
+  listRequests = 0; // GET /v1/charges?created_gte= (pages)
   readonly charges: ChargeRecord[] = [];
   /** Every Idempotency-Key seen per paymentId. */
   readonly keysByPayment = new Map<string, Set<string>>();
@@ -191,18 +177,17 @@ export class FakePaymentProvider {
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method === 'GET' && req.url === '/__stats') return json(res, 200, this.stats());
-    if (req.method === 'GET' && req.url?.startsWith('/v1/charges?'))
-      return new URL(req.url, 'http://provider').searchParams.has('idempotency_key') ? this.lookUp(req, res) : this.listWindow(req, res);
+    if (req.method === 'GET' && req.url?.startsWith('/v1/charges?')) return this.getCharges(req, res);
     if (req.method !== 'POST' || req.url !== '/v1/charges') return json(res, 404, { error: { message: 'not found' } });
     this.rawCalls++;
     const text = await readBody(req);
     const key = req.headers['idempotency-key'];
-    if (typeof key !== 'string' || key === '') return json(res, 400, { error: { message: 'Idempotency-Key header is required' } });
+    if (typeof key !== 'string' || key === '') return json(res, 400, { error: { type: 'invalid_request_error', message: 'Idempotency-Key is required' } });
     let body: { paymentId?: unknown; customerId?: unknown; amount?: unknown; currency?: unknown };
     try {
       body = JSON.parse(text) as typeof body;
     } catch {
-      return json(res, 400, { error: { message: 'body is not JSON' } });
+      return json(res, 400, { error: { type: 'invalid_request_error', message: 'body is not JSON' } });
     }
     const { paymentId, customerId, amount, currency } = body;
     if (
@@ -212,7 +197,7 @@ export class FakePaymentProvider {
       (amount as number) <= 0 ||
       typeof currency !== 'string'
     ) {
-      return json(res, 400, { error: { message: 'paymentId, customerId, amount (integer > 0) and currency are required' } });
+      return json(res, 400, { error: { type: 'invalid_request_error', message: 'paymentId, customerId, amount (integer > 0) and currency are required' } });
     }
     let keys = this.keysByPayment.get(paymentId);
     if (!keys) this.keysByPayment.set(paymentId, (keys = new Set()));
@@ -238,7 +223,7 @@ export class FakePaymentProvider {
       existing = undefined;
     }
     if (existing) {
-      if (existing.bodyHash !== bodyHash) return json(res, 422, { error: { message: 'Idempotency-Key was used with a different body' } });
+      if (existing.bodyHash !== bodyHash) return json(res, 422, { error: { type: 'idempotency_error', message: 'Idempotency-Key used with another body' } });
       if (existing.state === 'inFlight') return json(res, 409, { error: { message: 'a request with this Idempotency-Key is in flight' } });
       return json(res, existing.status === 201 ? 200 : existing.status!, existing.response);
     }
@@ -266,38 +251,14 @@ export class FakePaymentProvider {
     return json(res, 201, entry.response);
   }
 
-  /** `GET /v1/charges?idempotency_key=K`: the ledger's charges under K (key memory plays no part), faults as a POST's but no charge. */
-  private async lookUp(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    this.lookups++;
-    if (this.options.lookup === 'none')
-      return json(res, 404, { error: { type: 'invalid_request_error', message: 'Unrecognized request URL (GET: /v1/charges)' } });
-    const key = new URL(req.url ?? '', 'http://provider').searchParams.get('idempotency_key');
-    if (!key) return json(res, 400, { error: { message: 'idempotency_key is required' } });
-    const fault = this.queuedLookups.shift() ?? this.drawFault(['error5xx', 'timeout']);
-    if (fault) this.faultsInjected[fault]++;
-    if (this.options.latencyMs) await delay(this.options.latencyMs);
-    if (this.answeredWithFault(res, fault)) return;
-    const data = this.charges.filter((c) => c.idempotencyKey === key).map((c) => ({ ...listed(c), paymentId: c.paymentId, idempotencyKey: key }));
-    return json(res, 200, { object: 'list', data });
-  }
-
-  /**
-   * `GET /v1/charges?created_gte=&created_lt=&limit=[&starting_after=]`: the ledger's charges created in
-   * [created_gte, created_lt), ascending by (created, id), at most `limit` (1-100, default 10 as Stripe), after the charge
-   * `starting_after`; `has_more` when more follow. 400 on a malformed window; 404 with `list: 'none'`. Faults as a look-up's.
-   */
-  private async listWindow(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    this.listRequests++;
-    if (this.options.list === 'none')
-      return json(res, 404, { error: { type: 'invalid_request_error', message: 'Unrecognized request URL (GET: /v1/charges)' } });
-    const query = listQueryOf(new URL(req.url ?? '', 'http://provider').searchParams);
-    if ('error' in query) return json(res, 400, { error: { message: query.error } });
-    const fault = this.queuedLookups.shift() ?? this.drawFault(['error5xx', 'timeout']);
-    if (fault) this.faultsInjected[fault]++;
-    if (this.options.latencyMs) await delay(this.options.latencyMs);
-    if (this.answeredWithFault(res, fault)) return;
-    const page = chargeListPage(this.charges, query);
-    return json(res, page.status, page.body);
+  /** `GET /v1/charges?...`: the look-up by key or the list by window (chargeList.ts), faults as a look-up's, no charge. */
+  private getCharges(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const offered = { lookup: this.options.lookup !== 'none', list: this.options.list !== 'none' };
+    const count = (kind: 'lookup' | 'list') => (kind === 'lookup' ? this.lookups++ : this.listRequests++);
+    const nextFault = () => this.queuedLookups.shift() ?? this.drawFault(['error5xx', 'timeout'] as const);
+    const answered = (response: ServerResponse, fault: LookupFault | undefined) => this.answeredWithFault(response, fault);
+    const { charges, faultsInjected: faults } = this;
+    return serveCharges(req, res, { charges, offered, latencyMs: this.options.latencyMs, count, nextFault, faults, answered });
   }
 
   /** Answers an injected 5xx (503) or timeout (the request is left hanging until it closes); false for no such fault. */

@@ -1,4 +1,21 @@
-import type { ChargeRecord } from './FakePaymentProvider';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import { json } from './httpBody';
+import { delay } from './random';
+
+/** A charge the fake provider made: its ledger's entry. */
+export interface ChargeRecord {
+  readonly chargeId: string;
+  readonly paymentId: string;
+  readonly idempotencyKey: string;
+  readonly amount: number;
+  readonly currency: string;
+  /** When the provider made it, on its clock (epoch ms). */
+  readonly createdMs: number;
+}
+
+/** The faults a look-up or a list page can suffer (FakePaymentProvider's `LookupFault`). */
+type LookupFault = 'error5xx' | 'timeout';
 
 /** What the list's query asked for, or why it is malformed. */
 export type ListQuery = { readonly fromMs: number; readonly toMs: number; readonly limit: number; readonly after?: string } | { readonly error: string };
@@ -39,4 +56,42 @@ export function chargeListPage(charges: readonly ChargeRecord[], query: Exclude<
 /** The list's order: by creation time, then by id. */
 function byCreatedThenId(a: ChargeRecord, b: ChargeRecord): number {
   return a.createdMs - b.createdMs || (a.chargeId < b.chargeId ? -1 : a.chargeId > b.chargeId ? 1 : 0);
+}
+
+/** What {@link serveCharges} needs of the provider: its ledger, what it offers, its counters and its faults. */
+export interface ChargesEndpoint {
+  readonly charges: readonly ChargeRecord[];
+  readonly offered: { readonly lookup: boolean; readonly list: boolean };
+  readonly latencyMs?: number;
+  readonly count: (kind: 'lookup' | 'list') => void;
+  /** The next fault (queued, else drawn), counted here in `faults`. */
+  readonly nextFault: () => LookupFault | undefined;
+  readonly faults: Record<LookupFault, number>;
+  readonly answered: (res: ServerResponse, fault: LookupFault | undefined) => boolean;
+}
+
+/**
+ * `GET /v1/charges?idempotency_key=K`: the ledger's charges under K (key memory plays no part). `GET
+ * /v1/charges?created_gte=&created_lt=&limit=[&starting_after=]`: {@link chargeListPage}. Either answers 404 when not
+ * offered (Stripe has no look-up by key; Adyen no list), 400 when malformed; faults as a look-up's (5xx, timeouts).
+ */
+export async function serveCharges(req: IncomingMessage, res: ServerResponse, endpoint: ChargesEndpoint): Promise<void> {
+  const params = new URL(req.url ?? '', 'http://provider').searchParams;
+  const kind = params.has('idempotency_key') ? 'lookup' : 'list';
+  endpoint.count(kind);
+  if (!endpoint.offered[kind]) return json(res, 404, { error: { type: 'invalid_request_error', message: 'Unrecognized request URL (GET: /v1/charges)' } });
+  const key = params.get('idempotency_key');
+  const query = listQueryOf(params);
+  if (kind === 'lookup' && !key) return json(res, 400, { error: { message: 'idempotency_key is required' } });
+  if (kind === 'list' && 'error' in query) return json(res, 400, { error: { message: query.error } });
+  const fault = endpoint.nextFault();
+  if (fault) endpoint.faults[fault]++;
+  if (endpoint.latencyMs) await delay(endpoint.latencyMs);
+  if (endpoint.answered(res, fault)) return;
+  if (kind === 'lookup') {
+    const data = endpoint.charges.filter((c) => c.idempotencyKey === key).map((c) => ({ ...listed(c), paymentId: c.paymentId, idempotencyKey: key }));
+    return json(res, 200, { object: 'list', data });
+  }
+  const page = chargeListPage(endpoint.charges, query as Exclude<ListQuery, { error: string }>);
+  return json(res, page.status, page.body);
 }

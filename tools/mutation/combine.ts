@@ -39,7 +39,7 @@ interface Tally {
   invalid: number;
 }
 
-const ROOT = join(__dirname, '..', '..');
+const ROOT = join(__dirname, '..', '..', '..');
 const REPORTS = join(ROOT, 'reports', 'mutation');
 
 /**

@@ -2,7 +2,7 @@
 // (comma-separated, relative to the root) kill by themselves, over the files given with --mutate. Its own report
 // (reports/mutation/jest-new/), no incremental result, its own sandbox folder; otherwise stryker.jest.config.mjs.
 //
-//   MUTATE_NEW_TESTS=test/unit/aMutants.test.ts,test/unit/bMutants.test.ts \
+//   MUTATE_NEW_TESTS=test/unit/a.test.ts,test/unit/b.test.ts \
 //     npx stryker run tools/mutation/stryker.newtests.config.mjs --mutate src/app/paymentRetry.ts
 //
 // MUTATE_STATIC=1 runs the static mutants too (the constants the jest runner otherwise leaves to the simulator): give

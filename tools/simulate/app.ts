@@ -21,6 +21,7 @@ import { SimDurableClient } from './client';
 import type { FaultRates, Mutation } from './faults';
 import { SimTaskHub } from './hub';
 import { SimProvider } from './provider';
+import type { ProviderWorld } from './profiles';
 import type { Random } from './random';
 import { SimStore } from './store';
 import { SimTelemetry } from './telemetry';
@@ -71,6 +72,9 @@ export class SimApp {
     lookup: 'none' | 'by-key',
     mutation?: Mutation,
     extraSettings?: Readonly<Record<string, string>>,
+    /** World 2: the provider profile and its draws (profiles.ts), and the stream of those draws; else the legacy provider. */
+    providerWorld?: ProviderWorld,
+    providerDraws?: Random,
   ) {
     this.settings = simSettings(lookup, extraSettings);
     this.retentionMs = retentionMsOf(this.settings);
@@ -104,8 +108,10 @@ export class SimApp {
         lookupLagMs: rates['provider-lookup-lag'] > 0 ? 60_000 : 0,
       },
       lookup,
-      settings.PAYMENT_PROVIDER_KEY_MEMORY_HOURS * 3_600_000,
+      providerWorld?.profile.keyMemoryMs ?? settings.PAYMENT_PROVIDER_KEY_MEMORY_HOURS * 3_600_000,
       settings.PAYMENT_PROVIDER_TIMEOUT_MS,
+      providerWorld,
+      providerWorld ? providerDraws : undefined,
     );
     this.bus = new SimBus(world, random.fork(), {
       lockMs: settings.SERVICEBUS_LOCK_DURATION_SECONDS * 1000,

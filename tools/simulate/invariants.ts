@@ -1,8 +1,9 @@
-import { RecordStatus } from 'azure-functions-idempotency';
+import { payloadDigest, RecordStatus } from 'azure-functions-idempotency';
 import { chargeInstanceId } from '../../src/payments/ChargeWorkflow';
 import type { ChargeResult } from '../../src/payments/schema';
 import type { SimApp } from './app';
 import { ALERTING_OUTCOMES } from './steps';
+import { chargesOf, identityOf } from './identity';
 
 export { INVARIANTS, type InvariantName, type Violation } from './invariantNames';
 import type { Violation } from './invariantNames';
@@ -29,15 +30,19 @@ export function checkInvariants(app: SimApp, payments: readonly string[], end: {
   const violations: Violation[] = [];
   const memoryMs = app.provider.keyMemoryMs;
   for (const paymentId of payments) {
-    const charges = app.provider.ledger.filter((c) => c.paymentId === paymentId);
-    if (charges.length > 1)
-      violations.push({
-        invariant: 'at-most-one-charge',
-        detail: `${paymentId} charged ${charges.length} times (${charges.map((c) => c.chargeId).join(', ')})`,
-      });
+    // One payment is one body under the id (a producer's reuse of the id for another payment is another payment).
+    for (const payment of app.steps.sent.get(paymentId) ?? []) {
+      const charges = chargesOf(app.provider.ledger, paymentId, payment);
+      if (charges.length > 1)
+        violations.push({
+          invariant: 'at-most-one-charge',
+          detail: `${paymentId} (${identityOf(payment)}) charged ${charges.length} times (${charges.map((c) => c.chargeId).join(', ')})`,
+        });
+    }
   }
   for (const call of app.provider.calls) {
-    if (call.kind !== 'charge' || call.lookedUp || call.keyFirstSeenMs === undefined) continue;
+    // A producer's reuse of the id for another payment is a new payment's first call: the key's age is not its own.
+    if (call.kind !== 'charge' || call.lookedUp || call.keyFirstSeenMs === undefined || call.reusedKey) continue;
     const ageMs = call.atMs - call.keyFirstSeenMs;
     const releasedMs = app.released.get(call.key.split('#')[0]);
     if (ageMs > memoryMs && !(releasedMs !== undefined && releasedMs <= call.atMs))
@@ -50,8 +55,14 @@ export function checkInvariants(app: SimApp, payments: readonly string[], end: {
   for (const [key, alertMs] of alerted) {
     // An operator's retry reopens a failed payment on purpose: a charge after it is the operator's decision.
     const releasedMs = app.retried.get(key);
+    // The payments under the id that ended failed (a producer's reuse of the id for another payment is not one of them).
+    const failedBodies = new Set(app.steps.completions.filter((c) => c.key === key && c.result.status === 'failed').map((c) => c.digest));
+    const bodies = (app.steps.sent.get(key) ?? []).filter((b) => failedBodies.size === 0 || failedBodies.has(payloadDigest(b)));
+    const ofFailed = new Set(bodies.map(identityOf));
     // Judged by when the call reached the provider: a call in flight when the run gave up is what its hold is about.
-    for (const charge of app.provider.ledger.filter((c) => c.paymentId === key && c.calledAtMs > alertMs)) {
+    for (const charge of app.provider.ledger.filter(
+      (c) => c.paymentId === key && c.calledAtMs > alertMs && (ofFailed.size === 0 || ofFailed.has(identityOf(c))),
+    )) {
       if (releasedMs === undefined || releasedMs > charge.atMs)
         violations.push({
           invariant: 'failed-stays-failed',
@@ -128,7 +139,8 @@ function refusedButCharged(app: SimApp, payments: readonly string[]): Violation[
   for (const completion of app.steps.completions.filter((c) => payments.includes(c.key))) {
     const result = completion.result;
     const refused = result.status === 'rejected' || result.status === 'declined' || (result.status === 'failed' && result.code !== 'held-for-operator');
-    const charge = app.provider.ledger.find((c) => c.paymentId === completion.key && c.calledAtMs <= completion.atMs && c.atMs > completion.atMs);
+    const payment = (app.steps.sent.get(completion.key) ?? []).find((b) => payloadDigest(b) === completion.digest);
+    const charge = chargesOf(app.provider.ledger, completion.key, payment).find((c) => c.calledAtMs <= completion.atMs && c.atMs > completion.atMs);
     if (refused && charge)
       violations.push({
         invariant: 'charged-not-refused',

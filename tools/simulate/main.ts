@@ -4,7 +4,7 @@ import { INVARIANTS } from './invariants';
 import { REGRESSION_SEEDS } from './regressions';
 import { describeFailure, runSeeds, shrink } from './run';
 import { runSchedule } from './schedule';
-import { SCENARIO_NAMES, SCENARIOS, type ScenarioName } from './scenarios';
+import { awaitsFixOf, SCENARIO_NAMES, SCENARIOS, type ScenarioName } from './scenarios';
 
 const USAGE = `npm run simulate -- [--seed S] [--seeds N] [--payments M] [--faults a,b|all|none] [--mutate name] [--trace] [--all] [--regressions]
 
@@ -19,6 +19,8 @@ Runs the payments lifecycle (the app's own code) in a seeded simulation under Az
   --all           go on past the first failing seed
   --regressions   run the scenarios and the kept regression seeds also with --seed (without --seed they always run first)
   --scenario NAME a directed schedule of one defect (tools/simulate/scenarios.ts): ${'key-memory, revive-failed'}
+  --world 1|2     the world (default 2: provider profiles, drawn settings, producers and operators at every age;
+                  1: the world before issue 62, where the kept seeds were found)
 Exit 0 when every invariant held, 1 when one broke (the trace and the replay command are printed).`;
 
 runTool('simulate', async () => {
@@ -32,6 +34,7 @@ runTool('simulate', async () => {
     all: { type: 'boolean' },
     regressions: { type: 'boolean' },
     scenario: { type: 'string' },
+    world: { type: 'string' },
   });
   if (values === 'help') {
     console.log(USAGE);
@@ -50,6 +53,7 @@ runTool('simulate', async () => {
     read.problem(error instanceof Error ? error.message : String(error));
   }
   const scenario = values.scenario === undefined ? undefined : read.choice<ScenarioName>('scenario', SCENARIO_NAMES, SCENARIO_NAMES[0]);
+  const world = read.integer('world', { min: 1, max: 2, default: 2 }) as 1 | 2;
   read.done();
 
   if (scenario) {
@@ -68,24 +72,26 @@ runTool('simulate', async () => {
   // The kept schedules first (the scenarios of the defects found, the regression seeds): a few schedules, each of
   // which once broke an invariant. Run unless one seed was asked for (or --regressions asks for them anyway).
   if (values.regressions || !seedGiven) {
-    for (const name of SCENARIO_NAMES) {
-      const result = await runSchedule({ seed: 1, scenario: name, mutation });
+    // A kept schedule that awaits the app's fix (found on main's code, issue 62) is reported, not counted: its own test
+    // (test/simulation) expects it broken until the fix lands, then the marker goes.
+    const report = (label: string, result: Awaited<ReturnType<typeof runSchedule>>, awaitsFix?: string) => {
       const ok = result.violations.length === 0;
-      failed ||= !ok;
-      console.log(`scenario ${name}: ${ok ? 'holds' : 'BROKEN'}`);
-      if (!ok) console.log(describeFailure(result, mutation));
-    }
+      if (!awaitsFix) failed ||= !ok;
+      else if (!ok) awaiting++;
+      console.log(`${label}: ${ok ? 'holds' : awaitsFix ? `BROKEN, awaits a fix (${awaitsFix})` : 'BROKEN'}`);
+      if (!ok) console.log(describeFailure(result, mutation, awaitsFix ? 25 : 60));
+    };
+    let awaiting = 0;
+    for (const name of SCENARIO_NAMES) report(`scenario ${name}`, await runSchedule({ seed: 1, scenario: name, mutation }), awaitsFixOf(SCENARIOS[name]));
     for (const kept of REGRESSION_SEEDS) {
-      const result = await runSchedule({ seed: kept.seed, payments: kept.payments, faults: parseFaults(kept.faults), mutation });
-      const ok = result.violations.length === 0;
-      failed ||= !ok;
-      console.log(`regression seed ${kept.seed} (${kept.found.split(':')[0]}): ${ok ? 'holds' : 'BROKEN'}`);
-      if (!ok) console.log(describeFailure(result, mutation));
+      const result = await runSchedule({ seed: kept.seed, payments: kept.payments, faults: parseFaults(kept.faults), mutation, world: kept.world ?? 1 });
+      report(`regression seed ${kept.seed}${kept.world === 2 ? ' (world 2)' : ''} (${kept.found.split(':')[0]})`, result, kept.awaitsFix);
     }
+    if (awaiting > 0) console.log(`${awaiting} kept schedule(s) awaiting a fix still broken (not counted)`);
   }
-  const report = await runSeeds({ firstSeed, seeds, payments, faults, mutation, stopAtFirst: !values.all });
+  const report = await runSeeds({ firstSeed, seeds, payments, faults, mutation, stopAtFirst: !values.all, world });
   if (values.trace && seeds === 1) {
-    const result = await runSchedule({ seed: firstSeed, payments, faults, mutation });
+    const result = await runSchedule({ seed: firstSeed, payments, faults, mutation, world });
     console.log(
       describeFailure(result, mutation, Number.POSITIVE_INFINITY).replace(/^seed/m, `${result.violations.length === 0 ? 'no invariant broken; ' : ''}seed`),
     );
@@ -94,7 +100,13 @@ runTool('simulate', async () => {
   console.log(
     `${report.schedules} schedule(s), ${report.cost.payments} payments, ${report.failing.length} failing; ${perSecond.toFixed(1)} schedules/s; ` +
       `per schedule ${(report.cost.events / report.schedules).toFixed(0)} events, ${(report.cost.storeCalls / report.schedules).toFixed(1)} store calls, ` +
-      `${(report.cost.providerCalls / report.schedules).toFixed(1)} provider calls, ${(report.cost.deliveries / report.schedules).toFixed(1)} deliveries`,
+      `${(report.cost.providerCalls / report.schedules).toFixed(1)} provider calls, ${(report.cost.deliveries / report.schedules).toFixed(1)} deliveries; ` +
+      `${(report.elapsedMs / report.schedules).toFixed(1)} ms per schedule`,
+  );
+  console.log(
+    `world ${world}: ${report.refusedAtStart} setting combination(s) refused at start (drawn again); profiles ${Object.entries(report.profiles)
+      .map(([name, n]) => `${name} ${n}`)
+      .join(', ')}`,
   );
   for (const [name, count] of Object.entries(report.byInvariant)) console.log(`  ${name} (${INVARIANTS[name as keyof typeof INVARIANTS]}): ${count} seed(s)`);
   const first = report.failing[0];

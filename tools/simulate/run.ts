@@ -10,6 +10,8 @@ export interface RunOptions {
   readonly mutation?: Mutation;
   /** Stop at the first failing seed (default true). */
   readonly stopAtFirst?: boolean;
+  /** The world (schedule.ts): 2 by default. */
+  readonly world?: 1 | 2;
 }
 
 export interface RunReport {
@@ -18,6 +20,10 @@ export interface RunReport {
   readonly byInvariant: Partial<Record<InvariantName, number>>;
   readonly cost: { events: number; storeCalls: number; providerCalls: number; deliveries: number; payments: number };
   readonly elapsedMs: number;
+  /** Setting combinations the app refused at start (drawn again: not schedules). */
+  readonly refusedAtStart: number;
+  /** Schedules per provider profile. */
+  readonly profiles: Record<string, number>;
 }
 
 /** Runs `seeds` schedules from `firstSeed`; collects the failing ones (and stops at the first, by default). */
@@ -27,9 +33,13 @@ export async function runSeeds(options: RunOptions): Promise<RunReport> {
   const byInvariant: Partial<Record<InvariantName, number>> = {};
   const cost = { events: 0, storeCalls: 0, providerCalls: 0, deliveries: 0, payments: 0 };
   let schedules = 0;
+  let refusedAtStart = 0;
+  const profiles: Record<string, number> = {};
   for (let seed = options.firstSeed; seed < options.firstSeed + options.seeds; seed++) {
-    const result = await runSchedule({ seed, payments: options.payments, faults: options.faults, mutation: options.mutation });
+    const result = await runSchedule({ seed, payments: options.payments, faults: options.faults, mutation: options.mutation, world: options.world });
     schedules++;
+    refusedAtStart += result.refusedAtStart;
+    profiles[result.profile] = (profiles[result.profile] ?? 0) + 1;
     cost.events += result.cost.events;
     cost.storeCalls += result.cost.storeCalls;
     cost.providerCalls += result.cost.providerCalls;
@@ -41,7 +51,7 @@ export async function runSeeds(options: RunOptions): Promise<RunReport> {
       if (options.stopAtFirst ?? true) break;
     }
   }
-  return { schedules, failing, byInvariant, cost, elapsedMs: performance.now() - started };
+  return { schedules, failing, byInvariant, cost, elapsedMs: performance.now() - started, refusedAtStart, profiles };
 }
 
 /**
@@ -53,14 +63,20 @@ export async function shrink(failing: ScheduleResult, mutation?: Mutation): Prom
   const breaks = (r: ScheduleResult) => r.violations.some((v) => v.invariant === invariant);
   let best = failing;
   for (let payments = 1; payments < best.payments; payments++) {
-    const candidate = await runSchedule({ seed: best.seed, payments, faults: best.faults, mutation });
+    const candidate = await runSchedule({ seed: best.seed, payments, faults: best.faults, mutation, world: best.world });
     if (breaks(candidate)) {
       best = candidate;
       break;
     }
   }
   for (const fault of best.faults) {
-    const candidate = await runSchedule({ seed: best.seed, payments: best.payments, faults: best.faults.filter((f) => f !== fault), mutation });
+    const candidate = await runSchedule({
+      seed: best.seed,
+      payments: best.payments,
+      faults: best.faults.filter((f) => f !== fault),
+      mutation,
+      world: best.world,
+    });
     if (breaks(candidate)) best = candidate;
   }
   return best;
@@ -70,7 +86,7 @@ export async function shrink(failing: ScheduleResult, mutation?: Mutation): Prom
 export function replayCommand(result: ScheduleResult, mutation?: Mutation): string {
   if (result.scenario) return `npm run simulate -- --scenario ${result.scenario} --seed ${result.seed} --trace`;
   const faults = result.faults.length === 0 ? 'none' : result.faults.join(',');
-  return `npm run simulate -- --seed ${result.seed} --payments ${result.payments} --faults ${faults}${mutation ? ` --mutate ${mutation}` : ''} --trace`;
+  return `npm run simulate -- --seed ${result.seed} --payments ${result.payments} --faults ${faults}${result.world === 1 ? ' --world 1' : ''}${mutation ? ` --mutate ${mutation}` : ''} --trace`;
 }
 
 /** The failing schedule's story: the invariant(s) broken, the steps and faults in order (the last `lines`), the replay. */
@@ -80,7 +96,16 @@ export function describeFailure(result: ScheduleResult, mutation?: Mutation, lin
   const injected = result.faults.filter((f) => result.rates[f] > 0).map((f) => `${f}=${result.rates[f]}`);
   return [
     ...result.violations.map((v) => `INVARIANT BROKEN ${v.invariant}: ${v.detail}`),
-    `seed ${result.seed}, ${result.payments} payment(s), look-up ${result.lookup}, faults injected: ${injected.join(' ') || 'none'}`,
+    `seed ${result.seed}, ${result.payments} payment(s), world ${result.world}, provider ${result.profile}, look-up ${result.lookup}, faults injected: ${injected.join(' ') || 'none'}`,
+    ...(result.world === 2
+      ? [
+          `settings: ${
+            Object.entries(result.settings)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(' ') || 'defaults'
+          }`,
+        ]
+      : []),
     `trace (${Math.min(lines, result.trace.length)} of ${result.trace.length} steps):`,
     ...result.trace.slice(-lines).map((t) => `  ${at(t.atMs)} ${t.text}`),
     `replay: ${replayCommand(result, mutation)}`,

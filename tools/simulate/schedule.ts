@@ -5,6 +5,10 @@ import { FAULTS, FAULT_NAMES, type FaultName, type FaultRates, type Mutation } f
 import { checkInvariants, type Violation } from './invariants';
 import { Random } from './random';
 import { World, type TraceLine } from './world';
+import { drawProviderWorld, type ProfileName, type ProviderWorld } from './profiles';
+import { drawSettings } from './drawSettings';
+import { declaredFromProvider, SIM_BASE_ENV } from './settings';
+import { planProducer } from './producer';
 
 const HOUR_MS = 3_600_000;
 /** Faults are injected for this long (past the provider's 24 h key memory), then the world settles without them. */
@@ -21,7 +25,16 @@ export interface ScheduleOptions {
   readonly mutation?: Mutation;
   /** A directed schedule (scenarios.ts): its faults only, one payment. */
   readonly scenario?: ScenarioName;
+  /**
+   * The world the schedule runs in: 1, the world before issue 62 (the legacy provider, default settings, the operator
+   * of then: the kept regression seeds and mutation seeds keep their schedules); 2 (default), provider profiles, drawn
+   * settings, producers reusing ids, operators at every age of the key.
+   */
+  readonly world?: 1 | 2;
 }
+
+/** A run whose history grew this long has broken `history-bounded` many times over: the schedule stops there (its O(n^2) replays). */
+const RUNAWAY_HISTORY_TASKS = 300;
 
 export interface ScheduleResult {
   readonly seed: number;
@@ -31,6 +44,12 @@ export interface ScheduleResult {
   readonly rates: FaultRates;
   readonly lookup: 'none' | 'by-key';
   readonly scenario?: ScenarioName;
+  readonly world: 1 | 2;
+  /** The provider profile (world 2) and the settings drawn (those not at their default). */
+  readonly profile: ProfileName;
+  readonly settings: Readonly<Record<string, string>>;
+  /** Setting combinations the app refused at start before this schedule's (each drawn again). */
+  readonly refusedAtStart: number;
   readonly violations: Violation[];
   readonly trace: TraceLine[];
   /** Machine-independent cost: events run, store calls, Durable client calls, provider calls, deliveries. */
@@ -49,12 +68,32 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
       allowed.has(name as FaultName) && !scenario ? rate : 0,
     ]),
   ) as FaultRates;
+  const version = scenario ? ((scenario as Scenario).world ?? 1) : (options.world ?? 2);
   const drawnLookup = stream('lookup').chance(0.5) ? 'by-key' : 'none';
-  const lookup = scenario?.lookup ?? drawnLookup;
   const drawnPayments = stream('payments').int(1, 4);
   const paymentCount = scenario ? 1 : (options.payments ?? drawnPayments);
   const world = new World(Date.UTC(2026, 0, 1));
-  const app = new SimApp(world, stream('app'), rates, lookup, options.mutation, (scenario as Scenario | undefined)?.settings);
+  // World 2: the provider is a profile (its draws from their own streams), the settings drawn from the schema's ranges.
+  let provider: ProviderWorld | undefined;
+  let drawn = { values: {} as Readonly<Record<string, string>>, refusedAtStart: 0 };
+  if (version === 2) {
+    const profileDrawn = drawProviderWorld(stream('provider-profile'), world.startMs, FAULT_PHASE_MS);
+    provider = (scenario as Scenario | undefined)?.provider?.(profileDrawn) ?? profileDrawn;
+    const declared = declaredFromProvider(provider);
+    if (!scenario) drawn = drawSettings((n) => stream(`settings#${n}`), { ...SIM_BASE_ENV, ...declared });
+    drawn = { ...drawn, values: { ...declared, ...drawn.values } };
+  }
+  const lookup = provider ? (drawn.values.PAYMENT_PROVIDER_LOOKUP as 'none' | 'by-key') : (scenario?.lookup ?? drawnLookup);
+  const app = new SimApp(
+    world,
+    stream('app'),
+    rates,
+    lookup,
+    options.mutation,
+    { ...drawn.values, ...(scenario as Scenario | undefined)?.settings },
+    provider,
+    stream('provider-draws'),
+  );
   const plan = stream('plan');
   const faultEnd = world.startMs + FAULT_PHASE_MS;
   if (rates['table-forbidden'] > 0) {
@@ -71,7 +110,7 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
     payments.push(paymentId);
     const decline = plan.chance(0.15) && !scenario;
     const body = { paymentId, customerId: decline ? 'decline-1' : `cust-${n}`, amount: 100 * plan.int(1, 50), currency: 'EUR' };
-    app.steps.sent.set(paymentId, body);
+    app.steps.sent.set(paymentId, [body]);
     scenario?.script(app, world, paymentId);
     world.at(world.startMs + plan.logBetween(1, 60_000), () => void app.bus.send(paymentId, body));
     // A resend inside the window the app covers (message TTL + deliveries + resubmit margin: retention is checked
@@ -95,8 +134,13 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
       });
     }
   }
-  // The operator: each failed or held payment alerted is retried hours later (a held one after checking at the
-  // provider), or left as it is.
+  // World 2: producers that reuse a payment id for another payment (before and after its record's expiry, inside and
+  // past the provider's key memory), each drawn from its own stream.
+  if (version === 2 && !scenario) planProducer(app, world, stream('producer'), payments, world.startMs + FAULT_PHASE_MS + SETTLE_BOUND_MS);
+  // The operator: each failed or held payment alerted is retried later (a held one after checking at the provider), or
+  // left as it is: hours later in world 1; in world 2 at any age of the key (a minute to two days), from its own stream.
+  const operatorDraws = version === 2 ? stream('operator') : plan;
+  const retryDelayMs = () => (version === 2 ? operatorDraws.logBetween(60_000, 48 * HOUR_MS) : plan.logBetween(HOUR_MS, 24 * HOUR_MS));
   const handled = new Set<string>();
   const operator = () => {
     if (scenario) return; // a scenario's operator acts in its script
@@ -105,7 +149,7 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
       if (typeof key !== 'string' || handled.has(key) || (line.attributes.outcome !== 'failed' && line.attributes.outcome !== 'held')) continue;
       handled.add(key);
       const held = line.attributes.outcome === 'held';
-      if (plan.chance(0.5)) world.at(world.nowMs() + plan.logBetween(HOUR_MS, 24 * HOUR_MS), () => void app.operatorRetry(key, held));
+      if (operatorDraws.chance(0.5)) world.at(world.nowMs() + retryDelayMs(), () => void app.operatorRetry(key, held));
     }
   };
   // The expiry timer: every 15 minutes while faults last (late or skipped under `timer-late`), then hourly.
@@ -131,9 +175,12 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
     app.quiet();
     world.log('faults stop');
   });
-  await world.runUntil(end);
+  await world.runUntil(end, () => app.hub.longestHistory.tasks > RUNAWAY_HISTORY_TASKS);
   app.observe();
-  violations.push(...checkInvariants(app, payments, { final: true, boundMs: SETTLE_BOUND_MS, nowMs: world.nowMs() }));
+  // A schedule stopped for a runaway history ends early: its end checks (every payment settled, runs finished) would
+  // only restate `history-bounded`.
+  const runaway = app.hub.longestHistory.tasks > RUNAWAY_HISTORY_TASKS;
+  violations.push(...checkInvariants(app, payments, { final: !runaway, boundMs: SETTLE_BOUND_MS, nowMs: world.nowMs() }));
   const premise = scenario?.premise(app, payments[0]);
   if (premise) violations.push({ invariant: 'scenario-premise', detail: `${options.scenario}: ${premise}` });
   return {
@@ -143,6 +190,10 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
     rates,
     lookup,
     scenario: options.scenario,
+    world: version,
+    profile: app.provider.profileWorld.profile.name,
+    settings: { ...drawn.values, ...(scenario as Scenario | undefined)?.settings },
+    refusedAtStart: drawn.refusedAtStart,
     violations,
     trace: world.trace,
     cost: {

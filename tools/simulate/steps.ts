@@ -8,6 +8,7 @@ import type { SimProvider } from './provider';
 import type { SimStore } from './store';
 import type { SimTelemetry } from './telemetry';
 import type { World } from './world';
+import { chargesOf, identityOf, paymentOfRecord } from './identity';
 
 /** What the judge reads of the simulated app (its parts, and the instance id of a record's lifetime). */
 export interface StepView {
@@ -25,6 +26,8 @@ export interface Completion {
   readonly atMs: number;
   readonly attempt: number;
   readonly result: ChargeResult;
+  /** The record's payload digest: which of the bodies sent under the id it is about. */
+  readonly digest: string;
 }
 
 /** The outcomes an operator is paged for (their metric has an alert rule in infra/). */
@@ -42,8 +45,8 @@ const ALERT_WITHIN_MS = 24 * 60 * 60_000;
 export class StepJudge {
   readonly violations: Violation[] = [];
   readonly completions: Completion[] = [];
-  /** The payments as the producer sent them (amount, currency: a succeeded record must name this charge). */
-  readonly sent = new Map<string, PaymentRequested>();
+  /** The payments as the producer sent them under each id, first body first (a reused id has more: producer.ts). */
+  readonly sent = new Map<string, PaymentRequested[]>();
   private readonly seen = new Map<string, { status: string; attempt: number; etag: string }>();
 
   constructor(private readonly app: StepView) {}
@@ -85,8 +88,10 @@ export class StepJudge {
   private judgeCompletion(record: IdempotencyRecord): void {
     const result = record.result as ChargeResult;
     const now = this.app.world.nowMs();
-    this.completions.push({ key: record.key, atMs: now, attempt: record.attempt, result });
-    const charged = this.app.provider.ledger.filter((c) => c.paymentId === record.key && c.atMs <= now);
+    this.completions.push({ key: record.key, atMs: now, attempt: record.attempt, result, digest: record.digest });
+    const payment = paymentOfRecord(this.sent, record);
+    // This payment's charges under its key (a producer's reuse of the id for another payment is another payment).
+    const charged = chargesOf(this.app.provider.ledger, record.key, payment).filter((c) => c.atMs <= now);
     const refused = result.status === 'rejected' || result.status === 'declined' || (result.status === 'failed' && result.code !== 'held-for-operator');
     // A first attempt held by its run's first provider execution: no earlier call of it could have charged (the entity's
     // begin answered uncertain for nothing: a re-sent begin, issue 51 item 5), so the page is a false alarm.
@@ -102,12 +107,11 @@ export class StepJudge {
         detail: `${record.key} recorded ${result.status} (${'reason' in result ? String(result.reason).slice(0, 80) : ''}) while the provider holds its charge ${charged[0].chargeId}`,
       });
     if (result.status === 'succeeded') {
-      const payment = this.sent.get(record.key);
       const charge = this.app.provider.ledger.find((c) => c.chargeId === result.chargeId);
-      if (!charge || charge.key !== record.key || !payment || charge.amount !== payment.amount || charge.currency !== payment.currency)
+      if (!charge || charge.key !== record.key || !payment || identityOf(charge) !== identityOf(payment))
         this.violations.push({
           invariant: 'succeeded-is-own-charge',
-          detail: `${record.key} recorded succeeded with ${result.chargeId}, which is ${charge ? `${charge.paymentId}'s charge of ${charge.amount} ${charge.currency} under key ${charge.key}` : 'no charge the provider made'}`,
+          detail: `${record.key} recorded succeeded with ${result.chargeId}, which is ${charge ? `${charge.paymentId}'s charge for ${charge.customerId} of ${charge.amount} ${charge.currency} under key ${charge.key}` : 'no charge the provider made'}`,
         });
     }
   }
