@@ -25,7 +25,11 @@ export interface MistakesMade {
  * read the results before this (they see the run's truth); only the ledger check can see the mistake, and must: one
  * discrepancy each (`record-not-succeeded`). Call it once, before the ledger check first covers those charges.
  */
-export async function recordMistakes(store: Pick<ReopenableStore, 'get' | 'reopen' | 'claim' | 'complete'>, mutation: DemoMutation, messages: readonly LogicalMessage[]): Promise<MistakesMade> {
+export async function recordMistakes(
+  store: Pick<ReopenableStore, 'get' | 'reopen' | 'claim' | 'complete'>,
+  mutation: DemoMutation,
+  messages: readonly LogicalMessage[],
+): Promise<MistakesMade> {
   const rejected: ChargeResult = { status: 'rejected', reason: `payment provider answered 409 (read as a rejection: --mutate ${mutation})` };
   const paymentIds: string[] = [];
   for (const m of messages) {
