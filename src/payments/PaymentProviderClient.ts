@@ -30,10 +30,7 @@ export class LookupUnsupportedError extends IdempotencyError {
  * PayPal capture `PENDING`): a call in flight, never "no charge". Retryable: the run looks again later.
  */
 export class ChargeInFlightError extends TransientProviderError {
-  constructor(
-    readonly chargeId: string,
-    statusCode?: number,
-  ) {
+  constructor(readonly chargeId: string, statusCode?: number) {
     super(`payment provider lists a charge under the key that is not final yet (${chargeId}): a call in flight, not "none"`, statusCode);
   }
 }
@@ -188,9 +185,8 @@ function interpret(status: number, text: string): ChargeResult {
   const error = providerError(text);
   if (status === 422 && error?.type === 'idempotency_error')
     return { status: 'rejected', reason: `idempotency key used before with a different body (422)`, code: 'idempotency-key-reused' };
-  if (status === 400 && error?.type !== undefined)
-    return { status: 'rejected', reason: `payment provider answered 400 (${error.type}: ${error.message ?? ''})`.slice(0, 200) };
-  throw new ProviderRefusedError(status, error === undefined ? "without the provider's error body" : `error ${error.type ?? 'of no type'}`);
+  if (status === 400 && error?.type !== undefined) return { status: 'rejected', reason: `payment provider answered 400 (${error.type}: ${error.message ?? ''})`.slice(0, 200) };
+  throw new ProviderRefusedError(status, error === undefined ? 'without the provider\'s error body' : `error ${error.type ?? 'of no type'}`);
 }
 
 /** Charge statuses that are not final (Stripe `processing`, Adyen `Received`/`pending`, PayPal `PENDING`): in flight. */
