@@ -167,6 +167,13 @@ var commonSettings = {
   PAYMENT_PROVIDER_LOOKUP_LAG_SECONDS: '60'
   // Stripe replays every answer under a key (500s included); 'successes' for a provider that caches only 2xx (Checkout.com).
   PAYMENT_PROVIDER_KEY_MEMORY_KEEPS: 'every-answer'
+  // The ledger check under every guard (docs/DESIGN.md): Stripe lists its charges by `created`, read-after-write (delay
+  // 0); a provider without a list (Adyen) takes 'none', and the app says at start that no check runs.
+  PAYMENT_PROVIDER_LEDGER: 'list'
+  PAYMENT_PROVIDER_LEDGER_DELAY_SECONDS: '0'
+  LEDGER_CHECK_SCHEDULE: '0 */5 * * * *'
+  LEDGER_CHECK_PAGES_PER_TICK: '50'
+  LEDGER_CHECK_BUDGET_SECONDS: '120'
   COSMOS_ENDPOINT: cosmosEndpoint
   COSMOS_DATABASE_NAME: cosmos.databaseName
   COSMOS_ORDERS_CONTAINER: cosmos.ordersContainerName

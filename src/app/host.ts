@@ -7,6 +7,7 @@ import { makeOrdersHandler } from '../orders/ordersHandler';
 import { assertPatienceCoversCharge, assertRetryBudgetWithinRetention } from '../payments/chargePatience';
 import { appSettings, appTelemetry, featureProblem } from './appContext';
 import { expiryTimerFromSettings } from './expiryTimer';
+import { ledgerCheckFromSettings, noLedgerCheckReason } from './ledgerCheckTimer';
 import {
   functionsHttpHandler,
   HTTP_FUNCTIONS,
@@ -82,6 +83,20 @@ export function ordersFunction(): ((message: unknown, context: InvocationContext
 /** The expiry timer's handler; undefined when not configured (records are kept until it runs again). */
 export function expiryTimerFunction(): ((timer: Timer, context: InvocationContext) => Promise<void>) | undefined {
   return featureOrNothing('expiryTimer', 'expiryTimer', 'Expired records stay until the sweep runs again', () => expiryTimerFromSettings(appSettings()));
+}
+
+/**
+ * The ledger check timer's handler; undefined when not configured (the check resumes from its checkpoint once it is).
+ * With `PAYMENT_PROVIDER_LEDGER=none` it is registered and skips each tick, and the app says once, at start (warn),
+ * that no ledger check runs and why.
+ */
+export function ledgerCheckFunction(): ((timer: Timer, context: InvocationContext) => Promise<void>) | undefined {
+  return featureOrNothing('ledgerCheck', 'ledgerCheck', 'Charges are matched to their records once it runs again, from its checkpoint', () => {
+    const settings = appSettings();
+    const none = noLedgerCheckReason(settings);
+    if (none) console.warn(`[config] ledgerCheck: no ledger check runs: ${none}.`);
+    return ledgerCheckFromSettings(settings, { telemetry: appTelemetry() });
+  });
 }
 
 /** The rewards trigger's handler (Event Hubs batches); undefined when not configured (events wait in the hub, within its retention). */

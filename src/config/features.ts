@@ -55,6 +55,16 @@ export const FEATURE_SETTINGS = {
     'REWARDS_MARKER_RETENTION_DAYS',
     'REWARDS_EVENT_HUB_CLEANUP_POLICY',
   ],
+  /** The ledger check's timer (the provider's list of charges matched to the payments records). */
+  ledgerCheck: [
+    'PAYMENT_PROVIDER_URL',
+    'PAYMENT_PROVIDER_TIMEOUT_MS',
+    'PAYMENT_PROVIDER_LEDGER',
+    'PAYMENT_PROVIDER_LEDGER_DELAY_SECONDS',
+    'LEDGER_CHECK_SCHEDULE',
+    'LEDGER_CHECK_PAGES_PER_TICK',
+    'LEDGER_CHECK_BUDGET_SECONDS',
+  ],
 } as const satisfies Record<string, readonly SettingName[]>;
 export type Feature = keyof typeof FEATURE_SETTINGS;
 

@@ -64,6 +64,11 @@ export const SETTING_NAMES = [
   'PAYMENT_SHARD_COUNT',
   'PAYMENT_SHARD_INDEX',
   'PAYMENT_SHARD_TABLE_ENDPOINTS',
+  'PAYMENT_PROVIDER_LEDGER',
+  'PAYMENT_PROVIDER_LEDGER_DELAY_SECONDS',
+  'LEDGER_CHECK_SCHEDULE',
+  'LEDGER_CHECK_PAGES_PER_TICK',
+  'LEDGER_CHECK_BUDGET_SECONDS',
 ] as const;
 export type SettingName = (typeof SETTING_NAMES)[number];
 
@@ -177,6 +182,20 @@ const schema = z
     // container COSMOS_IDEMPOTENCY_CONTAINER in COSMOS_DATABASE_NAME at COSMOS_ENDPOINT (partition key /recordId, TTL on).
     IDEMPOTENCY_STORE: z.enum(['table', 'cosmos']).default('table'),
     COSMOS_IDEMPOTENCY_CONTAINER: z.string().trim().min(1).default('idempotency'),
+    /**
+     * The ledger check (src/app/ledgerCheckTimer.ts): `list` when the provider lists its charges by time window
+     * (`GET /v1/charges?created_gte=&created_lt=`: Stripe's list, PayPal's transaction search); `none` (Adyen: reports
+     * only) runs no check, and the app says so once at start.
+     */
+    PAYMENT_PROVIDER_LEDGER: z.enum(['none', 'list']).default('none'),
+    /** How long after its creation a charge shows in the provider's list (Stripe's list: 0; PayPal's search: 10,800). */
+    PAYMENT_PROVIDER_LEDGER_DELAY_SECONDS: int(0, 31 * 86_400).default(0),
+    /** When the ledger check runs (NCRONTAB, six fields): every 5 minutes by default. */
+    LEDGER_CHECK_SCHEDULE: z.string().trim().min(1).default('0 */5 * * * *'),
+    /** List pages (100 charges each) one ledger check tick reads at most; the next tick goes on from its checkpoint. */
+    LEDGER_CHECK_PAGES_PER_TICK: int(1, 10_000).default(50),
+    /** The time one ledger check tick may take before it saves its checkpoint and stops. */
+    LEDGER_CHECK_BUDGET_SECONDS: int(1, 3600).default(120),
   })
   .refine((s) => s.IDEMPOTENCY_STORE !== 'cosmos' || s.COSMOS_ENDPOINT, {
     message: 'IDEMPOTENCY_STORE=cosmos needs COSMOS_ENDPOINT (a valid URL)',

@@ -146,7 +146,7 @@ export class PaymentProviderClient implements ChargeLookup {
       return read(status, text);
     } catch (error) {
       if (error instanceof ProviderRefusedError) this.options.onRefused?.(error.statusCode ?? 0);
-      if (error instanceof TransientProviderError || error instanceof LookupUnsupportedError) throw error;
+      if (error instanceof TransientProviderError || error instanceof LookupUnsupportedError || error instanceof ChargeListUnsupportedError) throw error;
       const name = (error as Error)?.name;
       const what =
         name === 'TimeoutError' || name === 'AbortError' ? `no answer within ${this.options.timeoutMs} ms` : `request failed (${(error as Error)?.message})`;
@@ -154,6 +154,23 @@ export class PaymentProviderClient implements ChargeLookup {
     } finally {
       this.options.onLatency?.(performance.now() - started, status);
     }
+  }
+
+  /**
+   * One page of the provider's charges created in `[window.fromMs, window.toMs)` (epoch ms), ascending by (created, id):
+   * `GET {base}/v1/charges?created_gte=&created_lt=&limit=[&starting_after=]` (Stripe's list, not its search: no index
+   * lag). `nextCursor` is set while the provider says it has more (`has_more`), even when this page is empty (then it is
+   * the cursor sent, `''` for the window's start): a caller goes on until it is absent. `limit` 1-100 (default 100).
+   * @throws TransientProviderError (5xx, 408, 429, timeouts, network, an answer it cannot read: the tick fails, the next
+   *   resumes from its checkpoint); ChargeListUnsupportedError on 404, 405, 501 (the provider offers no list).
+   */
+  async listCharges(window: { fromMs: number; toMs: number }, cursor?: string, limit = 100): Promise<ChargeListPage> {
+    const url = this.url('v1/charges');
+    url.searchParams.set('created_gte', String(Math.trunc(window.fromMs)));
+    url.searchParams.set('created_lt', String(Math.trunc(window.toMs)));
+    url.searchParams.set('limit', String(Math.min(100, Math.max(1, Math.trunc(limit)))));
+    if (cursor) url.searchParams.set('starting_after', cursor);
+    return this.request(url, (status, text) => interpretList(status, text, cursor ?? ''), { method: 'GET' });
   }
 }
 
@@ -253,4 +270,66 @@ function reasonFrom(text: string, fallback: string): string {
   } catch {
     return fallback;
   }
+}
+
+/**
+ * The provider answered the charge list with 404, 405 or 501: it offers no list by time window (Adyen: reports only).
+ * A configuration problem (`PAYMENT_PROVIDER_LEDGER=list` declares one it does not offer), never retried by the tick.
+ */
+export class ChargeListUnsupportedError extends IdempotencyError {
+  constructor(readonly statusCode: number) {
+    super(`payment provider answered ${statusCode} to the charge list: it offers no list of charges by time (PAYMENT_PROVIDER_LEDGER=list is wrong)`, {
+      retryable: false,
+    });
+  }
+}
+
+/** A charge as the provider's list shows it: its id, status, amount, the `Idempotency-Key` it was made under, when (epoch ms). */
+export interface ListedCharge {
+  readonly id: string;
+  /** `pending`: still being processed (it may yet succeed or fail); `failed`: no money taken. */
+  readonly status: 'succeeded' | 'pending' | 'failed';
+  readonly amount: number;
+  readonly currency: string;
+  /** The key the charge was made under; undefined for a charge made without one (not by this app). */
+  readonly idempotencyKey: string | undefined;
+  readonly createdMs: number;
+}
+
+/** One page of the list; `nextCursor` (the last listed id; on an empty page the cursor sent, `''` for none) while the provider has more. */
+export interface ChargeListPage {
+  readonly charges: ListedCharge[];
+  readonly nextCursor?: string;
+}
+
+const LIST_UNSUPPORTED = new Set([404, 405, 501]);
+const LISTED_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'pending', 'failed']);
+
+/** A list answer: `{ data: [...], has_more }`; an entry without an id, a known status or a numeric `created` is unreadable (transient). */
+function interpretList(status: number, text: string, sentCursor: string): ChargeListPage {
+  if (LIST_UNSUPPORTED.has(status)) throw new ChargeListUnsupportedError(status);
+  if (status !== 200) throw new TransientProviderError(`payment provider answered ${status} to the charge list`, status);
+  let body: { data?: unknown; has_more?: unknown };
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    throw new TransientProviderError('payment provider answered the charge list with a body that is not JSON', status);
+  }
+  if (!Array.isArray(body.data)) throw new TransientProviderError('payment provider answered the charge list without a data list', status);
+  const charges = (body.data as unknown[]).map((entry): ListedCharge => {
+    const c = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>;
+    if (typeof c.id !== 'string' || c.id === '' || typeof c.status !== 'string' || !LISTED_STATUSES.has(c.status) || !Number.isFinite(Number(c.created)))
+      throw new TransientProviderError('payment provider listed a charge without an id, a known status or a created time', status);
+    const key = c.idempotency_key;
+    return {
+      id: c.id,
+      status: c.status as ListedCharge['status'],
+      amount: Number(c.amount),
+      currency: String(c.currency),
+      idempotencyKey: typeof key === 'string' && key !== '' ? key : undefined,
+      createdMs: Number(c.created),
+    };
+  });
+  // An empty page that says it has more: ask again from where this one started (the walk is bounded per tick).
+  return body.has_more === true ? { charges, nextCursor: charges[charges.length - 1]?.id ?? sentCursor } : { charges };
 }

@@ -58,6 +58,13 @@ export const MetricNames = {
    * changed without `npm run payments:reshard`): by consumer, shard, owner. Alerted (`payments-shard-layout`).
    */
   shardLayoutRefused: 'payments.shard_layout_refused',
+  /**
+   * Charges the provider made that no record holds as `succeeded` with that charge (src/payments/ledgerCheck.ts): no
+   * record, a record completed otherwise, or undecided past the grace; by kind. Sev-1 alert (`payments-ledger-discrepancy`).
+   */
+  ledgerDiscrepancies: 'payments.ledger.discrepancies',
+  /** Charges each ledger check tick matched to their record (by outcome: matched, not-charged, other-shard, deferred). */
+  ledgerChecked: 'payments.ledger.checked',
 } as const;
 /** The metrics recorded as histograms (a value each time); every other name is a counter. */
 export type HistogramName = typeof MetricNames.providerLatency | typeof MetricNames.oldestInProgressMinutes;

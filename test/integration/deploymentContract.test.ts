@@ -30,6 +30,7 @@ const EXPECTED_FUNCTIONS = {
   chargeProvider: 'activityTrigger',
   completePaymentRecord: 'activityTrigger',
   expiryTimer: 'timerTrigger',
+  ledgerCheck: 'timerTrigger',
   paymentsApi: 'httpTrigger',
   paymentStatus: 'httpTrigger',
   paymentProviderWebhook: 'httpTrigger',
@@ -149,10 +150,10 @@ describe('deployment contract: what a deployment ships', () => {
 
 describe('deployment contract: the deployed app as the worker loads it', () => {
   test('package.json main matches the built entry points (registrations only)', () => {
-    expect(entryPoints().map((f) => basename(f))).toEqual(['expiryTimer.js', 'http.js', 'ordersConsumer.js', 'payments.js', 'rewards.js']);
+    expect(entryPoints().map((f) => basename(f))).toEqual(['expiryTimer.js', 'http.js', 'ledgerCheck.js', 'ordersConsumer.js', 'payments.js', 'rewards.js']);
   });
 
-  test('with the app settings the compiled template deploys: all 11 functions register, nothing throws, telemetry gets the identity', () => {
+  test('with the app settings the compiled template deploys: all 12 functions register, nothing throws, telemetry gets the identity', () => {
     const settings = deployedSettings();
     if (!settings) return console.warn('NOT COMPILED: skipped (no Bicep CLI)');
     const result = loadApp(settings);
@@ -186,7 +187,7 @@ describe('deployment contract: the deployed app as the worker loads it', () => {
     ]);
   });
 
-  test('with local.settings.json.example: all 11 functions register and telemetry stays off', () => {
+  test('with local.settings.json.example: all 12 functions register and telemetry stays off', () => {
     const example = (JSON.parse(readFileSync(join(ROOT, 'local.settings.json.example'), 'utf8')) as { Values: Record<string, string> }).Values;
     const result = loadApp(example);
     expect(result.error).toBeNull();

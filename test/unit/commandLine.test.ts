@@ -136,9 +136,10 @@ describe('every tool parses alike', () => {
   });
 
   test('the provider takes its key memory in hours', () => {
-    expect(parseProviderArgs(['--key-memory-hours', '24'])).toEqual({ port: 4010, seed: 1, keyMemoryMs: 86_400_000, lookup: 'by-key' });
-    expect(parseProviderArgs([])).toEqual({ port: 4010, seed: 1, lookup: 'by-key' });
-    expect(parseProviderArgs(['--lookup', 'none'])).toEqual({ port: 4010, seed: 1, lookup: 'none' });
+    expect(parseProviderArgs(['--key-memory-hours', '24'])).toEqual({ port: 4010, seed: 1, keyMemoryMs: 86_400_000, lookup: 'by-key', list: 'by-window' });
+    expect(parseProviderArgs([])).toEqual({ port: 4010, seed: 1, lookup: 'by-key', list: 'by-window' });
+    expect(parseProviderArgs(['--lookup', 'none'])).toEqual({ port: 4010, seed: 1, lookup: 'none', list: 'by-window' });
+    expect(parseProviderArgs(['--list', 'none'])).toEqual({ port: 4010, seed: 1, lookup: 'by-key', list: 'none' });
     expect(usageMessage(() => parseProviderArgs(['--key-memory-hours', '-2']))).toMatch(/^--key-memory-hours must be/);
   });
 

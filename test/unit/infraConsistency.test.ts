@@ -396,6 +396,7 @@ describe('infra cross-check: operations and azd', () => {
       'payments.record_write_refused',
       'payments.in_progress.oldest_minutes',
       'payments.shard_layout_refused',
+      'payments.ledger.discrepancies',
       'messages.parked',
       'messages.batch_failures',
       'messages.store_misconfigured',

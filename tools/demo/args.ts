@@ -2,6 +2,7 @@ import type { ChaosOptions } from './chaosOptions';
 import { DEFAULT_CHAOS_OPTIONS } from './chaosOptions';
 import { optionReader, parseCommandLine, type OptionSpecs, type OptionValues } from '../cli/commandLine';
 import { checkProviderUrlShape } from './preflight';
+import { DEMO_MUTATIONS } from './mutations';
 
 /** What `npm run demo -- ...` asked for. */
 export interface DemoArgs {
@@ -36,6 +37,8 @@ export const DEMO_USAGE = `usage: npm run demo -- [options]
   --host-kills N          real engine: Durable host kills after a charge, at most (default ${DEFAULT_CHAOS_OPTIONS.maxHostKills})
   --rewards-events N      rewards part (Event Hubs): distinct PaymentSucceeded events, 20 % sent twice, hosts crashing before
                           checkpoints (default ${DEFAULT_CHAOS_OPTIONS.rewardsEvents}; 0 = off)
+  --mutate M              a deliberate mistake the ledger check must show: conflict-rejected (the first 3 chargeable
+                          payments are recorded rejected, as a 409 read as a rejection would, while the provider charged)
   --json                  print one JSON object as the last line of stdout
   --report FILE.html      also write a self-contained HTML page: a timeline chart of the run and the invariant table
   --help, -h              this text
@@ -69,6 +72,7 @@ const SPECS: OptionSpecs = {
   'provider-key-memory': { type: 'string' },
   'provider-lookup': { type: 'string' },
   'declared-key-memory': { type: 'string' },
+  mutate: { type: 'string' },
   'broker-dedup': { type: 'boolean' },
   json: { type: 'boolean' },
   report: { type: 'string' },
@@ -99,6 +103,7 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv = 
   if (read.flag('broker-dedup')) chaos.brokerDuplicateDetection = true;
   if (values['provider-key-memory'] !== undefined && values['provider-key-memory'] !== 'forever')
     chaos.providerKeyMemoryMs = read.number('provider-key-memory', { min: 0, max: 24 * 365 * 10, default: Number.NaN }) * 3_600_000;
+  if (values.mutate !== undefined) chaos.mutation = read.choice('mutate', DEMO_MUTATIONS, DEMO_MUTATIONS[0]);
   if (values['provider-lookup'] !== undefined) chaos.providerLookup = read.choice('provider-lookup', ['none', 'by-key'] as const, 'none');
   if (values['declared-key-memory'] !== undefined)
     chaos.declaredKeyMemoryHours = read.number('declared-key-memory', { min: 0, max: 87_600, default: Number.NaN });

@@ -71,6 +71,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
           maxHostKills: o.maxHostKills,
           providerLookup: lookup,
           providerKeyMemoryHours: keyMemoryHours,
+          mutation: o.mutation,
         }),
       );
     }

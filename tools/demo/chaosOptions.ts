@@ -1,3 +1,4 @@
+import type { DemoMutation } from './mutations';
 import type { ProviderLookup } from '../../src/payments/providerLookup';
 import type { ChaosProgress } from './chaosReport';
 
@@ -37,6 +38,8 @@ export interface ChaosOptions {
   readonly sweepHold?: boolean;
   /** Durable host kills (SIGKILL after the provider charged, then a restart) at most per run. */
   readonly maxHostKills?: number;
+  /** A deliberate mistake (`--mutate`, tools/demo/mutations.ts): the ledger check must report it. */
+  readonly mutation?: DemoMutation;
   /** Distinct PaymentSucceeded events of the rewards part (`rewardsPart.ts`; 0 = off). */
   readonly rewardsEvents?: number;
   /** Gives up waiting for the queues to drain after this long; what is left counts as lost. */
@@ -56,7 +59,8 @@ export function defaultDeclaredKeyMemoryHours(external: boolean, keyMemoryMs: nu
 }
 
 /** The options without a fixed default (the look-up's depends on the provider: {@link defaultProviderLookup}). */
-type OptionsWithoutDefault = 'providerUrl' | 'providerKeyMemoryMs' | 'providerLookup' | 'declaredKeyMemoryHours' | 'onProgress' | 'progressEveryMs';
+type OptionsWithoutDefault =
+  'mutation' | 'providerUrl' | 'providerKeyMemoryMs' | 'providerLookup' | 'declaredKeyMemoryHours' | 'onProgress' | 'progressEveryMs';
 
 export const DEFAULT_CHAOS_OPTIONS: Required<Omit<ChaosOptions, OptionsWithoutDefault>> = {
   messages: 2_000,

@@ -14,6 +14,9 @@ import { handedOffInstances, resolveHandOffs, type EntityOutcomes, type FinalRes
 import { PART, readResults, forEachLimit } from './paymentsChecks';
 import { verifyPayments } from './paymentsVerify';
 import { type PaymentsPhaseState, HeldPayments, sweepToTheEnd } from './paymentsTimePhase';
+import { systemClock } from 'azure-functions-idempotency';
+import { demoLedgerCheck } from './ledgerCheckPart';
+import { recordMistakes, type DemoMutation } from './mutations';
 
 export interface PaymentsPartOptions {
   readonly messages: number;
@@ -29,6 +32,8 @@ export interface PaymentsPartOptions {
   /** `PAYMENT_PROVIDER_LOOKUP` and `PAYMENT_PROVIDER_KEY_MEMORY_HOURS` (default the settings': `none`, 24). */
   readonly providerLookup?: ProviderLookup;
   readonly providerKeyMemoryHours?: number;
+  /** A deliberate mistake (`--mutate`): the ledger check must show its discrepancies. */
+  readonly mutation?: DemoMutation;
 }
 
 /** Retention of the dedup records: the time phase jumps past it. */
@@ -78,7 +83,28 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
       hostKills.count < (options.maxHostKills ?? 2) && env.faults.shouldCrash(CrashPoint.AfterCharge, `${paymentId}#host`) && ++hostKills.count > 0,
   });
   const held = new HeldPayments(workload.messages);
+  // The store's own methods, before the crash injection wraps them (`--mutate` rewrites records with them, uncrashed).
+  const plainStore = {
+    get: rig.store.get.bind(rig.store),
+    reopen: rig.store.reopen.bind(rig.store),
+    claim: rig.store.claim.bind(rig.store),
+    complete: rig.store.complete.bind(rig.store),
+  };
   injectStoreCrashes(rig, env, held);
+  /** `--mutate`: the records rewritten (once, before the ledger check first covers their charges). */
+  let mistakes: Awaited<ReturnType<typeof recordMistakes>> | undefined;
+  const makeMistakes = async () => {
+    if (options.mutation && !mistakes) mistakes = await recordMistakes(plainStore, options.mutation, workload.messages);
+  };
+  // The ledger check under every guard, over the whole run, on the provider's clock (an external one's is real time).
+  const ledgerCheck = demoLedgerCheck({
+    providerUrl: options.provider.url,
+    table: rig.store.client,
+    store: rig.store,
+    clock: external ? systemClock : env.clock,
+    retry: DEMO_RETRY,
+    retentionMs: RETENTION_MS,
+  });
   /** Handoff: the records' results read before the time phase's sweep (a record swept since still answered its deliveries). */
   const resultsBeforeSweep: FinalResults = new Map();
   const deliver = async (body: unknown, meta: Parameters<typeof rig.deliver>[1]): Promise<PaymentDeliveryResult> => {
@@ -120,6 +146,9 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
           // Handoff: the runs own the records; let them finish, and note what they recorded, before the jump.
           await rig.workflow.drain();
           await readResults(rig, workload.messages, resultsBeforeSweep);
+          // The charges before the jump are checked now: the sweep removes their records (past retention on the demo's clock).
+          await makeMistakes();
+          await ledgerCheck.catchUp();
         },
         sweep: (holds) => sweepToTheEnd(new ExpirySweeper(rig.store.client, { budgetMs: 60_000, clock: env.clock, holds, holdMs: RETENTION_MS })),
         sendsAfterSweep(ledger) {
@@ -189,7 +218,29 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
         options.timePhase ? { ...phase, held } : undefined,
         design,
       );
-      return { ...report, details: { ...report.details, outcomesFromEntityAfterSweep: fromEntity.size } };
+      await makeMistakes();
+      await ledgerCheck.catchUp();
+      const checked = ledgerCheck.report();
+      const ledgerViolations = checked.discrepancies.map(
+        (d) => `ledger check: charge ${d.chargeId} of ${d.paymentId || '(no key)'} is not held by a succeeded record (${d.reason}: ${d.detail})`,
+      );
+      return {
+        ...report,
+        violations: [...report.violations, ...ledgerViolations],
+        details: {
+          ...report.details,
+          outcomesFromEntityAfterSweep: fromEntity.size,
+          ledgerCheck: checked.offered ? 'list' : 'not offered',
+          ledgerChecked: checked.checked,
+          ledgerMatched: checked.matched,
+          ledgerDiscrepancies: checked.discrepancies.length,
+          ledgerUndecided: checked.undecided,
+          ledgerPages: checked.pages,
+          ledgerTicks: checked.ticks,
+          ledgerFailedTicks: checked.failedTicks,
+          ...(mistakes ? { mutatedPayments: mistakes.paymentIds.join(' ') } : {}),
+        },
+      };
     },
     ...(timePhase ? { timePhase } : {}),
   };

@@ -2,6 +2,7 @@ import { wrapWords } from '../cli/wrapWords';
 import { formatDuration } from './buildReport';
 import type { ChaosProgress, ChaosReport } from './chaosReport';
 import { verdictLine } from './verdict';
+import { ledgerVerdictLine } from './ledgerCheckPart';
 
 /** How far the run is: settled copies (completed or dead-lettered) of the planned sends. */
 export function progressFraction(p: ChaosProgress): number {
@@ -151,6 +152,7 @@ export function formatReport(r: ChaosReport): string {
   const verdict = r.ok ? ['  invariants: all hold'] : ['  INVARIANTS FAILED:', ...r.violations.slice(0, 20).map((v) => `    - ${v}`)];
   return [
     verdictLine(r),
+    ledgerVerdictLine(r),
     `chaos run, seed ${r.seed}, ${(r.elapsedMs / 1000).toFixed(1)} s`,
     ...lines,
     ...dlq,

@@ -5,6 +5,8 @@ import { delay, mulberry32 } from './random';
 /** The seeded PRNG, also imported from here by test/integration. */
 export { mulberry32 } from './random';
 import { json, readBody } from './httpBody';
+import { serveCharges, type ChargeRecord } from './chargeList';
+export type { ChargeRecord } from './chargeList';
 
 /** A fault the provider can inject into one request. */
 export type ProviderFault =
@@ -37,6 +39,8 @@ export interface FakeProviderOptions {
    * in `lookups`), as Stripe, whose charges cannot be listed by idempotency key.
    */
   readonly lookup?: 'by-key' | 'none';
+  /** `by-window` (default): `GET /v1/charges?created_gte=&created_lt=&limit=` lists charges by time (chargeList.ts); `none`: 404. */
+  readonly list?: 'by-window' | 'none';
 }
 
 interface KeyEntry {
@@ -46,14 +50,6 @@ interface KeyEntry {
   state: 'inFlight' | 'done';
   status?: number;
   response?: unknown;
-}
-
-export interface ChargeRecord {
-  readonly chargeId: string;
-  readonly paymentId: string;
-  readonly idempotencyKey: string;
-  readonly amount: number;
-  readonly currency: string;
 }
 
 /**
@@ -69,6 +65,7 @@ export class FakePaymentProvider {
   rawCalls = 0;
   /** `GET /v1/charges?idempotency_key=` requests (faulted ones included). */
   lookups = 0;
+  listRequests = 0; // GET /v1/charges?created_gte= (pages)
   readonly charges: ChargeRecord[] = [];
   /** Every Idempotency-Key seen per paymentId. */
   readonly keysByPayment = new Map<string, Set<string>>();
@@ -145,6 +142,7 @@ export class FakePaymentProvider {
     return {
       rawCalls: this.rawCalls,
       lookups: this.lookups,
+      listRequests: this.listRequests,
       forgottenKeysReused: this.forgottenKeysReused,
       effectiveCharges: this.effectiveCharges,
       faultsInjected: { ...this.faultsInjected },
@@ -179,7 +177,7 @@ export class FakePaymentProvider {
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method === 'GET' && req.url === '/__stats') return json(res, 200, this.stats());
-    if (req.method === 'GET' && req.url?.startsWith('/v1/charges?')) return this.lookUp(req, res);
+    if (req.method === 'GET' && req.url?.startsWith('/v1/charges?')) return this.getCharges(req, res);
     if (req.method !== 'POST' || req.url !== '/v1/charges') return json(res, 404, { error: { message: 'not found' } });
     this.rawCalls++;
     const text = await readBody(req);
@@ -242,6 +240,7 @@ export class FakePaymentProvider {
       idempotencyKey: key,
       amount: amount as number,
       currency,
+      createdMs: now,
     };
     this.charges.push(charge);
     Object.assign(entry, { state: 'done', status: 201, response: { id: charge.chargeId, paymentId, amount, currency, status: 'succeeded' } });
@@ -252,21 +251,14 @@ export class FakePaymentProvider {
     return json(res, 201, entry.response);
   }
 
-  /** `GET /v1/charges?idempotency_key=K`: the ledger's charges under K (key memory plays no part), faults as a POST's but no charge. */
-  private async lookUp(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    this.lookups++;
-    if (this.options.lookup === 'none')
-      return json(res, 404, { error: { type: 'invalid_request_error', message: 'Unrecognized request URL (GET: /v1/charges)' } });
-    const key = new URL(req.url ?? '', 'http://provider').searchParams.get('idempotency_key');
-    if (!key) return json(res, 400, { error: { message: 'idempotency_key is required' } });
-    const fault = this.queuedLookups.shift() ?? this.drawFault(['error5xx', 'timeout']);
-    if (fault) this.faultsInjected[fault]++;
-    if (this.options.latencyMs) await delay(this.options.latencyMs);
-    if (this.answeredWithFault(res, fault)) return;
-    const data = this.charges
-      .filter((c) => c.idempotencyKey === key)
-      .map((c) => ({ id: c.chargeId, paymentId: c.paymentId, amount: c.amount, currency: c.currency, status: 'succeeded', idempotencyKey: key }));
-    return json(res, 200, { object: 'list', data });
+  /** `GET /v1/charges?...`: the look-up by key or the list by window (chargeList.ts), faults as a look-up's, no charge. */
+  private getCharges(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const offered = { lookup: this.options.lookup !== 'none', list: this.options.list !== 'none' };
+    const count = (kind: 'lookup' | 'list') => (kind === 'lookup' ? this.lookups++ : this.listRequests++);
+    const nextFault = () => this.queuedLookups.shift() ?? this.drawFault(['error5xx', 'timeout'] as const);
+    const answered = (response: ServerResponse, fault: LookupFault | undefined) => this.answeredWithFault(response, fault);
+    const { charges, faultsInjected: faults } = this;
+    return serveCharges(req, res, { charges, offered, latencyMs: this.options.latencyMs, count, nextFault, faults, answered });
   }
 
   /** Answers an injected 5xx (503) or timeout (the request is left hanging until it closes); false for no such fault. */

@@ -1,7 +1,8 @@
 import { runOperatorCli, type OperatorCliIo } from 'azure-functions-idempotency/operator';
 import { DEFAULT_DURABLE_URL } from './paymentsRetry';
-import { shardChoiceOf } from './keysShard';
+import { positionalsOf, shardChoiceOf } from './keysShard';
 import { durableHttpStatus, paymentsExtension, type RunStatusOf } from './paymentsKeys';
+import { LEDGER_USAGE, ledgerLinesFor, ledgerTableOf, runLedgerCommand } from './ledgerCommand';
 
 export const APP_USAGE = `npm run keys -- <command>: the package's console (npx azure-functions-idempotency) with what the app adds for
 payments: the charge run's status and the Payment row on show, failed and held payments read as such, a release refused
@@ -16,6 +17,10 @@ while the charge run is going. Its own options (the rest is the package's, below
                        and dlq replay <base>-<i> to shard i; the rest to the settings' own shard. Another shard's table is
                        reached through PAYMENT_SHARD_TABLE_ENDPOINTS; its charge runs through its app's --durable-url
                        (given explicitly, or --skip-run-check)
+
+The ledger check's discrepancies (charges the provider made that no record holds as succeeded with that charge;
+keys show payments <paymentId> also prints the key's):
+${LEDGER_USAGE}
 `;
 
 /**
@@ -67,8 +72,16 @@ export async function runAppKeys(argv: readonly string[], io: OperatorCliIo = {}
     }
   }
   const env = choice.kind === 'shard' ? choice.env : io.env;
+  const out = io.out ?? console.log;
+  const positionals = positionalsOf(rest);
+  if (positionals[0] === 'ledger') return runLedgerCommand(rest, env ?? process.env, { out, err });
   const extension = paymentsExtension(runStatusOf ?? durableHttpStatus(durableUrl, durableKey), { skipRunCheck });
-  return runOperatorCli(rest, { ...io, ...(env ? { env } : {}), extensions: [extension, ...(io.extensions ?? [])] });
+  const code = await runOperatorCli(rest, { ...io, ...(env ? { env } : {}), extensions: [extension, ...(io.extensions ?? [])] });
+  // `keys show payments <id>`: the key's ledger discrepancies too (a charge with no record has nothing else to show).
+  const [group, command, consumer, paymentId] = positionals;
+  if (group === 'keys' && command === 'show' && consumer === 'payments' && paymentId && !rest.includes('--json'))
+    for (const line of await ledgerLinesFor(ledgerTableOf(rest, env ?? process.env), paymentId)) out(line);
+  return code;
 }
 
 if (require.main === module)

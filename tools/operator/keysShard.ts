@@ -79,7 +79,7 @@ export function shardChoiceOf(args: readonly string[], env: Env, shardOption: st
 }
 
 /** The console's positional arguments (command words and their operands), skipping options and their values. */
-function positionalsOf(args: readonly string[]): string[] {
+export function positionalsOf(args: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
