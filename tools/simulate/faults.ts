@@ -88,5 +88,5 @@ export function parseFaults(list: string | undefined): readonly FaultName[] {
  * (a redelivery takes its record over). The last two escaped the simulator and Jest before issue 50. `--mutate`
  * applies one; the simulator has to fail with a named invariant.
  */
-export const MUTATIONS = ['key-per-call', 'activity-renamed', 'decline-transient', 'conflict-rejected', 'takeover-live'] as const;
+export const MUTATIONS = ['key-per-call', 'activity-renamed', 'decline-transient', 'conflict-rejected', 'takeover-live', 'ledger-silent'] as const;
 export type Mutation = (typeof MUTATIONS)[number];

@@ -23,6 +23,8 @@ export const INVARIANTS = {
   'no-takeover-of-suspended': "no record is taken over (its attempt moved on) while its run is suspended (the operator's)",
   'succeeded-is-own-charge': "a record that says succeeded names a charge the provider made under this payment's key, amount and currency",
   'run-writes-its-record': "no run completes under the record's attempt with the record still in progress",
+  'ledger-check-reports':
+    "every charge the provider made that no record holds (completed succeeded with that charge) is reported by the app's ledger check once its window passed it (or carried undecided, to be reported past its grace)",
   'scenario-premise': 'a directed schedule did what it is there to show (its faults happened, its payment reached the state it needs)',
 } as const;
 export type InvariantName = keyof typeof INVARIANTS;

@@ -171,4 +171,7 @@ export const MUTATION_SEEDS = [
     breaks: 'no-takeover-of-suspended',
     world: 1,
   },
+  // The checker is code too: a ledger check that takes a record completed otherwise (held, failed, rejected) for matched.
+  // Seed 184 (world 2, PayPal-like): p2 charged while its record says held; the check must report it.
+  { mutation: 'ledger-silent', seed: 184, faults: 'all', breaks: 'ledger-check-reports', world: 2 },
 ] as const;

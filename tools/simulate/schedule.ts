@@ -9,6 +9,7 @@ import { drawProviderWorld, type ProfileName, type ProviderWorld } from './profi
 import { drawSettings, startRefusal } from './drawSettings';
 import { declaredFromProvider, SIM_BASE_ENV } from './settings';
 import { planProducer } from './producer';
+import { LedgerWatch } from './ledgerWatch';
 
 const HOUR_MS = 3_600_000;
 /** Faults are injected for this long (past the provider's 24 h key memory), then the world settles without them. */
@@ -109,6 +110,8 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
     };
   }
   const app = new SimApp(world, stream('app'), rates, lookup, options.mutation, settings, provider, stream('provider-draws'));
+  // World 2: the app's ledger check with the expiry timer (an observer: it draws nothing from the schedule's streams).
+  const ledger = version === 2 ? new LedgerWatch(app, options.mutation) : undefined;
   const plan = stream('plan');
   const faultEnd = world.startMs + FAULT_PHASE_MS;
   if (rates['table-forbidden'] > 0) {
@@ -183,6 +186,7 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
       app.observe();
       operator();
       void app.tick();
+      void ledger?.tick();
     });
   };
   tick(world.startMs + 15 * 60_000);
@@ -196,6 +200,11 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
   // only restate `history-bounded`.
   const runaway = app.hub.longestHistory.tasks > RUNAWAY_HISTORY_TASKS;
   violations.push(...checkInvariants(app, payments, { final: !runaway, boundMs: SETTLE_BOUND_MS, nowMs: world.nowMs() }));
+  if (ledger && !runaway) {
+    // The check caught up to its window's end (as its next ticks would), then judged against the provider's ledger.
+    for (let catchUp = 0; catchUp < 20 && ledger.checkedUntilMs < world.nowMs() - ledger.delayMs - 1; catchUp++) await ledger.tick(1_000);
+    violations.push(...ledger.unreported());
+  }
   const premise = scenario?.premise(app, payments[0]);
   if (premise) violations.push({ invariant: 'scenario-premise', detail: `${options.scenario}: ${premise}` });
   return {
