@@ -1,0 +1,254 @@
+import { randomUUID } from 'node:crypto';
+import type { TableClient, TableEntity } from '@azure/data-tables';
+import type { BenchTables, CountedTable } from './BenchTables';
+import type { CoreUnderTest } from './coreUnderTest';
+import { runConcurrent } from './runConcurrent';
+import { median, round } from './stats';
+
+/**
+ * The wrapper's own cost (issue 64): client CPU per message through `makeIdempotent` (a handler that does nothing)
+ * against the same SDK requests made raw on the same Azurite, in the same round:
+ *
+ * | path | wrapped | raw |
+ * |---|---|---|
+ * | fresh | claim + complete (2 requests) | `createEntity` of a marker-sized row + a conditional `Merge` of its changed properties |
+ * | duplicate (no cache) | failed insert + read (2) | `createEntity` answered 409 + `getEntity` |
+ * | cached duplicate | the store's completed-key cache (0) | nothing (the wrapper's cost alone) |
+ *
+ * Overhead = wrapped - raw, per round (paired), in microseconds per message; the median and range over the measured
+ * rounds are reported. Each build of the core (`--core-before`) runs in every round, in an order that alternates.
+ */
+
+/** The paths measured. */
+export const OVERHEAD_PATHS = ['fresh', 'duplicate', 'cached'] as const;
+export type OverheadPath = (typeof OVERHEAD_PATHS)[number];
+
+/** One path's figures for one build, medians over the measured rounds (microseconds of client CPU per message). */
+export interface PathOverhead {
+  readonly wrappedUs: number;
+  readonly rawUs: number;
+  /** Median of (wrapped - raw) per round. */
+  readonly overheadUs: number;
+  readonly overheadRangeUs: readonly [number, number];
+  /** Median of wrapped / raw per round (undefined for the cached path: nothing raw to compare). */
+  readonly ratio: number | undefined;
+  /** Requests per message through the wrapper (counted on the wire): 2, 2, 0. */
+  readonly roundTrips: number;
+}
+
+/** The overhead section of one build. */
+export interface CoreOverhead {
+  readonly label: string;
+  readonly paths: Record<OverheadPath, PathOverhead>;
+  /** Per measured round: wrapped and raw µs per message of each path. */
+  readonly rounds: readonly Record<OverheadPath, { wrappedUs: number; rawUs: number }>[];
+}
+
+export interface OverheadFigures {
+  readonly messages: number;
+  readonly concurrency: number;
+  readonly rounds: number;
+  readonly cores: readonly CoreOverhead[];
+  /** With two builds: this build's fresh-path wrapped CPU / the other's, median over paired rounds. */
+  readonly freshCpuRatioVsBefore: number | undefined;
+}
+
+const RETENTION_MS = 7 * 86_400_000;
+/** The target of issue 64: at most this much client CPU over the two raw writes, per fresh message. */
+export const FRESH_OVERHEAD_TARGET_US = 150;
+
+interface Message {
+  readonly id: string;
+  readonly amount: number;
+}
+
+/** Measures every build in `cores` for `rounds` rounds after one warm-up round. */
+export async function measureOverhead(
+  tables: BenchTables,
+  cores: readonly CoreUnderTest[],
+  options: { messages: number; concurrency: number; rounds: number; log: (line: string) => void },
+): Promise<OverheadFigures> {
+  const { messages, concurrency, rounds, log } = options;
+  const perCore = new Map<string, Record<OverheadPath, { wrappedUs: number; rawUs: number; roundTrips: number }>[]>();
+  for (let r = 0; r <= rounds; r++) {
+    const order = r % 2 === 0 ? cores : [...cores].reverse();
+    for (const core of order) {
+      const figures = await measureRound(tables, core, `${core.label}${r}`, messages, concurrency, r % 2 === 0);
+      if (r > 0) perCore.set(core.label, [...(perCore.get(core.label) ?? []), figures]);
+      log(
+        `  overhead round ${r === 0 ? '0 (warm-up)' : r} [${core.label}]: ` +
+          OVERHEAD_PATHS.map((p) => `${p} ${Math.round(figures[p].wrappedUs)} us (raw ${Math.round(figures[p].rawUs)})`).join(', '),
+      );
+    }
+  }
+  const summaries = cores.map((core): CoreOverhead => {
+    const runs = perCore.get(core.label) ?? [];
+    const paths = Object.fromEntries(
+      OVERHEAD_PATHS.map((p) => [
+        p,
+        summarize(
+          runs.map((run) => run[p]),
+          p !== 'cached',
+        ),
+      ]),
+    ) as Record<OverheadPath, PathOverhead>;
+    return {
+      label: core.label,
+      paths,
+      rounds: runs.map(
+        (run) =>
+          Object.fromEntries(OVERHEAD_PATHS.map((p) => [p, { wrappedUs: round(run[p].wrappedUs, 1), rawUs: round(run[p].rawUs, 1) }])) as Record<
+            OverheadPath,
+            { wrappedUs: number; rawUs: number }
+          >,
+      ),
+    };
+  });
+  const [mine, before] = [perCore.get('this'), perCore.get('before')];
+  const freshCpuRatioVsBefore = mine && before ? round(median(mine.map((run, i) => run.fresh.wrappedUs / before[i].fresh.wrappedUs)), 3) : undefined;
+  return { messages, concurrency, rounds, cores: summaries, freshCpuRatioVsBefore };
+}
+
+function summarize(runs: readonly { wrappedUs: number; rawUs: number; roundTrips: number }[], hasRaw: boolean): PathOverhead {
+  const overheads = runs.map((run) => run.wrappedUs - run.rawUs);
+  return {
+    wrappedUs: round(median(runs.map((run) => run.wrappedUs)), 1),
+    rawUs: round(median(runs.map((run) => run.rawUs)), 1),
+    overheadUs: round(median(overheads), 1),
+    overheadRangeUs: [round(Math.min(...overheads), 1), round(Math.max(...overheads), 1)],
+    ratio: hasRaw ? round(median(runs.map((run) => run.wrappedUs / run.rawUs)), 3) : undefined,
+    roundTrips: median(runs.map((run) => run.roundTrips)),
+  };
+}
+
+/**
+ * One round of one build: raw and wrapped runs of each path on fresh tables (raw first in even rounds, wrapped first
+ * in odd ones). @throws Error when the wrapper did not make the requests expected of the path (2, 2, 0).
+ */
+async function measureRound(
+  tables: BenchTables,
+  core: CoreUnderTest,
+  prefix: string,
+  messages: number,
+  concurrency: number,
+  rawFirst: boolean,
+): Promise<Record<OverheadPath, { wrappedUs: number; rawUs: number; roundTrips: number }>> {
+  const batch = Array.from({ length: messages }, (_, i): Message => ({ id: `${prefix}-${i}`, amount: 100 + (i % 900) }));
+  const rawTable = await tables.create('ohraw');
+  const wrappedTable = await tables.create('ohwrap');
+  const keyOf = (msg: Message) => core.keyFromMessageId('bench-overhead', msg.id);
+  // A cache big enough for every key (the cached path); the duplicate path uses a store without one.
+  const cachingStore = new core.TableIdempotencyStore(wrappedTable.client, { retentionMs: RETENTION_MS, cacheSize: messages });
+  const plainStore = new core.TableIdempotencyStore(wrappedTable.client, { retentionMs: RETENTION_MS });
+  const handler = async (msg: Message): Promise<{ ok: boolean; amount: number }> => ({ ok: true, amount: msg.amount });
+  const wrappedCaching = core.makeIdempotent(handler, { store: cachingStore, keyOf });
+  const wrappedPlain = core.makeIdempotent(handler, { store: plainStore, keyOf });
+  const rows = batch.map((msg, i) => rawMarker(i, msg));
+
+  const raw = {
+    fresh: () => cpuUsPerMessage(messages, concurrency, (i) => rawFresh(rawTable.client, rows[i])),
+    duplicate: () => cpuUsPerMessage(messages, concurrency, (i) => rawDuplicate(rawTable.client, rows[i])),
+  };
+  const wrapped = (handle: (msg: Message) => Promise<unknown>, table: CountedTable, expected: number, path: OverheadPath) => async () => {
+    const before = table.counter.count;
+    const us = await cpuUsPerMessage(messages, concurrency, async (i) => void (await handle(batch[i])));
+    const roundTrips = (table.counter.count - before) / messages;
+    if (roundTrips !== expected) throw new Error(`overhead ${path} [${core.label}]: ${roundTrips} requests per message, expected ${expected}`);
+    return { us, roundTrips };
+  };
+  const pair = async (rawRun: () => Promise<number>, wrappedRun: () => Promise<{ us: number; roundTrips: number }>) => {
+    if (rawFirst) {
+      const rawUs = await rawRun();
+      const w = await wrappedRun();
+      return { wrappedUs: w.us, rawUs, roundTrips: w.roundTrips };
+    }
+    const w = await wrappedRun();
+    return { wrappedUs: w.us, rawUs: await rawRun(), roundTrips: w.roundTrips };
+  };
+  const fresh = await pair(raw.fresh, wrapped(wrappedCaching, wrappedTable, 2, 'fresh'));
+  const duplicate = await pair(raw.duplicate, wrapped(wrappedPlain, wrappedTable, 2, 'duplicate'));
+  const cachedRun = await wrapped(wrappedCaching, wrappedTable, 0, 'cached')();
+  return { fresh, duplicate, cached: { wrappedUs: cachedRun.us, rawUs: 0, roundTrips: cachedRun.roundTrips } };
+}
+
+/** Client CPU (user + system) per message, in microseconds, of `task` over `messages` messages. */
+async function cpuUsPerMessage(messages: number, concurrency: number, task: (i: number) => Promise<void>): Promise<number> {
+  const before = process.cpuUsage();
+  await runConcurrent(messages, concurrency, task);
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / messages;
+}
+
+/** A row shaped like a claim's marker (same properties, same Int64 times), written raw. */
+function rawMarker(i: number, msg: Message): TableEntity {
+  const now = Date.now();
+  return {
+    partitionKey: `p${String(i % 16).padStart(2, '0')}`,
+    rowKey: `${msg.id}-${'0'.repeat(40)}`,
+    kind: 'marker',
+    consumer: 'bench-overhead',
+    idempotencyKey: msg.id,
+    digest: 'f'.repeat(64),
+    status: 'InProgress',
+    ownerId: randomUUID(),
+    attempt: 1,
+    leaseExpiresAtMs: { value: String(now + 300_000), type: 'Int64' },
+    retentionExpiresAtMs: { value: String(now + RETENTION_MS), type: 'Int64' },
+    createdAtMs: { value: String(now), type: 'Int64' },
+    updatedAtMs: { value: String(now), type: 'Int64' },
+  };
+}
+
+/** The two writes of a fresh message, raw: insert, then a conditional merge of what a completion changes. */
+async function rawFresh(client: TableClient, row: TableEntity): Promise<void> {
+  const created = await client.createEntity(row);
+  const now = Date.now();
+  await client.updateEntity(
+    {
+      partitionKey: row.partitionKey,
+      rowKey: row.rowKey,
+      status: 'Completed',
+      leaseExpiresAtMs: { value: '0', type: 'Int64' },
+      retentionExpiresAtMs: { value: String(now + RETENTION_MS), type: 'Int64' },
+      updatedAtMs: { value: String(now), type: 'Int64' },
+      resultJson: '{"ok":true}',
+    },
+    'Merge',
+    { etag: created.etag },
+  );
+}
+
+/** The two requests of a duplicate, raw: the insert the service refuses (409), then the read. */
+async function rawDuplicate(client: TableClient, row: TableEntity): Promise<void> {
+  try {
+    await client.createEntity(row);
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode !== 409) throw error;
+  }
+  await client.getEntity(row.partitionKey, row.rowKey);
+}
+
+/** The section as text lines, one per build and path, and the target line. */
+export function formatOverheadSection(figures: OverheadFigures): string {
+  const lines = [
+    `wrapper overhead (client CPU per message, us; ${figures.messages} messages x ${figures.rounds} rounds, concurrency ${figures.concurrency}; medians, range of the per-round overhead):`,
+  ];
+  for (const core of figures.cores) {
+    for (const path of OVERHEAD_PATHS) {
+      const p = core.paths[path];
+      lines.push(
+        `  [${core.label}] ${path.padEnd(9)} wrapped ${p.wrappedUs} raw ${p.rawUs} overhead ${p.overheadUs} (${p.overheadRangeUs[0]}..${p.overheadRangeUs[1]})` +
+          `${p.ratio === undefined ? '' : ` ratio ${p.ratio}`}, ${p.roundTrips} requests`,
+      );
+    }
+  }
+  const mine = figures.cores.find((core) => core.label === 'this');
+  if (mine) {
+    const met = mine.paths.fresh.overheadUs <= FRESH_OVERHEAD_TARGET_US;
+    lines.push(
+      `  fresh overhead over the two raw writes: ${mine.paths.fresh.overheadUs} us (target <= ${FRESH_OVERHEAD_TARGET_US}: ${met ? 'met' : 'NOT met'})`,
+    );
+  }
+  if (figures.freshCpuRatioVsBefore !== undefined) lines.push(`  fresh client CPU, this / before: ${figures.freshCpuRatioVsBefore} (median of paired rounds)`);
+  return lines.join('\n');
+}
