@@ -1,3 +1,4 @@
+import { requireConditionEtag } from '../../protocol/conditionEtag';
 import type { Container, CosmosClient, JSONObject, OperationInput } from '@azure/cosmos';
 import { COSMOS_PARTITION_KEY_PATH, markerToRecord, rowDocumentId, type MarkerDocument, type RowDocument } from './cosmosDocuments';
 import { classifyCosmosStoreError, cosmosErrorStatus, cosmosStoreError } from './cosmosStoreErrors';
@@ -70,7 +71,8 @@ export class CosmosMarkers {
   /**
    * One write: the marker alone (a point create or replace), or the marker first, then the rows to upsert
    * and the rows to delete, in one transactional batch of the record's logical partition (all or nothing on
-   * the real service). A delete of a row that is already gone answers `missingRows`.
+   * the real service). A delete of a row that is already gone answers `missingRows`. A replace needs the marker's
+   * `etag` (If-Match): an undefined or empty one is refused before anything is sent (see `requireConditionEtag`).
    * @throws StoreUnavailableError, StoreRequestError (never a raw SDK error)
    */
   async write(
@@ -83,6 +85,7 @@ export class CosmosMarkers {
   ): Promise<CosmosWriteResult> {
     const partitionKey = marker.recordId;
     const body = marker as unknown as JSONObject;
+    if (mode !== 'create') requireConditionEtag(etag, operation, 'cosmos store');
     if (upserts.length === 0 && deletes.length === 0) {
       const request = mode === 'create' ? 'create' : 'replace';
       try {

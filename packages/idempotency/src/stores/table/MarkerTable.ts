@@ -1,4 +1,5 @@
 import type { TableClient, TableEntity, TransactionAction } from '@azure/data-tables';
+import { requireConditionEtag } from '../../protocol/conditionEtag';
 import { withDeadline, type StoreCallKind } from '../../protocol/deadline';
 import { IdempotencyError, StoreRequestError } from '../../protocol/errors';
 import type { LocalEffect } from '../../protocol/IdempotencyStore';
@@ -36,7 +37,8 @@ export class MarkerTable {
 
   /**
    * One write: the marker alone, or the marker, its effects (upserted) and the deletes of
-   * `staleRows` (local rows no longer on record) in one transaction.
+   * `staleRows` (local rows no longer on record) in one transaction. A replace or merge needs the marker's `etag`
+   * (If-Match): an undefined or empty one is refused before anything is sent (see `requireConditionEtag`).
    * @throws StoreUnavailableError, StoreRequestError (never a raw SDK error)
    */
   async write(
@@ -48,6 +50,7 @@ export class MarkerTable {
     operation: string,
   ): Promise<WriteResult> {
     const updateMode = mode === 'merge' ? 'Merge' : 'Replace';
+    if (mode !== 'create') requireConditionEtag(etag, operation, 'table store');
     try {
       if (effects.length === 0 && staleRows.length === 0) {
         const response = await this.call(operation, 'write', (abortSignal) =>
