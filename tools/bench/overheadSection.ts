@@ -143,44 +143,91 @@ async function measureRound(
   const handler = async (msg: Message): Promise<{ ok: boolean; amount: number }> => ({ ok: true, amount: msg.amount });
   const wrappedCaching = core.makeIdempotent(handler, { store: cachingStore, keyOf });
   const wrappedPlain = core.makeIdempotent(handler, { store: plainStore, keyOf });
-  const rows = batch.map((msg, i) => rawMarker(i, msg));
-
-  const raw = {
-    fresh: () => cpuUsPerMessage(messages, concurrency, (i) => rawFresh(rawTable.client, rows[i])),
-    duplicate: () => cpuUsPerMessage(messages, concurrency, (i) => rawDuplicate(rawTable.client, rows[i])),
-  };
-  const wrapped = (handle: (msg: Message) => Promise<unknown>, table: CountedTable, expected: number, path: OverheadPath) => async () => {
+  const expectRequests = (table: CountedTable, path: OverheadPath, expected: number, run: () => Promise<number>) => async () => {
     const before = table.counter.count;
-    const us = await cpuUsPerMessage(messages, concurrency, async (i) => void (await handle(batch[i])));
-    const roundTrips = (table.counter.count - before) / messages;
-    if (roundTrips !== expected) throw new Error(`overhead ${path} [${core.label}]: ${roundTrips} requests per message, expected ${expected}`);
-    return { us, roundTrips };
-  };
-  const pair = async (rawRun: () => Promise<number>, wrappedRun: () => Promise<{ us: number; roundTrips: number }>) => {
-    if (rawFirst) {
-      const rawUs = await rawRun();
-      const w = await wrappedRun();
-      return { wrappedUs: w.us, rawUs, roundTrips: w.roundTrips };
+    const us = await run();
+    const requests = table.counter.count - before;
+    if (requests !== expected * BLOCK_SIZE_OF(messages)) {
+      throw new Error(`overhead ${path} [${core.label}]: ${requests} requests for ${BLOCK_SIZE_OF(messages)} messages, expected ${expected} each`);
     }
-    const w = await wrappedRun();
-    return { wrappedUs: w.us, rawUs: await rawRun(), roundTrips: w.roundTrips };
+    return { us, requests };
   };
-  const fresh = await pair(raw.fresh, wrapped(wrappedCaching, wrappedTable, 2, 'fresh'));
-  const duplicate = await pair(raw.duplicate, wrapped(wrappedPlain, wrappedTable, 2, 'duplicate'));
-  const cachedRun = await wrapped(wrappedCaching, wrappedTable, 0, 'cached')();
-  return { fresh, duplicate, cached: { wrappedUs: cachedRun.us, rawUs: 0, roundTrips: cachedRun.roundTrips } };
+  const block = (from: number, task: (i: number) => Promise<void>) => () => cpuUs(BLOCK_SIZE_OF(messages), concurrency, (i) => task(from + i));
+  const fresh = await interleaved(messages, rawFirst, (from) => [
+    block(from, (i) => rawFresh(rawTable.client, batch[i], i)),
+    expectRequests(
+      wrappedTable,
+      'fresh',
+      2,
+      block(from, async (i) => void (await wrappedCaching(batch[i]))),
+    ),
+  ]);
+  const duplicate = await interleaved(messages, rawFirst, (from) => [
+    block(from, (i) => rawDuplicate(rawTable.client, batch[i], i)),
+    expectRequests(
+      wrappedTable,
+      'duplicate',
+      2,
+      block(from, async (i) => void (await wrappedPlain(batch[i]))),
+    ),
+  ]);
+  const cached = await interleaved(messages, rawFirst, (from) => [
+    async () => 0, // nothing raw: a cached duplicate makes no request
+    expectRequests(
+      wrappedTable,
+      'cached',
+      0,
+      block(from, async (i) => void (await wrappedCaching(batch[i]))),
+    ),
+  ]);
+  return { fresh, duplicate, cached };
 }
 
-/** Client CPU (user + system) per message, in microseconds, of `task` over `messages` messages. */
-async function cpuUsPerMessage(messages: number, concurrency: number, task: (i: number) => Promise<void>): Promise<number> {
+/** Messages per block: raw and wrapped runs alternate in blocks, so load that comes and goes falls on both alike. */
+const BLOCK_SIZE_OF = (messages: number): number => Math.min(messages, BLOCK_SIZE);
+const BLOCK_SIZE = 100;
+
+/**
+ * Runs `messages` messages as alternating blocks of a raw and a wrapped run (which goes first alternates too).
+ * @returns the client CPU per message of each, in microseconds.
+ */
+async function interleaved(
+  messages: number,
+  rawFirst: boolean,
+  blockAt: (from: number) => [raw: () => Promise<number>, wrapped: () => Promise<{ us: number; requests: number }>],
+): Promise<{ wrappedUs: number; rawUs: number; roundTrips: number }> {
+  const size = BLOCK_SIZE_OF(messages);
+  const blocks = Math.floor(messages / size);
+  let [rawUs, wrappedUs, requests] = [0, 0, 0];
+  const runWrapped = async (wrapped: () => Promise<{ us: number; requests: number }>) => {
+    const run = await wrapped();
+    wrappedUs += run.us;
+    requests += run.requests;
+  };
+  for (let b = 0; b < blocks; b++) {
+    const [raw, wrapped] = blockAt(b * size);
+    if ((b % 2 === 0) === rawFirst) {
+      rawUs += await raw();
+      await runWrapped(wrapped);
+    } else {
+      await runWrapped(wrapped);
+      rawUs += await raw();
+    }
+  }
+  const measured = blocks * size;
+  return { wrappedUs: wrappedUs / measured, rawUs: rawUs / measured, roundTrips: requests / measured };
+}
+
+/** Client CPU (user + system) of `task` over `messages` messages, in microseconds. */
+async function cpuUs(messages: number, concurrency: number, task: (i: number) => Promise<void>): Promise<number> {
   const before = process.cpuUsage();
   await runConcurrent(messages, concurrency, task);
   const used = process.cpuUsage(before);
-  return (used.user + used.system) / messages;
+  return used.user + used.system;
 }
 
 /** A row shaped like a claim's marker (same properties, same Int64 times), written raw. */
-function rawMarker(i: number, msg: Message): TableEntity {
+function rawMarker(msg: Message, i: number): TableEntity {
   const now = Date.now();
   return {
     partitionKey: `p${String(i % 16).padStart(2, '0')}`,
@@ -200,7 +247,8 @@ function rawMarker(i: number, msg: Message): TableEntity {
 }
 
 /** The two writes of a fresh message, raw: insert, then a conditional merge of what a completion changes. */
-async function rawFresh(client: TableClient, row: TableEntity): Promise<void> {
+async function rawFresh(client: TableClient, msg: Message, i: number): Promise<void> {
+  const row = rawMarker(msg, i);
   const created = await client.createEntity(row);
   const now = Date.now();
   await client.updateEntity(
@@ -219,7 +267,8 @@ async function rawFresh(client: TableClient, row: TableEntity): Promise<void> {
 }
 
 /** The two requests of a duplicate, raw: the insert the service refuses (409), then the read. */
-async function rawDuplicate(client: TableClient, row: TableEntity): Promise<void> {
+async function rawDuplicate(client: TableClient, msg: Message, i: number): Promise<void> {
+  const row = rawMarker(msg, i);
   try {
     await client.createEntity(row);
   } catch (error) {
