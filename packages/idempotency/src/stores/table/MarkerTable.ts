@@ -1,6 +1,7 @@
 import type { TableClient, TableEntity, TransactionAction } from '@azure/data-tables';
 import { requireConditionEtag } from '../../protocol/conditionEtag';
-import { withDeadline, type StoreCallKind } from '../../protocol/deadline';
+import { CallDeadlines } from '../../protocol/CallDeadlines';
+import type { StoreCallKind } from '../../protocol/deadline';
 import { IdempotencyError, StoreRequestError } from '../../protocol/errors';
 import type { LocalEffect } from '../../protocol/IdempotencyStore';
 import type { IdempotencyRecord } from '../../protocol/record';
@@ -16,15 +17,19 @@ export type WriteMode = 'create' | 'replace' | 'merge';
 export type WriteResult = { readonly etag: string } | { readonly conflict: StoreConflict };
 
 /**
- * The Table I/O of the idempotency store: every SDK call under one deadline (`withDeadline`),
+ * The Table I/O of the idempotency store: every SDK call under one deadline (`CallDeadlines`: one timer for all),
  * every SDK failure classified (`classifyStoreError`): 409/412/404 come back as a conflict, all
  * else as a domain error. Knows nothing of the decision rules.
  */
 export class MarkerTable {
+  private readonly deadlines: CallDeadlines;
+
   constructor(
     readonly client: TableClient,
     readonly callTimeoutMs: number,
-  ) {}
+  ) {
+    this.deadlines = new CallDeadlines(callTimeoutMs, 'table store');
+  }
 
   /** Creates the table when it does not exist. @throws StoreUnavailableError, StoreRequestError */
   async ensureTable(): Promise<void> {
@@ -148,9 +153,9 @@ export class MarkerTable {
     return rows;
   }
 
-  /** Every SDK call goes through here: one deadline for all (see deadline.ts). */
+  /** Every SDK call goes through here: one deadline for all (see CallDeadlines.ts). */
   private call<T>(operation: string, kind: StoreCallKind, sdkCall: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
-    return withDeadline(this.callTimeoutMs, operation, kind, sdkCall);
+    return this.deadlines.run(operation, kind, sdkCall);
   }
 }
 
