@@ -32,7 +32,11 @@ async function main(): Promise<void> {
   const azurite = await AzuriteTable.start();
   try {
     const tables = new BenchTables(azurite.connectionString);
-    const cores = options.coreBefore === undefined ? [currentCore()] : [currentCore(), coreFrom(options.coreBefore, 'before')];
+    const cores = [
+      currentCore(),
+      ...(options.coreBefore === undefined ? [] : [coreFrom(options.coreBefore, 'before')]),
+      ...options.compare.map(({ label, dir }) => coreFrom(dir, label)),
+    ];
     const measureOverheadSection = () => {
       log(`bench: the wrapper's overhead over raw SDK calls, ${options.rounds} rounds + 1 warm-up, ${options.messages} messages per path...`);
       return measureOverhead(tables, cores, { ...options, log });

@@ -3,6 +3,7 @@ import type { TableClient, TableEntity } from '@azure/data-tables';
 import type { BenchTables, CountedTable } from './BenchTables';
 import type { CoreUnderTest } from './coreUnderTest';
 import { runConcurrent } from './runConcurrent';
+import { settleHeap } from './settleHeap';
 import { median, round } from './stats';
 
 /**
@@ -218,8 +219,9 @@ async function interleaved(
   return { wrappedUs: wrappedUs / measured, rawUs: rawUs / measured, roundTrips: requests / measured };
 }
 
-/** Client CPU (user + system) of `task` over `messages` messages, in microseconds. */
+/** Client CPU (user + system) of `task` over `messages` messages, in microseconds, started on a settled heap. */
 async function cpuUs(messages: number, concurrency: number, task: (i: number) => Promise<void>): Promise<number> {
+  settleHeap();
   const before = process.cpuUsage();
   await runConcurrent(messages, concurrency, task);
   const used = process.cpuUsage(before);
