@@ -18,6 +18,7 @@ import { claimMany } from './tableClaimMany';
 import { assertValidKey, scopedKeyString, type IdempotencyKey } from '../../protocol/keys';
 import { validateEffects } from '../../protocol/localEffects';
 import { MarkerTable } from './MarkerTable';
+import { skipIdleTracing } from './idleTracing';
 import { leaseMsOption } from '../../protocol/options';
 import { RecordStatus, type IdempotencyRecord } from '../../protocol/record';
 import { cachedDecision, isOwnWrite, isStillHeldBy, reopenBy, sameRowProperties } from '../../protocol/recordRules';
@@ -64,6 +65,8 @@ export class TableIdempotencyStore implements ReopenableStore {
     this.callTimeoutMs = resolved.callTimeoutMs;
     this.clock = resolved.clock;
     this.cache = resolved.cacheSize > 0 ? new CompletedKeyCache(resolved.cacheSize, this.clock, resolved.cacheable) : undefined;
+    // No span per request while no tracer is registered (idleTracing.ts): the store's requests are most of its cost.
+    skipIdleTracing(client);
     this.table = new MarkerTable(client, this.callTimeoutMs);
     this.claims = new TableClaimWorkflow(this.table, this.clock, this.cache, (...args) => this.fields(...args));
   }
