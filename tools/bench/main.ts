@@ -35,7 +35,7 @@ async function main(): Promise<void> {
     const cores = [
       currentCore(),
       ...(options.coreBefore === undefined ? [] : [coreFrom(options.coreBefore, 'before')]),
-      ...options.compare.map(({ label, dir }) => coreFrom(dir, label)),
+      ...(options.compare ?? []).map(({ label, dir }) => coreFrom(dir, label)),
     ];
     const measureOverheadSection = () => {
       log(`bench: the wrapper's overhead over raw SDK calls, ${options.rounds} rounds + 1 warm-up, ${options.messages} messages per path...`);

@@ -11,11 +11,11 @@ export interface BenchOptions {
   /** Print one JSON object as the last line of stdout instead of a table. */
   readonly json: boolean;
   /** Measure only the wrapper's overhead over raw SDK calls (skips round trips, throughput, sweep and Cosmos). */
-  readonly overheadOnly: boolean;
+  readonly overheadOnly?: boolean;
   /** A second build of the core package (a directory with its `dist/`) measured beside this one in the overhead section. */
-  readonly coreBefore: string | undefined;
+  readonly coreBefore?: string;
   /** More builds measured beside this one in the overhead section: `label=DIR` each (e.g. one per change). */
-  readonly compare: readonly { readonly label: string; readonly dir: string }[];
+  readonly compare?: readonly { readonly label: string; readonly dir: string }[];
 }
 
 export const DEFAULT_BENCH_OPTIONS: BenchOptions = {
@@ -62,9 +62,10 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions | 'help
     concurrency: read.integer('concurrency', { min: 1, max: 256, default: DEFAULT_BENCH_OPTIONS.concurrency }),
     rounds: read.integer('rounds', { min: 1, max: 100, default: DEFAULT_BENCH_OPTIONS.rounds }),
     json: read.flag('json'),
-    overheadOnly: read.flag('overhead-only'),
-    coreBefore: read.optional('core-before'),
-    compare: compareList(read.optional('compare'), (message) => read.problem(message)),
+    // The overhead section's options appear only when given (the options of a plain run stay as they were).
+    ...(read.flag('overhead-only') ? { overheadOnly: true } : {}),
+    ...(values['core-before'] === undefined ? {} : { coreBefore: read.optional('core-before') }),
+    ...(values.compare === undefined ? {} : { compare: compareList(read.optional('compare'), (message) => read.problem(message)) }),
   };
   read.done();
   return options;
