@@ -15,7 +15,8 @@ import { formatCosmosSection, measureCosmosSection } from './cosmosSection';
 import { measureRoundTrips } from './roundTripSection';
 import { measureThroughput } from './throughputSection';
 import { coreFrom, currentCore } from './coreUnderTest';
-import { formatOverheadSection, measureOverhead } from './overheadSection';
+import { measureOverhead } from './overheadSection';
+import { formatOverheadSection } from './overheadReport';
 
 /** Expired records the sweep measurement seeds and deletes (about 2,000 per partition of 16: two query pages each). */
 const PURGE_RECORDS = 32_000;

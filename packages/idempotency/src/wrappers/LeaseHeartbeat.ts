@@ -220,7 +220,7 @@ export class LeaseHeartbeat {
     }
   }
 
-  /** @throws the `LeaseLostError` the lease was lost with, if it was. */
+  /** Throws the `LeaseLostError` the lease was lost with; does nothing while the lease is held. @throws LeaseLostError */
   throwIfLost(): void {
     const reason = this.lostReason;
     if (reason !== undefined) throw reason;
