@@ -14,6 +14,9 @@ import { buildReport, formatTable } from './report';
 import { formatCosmosSection, measureCosmosSection } from './cosmosSection';
 import { measureRoundTrips } from './roundTripSection';
 import { measureThroughput } from './throughputSection';
+import { coreFrom, currentCore } from './coreUnderTest';
+import { measureOverhead } from './overheadSection';
+import { formatOverheadSection } from './overheadReport';
 
 /** Expired records the sweep measurement seeds and deletes (about 2,000 per partition of 16: two query pages each). */
 const PURGE_RECORDS = 32_000;
@@ -30,19 +33,35 @@ async function main(): Promise<void> {
   const azurite = await AzuriteTable.start();
   try {
     const tables = new BenchTables(azurite.connectionString);
+    const cores = [
+      currentCore(),
+      ...(options.coreBefore === undefined ? [] : [coreFrom(options.coreBefore, 'before')]),
+      ...(options.compare ?? []).map(({ label, dir }) => coreFrom(dir, label)),
+    ];
+    const measureOverheadSection = () => {
+      log(`bench: the wrapper's overhead over raw SDK calls, ${options.rounds} rounds + 1 warm-up, ${options.messages} messages per path...`);
+      return measureOverhead(tables, cores, { ...options, log });
+    };
+    if (options.overheadOnly) {
+      const overhead = await measureOverheadSection();
+      process.stdout.write(options.json ? `${JSON.stringify({ overhead })}\n` : `${formatOverheadSection(overhead)}\n`);
+      return;
+    }
     log(`bench: round trips per message (${options.messages} messages each)...`);
     const roundTrips = await measureRoundTrips(tables, options.messages, options.concurrency);
     log(`bench: throughput, ${options.rounds} rounds + 1 warm-up, ${options.messages} messages per variant, concurrency ${options.concurrency}...`);
     const throughput = await measureThroughput(tables, azurite.pid, { ...options, log });
+    const overhead = await measureOverheadSection();
     log('bench: expiry sweep...');
     const purge = await measurePurgeSection(azurite.connectionString, PURGE_RECORDS);
     log('bench: the Cosmos store beside the Table store (in-process Cosmos emulator)...');
     const cosmos = await measureCosmosSection(options.messages, options.concurrency, roundTrips);
     const report = buildReport(options, roundTrips, throughput, purge, (performance.now() - started) / 1000);
     if (options.json) {
-      process.stdout.write(`${JSON.stringify({ ...report, cosmos })}\n`);
+      process.stdout.write(`${JSON.stringify({ ...report, overhead, cosmos })}\n`);
     } else {
       process.stdout.write(`${formatTable(report, throughput)}\n`);
+      process.stdout.write(`\n${formatOverheadSection(overhead)}\n`);
       process.stdout.write(`\n${formatCosmosSection(cosmos)}\n`);
     }
   } finally {

@@ -45,7 +45,8 @@ export async function withDeadline<T>(
   }
 }
 
-function deadlineError(timeoutMs: number, operation: string, kind: StoreCallKind, storeName: string): StoreUnavailableError {
+/** The error a call that missed its deadline fails with: what may have been decided, by `kind`. */
+export function deadlineError(timeoutMs: number, operation: string, kind: StoreCallKind, storeName: string): StoreUnavailableError {
   const decided =
     kind === 'read'
       ? 'it was a read: nothing was decided'

@@ -55,8 +55,12 @@ const realTimers = (nowMs: () => number): HeartbeatTimers => ({
  */
 export class LeaseHeartbeat {
   private current: Claim;
-  private readonly controller = new AbortController();
+  /** Made on first use: work that never reads the signal and a lease never lost cost no AbortController. */
+  private controller: AbortController | undefined;
+  private lostReason: LeaseLostError | undefined;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Renewals queued or running (the work's own and the heartbeat's). */
+  private renewing = 0;
   private timer: unknown;
   private lapseTimer: unknown;
   private stopped = false;
@@ -84,15 +88,34 @@ export class LeaseHeartbeat {
 
   /** Aborted (reason: `LeaseLostError`) once the lease is lost; the work should stop. */
   get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.lostReason !== undefined) this.controller.abort(this.lostReason);
+    }
     return this.controller.signal;
+  }
+
+  /** True once the lease is lost (then {@link signal} is aborted, with {@link lossReason} as its reason). */
+  get lost(): boolean {
+    return this.lostReason !== undefined;
+  }
+
+  /** Why the lease was lost, or undefined while it is held. */
+  get lossReason(): LeaseLostError | undefined {
+    return this.lostReason;
   }
 
   /**
    * Starts watching the lease end and, unless `renewals` is false, the periodic renewals. Without
    * renewals the signal still aborts at the lease end: the work was told how long it had.
+   *
+   * With renewals, one timer runs until the first renewal is due (a third of the lease): work that ends before
+   * then never arms the lease-end timer. That timer is armed when the first renewal starts, which is before the
+   * lease end less the margin, so the signal aborts exactly when it would have (see {@link armLapse}).
    */
   start(renewals = true): this {
-    this.armLapse();
+    const lapseDelayMs = this.current.leaseExpiresAtMs - this.marginMs - this.timers.nowMs();
+    if (!renewals || this.intervalMs >= lapseDelayMs) this.armLapse();
     if (renewals) this.schedule();
     return this;
   }
@@ -102,8 +125,12 @@ export class LeaseHeartbeat {
    * @throws LeaseLostError when the lease is lost (then {@link signal} is aborted too); store errors.
    */
   renew(): Promise<Claim> {
+    this.renewing++;
     const run = this.queue.then(() => this.renewOnce());
-    this.queue = run.catch(() => undefined);
+    this.queue = run.then(
+      () => void this.renewing--,
+      () => void this.renewing--,
+    );
     return run;
   }
 
@@ -113,7 +140,7 @@ export class LeaseHeartbeat {
     if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
     if (this.lapseTimer !== undefined) this.timers.clearTimeout(this.lapseTimer);
     // A renewal in flight is waited for, unless the lease is lost already (then its answer changes nothing).
-    if (!this.signal.aborted) {
+    if (!this.lost && this.renewing > 0) {
       let onAbort = (): void => undefined;
       const aborted = new Promise<void>((resolve) => (onAbort = resolve));
       this.signal.addEventListener('abort', onAbort, { once: true });
@@ -128,10 +155,10 @@ export class LeaseHeartbeat {
   /** (Re-)arms the local timer that aborts the signal `marginMs` before the current lease end. */
   private armLapse(): void {
     if (this.lapseTimer !== undefined) this.timers.clearTimeout(this.lapseTimer);
-    if (this.signal.aborted) return;
+    if (this.lost) return;
     const deadline = this.current.leaseExpiresAtMs - this.marginMs;
     const check = (): void => {
-      if (this.signal.aborted) return;
+      if (this.lost) return;
       const left = deadline - this.timers.nowMs();
       if (left > 0) {
         this.lapseTimer = this.timers.setTimeout(check, Math.min(left, MAX_TIMER_MS)); // the timer ran early, or the clock is not wall time
@@ -149,8 +176,9 @@ export class LeaseHeartbeat {
   }
 
   private schedule(delayMs = this.intervalMs): void {
-    if (this.stopped || this.signal.aborted) return;
+    if (this.stopped || this.lost) return;
     this.timer = this.timers.setTimeout(() => {
+      if (this.lapseTimer === undefined) this.armLapse(); // the first renewal: from now on the lease end is watched
       this.renew().then(
         () => this.schedule(),
         // A failure is judged in renewOnce; unless lost, the next try comes before the lease end (see retryDelayMs).
@@ -174,16 +202,16 @@ export class LeaseHeartbeat {
   }
 
   private async renewOnce(): Promise<Claim> {
-    if (this.signal.aborted) throw this.signal.reason;
+    this.throwIfLost();
     try {
       const renewed = await this.store.renewLease(this.current, this.leaseMs);
       // Confirmed after the lease was lost (the answer came too late): the loss stands.
-      if (this.signal.aborted) throw this.signal.reason;
+      this.throwIfLost();
       this.current = renewed;
       if (!this.stopped) this.armLapse();
       return this.current;
     } catch (error) {
-      if (this.signal.aborted) throw this.signal.reason;
+      this.throwIfLost();
       if (error instanceof LeaseLostError) this.lose(error);
       else if (this.timers.nowMs() >= this.current.leaseExpiresAtMs) {
         this.lose(new LeaseLostError(scopedKeyString(this.current.key), this.current.attempt, 'renewLease (the lease lapsed while renewals failed)'));
@@ -192,9 +220,16 @@ export class LeaseHeartbeat {
     }
   }
 
+  /** Throws the `LeaseLostError` the lease was lost with; does nothing while the lease is held. @throws LeaseLostError */
+  throwIfLost(): void {
+    const reason = this.lostReason;
+    if (reason !== undefined) throw reason;
+  }
+
   private lose(error: LeaseLostError): void {
-    if (this.signal.aborted) return;
-    this.controller.abort(error);
+    if (this.lostReason) return;
+    this.lostReason = error;
+    this.controller?.abort(error);
     if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
   }
 }

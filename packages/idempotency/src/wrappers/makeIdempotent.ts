@@ -144,7 +144,9 @@ export function makeIdempotent<A extends unknown[], R, T = unknown>(
       get claim() {
         return lease.claim;
       },
-      signal: lease.signal,
+      get signal() {
+        return lease.signal;
+      },
       renewLease: () => lease.renew(),
     };
     // The caller needs the failure's error, not the release's: a failed release is reported to the observer.
@@ -158,13 +160,13 @@ export function makeIdempotent<A extends unknown[], R, T = unknown>(
       result = await scopes.run(scope, () => handler.apply(this, args));
     } catch (error) {
       const claim = await lease.stop();
-      if (!lease.signal.aborted) await releaseAfter(claim, error);
+      if (!lease.lost) await releaseAfter(claim, error);
       throw error;
     }
     const claim = await lease.stop();
-    if (lease.signal.aborted) {
-      observe({ key, outcome: 'leaseLost', attempt: claim.attempt, reason: describeError(lease.signal.reason) });
-      throw lease.signal.reason;
+    if (lease.lost) {
+      observe({ key, outcome: 'leaseLost', attempt: claim.attempt, reason: describeError(lease.lossReason) });
+      lease.throwIfLost();
     }
     try {
       await store.complete(claim, result);

@@ -222,7 +222,9 @@ export function makeIdempotentBatch<E, R, C = unknown>(
       get claim() {
         return lease.claim;
       },
-      signal: lease.signal,
+      get signal() {
+        return lease.signal;
+      },
       renewLease: () => lease.renew(),
     };
     let result: R;
@@ -230,11 +232,11 @@ export function makeIdempotentBatch<E, R, C = unknown>(
       result = await runInIdempotencyScope(scope, () => handler(event, context, { index, key, attempt: claim.attempt }));
     } catch (error) {
       const current = await lease.stop();
-      if (lease.signal.aborted) throw lease.signal.reason;
+      lease.throwIfLost();
       return { claim: current, error };
     }
     const current = await lease.stop();
-    if (lease.signal.aborted) throw lease.signal.reason;
+    lease.throwIfLost();
     return { claim: current, result };
   }
 

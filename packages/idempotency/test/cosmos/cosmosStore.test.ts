@@ -2,6 +2,7 @@ import type { Container } from '@azure/cosmos';
 import { CosmosIdempotencyStore, type CosmosRequestCharge } from 'azure-functions-idempotency/cosmos';
 import {
   LeaseLostError,
+  StoreRequestError,
   StoreUnavailableError,
   UnknownRecordStatusError,
   keyFromMessageId,
@@ -271,5 +272,33 @@ describe('CosmosIdempotencyStore: deadlines and the truth about lost answers', (
     } finally {
       client.dispose();
     }
+  });
+});
+
+describe("CosmosIdempotencyStore: a conditional write needs the claim's ETag", () => {
+  test.each([
+    ['undefined', undefined],
+    ['empty', ''],
+  ])('complete, release and renewLease with an %s ETag are refused before any request, and the record is untouched', async (_, etag) => {
+    const { store, charges } = await rig();
+    const key = freshKey();
+    const claim = claimOf(await store.claim(key, digest, { effects: [{ name: 'payment', properties: { amount: 5 } }] }));
+    const sentBefore = charges.length;
+    const broken = { ...claim, etag: etag as unknown as string };
+    for (const [operation, call] of [
+      ['complete', () => store.complete(broken, { ok: true })],
+      ['release', () => store.release(broken, 'failed')],
+      ['renewLease', () => store.renewLease(broken)],
+    ] as const) {
+      const error = await call().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StoreRequestError);
+      expect(error).toMatchObject({ operation, retryable: false });
+      expect((error as Error).message).toBe(
+        `cosmos store refused ${operation}: the claim's ETag is ${etag === '' ? 'empty' : 'undefined'}, and a conditional write without one would match ` +
+          'any version of the record (If-Match *); pass the claim (or record) as the store returned it',
+      );
+    }
+    expect(charges.length).toBe(sentBefore);
+    expect(await store.get(key)).toMatchObject({ status: 'IN_PROGRESS', etag: claim.etag, attempt: 1 });
   });
 });

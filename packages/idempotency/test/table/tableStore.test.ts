@@ -6,6 +6,7 @@ import {
   payloadDigest,
   RecordStatus,
   ResultTooLargeError,
+  StoreRequestError,
   StoreUnavailableError,
   TableIdempotencyStore,
   type ClaimOutcome,
@@ -13,6 +14,7 @@ import {
 } from 'azure-functions-idempotency/internal';
 import { AzuriteTable, useAzurite } from '../../../../test/support/azurite';
 import { FakeClock, freshTable } from '../../../../test/support/tables';
+import { onRequests } from './tableFaults';
 
 const DAY_MS = 86_400_000;
 const azuriteOf = useAzurite();
@@ -328,5 +330,35 @@ describe('TableIdempotencyStore with the store down', () => {
     } finally {
       await own.stop();
     }
+  });
+});
+
+describe("TableIdempotencyStore: a conditional write needs the claim's ETag", () => {
+  // @azure/data-tables sends If-Match * for an undefined ETag: the write would land on any version of the record.
+  test.each([
+    ['undefined', undefined],
+    ['empty', ''],
+  ])('complete, release and renewLease with an %s ETag are refused before any request, and the record is untouched', async (_, etag) => {
+    const { store, client } = await newStore();
+    const claim = claimOf(await store.claim(key, digest));
+    const sent: string[] = [];
+    onRequests(client, { before: (request) => void sent.push(request.method) });
+    const broken = { ...claim, etag: etag as unknown as string };
+    for (const [operation, call] of [
+      ['complete', () => store.complete(broken, { ok: true })],
+      ['release', () => store.release(broken, 'failed')],
+      ['renewLease', () => store.renewLease(broken)],
+    ] as const) {
+      const error = await call().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StoreRequestError);
+      expect(error).toMatchObject({ operation, retryable: false });
+      expect((error as Error).message).toBe(
+        `table store refused ${operation}: the claim's ETag is ${etag === '' ? 'empty' : 'undefined'}, and a conditional write without one would match ` +
+          'any version of the record (If-Match *); pass the claim (or record) as the store returned it',
+      );
+    }
+    expect(sent).toEqual([]);
+    const record = await store.get(key);
+    expect(record).toMatchObject({ status: RecordStatus.InProgress, etag: claim.etag, attempt: 1 });
   });
 });

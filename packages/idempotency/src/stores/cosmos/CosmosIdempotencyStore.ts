@@ -1,6 +1,7 @@
 import type { Container, CosmosClient } from '@azure/cosmos';
 import type { Clock } from '../../protocol/clock';
 import { CompletedKeyCache } from '../../protocol/CompletedKeyCache';
+import { requireConditionEtag } from '../../protocol/conditionEtag';
 import { CosmosClaimWorkflow, type CosmosStateOf } from './cosmosAcquire';
 import { markerDocument, markerToRecord, rowDocument, type CosmosMarkerFields, type CosmosMarkerState } from './cosmosDocuments';
 import { CosmosMarkers } from './CosmosMarkers';
@@ -213,7 +214,7 @@ export class CosmosIdempotencyStore implements ReopenableStore {
    * anything else -> `LeaseLostError`. A renewal never shortens a lease. A write whose answer was lost is
    * decided the same way once the marker's ETag has moved; while it has not, the write may still land and
    * the `StoreUnavailableError` says so. `exact`: a record still held but moved on (a renewal since `claim.etag`) is
-   * `LeaseLostError` too.
+   * `LeaseLostError` too. A claim without an ETag is refused before anything is read or written (`requireConditionEtag`).
    */
   private async rewrite(
     claim: Claim,
@@ -222,6 +223,7 @@ export class CosmosIdempotencyStore implements ReopenableStore {
     change: Partial<CosmosMarkerState>,
     exact = false,
   ): Promise<IdempotencyRecord> {
+    requireConditionEtag(claim.etag, operation, 'cosmos store');
     const state: CosmosMarkerState = {
       status: RecordStatus.InProgress,
       ownerId: claim.ownerId,

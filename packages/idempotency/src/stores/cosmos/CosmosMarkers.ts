@@ -1,6 +1,8 @@
+import { requireConditionEtag } from '../../protocol/conditionEtag';
 import type { Container, CosmosClient, JSONObject, OperationInput } from '@azure/cosmos';
 import { COSMOS_PARTITION_KEY_PATH, markerToRecord, rowDocumentId, type MarkerDocument, type RowDocument } from './cosmosDocuments';
 import { classifyCosmosStoreError, cosmosErrorStatus, cosmosStoreError } from './cosmosStoreErrors';
+import { CallDeadlines } from '../../protocol/CallDeadlines';
 import { withDeadline, type StoreCallKind } from '../../protocol/deadline';
 import { IdempotencyError, StoreRequestError } from '../../protocol/errors';
 import type { IdempotencyRecord } from '../../protocol/record';
@@ -28,16 +30,20 @@ export interface CosmosRequestCharge {
 export type StoredRow = RowDocument['properties'];
 
 /**
- * The Cosmos DB I/O of the idempotency store: every SDK call under one deadline (`withDeadline`), every
+ * The Cosmos DB I/O of the idempotency store: every SDK call under one deadline (`CallDeadlines`: one timer for all), every
  * failure classified (`cosmosStoreErrors.ts`): 409/412/404 come back as a conflict, all else as a domain
  * error; every answer's request charge reported to `onCharge`. Knows nothing of the decision rules.
  */
 export class CosmosMarkers {
+  private readonly deadlines: CallDeadlines;
+
   constructor(
     readonly container: Container,
     readonly callTimeoutMs: number,
     private readonly onCharge: (charge: CosmosRequestCharge) => void = () => undefined,
-  ) {}
+  ) {
+    this.deadlines = new CallDeadlines(callTimeoutMs, 'cosmos store');
+  }
 
   /** The marker of `recordId`, or undefined. @throws StoreUnavailableError, StoreRequestError */
   async read(recordId: string, operation = 'read'): Promise<IdempotencyRecord | undefined> {
@@ -70,7 +76,8 @@ export class CosmosMarkers {
   /**
    * One write: the marker alone (a point create or replace), or the marker first, then the rows to upsert
    * and the rows to delete, in one transactional batch of the record's logical partition (all or nothing on
-   * the real service). A delete of a row that is already gone answers `missingRows`.
+   * the real service). A delete of a row that is already gone answers `missingRows`. A replace needs the marker's
+   * `etag` (If-Match): an undefined or empty one is refused before anything is sent (see `requireConditionEtag`).
    * @throws StoreUnavailableError, StoreRequestError (never a raw SDK error)
    */
   async write(
@@ -83,6 +90,7 @@ export class CosmosMarkers {
   ): Promise<CosmosWriteResult> {
     const partitionKey = marker.recordId;
     const body = marker as unknown as JSONObject;
+    if (mode !== 'create') requireConditionEtag(etag, operation, 'cosmos store');
     if (upserts.length === 0 && deletes.length === 0) {
       const request = mode === 'create' ? 'create' : 'replace';
       try {
@@ -167,7 +175,7 @@ export class CosmosMarkers {
     sdkCall: (abortSignal: AbortSignal) => Promise<T>,
   ): Promise<T> {
     try {
-      const response = await withDeadline(this.callTimeoutMs, operation, kind, sdkCall, 'cosmos store');
+      const response = await this.deadlines.run(operation, kind, sdkCall);
       this.report(operation, request, response.headers, response.statusCode ?? response.code);
       return response;
     } catch (error) {

@@ -1,5 +1,7 @@
 import type { TableClient, TableEntity, TransactionAction } from '@azure/data-tables';
-import { withDeadline, type StoreCallKind } from '../../protocol/deadline';
+import { requireConditionEtag } from '../../protocol/conditionEtag';
+import { CallDeadlines } from '../../protocol/CallDeadlines';
+import type { StoreCallKind } from '../../protocol/deadline';
 import { IdempotencyError, StoreRequestError } from '../../protocol/errors';
 import type { LocalEffect } from '../../protocol/IdempotencyStore';
 import type { IdempotencyRecord } from '../../protocol/record';
@@ -15,15 +17,19 @@ export type WriteMode = 'create' | 'replace' | 'merge';
 export type WriteResult = { readonly etag: string } | { readonly conflict: StoreConflict };
 
 /**
- * The Table I/O of the idempotency store: every SDK call under one deadline (`withDeadline`),
+ * The Table I/O of the idempotency store: every SDK call under one deadline (`CallDeadlines`: one timer for all),
  * every SDK failure classified (`classifyStoreError`): 409/412/404 come back as a conflict, all
  * else as a domain error. Knows nothing of the decision rules.
  */
 export class MarkerTable {
+  private readonly deadlines: CallDeadlines;
+
   constructor(
     readonly client: TableClient,
     readonly callTimeoutMs: number,
-  ) {}
+  ) {
+    this.deadlines = new CallDeadlines(callTimeoutMs, 'table store');
+  }
 
   /** Creates the table when it does not exist. @throws StoreUnavailableError, StoreRequestError */
   async ensureTable(): Promise<void> {
@@ -36,7 +42,8 @@ export class MarkerTable {
 
   /**
    * One write: the marker alone, or the marker, its effects (upserted) and the deletes of
-   * `staleRows` (local rows no longer on record) in one transaction.
+   * `staleRows` (local rows no longer on record) in one transaction. A replace or merge needs the marker's `etag`
+   * (If-Match): an undefined or empty one is refused before anything is sent (see `requireConditionEtag`).
    * @throws StoreUnavailableError, StoreRequestError (never a raw SDK error)
    */
   async write(
@@ -48,6 +55,7 @@ export class MarkerTable {
     operation: string,
   ): Promise<WriteResult> {
     const updateMode = mode === 'merge' ? 'Merge' : 'Replace';
+    if (mode !== 'create') requireConditionEtag(etag, operation, 'table store');
     try {
       if (effects.length === 0 && staleRows.length === 0) {
         const response = await this.call(operation, 'write', (abortSignal) =>
@@ -145,9 +153,9 @@ export class MarkerTable {
     return rows;
   }
 
-  /** Every SDK call goes through here: one deadline for all (see deadline.ts). */
+  /** Every SDK call goes through here: one deadline for all (see CallDeadlines.ts). */
   private call<T>(operation: string, kind: StoreCallKind, sdkCall: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
-    return withDeadline(this.callTimeoutMs, operation, kind, sdkCall);
+    return this.deadlines.run(operation, kind, sdkCall);
   }
 }
 

@@ -18,6 +18,7 @@ import { claimMany } from './tableClaimMany';
 import { assertValidKey, scopedKeyString, type IdempotencyKey } from '../../protocol/keys';
 import { validateEffects } from '../../protocol/localEffects';
 import { MarkerTable } from './MarkerTable';
+import { skipIdleTracing } from './idleTracing';
 import { leaseMsOption } from '../../protocol/options';
 import { RecordStatus, type IdempotencyRecord } from '../../protocol/record';
 import { cachedDecision, isOwnWrite, isStillHeldBy, reopenBy, sameRowProperties } from '../../protocol/recordRules';
@@ -27,7 +28,7 @@ import { MAX_REASON_LENGTH } from '../../protocol/storeOptions';
 import { resolveTableStoreOptions, type TableIdempotencyStoreOptions } from './tableStoreOptions';
 import { TableClaimWorkflow, type StateOf } from './tableAcquire';
 import { localRowsAfter } from '../../protocol/localRows';
-import { markerEntity, markerPatch, toRecord, type MarkerFields, type MarkerState } from './tableRows';
+import { markerPatchOf, writtenRecord, type MarkerFields, type MarkerState } from './tableRows';
 
 /**
  * The idempotency store on Azure Table Storage: the claim workflow. The decision rules are in
@@ -64,6 +65,8 @@ export class TableIdempotencyStore implements ReopenableStore {
     this.callTimeoutMs = resolved.callTimeoutMs;
     this.clock = resolved.clock;
     this.cache = resolved.cacheSize > 0 ? new CompletedKeyCache(resolved.cacheSize, this.clock, resolved.cacheable) : undefined;
+    // No span per request while no tracer is registered (idleTracing.ts): the store's requests are most of its cost.
+    skipIdleTracing(client);
     this.table = new MarkerTable(client, this.callTimeoutMs);
     this.claims = new TableClaimWorkflow(this.table, this.clock, this.cache, (...args) => this.fields(...args));
   }
@@ -252,13 +255,14 @@ export class TableIdempotencyStore implements ReopenableStore {
     };
     const intended = { ...state, leaseExpiresAtMs: Math.trunc(state.leaseExpiresAtMs) };
     const address = this.addressOf(claim.key);
-    const current = markerEntity(this.fields(claim.key, address, claim.digest, claim.createdAtMs, this.clock.nowMs()), state);
+    const fields = this.fields(claim.key, address, claim.digest, claim.createdAtMs, this.clock.nowMs());
     // Merge only what changes (fewer bytes to send and store than a full replace); the row was
     // written whole by this claim, so nothing stale survives the merge.
+    const patch = markerPatchOf(fields, state);
     let etag = claim.etag;
     for (;;) {
-      const written = await this.table.write(markerPatch(current), effects, [], 'merge', etag, operation);
-      if ('etag' in written) return toRecord({ ...current, etag: written.etag });
+      const written = await this.table.write(patch, effects, [], 'merge', etag, operation);
+      if ('etag' in written) return writtenRecord(fields, state, written.etag);
       // The condition failed: another claimant took over, or this very write landed and its answer was
       // lost (the SDK retried it with the old ETag), or a write of this same claim moved the ETag.
       // Only our own claim carries our owner id and attempt.

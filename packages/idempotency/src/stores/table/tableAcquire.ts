@@ -9,7 +9,7 @@ import { RecordStatus, type IdempotencyRecord } from '../../protocol/record';
 import { decideClaim, generationAfterTakeover } from '../../protocol/recordRules';
 import type { TableAddress } from './partitions';
 import { staleRowsOnTakeover } from '../../protocol/localRows';
-import { markerEntity, toRecord, type MarkerFields, type MarkerState } from './tableRows';
+import { markerEntity, writtenRecord, type MarkerFields, type MarkerState } from './tableRows';
 import { MAX_UNRESOLVED_CLAIMS } from '../../protocol/storeOptions';
 
 /** A claim write that landed: the record as written, and the one it replaced (a takeover). */
@@ -72,10 +72,11 @@ export class TableClaimWorkflow {
     for (let round = 0; round < 5; round++) {
       if (!existing) {
         const now = this.clock.nowMs();
-        const fresh = markerEntity(this.fields(key, address, digest, now, now), { ...state(now, ownerId, 1), localRows });
+        const freshFields = this.fields(key, address, digest, now, now);
+        const freshState: MarkerState = { ...state(now, ownerId, 1), localRows };
         try {
-          const written = await this.table.write(fresh, effects, [], 'create', undefined, 'claim');
-          if ('etag' in written) return this.acquired(scoped, { kind: 'acquired', address, record: toRecord({ ...fresh, etag: written.etag }) });
+          const written = await this.table.write(markerEntity(freshFields, freshState), effects, [], 'create', undefined, 'claim');
+          if ('etag' in written) return this.acquired(scoped, { kind: 'acquired', address, record: writtenRecord(freshFields, freshState, written.etag) });
         } catch (error) {
           if (error instanceof StoreUnavailableError) return this.resolveUnknownWrite(scoped, address, ownerId, tookOverFrom, undefined, error);
           throw error;
@@ -104,14 +105,12 @@ export class TableClaimWorkflow {
       const takeoverNow = this.clock.nowMs();
       // The takeover of an expired record starts a new lifetime (generation); any other keeps it.
       const createdAtMs = generationAfterTakeover(decision, existing, takeoverNow);
-      const taken = markerEntity(this.fields(key, address, digest, createdAtMs, takeoverNow), {
-        ...state(takeoverNow, ownerId, existing.attempt + 1),
-        localRows,
-      });
+      const takenFields = this.fields(key, address, digest, createdAtMs, takeoverNow);
+      const takenState: MarkerState = { ...state(takeoverNow, ownerId, existing.attempt + 1), localRows };
       try {
-        const written = await this.table.write(taken, effects, staleRows, 'replace', existing.etag, 'takeover');
+        const written = await this.table.write(markerEntity(takenFields, takenState), effects, staleRows, 'replace', existing.etag, 'takeover');
         if ('etag' in written)
-          return this.acquired(scoped, { kind: 'acquired', address, record: toRecord({ ...taken, etag: written.etag }), previous: existing });
+          return this.acquired(scoped, { kind: 'acquired', address, record: writtenRecord(takenFields, takenState, written.etag), previous: existing });
         // Another claimant took it over first (412) or it was deleted (404): look again.
       } catch (error) {
         if (error instanceof StoreUnavailableError) return this.resolveUnknownWrite(scoped, address, ownerId, existing, existing.etag, error);

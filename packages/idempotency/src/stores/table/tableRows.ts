@@ -62,6 +62,52 @@ export function markerEntity(fields: MarkerFields, state: MarkerState): TableEnt
   return entity;
 }
 
+/**
+ * The merge patch of a record in `state` written at `fields.nowMs`: the marker's keys and only the properties a later
+ * write changes, built directly (equal to `markerPatch(markerEntity(fields, state))`).
+ */
+export function markerPatchOf(fields: MarkerFields, state: MarkerState): TableEntity {
+  const { address, nowMs, retentionMs } = fields;
+  const patch: TableEntity = {
+    partitionKey: address.partitionKey,
+    rowKey: address.rowKey,
+    status: state.status,
+    leaseExpiresAtMs: int64(state.leaseExpiresAtMs),
+    retentionExpiresAtMs: int64(nowMs + retentionMs),
+    updatedAtMs: int64(nowMs),
+  };
+  if (state.resultJson !== undefined) patch.resultJson = state.resultJson;
+  if (state.lastError !== undefined) patch.lastError = state.lastError;
+  if (state.localRows.length > 0) patch[LOCAL_ROWS_PROPERTY] = state.localRows.join(',');
+  return patch;
+}
+
+/**
+ * The record a marker written from `fields` and `state` holds once the service answered with `etag`: what
+ * `toRecord` of the written entity gives, without encoding the times as `Int64` strings and decoding them again.
+ * @throws StoreRequestError when `state.resultJson` is not JSON
+ */
+export function writtenRecord(fields: MarkerFields, state: MarkerState, etag: string): IdempotencyRecord {
+  const { key, address, digest, createdAtMs, nowMs, retentionMs } = fields;
+  return {
+    recordId: address.rowKey,
+    consumer: key.consumer,
+    key: key.key,
+    status: state.status,
+    digest,
+    result: parseResult(state.resultJson),
+    attempt: state.attempt,
+    ownerId: state.ownerId,
+    leaseExpiresAtMs: Math.trunc(state.leaseExpiresAtMs),
+    retentionExpiresAtMs: Math.trunc(nowMs + retentionMs),
+    createdAtMs: Math.trunc(createdAtMs),
+    updatedAtMs: Math.trunc(nowMs),
+    lastError: state.lastError,
+    localRows: state.localRows.length > 0 ? parseLocalRows(state.localRows.join(',')) : [],
+    etag,
+  };
+}
+
 /** The merge patch of a marker: its keys and only the properties a later write changes. */
 export function markerPatch(marker: TableEntity): TableEntity {
   const patch: TableEntity = { partitionKey: marker.partitionKey, rowKey: marker.rowKey };
@@ -77,13 +123,7 @@ export function effectEntity(marker: TableEntity, effect: LocalEffect): TableEnt
 
 /** A marker entity (as read, or as written with its new etag) as a record. @throws StoreRequestError when its result is not JSON */
 export function toRecord(entity: TableEntityResult<Record<string, unknown>> | TableEntity): IdempotencyRecord {
-  const resultJson = entity.resultJson as string | undefined;
-  let result: unknown;
-  try {
-    result = resultJson === undefined ? undefined : JSON.parse(resultJson);
-  } catch (cause) {
-    throw new StoreRequestError('stored result is not valid JSON', 'read', undefined, cause);
-  }
+  const result = parseResult(entity.resultJson as string | undefined);
   const updatedAtMs = toNumber(entity.updatedAtMs);
   return {
     recordId: String(entity.rowKey),
@@ -102,6 +142,15 @@ export function toRecord(entity: TableEntityResult<Record<string, unknown>> | Ta
     localRows: parseLocalRows(entity[LOCAL_ROWS_PROPERTY]),
     etag: String(entity.etag),
   };
+}
+
+/** A stored result: its JSON parsed (a copy the caller may keep), or undefined. @throws StoreRequestError when not JSON */
+function parseResult(resultJson: string | undefined): unknown {
+  try {
+    return resultJson === undefined ? undefined : JSON.parse(resultJson);
+  } catch (cause) {
+    throw new StoreRequestError('stored result is not valid JSON', 'read', undefined, cause);
+  }
 }
 
 /** An epoch-ms time as a Table `Int64` (a JavaScript number would be stored as a Double). */
