@@ -9,6 +9,7 @@ import type { LogicalMessage } from './paymentsWorkload';
 import type { ProviderHandle } from './providerLedger';
 import { PART, amountOf, label, checkStoredState } from './paymentsChecks';
 import type { PaymentsPhaseState, HeldPayments } from './paymentsTimePhase';
+import { isUnfinishedAck, unfinishedLabel, unfinishedRunOf, type UnfinishedRuns } from './unfinishedRuns';
 
 const EFFECT_OUTCOMES = new Set(['processed', 'reclaimed', 'duplicate']);
 
@@ -23,6 +24,9 @@ export async function verifyPayments(
 ): Promise<PartReport> {
   const violations: string[] = [];
   const lostMessages: string[] = [];
+  /** Handed off, no result, their run still Pending or Running at verification: apart from lost (./unfinishedRuns.ts). */
+  const unfinishedMessages: string[] = [];
+  const runs: UnfinishedRuns = rig.backend && 'unfinishedRuns' in rig.backend.store ? await rig.backend.store.unfinishedRuns() : new Map<string, string>();
   const valid = messages.filter((m) => m.kind === 'charge' || m.kind === 'decline');
   const chargeable = valid.filter((m) => m.kind === 'charge');
   const reuses = messages.filter((m) => m.kind === 'reusedKey' || m.kind === 'reusedAfterExpiry');
@@ -91,7 +95,7 @@ export async function verifyPayments(
       }
     };
     results.forEach((r, i) => {
-      if (expected(r, fate.completionEpochs[i])) return;
+      if (expected(r, fate.completionEpochs[i]) || isUnfinishedAck(r, runs)) return;
       if (
         (m.kind === 'reusedKey' || m.kind === 'reusedAfterExpiry') &&
         'result' in r &&
@@ -103,7 +107,9 @@ export async function verifyPayments(
     });
     const completed = results.some((r, i) => expected(r, fate.completionEpochs[i]));
     // Handoff: acknowledged, but no record result for its payload (the run never completed it): neither charged nor failed.
-    if (m.kind !== 'malformed' && results.some((r) => r.outcome === 'handedOff' || r.outcome === 'inProgress')) withoutOutcome.push(label(m));
+    // One whose run is still going is reported as unfinished at verification instead (below).
+    const run = unfinishedRunOf(results, runs);
+    if (m.kind !== 'malformed' && !run && results.some((r) => r.outcome === 'handedOff' || r.outcome === 'inProgress')) withoutOutcome.push(label(m));
     const succeeded = results.some((r) => 'result' in r && r.result.status === 'succeeded');
     if (completed && m.kind === 'charge' && succeeded) completedCharge.add(m.index);
     if (completed && m.kind === 'charge' && !succeeded && results.some((r) => 'result' in r && r.result.status === 'failed')) failedWithReason.push(m);
@@ -139,7 +145,8 @@ export async function verifyPayments(
         deadLetteredOnly++;
         if (m.kind === 'charge') awaitingOperator.push(m);
       } else if (!withheld.has(m.index) && !(fate.copiesSent === 0 && fate.copiesDropped > 0)) {
-        lostMessages.push(label(m));
+        if (run) unfinishedMessages.push(unfinishedLabel(label(m), run));
+        else lostMessages.push(label(m));
       }
     }
   }
@@ -237,6 +244,7 @@ export async function verifyPayments(
     duplicatesDetected,
     parkedByReason: stored.parkedByReason,
     lostMessages,
+    unfinishedMessages,
     doubleEffects,
     violations,
     details: {
