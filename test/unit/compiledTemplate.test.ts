@@ -14,6 +14,7 @@ const AZD_ENV = {
   AZURE_LOCATION: 'swedencentral',
   AZURE_PRINCIPAL_ID: '22222222-2222-2222-2222-222222222222',
   PAYMENT_PROVIDER_URL: 'https://provider.example.com',
+  VNET_ENABLED: 'false', // azd asks for it (no default): the deployer's answer
 };
 
 /** Settings the code reads that are never deployed (local emulators only; see docs/deploy.md). */
@@ -41,7 +42,8 @@ describeCompiled('compiled infra/main.bicep: parameters', () => {
       .map(([name]) => name);
     const mapped = azdParameters(AZD_ENV);
     expect(required.filter((name) => !(name in mapped))).toEqual([]);
-    expect(required.sort()).toEqual(['environmentName', 'location', 'paymentProviderUrl']);
+    // vnetEnabled: no default, azd asks the deployer (issue 63, test/unit/networkChoice.test.ts).
+    expect(required.sort()).toEqual(['environmentName', 'location', 'paymentProviderUrl', 'vnetEnabled']);
   });
 
   // azd substitutes AZURE_PRINCIPAL_TYPE itself with the signed-in principal's type, whatever the environment holds
@@ -288,12 +290,13 @@ describeCompiled('compiled infra/main.bicep: payment shards (shardCount, issue 5
   const names = (d: Deployment, type: string) => byType(d, type).map((r) => String(r.name));
   const token = () => String(names(sharded(1), 'Microsoft.Web/sites')[0]).replace(/^func-api-/, '');
 
-  test('shardCount: an int from 1 to 16, 1 by default (azd SHARD_COUNT); Service Bus tier Standard or Premium (SERVICE_BUS_SKU), messaging units 1-16', () => {
+  test("shardCount: an int from 1 to 64 (the app's cap), 1 by default (azd SHARD_COUNT); Service Bus tier Standard or Premium (SERVICE_BUS_SKU), messaging units 1-64; partitions 1-16, 4 by default", () => {
     const p = compiledMainTemplate()!.parameters!;
-    expect(p.shardCount).toMatchObject({ type: 'int', defaultValue: 1, minValue: 1, maxValue: 16 });
+    expect(p.shardCount).toMatchObject({ type: 'int', defaultValue: 1, minValue: 1, maxValue: 64 });
+    expect(p.durablePartitionCount).toMatchObject({ type: 'int', defaultValue: 4, minValue: 1, maxValue: 16 });
     expect(azdParameters(AZD_ENV).shardCount).toBe('1');
     expect(p.serviceBusSku).toMatchObject({ type: 'string', defaultValue: 'Standard', allowedValues: ['Standard', 'Premium'] });
-    expect(p.serviceBusMessagingUnits).toMatchObject({ type: 'int', defaultValue: 1, allowedValues: [1, 2, 4, 8, 16] });
+    expect(p.serviceBusMessagingUnits).toMatchObject({ type: 'int', defaultValue: 1, allowedValues: [1, 2, 4, 8, 16, 32, 64] });
   });
 
   test("one shard: today's layout (queue payments, task hub idempotentconsumer, one app, plan and account), shard 1 of 1", () => {
