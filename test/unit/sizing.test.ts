@@ -49,7 +49,7 @@ describe('sizing: every limit, with its source', () => {
     expect(hub.name).toBe('Durable orchestrations (Azure Storage provider)');
     expect(hub.paymentsPerSecond).toBe(Math.min(...limits.filter((l) => l.scope === 'hub').map((l) => l.paymentsPerSecond)));
     // The account counts the hub's requests without idle polls plus the webhook's and the API's records, spread by key.
-    expect(limits[0].paymentsPerSecond).toBeCloseTo(40_000 / (34 + 8), 6);
+    expect(limits[0].paymentsPerSecond).toBeCloseTo(40_000 / (34 + 7), 6);
   });
 
   test('the region is an input: 40,000 requests a second in a listed region, 20,000 elsewhere', () => {
