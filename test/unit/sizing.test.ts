@@ -11,7 +11,7 @@ import { sizingPlanFor } from '../../tools/sizing/sizingPlan';
  * binds, the region sets the account's rate, the shared namespace binds all shards together, and the Bicep rows
  * `npm run infra:build` compiles (tools/infra/sizingRows.ts) are what the sizing computes from the run of record.
  */
-const RUN_OF_RECORD = join(__dirname, '..', '..', 'docs', 'bench', 'payments-handoff-2026-12-07.json');
+const RUN_OF_RECORD = join(__dirname, '..', '..', 'docs', 'bench', 'payments-handoff-2026-12-07b.json');
 const runOfRecord = () => (JSON.parse(readFileSync(RUN_OF_RECORD, 'utf8')) as { runs: { handoff: SizingRun } }).runs.handoff;
 
 /** A payment's load as the 2026-12-07 run counted it, rounded. */
