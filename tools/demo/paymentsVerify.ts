@@ -24,8 +24,7 @@ export async function verifyPayments(
 ): Promise<PartReport> {
   const violations: string[] = [];
   const lostMessages: string[] = [];
-  /** Handed off, no result, their run still Pending or Running at verification: apart from lost (./unfinishedRuns.ts). */
-  const unfinishedMessages: string[] = [];
+  const unfinishedMessages: string[] = []; // handed off, their run still going at verification: apart from lost
   const runs: UnfinishedRuns = rig.backend && 'unfinishedRuns' in rig.backend.store ? await rig.backend.store.unfinishedRuns() : new Map<string, string>();
   const valid = messages.filter((m) => m.kind === 'charge' || m.kind === 'decline');
   const chargeable = valid.filter((m) => m.kind === 'charge');
@@ -107,8 +106,7 @@ export async function verifyPayments(
     });
     const completed = results.some((r, i) => expected(r, fate.completionEpochs[i]));
     // Handoff: acknowledged, but no record result for its payload (the run never completed it): neither charged nor failed.
-    // One whose run is still going is reported as unfinished at verification instead (below).
-    const run = unfinishedRunOf(results, runs);
+    const run = unfinishedRunOf(results, runs); // still going: reported as unfinished at verification (below)
     if (m.kind !== 'malformed' && !run && results.some((r) => r.outcome === 'handedOff' || r.outcome === 'inProgress')) withoutOutcome.push(label(m));
     const succeeded = results.some((r) => 'result' in r && r.result.status === 'succeeded');
     if (completed && m.kind === 'charge' && succeeded) completedCharge.add(m.index);
@@ -145,8 +143,7 @@ export async function verifyPayments(
         deadLetteredOnly++;
         if (m.kind === 'charge') awaitingOperator.push(m);
       } else if (!withheld.has(m.index) && !(fate.copiesSent === 0 && fate.copiesDropped > 0)) {
-        if (run) unfinishedMessages.push(unfinishedLabel(label(m), run));
-        else lostMessages.push(label(m));
+        (run ? unfinishedMessages : lostMessages).push(run ? unfinishedLabel(label(m), run) : label(m));
       }
     }
   }
