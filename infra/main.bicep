@@ -42,16 +42,18 @@ param resourceGroupName string = ''
 param instanceMemoryMB int = 2048
 
 // ---- The two deployment switches (docs/deploy.md "Security review" and "What each switch costs"). ----
-@description('Private deployment (VNET_ENABLED): a virtual network, the Function App\'s outbound integration, private endpoints and private DNS zones for storage (blob, queue, table), Key Vault, Cosmos DB, Event Hubs and Service Bus, and public network access off on each. Service Bus private endpoints need Premium: on, the namespace is Premium whatever serviceBusSku says (serviceBusMessagingUnits units, 1 by default: about $668 a month instead of Standard\'s $9.72).')
-param vnetEnabled bool = false
+// No default: the deployer chooses (azd asks for VNET_ENABLED when it is not set), as Microsoft's Flex Consumption
+// quickstarts do (Azure-Samples/functions-quickstart-*-azd: `param vnetEnabled bool`).
+@description('Private deployment (VNET_ENABLED), the deployer\'s choice (azd asks; no default): true gives a virtual network, the Function App\'s outbound integration, private endpoints and private DNS zones for storage (blob, queue, table), Key Vault, Cosmos DB, Event Hubs and Service Bus, and public network access off on each. Service Bus private endpoints need Premium: on, the namespace is Premium whatever serviceBusSku says (serviceBusMessagingUnits units, 1 by default: about $668 a month instead of Standard\'s $9.72). false: every service has a public endpoint (identity-based access only, no keys).')
+param vnetEnabled bool
 
-@description('Zone redundancy (ZONE_REDUNDANT): the Flex Consumption plan spread over availability zones (the platform then keeps at least two always-ready instances per function group) and the storage account (idempotency records, task hub, deployment package) on Standard_ZRS instead of Standard_LRS.')
+@description('Zone redundancy (ZONE_REDUNDANT): the Flex Consumption plan spread over availability zones (the platform then keeps at least two always-ready instances per function group), the storage account (idempotency records, task hub, deployment package) on Standard_ZRS instead of Standard_LRS, and the Service Bus namespace zone redundant: Premium (zones are a Premium feature), serviceBusMessagingUnits units.')
 param zoneRedundant bool = false
 
 // ---- Past one task hub (docs/deploy.md "Shards"). ----
 @minValue(1)
-@maxValue(16)
-@description('Payment shards (SHARD_COUNT): N task hubs, a payment routed to one by its key. Each shard has its own Function App, Flex Consumption plan, storage account (its task hub and its idempotency table) and payments queue; the rest is shared. 1: the unsharded deployment. A change of N moves keys between shards: drain every queue first (docs/deploy.md "Shards").')
+@maxValue(64)
+@description('Payment shards (SHARD_COUNT, at most 64 as the app): N task hubs, sized by docs/performance.md "Sizing from every limit": N task hubs, a payment routed to one by its key. Each shard has its own Function App, Flex Consumption plan, storage account (its task hub and its idempotency table) and payments queue; the rest is shared. 1: the unsharded deployment. A change of N moves keys between shards: drain every queue first (docs/deploy.md "Shards").')
 param shardCount int = 1
 
 @allowed([
@@ -67,9 +69,16 @@ param serviceBusSku string = 'Standard'
   4
   8
   16
+  32
+  64
 ])
-@description('Messaging units of a Premium namespace (SERVICE_BUS_MESSAGING_UNITS); ignored on Standard.')
+@description('Messaging units of a Premium namespace (SERVICE_BUS_MESSAGING_UNITS; 32 and 64 deploy it with 4 messaging partitions, set only at creation); ignored on Standard. Sized in docs/performance.md "Sizing from every limit".')
 param serviceBusMessagingUnits int = 1
+
+@minValue(1)
+@maxValue(16)
+@description('Control-queue partitions of every shard\'s task hub (DURABLE_PARTITION_COUNT; Durable\'s default 4, at most 16): the most workers that run a hub\'s orchestrations at once. Fixed when a hub is created (docs/deploy.md section 11).')
+param durablePartitionCount int = 4
 
 // ---- Service Bus delivery settings: the same values go to the queues and to the app settings. ----
 @minValue(5)
@@ -224,6 +233,9 @@ var abbrs = loadJsonContent('./abbreviations.json')
 var resourceToken = toLower(uniqueString(subscription().id, environmentName, location))
 @description('Tags on every resource: the azd environment name.')
 var tags = { 'azd-env-name': environmentName }
+
+@description('Service Bus tier as deployed: Premium for the private deployment (private endpoints), zone redundancy (availability zones) or SERVICE_BUS_SKU=Premium.')
+var serviceBusPremium = vnetEnabled || zoneRedundant || serviceBusSku == 'Premium'
 
 @description('Every resource name, all known before deployment.')
 var names = {
@@ -442,8 +454,9 @@ module serviceBus 'core/messaging/serviceBus.bicep' = {
     location: location
     tags: tags
     queueNames: queueNames
-    premium: vnetEnabled || serviceBusSku == 'Premium'
+    premium: serviceBusPremium
     messagingUnits: serviceBusMessagingUnits
+    zoneRedundant: zoneRedundant
     lockDurationSeconds: lockDurationSeconds
     maxDeliveryCount: maxDeliveryCount
     messageTtlDays: messageTtlDays
@@ -596,6 +609,7 @@ module api 'app/api.bicep' = [
       instanceMemoryMB: instanceMemoryMB
       virtualNetworkSubnetId: virtualNetwork.?outputs.appSubnetId ?? ''
       durableTaskHubName: shard.taskHub
+      durablePartitionCount: durablePartitionCount
       serviceName: shard.serviceName
       shard: {
         count: shardCount
@@ -717,5 +731,9 @@ output COSMOS_ENDPOINT string = cosmos.outputs.endpoint
 output IDEMPOTENCY_TABLE_ENDPOINT string = storage[0].outputs.tableEndpoint
 @description('Vault holding the provider webhook\'s signing value (entry webhook-signing-secret): set it with az keyvault secret set.')
 output WEBHOOK_VAULT_NAME string = keyVault.outputs.name
+@description('The Service Bus namespace as deployed: its tier, units and whether it is zone redundant, and why.')
+output SERVICE_BUS_DEPLOYED string = serviceBusPremium
+  ? 'Premium, ${serviceBusMessagingUnits} messaging unit(s), ${zoneRedundant ? 'zone redundant (ZONE_REDUNDANT=true)' : 'not zone redundant (ZONE_REDUNDANT=false)'}'
+  : 'Standard (1,000 credits a second per namespace), not zone redundant: ZONE_REDUNDANT=false; ZONE_REDUNDANT=true deploys Premium, zone redundant'
 @description('Dedup-record retention in days as deployed (effectiveRetentionDays).')
 output IDEMPOTENCY_RETENTION_DAYS int = effectiveRetentionDays

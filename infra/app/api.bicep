@@ -67,6 +67,10 @@ param paymentProvider paymentProviderSettingsType
 param http httpSettingsType
 @description('Durable Functions task hub name (DURABLE_TASK_HUB_NAME, used by host.json).')
 param durableTaskHubName string
+@minValue(1)
+@maxValue(16)
+@description('Control-queue partitions of the task hub (host.json extensions.durableTask.storageProvider.partitionCount, set by its app setting override). Fixed when the hub is created: a change needs a new hub (docs/deploy.md section 11).')
+param durablePartitionCount int = 4
 @description('The payment shard this app is: how many there are and which one (PAYMENT_SHARD_COUNT, PAYMENT_SHARD_INDEX).')
 param shard shardSettingsType = {
   count: 1
@@ -127,6 +131,9 @@ var commonSettings = {
 
   // host.json: extensions.durableTask.hubName = %DURABLE_TASK_HUB_NAME%
   DURABLE_TASK_HUB_NAME: durableTaskHubName
+  // host.json's partitionCount (default 4) overridden by app setting (AzureFunctionsJobHost__<path>): the sizing's
+  // partitions per hub (docs/performance.md "Sizing from every limit").
+  AzureFunctionsJobHost__extensions__durableTask__storageProvider__partitionCount: string(durablePartitionCount)
 
   // The payment shards (docs/deploy.md "Shards"): a payment belongs to the shard its key hashes to; this app consumes
   // PAYMENTS_QUEUE_NAME, its shard's queue, and refuses to start when its table holds a live record of another shard.

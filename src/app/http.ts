@@ -14,6 +14,7 @@ import { Telemetry } from '../telemetry/Telemetry';
 import { serviceBusPaymentQueue } from './paymentQueue';
 import { paymentShardsOf } from './shardStores';
 import { consumerStoreFromSettings, routedByConsumer, storeFromSettings, tableClientsOf, type WiringOverrides } from './stores';
+import { spreadByKey } from './spreadByKey';
 
 /** A Functions v4 HTTP handler. */
 export type FunctionsHttpHandler = (request: HttpRequest, context: InvocationContext) => Promise<HttpResponseInit>;
@@ -81,11 +82,16 @@ export function paymentsApiFromSettings(
   settings: Settings,
   overrides: HttpOverrides = {},
 ): (telemetry?: Telemetry) => (request: ApiRequest) => Promise<ApiAnswer> {
-  const store = httpStoreFromSettings(settings, overrides);
+  const own = httpStoreFromSettings(settings, overrides);
   const queue = overrides.queue ?? serviceBusPaymentQueue(settings);
   // The `accepted` marker in the owner shard's table, with the same retention (its own payments: this store, as before).
   const shards = paymentShardsOf(settings, overrides);
-  const markers = shards.ownerOf((tables, shard) => (shard === shards.index ? store : httpStoreFromSettings(settings, { ...overrides, tableClient: tables })));
+  const markers = shards.ownerOf((tables, shard) => (shard === shards.index ? own : httpStoreFromSettings(settings, { ...overrides, tableClient: tables })));
+  // The Idempotency-Key records spread over every shard's account by key, not all in the receiving app's (issue 63).
+  const store = spreadByKey(
+    shards.ownerOf((tables, shard) => (shard === shards.index ? own : httpStoreFromSettings(settings, { ...overrides, tableClient: tables }))),
+    own,
+  );
   return (telemetry = overrides.telemetry ?? new Telemetry()) =>
     allowMethods(
       HTTP_FUNCTIONS.paymentsApi.methods,
@@ -107,9 +113,17 @@ export function paymentWebhookFromSettings(
   settings: Settings,
   overrides: WiringOverrides = {},
 ): (telemetry?: Telemetry) => (request: ApiRequest) => Promise<ApiAnswer> {
-  const store = httpStoreFromSettings(settings, overrides, settings.WEBHOOK_RETENTION_HOURS);
+  const own = httpStoreFromSettings(settings, overrides, settings.WEBHOOK_RETENTION_HOURS);
+  const shards = paymentShardsOf(settings, overrides);
+  // The event ids spread over every shard's account by event id: the provider sends every webhook to one app (issue 63).
+  const store = spreadByKey(
+    shards.ownerOf((tables, shard) =>
+      shard === shards.index ? own : httpStoreFromSettings(settings, { ...overrides, tableClient: tables }, settings.WEBHOOK_RETENTION_HOURS),
+    ),
+    own,
+  );
   // The Payment row in the owner shard's table (one shard: this app's).
-  const payments = paymentShardsOf(settings, overrides).ownerOf((tables) => paymentStateFromSettings(settings, { ...overrides, tableClient: tables }));
+  const payments = shards.ownerOf((tables) => paymentStateFromSettings(settings, { ...overrides, tableClient: tables }));
   return (telemetry = overrides.telemetry ?? new Telemetry()) =>
     allowMethods(
       HTTP_FUNCTIONS.paymentProviderWebhook.methods,

@@ -95,7 +95,13 @@ function deployedSettings(): Record<string, string> | undefined {
   if (!template) return undefined;
   return new Deployment(
     template,
-    azdParameters({ AZURE_ENV_NAME: 'dev', AZURE_LOCATION: 'swedencentral', AZURE_PRINCIPAL_ID: '', PAYMENT_PROVIDER_URL: 'https://provider.example.com' }),
+    azdParameters({
+      AZURE_ENV_NAME: 'dev',
+      AZURE_LOCATION: 'swedencentral',
+      AZURE_PRINCIPAL_ID: '',
+      PAYMENT_PROVIDER_URL: 'https://provider.example.com',
+      VNET_ENABLED: 'false',
+    }),
   ).appSettings();
 }
 
@@ -116,6 +122,7 @@ describe('deployment contract: what a deployment ships', () => {
       'host.json',
       'package-lock.json',
       'package.json',
+      'packages/idempotency/bin/azure-functions-idempotency.js', // the console's bin: npm links it at install (issue 63)
       'packages/idempotency/package.json',
       'packages/idempotency/tsconfig.json',
       'tsconfig.build.json',

@@ -124,7 +124,7 @@ describe('the packed core in a fresh Functions app', () => {
     expect(after.packages - before.packages).toBeLessThanOrEqual(MAX_ADDED_PACKAGES);
     expect(after.bytes - before.bytes).toBeLessThanOrEqual(MAX_ADDED_BYTES);
     const shipped = readdirSync(join(app, 'node_modules', 'azure-functions-idempotency')).sort();
-    expect(shipped).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'dist', 'package.json']);
+    expect(shipped).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'bin', 'dist', 'package.json']); // bin: the console's entry (issue 63)
     // Built from a clean dist/: what no source builds does not ship (the package's own build is still there).
     expect(existsSync(join(app, 'node_modules', 'azure-functions-idempotency', 'dist', STALE_OUTPUT))).toBe(false);
     expect(existsSync(join(PACKAGE, 'dist', STALE_OUTPUT))).toBe(false);

@@ -258,6 +258,14 @@ export class ArmEvaluator {
         return Math.min(...args.map(num));
       case 'equals':
         return args[0] === args[1];
+      case 'greater':
+        return (args[0] as number) > (args[1] as number);
+      case 'greaterOrEquals':
+        return (args[0] as number) >= (args[1] as number);
+      case 'less':
+        return (args[0] as number) < (args[1] as number);
+      case 'lessOrEquals':
+        return (args[0] as number) <= (args[1] as number);
       case 'not':
         return !args[0];
       case 'and':

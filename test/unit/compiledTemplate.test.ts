@@ -14,6 +14,7 @@ const AZD_ENV = {
   AZURE_LOCATION: 'swedencentral',
   AZURE_PRINCIPAL_ID: '22222222-2222-2222-2222-222222222222',
   PAYMENT_PROVIDER_URL: 'https://provider.example.com',
+  VNET_ENABLED: 'false', // azd asks for it (no default): the deployer's answer
 };
 
 /** Settings the code reads that are never deployed (local emulators only; see docs/deploy.md). */
@@ -41,7 +42,8 @@ describeCompiled('compiled infra/main.bicep: parameters', () => {
       .map(([name]) => name);
     const mapped = azdParameters(AZD_ENV);
     expect(required.filter((name) => !(name in mapped))).toEqual([]);
-    expect(required.sort()).toEqual(['environmentName', 'location', 'paymentProviderUrl']);
+    // vnetEnabled: no default, azd asks the deployer (issue 63, test/unit/networkChoice.test.ts).
+    expect(required.sort()).toEqual(['environmentName', 'location', 'paymentProviderUrl', 'vnetEnabled']);
   });
 
   // azd substitutes AZURE_PRINCIPAL_TYPE itself with the signed-in principal's type, whatever the environment holds
@@ -288,12 +290,13 @@ describeCompiled('compiled infra/main.bicep: payment shards (shardCount, issue 5
   const names = (d: Deployment, type: string) => byType(d, type).map((r) => String(r.name));
   const token = () => String(names(sharded(1), 'Microsoft.Web/sites')[0]).replace(/^func-api-/, '');
 
-  test('shardCount: an int from 1 to 16, 1 by default (azd SHARD_COUNT); Service Bus tier Standard or Premium (SERVICE_BUS_SKU), messaging units 1-16', () => {
+  test("shardCount: an int from 1 to 64 (the app's cap), 1 by default (azd SHARD_COUNT); Service Bus tier Standard or Premium (SERVICE_BUS_SKU), messaging units 1-64; partitions 1-16, 4 by default", () => {
     const p = compiledMainTemplate()!.parameters!;
-    expect(p.shardCount).toMatchObject({ type: 'int', defaultValue: 1, minValue: 1, maxValue: 16 });
+    expect(p.shardCount).toMatchObject({ type: 'int', defaultValue: 1, minValue: 1, maxValue: 64 });
+    expect(p.durablePartitionCount).toMatchObject({ type: 'int', defaultValue: 4, minValue: 1, maxValue: 16 });
     expect(azdParameters(AZD_ENV).shardCount).toBe('1');
     expect(p.serviceBusSku).toMatchObject({ type: 'string', defaultValue: 'Standard', allowedValues: ['Standard', 'Premium'] });
-    expect(p.serviceBusMessagingUnits).toMatchObject({ type: 'int', defaultValue: 1, allowedValues: [1, 2, 4, 8, 16] });
+    expect(p.serviceBusMessagingUnits).toMatchObject({ type: 'int', defaultValue: 1, allowedValues: [1, 2, 4, 8, 16, 32, 64] });
   });
 
   test("one shard: today's layout (queue payments, task hub idempotentconsumer, one app, plan and account), shard 1 of 1", () => {
@@ -386,16 +389,35 @@ describeCompiled('compiled infra/main.bicep: payment shards (shardCount, issue 5
     expect(sharded(1).appSettings().PAYMENT_SHARD_TABLE_ENDPOINTS).toBeUndefined();
   });
 
-  test("sixteen shards (the most): every name within its resource's rules (account 3-24 lowercase letters and digits, task hub 3-45 letters and digits, container 3-63)", () => {
-    const d = sharded(16);
-    expect(names(d, 'Microsoft.Web/sites')).toHaveLength(16);
+  test("sixty-four shards (the most, the app's cap): every name within its resource's rules (account 3-24 lowercase letters and digits, task hub 3-45 letters and digits, container 3-63)", () => {
+    const d = sharded(64);
+    expect(names(d, 'Microsoft.Web/sites')).toHaveLength(64);
     for (const account of names(d, 'Microsoft.Storage/storageAccounts')) expect(account).toMatch(/^[a-z0-9]{3,24}$/);
-    expect(new Set(names(d, 'Microsoft.Storage/storageAccounts')).size).toBe(16);
-    for (const i of [0, 15]) expect(d.appSettings(i).DURABLE_TASK_HUB_NAME).toMatch(/^[A-Za-z][A-Za-z0-9]{2,44}$/);
+    expect(new Set(names(d, 'Microsoft.Storage/storageAccounts')).size).toBe(64);
+    for (const i of [0, 63]) expect(d.appSettings(i).DURABLE_TASK_HUB_NAME).toMatch(/^[A-Za-z][A-Za-z0-9]{2,44}$/);
     for (const container of names(d, 'Microsoft.Storage/storageAccounts/blobServices/containers'))
       expect(container.split('/').pop()).toMatch(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/);
-    expect(names(d, 'Microsoft.ServiceBus/namespaces/queues')).toHaveLength(17);
-    expect(d.modulesWith('Microsoft.Authorization/roleAssignments')).toHaveLength(16 + 1 + 1 + 48 + 1 + 2 + 1);
+    expect(names(d, 'Microsoft.ServiceBus/namespaces/queues')).toHaveLength(65);
+    expect(d.modulesWith('Microsoft.Authorization/roleAssignments')).toHaveLength(64 + 1 + 1 + 3 * 64 + 1 + 2 + 1);
+  });
+
+  test('the 10,000 payments/s row (issue 63): 63 shards of 16 partitions, Premium with 32 units on 4 messaging partitions', () => {
+    const d = new Deployment(compiledMainTemplate()!, {
+      ...azdParameters(AZD_ENV),
+      shardCount: 63,
+      durablePartitionCount: 16,
+      serviceBusSku: 'Premium',
+      serviceBusMessagingUnits: 32,
+    });
+    const namespace = d.allResources().find((r) => r.type === 'Microsoft.ServiceBus/namespaces')!;
+    expect(namespace.properties.premiumMessagingPartitions).toBe(4);
+    expect(d.appSettings(62).AzureFunctionsJobHost__extensions__durableTask__storageProvider__partitionCount).toBe('16');
+    expect(d.appSettings(0).PAYMENT_SHARD_COUNT).toBe('63');
+    expect(
+      sharded(1)
+        .allResources()
+        .find((r) => r.type === 'Microsoft.ServiceBus/namespaces')!.properties.premiumMessagingPartitions,
+    ).toBeNull();
   });
 
   test('three shards share one Service Bus namespace, Event Hubs namespace, Application Insights, identity, Key Vault and Cosmos DB account', () => {

@@ -140,7 +140,15 @@ for (const values of switchCombinations()) {
       const vaultAcls = one(resources, 'Microsoft.KeyVault/vaults').properties.networkAcls as { defaultAction: string };
       expect(vaultAcls.defaultAction).toBe(values.vnetEnabled ? 'Deny' : 'Allow');
       const serviceBusSku = (compiledServiceBusSku(values) ?? {}) as { name?: string; capacity?: number };
-      expect(serviceBusSku).toMatchObject(values.vnetEnabled ? { name: 'Premium', capacity: 1 } : { name: 'Standard' });
+      // Premium for private endpoints, and for availability zones (zoneRedundant): the zone switch covers Service Bus too.
+      expect(serviceBusSku).toMatchObject(values.vnetEnabled || values.zoneRedundant ? { name: 'Premium', capacity: 1 } : { name: 'Standard' });
+    });
+
+    test('zone redundancy: the Service Bus namespace is zone redundant (Premium) exactly when zoneRedundant; the deploy output says which', () => {
+      const namespace = one(resources, 'Microsoft.ServiceBus/namespaces');
+      expect(namespace.properties.zoneRedundant).toBe(values.zoneRedundant);
+      const said = deployment(values).main.outputValue(compiledMainTemplate()!.outputs!.SERVICE_BUS_DEPLOYED) as string;
+      expect(said).toMatch(values.zoneRedundant ? /^Premium, 1 messaging unit\(s\), zone redundant/ : /not zone redundant/);
     });
 
     test("zone redundancy: every shard's Flex plan zone-redundant and its storage account ZRS, or none", () => {

@@ -47,6 +47,8 @@ const AZURE_HOST_SETTINGS: readonly string[] = [
   'EventHubConnection__clientId',
   'APPLICATIONINSIGHTS_AUTHENTICATION_STRING',
   'DURABLE_TASK_HUB_NAME',
+  // host.json's storageProvider.partitionCount, overridden per deployment (infra durablePartitionCount, issue 63).
+  'AzureFunctionsJobHost__extensions__durableTask__storageProvider__partitionCount',
 ];
 
 /**
@@ -160,7 +162,7 @@ describe('infra cross-check: app settings', () => {
   test('identity-based connections in Azure have the same connection names as the local example', () => {
     const prefixes = new Set(
       appSettingNames(apiBicep)
-        .filter((n) => n.includes('__'))
+        .filter((n) => n.includes('__') && !n.startsWith('AzureFunctionsJobHost__')) // a host.json override, not a connection
         .map((n) => n.split('__')[0]),
     );
     expect([...prefixes].sort()).toEqual(['AzureWebJobsStorage', 'EventHubConnection', 'ServiceBusConnection']);
@@ -420,10 +422,12 @@ describe('infra cross-check: operations and azd', () => {
       keyVaultPurgeProtection: { value: '${KEY_VAULT_PURGE_PROTECTION=false}' },
       keyVaultCreateMode: { value: '${KEY_VAULT_CREATE_MODE=default}' },
       instanceMemoryMB: { value: '${INSTANCE_MEMORY_MB=2048}' },
-      vnetEnabled: { value: '${VNET_ENABLED=false}' },
+      vnetEnabled: { value: '${VNET_ENABLED}' }, // no default: azd asks (test/unit/networkChoice.test.ts)
       zoneRedundant: { value: '${ZONE_REDUNDANT=false}' },
       shardCount: { value: '${SHARD_COUNT=1}' },
       serviceBusSku: { value: '${SERVICE_BUS_SKU=Standard}' },
+      serviceBusMessagingUnits: { value: '${SERVICE_BUS_MESSAGING_UNITS=1}' },
+      durablePartitionCount: { value: '${DURABLE_PARTITION_COUNT=4}' },
     });
   });
 });

@@ -105,10 +105,11 @@ describe('the package: azure-functions-idempotency', () => {
     expect(pkg.exports['.']).toEqual({ types: './dist/index.d.ts', default: './dist/index.js' });
     for (const store of ['table', 'cosmos', 'memory'])
       expect(pkg.exports[`./${store}`]).toEqual({ types: `./dist/stores/${store}/index.d.ts`, default: `./dist/stores/${store}/index.js` });
-    expect(pkg.files).toEqual(['dist/**/*.js', 'dist/**/*.d.ts', 'README.md', 'CHANGELOG.md', 'LICENSE']);
+    // bin/: the console's entry, a file that exists before the build so npm links it in a fresh clone (issue 63).
+    expect(pkg.files).toEqual(['bin/azure-functions-idempotency.js', 'dist/**/*.js', 'dist/**/*.d.ts', 'README.md', 'CHANGELOG.md', 'LICENSE']);
     expect(pkg.dependencies).toBeUndefined();
     expect(pkg.exports['./operator']).toEqual({ types: './dist/operator/index.d.ts', default: './dist/operator/index.js' });
-    expect(pkg.bin).toEqual({ 'azure-functions-idempotency': 'dist/operator/cli/main.js' });
+    expect(pkg.bin).toEqual({ 'azure-functions-idempotency': 'bin/azure-functions-idempotency.js' });
     // Every peer optional: the console loads identity and Service Bus only when a command needs them.
     expect(pkg.peerDependenciesMeta).toEqual({
       '@azure/cosmos': { optional: true },

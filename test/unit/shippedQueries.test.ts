@@ -21,7 +21,7 @@ import { compileKql, formatKqlDiagnostic, tableNames, type QueryScope } from '..
 const QUERIES = join(__dirname, '..', '..', 'infra', 'monitoring', 'queries');
 
 /** The azd environment of a default `azd up`. */
-const AZD_ENV = { AZURE_ENV_NAME: 'dev', AZURE_LOCATION: 'swedencentral', PAYMENT_PROVIDER_URL: 'https://provider.example.com' };
+const AZD_ENV = { AZURE_ENV_NAME: 'dev', AZURE_LOCATION: 'swedencentral', PAYMENT_PROVIDER_URL: 'https://provider.example.com', VNET_ENABLED: 'false' };
 
 const NUMERIC = ['int', 'long', 'real', 'decimal'];
 

@@ -8,11 +8,13 @@ import { installStopSignals } from '../cli/stopSignals';
 import { optionReader, parseCommandLine, runTool, UsageError } from '../cli/commandLine';
 import { hostTelemetryLines } from '../cost/hostTelemetry';
 import { sideBySide, splitLines } from './designSummary';
-import { hubCeilingLines, hubCeilingOf, hubLoadOf } from './hubCeiling';
+import { limitLines, sizingTableLines } from '../sizing/sizingLines';
+import { paymentLoadOf } from '../sizing/paymentLoad';
+import { DEFAULT_REGION } from '../sizing/defaults';
 import { runDesign, type DesignReport, type PaymentsDesign } from './paymentsDesignRun';
 
 const USAGE =
-  'usage: npm run bench:durable -- [--designs hold,handoff] [--payments N] [--concurrency N] [--provider-ms N] [--idle-seconds N] [--sparse-payments N] [--split-payments N] [--out FILE] [--json]\n';
+  'usage: npm run bench:durable -- [--designs hold,handoff] [--payments N] [--concurrency N] [--provider-ms N] [--idle-seconds N] [--sparse-payments N] [--split-payments N] [--region NAME] [--out FILE] [--json]\n';
 
 async function main(): Promise<void> {
   const values = parseCommandLine(process.argv.slice(2), {
@@ -24,6 +26,7 @@ async function main(): Promise<void> {
     'sparse-payments': { type: 'string' },
     'split-payments': { type: 'string' },
     out: { type: 'string' },
+    region: { type: 'string' },
     json: { type: 'boolean' },
   });
   if (values === 'help') return void process.stdout.write(USAGE);
@@ -35,6 +38,8 @@ async function main(): Promise<void> {
   const sparsePayments = read.integer('sparse-payments', { min: 0, max: 100, default: 4 });
   const splitPayments = read.integer('split-payments', { min: 0, max: 10_000, default: 64 });
   const json = read.flag('json');
+  // The region sets a storage account's request rate (40,000 or 20,000 a second): an input of the sizing below.
+  const region = read.optional('region') ?? DEFAULT_REGION;
   read.done();
   const designs = designList(typeof values.designs === 'string' ? values.designs : 'hold,handoff');
   const out = typeof values.out === 'string' ? values.out : undefined;
@@ -63,8 +68,13 @@ async function main(): Promise<void> {
   for (const [design, run] of Object.entries(runs))
     for (const line of hostTelemetryLines(design, run.payments, run.hostTelemetry.records, run.hostTelemetry.levels)) process.stdout.write(`${line}\n`);
   for (const line of splitLines(runs.hold, runs.handoff, concurrency, providerMs)) process.stdout.write(`${line}\n`);
-  for (const [design, run] of Object.entries(runs))
-    for (const line of hubCeilingLines(design, hubCeilingOf(hubLoadOf(run.storage.workload.requests, run.payments)))) process.stdout.write(`${line}\n`);
+  // Every limit of one hub, each with its source and kind, the binding one, and the sizing table with its cost
+  // (tools/sizing/, docs/performance.md "Sizing from every limit"); `npm run sizing -- --from FILE` prints the same later.
+  for (const run of Object.values(runs)) {
+    const load = paymentLoadOf(run);
+    for (const line of limitLines(load, { region, partitions: 4, serviceBusUnits: 0, coresPerInstance: 1 })) process.stdout.write(`${line}\n`);
+    for (const line of sizingTableLines(load, run, region)) process.stdout.write(`${line}\n`);
+  }
   if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 

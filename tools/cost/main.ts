@@ -34,7 +34,7 @@ const USAGE = `usage: npm run cost -- --from <bench json> [options]
   --payments-per-month N         the month view's payments (default 1000000)
   --host-json FILE               host.json whose logging.logLevel prices the host's records (default ./host.json)
   --event-hubs-tus N             Event Hubs Standard throughput units (default 1: infra)
-  --shards N                     payment shards (infra shardCount; default 1): fixed lines per shard
+  --shards N                     payment shards (infra shardCount, 1-64; default 1): fixed lines per shard
   --service-bus-units N          Service Bus Premium messaging units (default 0: Standard, infra serviceBusSku)
   --rate N                       payments a second for the shards view (default 2000)
   --json                         one JSON object on stdout
@@ -70,9 +70,9 @@ function main(): void {
   const targetQueueOps = read.number('queue-ops', { min: 0, max: 1_000, default: 12 });
   const paymentsPerMonth = read.integer('payments-per-month', { min: 0, max: 1e12, default: 1_000_000 });
   const eventHubsThroughputUnits = read.integer('event-hubs-tus', { min: 0, max: 40, default: 1 });
-  const shards = read.integer('shards', { min: 1, max: 16, default: 1 });
-  const serviceBusUnits = read.integer('service-bus-units', { min: 0, max: 16, default: 0 });
-  if (![0, 1, 2, 4, 8, 16].includes(serviceBusUnits)) read.problem('--service-bus-units must be 0 (Standard), 1, 2, 4, 8 or 16');
+  const shards = read.integer('shards', { min: 1, max: 64, default: 1 });
+  const serviceBusUnits = read.integer('service-bus-units', { min: 0, max: 64, default: 0 });
+  if (![0, 1, 2, 4, 8, 16, 32, 64].includes(serviceBusUnits)) read.problem('--service-bus-units must be 0 (Standard), 1, 2, 4, 8, 16, 32 or 64');
   const rate = read.number('rate', { min: 1, max: 1e6, default: 2000 });
   const hostJson = read.optional('host-json') ?? 'host.json';
   const json = read.flag('json');

@@ -141,7 +141,7 @@ export const PRICE_SOURCES: readonly PriceSource[] = [
       '(13M-100M) $0.80 per 1M"; a Retail Prices API fixture (UK South) lists $0.013441 an hour ($0.0135 rounded)',
   },
   {
-    covers: 'Service Bus Premium: per messaging unit and hour (infra serviceBusSku Premium, or vnetEnabled); operations included',
+    covers: 'Service Bus Premium: per messaging unit and hour (infra serviceBusSku Premium, vnetEnabled or zoneRedundant); operations included',
     prices: ['serviceBusPremiumUnitHour'],
     url: 'https://azure.microsoft.com/pricing/details/service-bus/',
     asOf: '2026-12-04',

@@ -13,7 +13,8 @@ const SHARD_COUNTS = [1, 2, 5, 8];
 export function printShards(runs: readonly RunCounts[], optionsOf: (run: RunCounts) => CostOptions, rate: number, premiumUnits: number): void {
   process.stdout.write(
     `\nShards (infra shardCount) at ${rate.toLocaleString('en-US')} payments a second: one shard's ceiling = 20,000 storage requests a second / the run's requests a payment;\n` +
-      `Service Bus Standard = 1,000 credits a second / (send + receive + complete) a payment; past it Premium at ${premiumUnits} messaging unit(s) (the units a rate needs are not published: measure):\n`,
+      `Service Bus Standard = 1,000 credits a second / (send + receive + complete) a payment; past it Premium at ${premiumUnits} messaging unit(s) (the units a rate needs are not published: measure).\n` +
+      `The storage account alone: other limits bind first (Durable's orchestrations per hub, the namespace, Flex): the sizing from every limit is npm run sizing -- --from FILE (docs/performance.md).\n`,
   );
   for (const run of runs) {
     const needed = shardsFor(rate, run);

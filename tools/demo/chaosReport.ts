@@ -110,6 +110,9 @@ export interface ChaosReport {
   readonly expectedCharges: number;
   readonly lost: number;
   readonly lostMessages: string[];
+  /** Handed off, their run still Pending or Running at verification (each with its status): apart from lost; fails the run too. */
+  readonly unfinished: number;
+  readonly unfinishedMessages: string[];
   readonly doubleCharged: number;
   /** The time phase's figures; null when it was off (or there were no payments). */
   readonly timePhase: TimePhaseReport | null;

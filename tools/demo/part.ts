@@ -73,6 +73,11 @@ export interface PartReport {
   readonly parkedByReason: Readonly<Record<string, number>>;
   /** Logical messages neither completed as expected, nor parked, nor dead-lettered, nor dropped by broker dedup. */
   readonly lostMessages: readonly string[];
+  /**
+   * Logical messages acknowledged with their work handed off whose run was still going (Pending, Running) when the
+   * checks ran, each with its run's status: not lost, not proven (tools/demo/unfinishedRuns.ts). Payments only.
+   */
+  readonly unfinishedMessages?: readonly string[];
   /** Business ids whose effect happened more than once (payments: charged twice). */
   readonly doubleEffects: readonly string[];
   /** Every broken expectation, in words. */

@@ -9,6 +9,7 @@ import type { LogicalMessage } from './paymentsWorkload';
 import type { ProviderHandle } from './providerLedger';
 import { PART, amountOf, label, checkStoredState } from './paymentsChecks';
 import type { PaymentsPhaseState, HeldPayments } from './paymentsTimePhase';
+import { isUnfinishedAck, unfinishedLabel, unfinishedRunOf, type UnfinishedRuns } from './unfinishedRuns';
 
 const EFFECT_OUTCOMES = new Set(['processed', 'reclaimed', 'duplicate']);
 
@@ -23,6 +24,8 @@ export async function verifyPayments(
 ): Promise<PartReport> {
   const violations: string[] = [];
   const lostMessages: string[] = [];
+  const unfinishedMessages: string[] = []; // handed off, their run still going at verification: apart from lost
+  const runs: UnfinishedRuns = rig.backend && 'unfinishedRuns' in rig.backend.store ? await rig.backend.store.unfinishedRuns() : new Map<string, string>();
   const valid = messages.filter((m) => m.kind === 'charge' || m.kind === 'decline');
   const chargeable = valid.filter((m) => m.kind === 'charge');
   const reuses = messages.filter((m) => m.kind === 'reusedKey' || m.kind === 'reusedAfterExpiry');
@@ -91,7 +94,7 @@ export async function verifyPayments(
       }
     };
     results.forEach((r, i) => {
-      if (expected(r, fate.completionEpochs[i])) return;
+      if (expected(r, fate.completionEpochs[i]) || isUnfinishedAck(r, runs)) return;
       if (
         (m.kind === 'reusedKey' || m.kind === 'reusedAfterExpiry') &&
         'result' in r &&
@@ -103,7 +106,8 @@ export async function verifyPayments(
     });
     const completed = results.some((r, i) => expected(r, fate.completionEpochs[i]));
     // Handoff: acknowledged, but no record result for its payload (the run never completed it): neither charged nor failed.
-    if (m.kind !== 'malformed' && results.some((r) => r.outcome === 'handedOff' || r.outcome === 'inProgress')) withoutOutcome.push(label(m));
+    const run = unfinishedRunOf(results, runs); // still going: reported as unfinished at verification (below)
+    if (m.kind !== 'malformed' && !run && results.some((r) => r.outcome === 'handedOff' || r.outcome === 'inProgress')) withoutOutcome.push(label(m));
     const succeeded = results.some((r) => 'result' in r && r.result.status === 'succeeded');
     if (completed && m.kind === 'charge' && succeeded) completedCharge.add(m.index);
     if (completed && m.kind === 'charge' && !succeeded && results.some((r) => 'result' in r && r.result.status === 'failed')) failedWithReason.push(m);
@@ -139,7 +143,7 @@ export async function verifyPayments(
         deadLetteredOnly++;
         if (m.kind === 'charge') awaitingOperator.push(m);
       } else if (!withheld.has(m.index) && !(fate.copiesSent === 0 && fate.copiesDropped > 0)) {
-        lostMessages.push(label(m));
+        (run ? unfinishedMessages : lostMessages).push(run ? unfinishedLabel(label(m), run) : label(m));
       }
     }
   }
@@ -237,6 +241,7 @@ export async function verifyPayments(
     duplicatesDetected,
     parkedByReason: stored.parkedByReason,
     lostMessages,
+    unfinishedMessages,
     doubleEffects,
     violations,
     details: {

@@ -95,6 +95,7 @@ export function reportSections(r: ChaosReport): Section[] {
     ],
     ['effective charges', r.effectiveCharges, `expected ${r.expectedCharges} (source: ${r.effectiveChargesSource})`],
     ['lost', r.lost, 'must be 0'],
+    ['unfinished at verification', r.unfinished ?? 0, 'handed off, their run still going when checked (not lost; must be 0)'],
     ['double charged', r.doubleCharged, 'must be 0'],
   ];
   return [

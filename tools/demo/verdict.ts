@@ -1,4 +1,5 @@
 import type { ChaosReport } from './chaosReport';
+import { statusesOf } from './unfinishedRuns';
 
 /**
  * The run's verdict, and the rule that keeps a broken environment from passing (docs/demo.md, "Uncharged
@@ -95,12 +96,18 @@ export function judge(r: ChaosReport): ChaosReport {
   return { ...r, ok: false, violations: [...violations, ...r.violations] };
 }
 
-/** The one-line verdict printed first: `2,000 messages: 0 lost, 0 double charges: PASS`. */
+/**
+ * The one-line verdict printed first: `2,000 messages: 0 lost, 0 double charges: PASS`. Payments whose run was still
+ * going at verification are named apart from lost, with their runs' statuses:
+ * `2,000 messages: 0 lost, 3 unfinished at verification (3 Running), 0 double charges: FAIL - ...`.
+ */
 export function verdictLine(r: ChaosReport): string {
   const n = (x: number) => x.toLocaleString('en-US');
   const rewards = r.parts.find((p) => p.name === 'rewards')?.details; // Event Hubs: balances = distinct events' points
   const rewardsText = rewards ? `, ${n(Number(rewards.balancesMatching))}/${n(Number(rewards.customers))} reward balances right` : '';
-  const head = `${n(r.messages)} messages: ${n(r.lost)} lost, ${n(r.doubleCharged)} double charge${r.doubleCharged === 1 ? '' : 's'}${rewardsText}`;
+  const unfinished = r.unfinished ?? 0;
+  const unfinishedText = unfinished > 0 ? `, ${n(unfinished)} unfinished at verification (${statusesOf(r.unfinishedMessages ?? [])})` : '';
+  const head = `${n(r.messages)} messages: ${n(r.lost)} lost${unfinishedText}, ${n(r.doubleCharged)} double charge${r.doubleCharged === 1 ? '' : 's'}${rewardsText}`;
   if (r.ok) return `${head}: PASS`;
   const first = r.violations[0] ?? 'an invariant failed';
   const more = r.violations.length > 1 ? ` (+${r.violations.length - 1} more below)` : '';

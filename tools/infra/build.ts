@@ -1,9 +1,10 @@
 import { relative } from 'node:path';
-import { combinationName, compileTemplates, formatDiagnostic, REPO_ROOT } from './compileTemplates';
+import { combinationName, compileTemplates, formatDiagnostic, REPO_ROOT, sizingRowName } from './compileTemplates';
 
 /**
  * `npm run infra:build`: compiles and lints infra/main.bicep with the real Bicep CLI, then compiles a parameters file for
- * every combination of the deployment switches (vnetEnabled, zoneRedundant, shardCount at 1 and 3) against it; exit 0 only with zero errors
+ * every combination of the deployment switches (vnetEnabled, zoneRedundant, shardCount at 1 and 3) and every row of the sizing table
+ * (tools/infra/sizingRows.ts) against it; exit 0 only with zero errors
  * and warnings everywhere. Without any Bicep CLI it says so plainly; with CI=true that is a failure, never a skip.
  */
 function main(): number {
@@ -29,6 +30,12 @@ function main(): number {
     for (const d of [...c.errors, ...c.warnings]) console.log(formatDiagnostic(d));
     for (const f of c.failures) console.log(`infra:build: ${f}`);
     console.log(`infra:build: ${combinationName(c.values)}: ${c.errors.length} errors, ${c.warnings.length} warnings (bicep build-params)`);
+    clean &&= c.errors.length === 0 && c.warnings.length === 0 && c.failures.length === 0;
+  }
+  for (const c of result.sizingRows) {
+    for (const d of [...c.errors, ...c.warnings]) console.log(formatDiagnostic(d));
+    for (const f of c.failures) console.log(`infra:build: ${f}`);
+    console.log(`infra:build: ${sizingRowName(c.row)}: ${c.errors.length} errors, ${c.warnings.length} warnings (bicep build-params)`);
     clean &&= c.errors.length === 0 && c.warnings.length === 0 && c.failures.length === 0;
   }
   return clean ? 0 : 1;

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { REPO_ROOT } from '../cli/repoRoot';
 import { bicepVersion, findBicep, runBicep, type BicepCli, type BicepDiagnostic } from './bicepCli';
+import { SIZING_ROWS, type SizingRowParameters } from './sizingRows';
 export { REPO_ROOT } from '../cli/repoRoot';
 
 export const MAIN_BICEP = join(REPO_ROOT, 'infra', 'main.bicep');
@@ -54,6 +55,24 @@ export interface CompileResult {
   readonly failures: readonly string[];
   /** Each combination of {@link DEPLOYMENT_SWITCHES}, compiled as a parameters file against main.bicep (none with `combinations: false`). */
   readonly combinations: readonly CombinationResult[];
+  /** Each row of the sizing table ({@link SIZING_ROWS}), compiled the same way (none with `combinations: false`). */
+  readonly sizingRows: readonly SizingRowResult[];
+}
+
+/** What `bicep build-params` said about one row of the sizing table. */
+export interface SizingRowResult {
+  readonly row: SizingRowParameters;
+  readonly errors: readonly BicepDiagnostic[];
+  readonly warnings: readonly BicepDiagnostic[];
+  readonly failures: readonly string[];
+}
+
+/** `sizing 2000/s: shardCount=13 durablePartitionCount=16 serviceBusSku=Premium serviceBusMessagingUnits=4`. */
+export function sizingRowName(row: SizingRowParameters): string {
+  const { target, ...parameters } = row;
+  return `sizing ${target}/s: ${Object.entries(parameters)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ')}`;
 }
 
 /**
@@ -90,6 +109,13 @@ export function compileTemplates(options: { outFile?: string; log?: (line: strin
     warnings: all.filter((d) => d.level === 'Warning'),
     failures,
     combinations: options.combinations === false ? [] : switchCombinations().map((values) => compileCombination(cli, values)),
+    sizingRows:
+      options.combinations === false
+        ? []
+        : SIZING_ROWS.map((row) => {
+            const { target, ...parameters } = row;
+            return { row, ...compileParameters(cli, `sizing-${target}`, { vnetEnabled: false, zoneRedundant: false, ...parameters }) };
+          }),
   };
 }
 
@@ -100,9 +126,17 @@ export function compileTemplates(options: { outFile?: string; log?: (line: strin
  * under dist/ (ignored by git), in a folder of its own per process, removed afterwards.
  */
 function compileCombination(cli: BicepCli, values: SwitchValues): CombinationResult {
+  return { values, ...compileParameters(cli, SWITCH_NAMES.map((s) => `${s}-${values[s]}`).join('.'), values) };
+}
+
+/** `values` (with the required parameters) as a `.bicepparam` file named `name`, compiled with `bicep build-params`. */
+function compileParameters(
+  cli: BicepCli,
+  name: string,
+  values: Readonly<Record<string, string | number | boolean>>,
+): Pick<CombinationResult, 'errors' | 'warnings' | 'failures'> {
   const dir = join(REPO_ROOT, 'dist', 'infra', `combinations-${process.pid}`);
   mkdirSync(dir, { recursive: true });
-  const name = SWITCH_NAMES.map((s) => `${s}-${values[s]}`).join('.');
   const paramFile = join(dir, `${name}.bicepparam`);
   const outFile = join(dir, `${name}.parameters.json`);
   const lines = [`using '${relative(dir, MAIN_BICEP).split('\\').join('/')}'`];
@@ -119,7 +153,6 @@ function compileCombination(cli: BicepCli, values: SwitchValues): CombinationRes
       failures.push(`bicep build-params exited ${run.status}: ${run.otherOutput || run.stdout}`);
     if (run.status === 0 && !existsSync(outFile)) failures.push(`bicep build-params wrote no ${outFile}`);
     return {
-      values,
       errors: run.diagnostics.filter((d) => d.level === 'Error'),
       warnings: run.diagnostics.filter((d) => d.level === 'Warning'),
       failures,

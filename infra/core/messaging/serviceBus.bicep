@@ -42,9 +42,14 @@ param premium bool = false
   4
   8
   16
+  32
+  64
 ])
-@description('Messaging units of a Premium namespace (ignored on Standard).')
+@description('Messaging units of a Premium namespace (ignored on Standard): 1-16 on one messaging partition; 32 and 64 need 4 partitions ("valid capacities are {1, 2, 4, 8, 16} multiples of premiumMessagingPartitions", learn.microsoft.com/dotnet/api/azure.resourcemanager.servicebus.models.servicebussku.capacity).')
 param messagingUnits int = 1
+
+@description('Zone redundancy (zoneRedundant): the namespace spread over the region\'s availability zones (needs premium; learn.microsoft.com/azure/reliability/reliability-service-bus).')
+param zoneRedundant bool = false
 
 @description('Private deployment (vnetEnabled): public network access off (needs premium).')
 param privateNetworkOnly bool = false
@@ -73,6 +78,9 @@ resource namespace 'Microsoft.ServiceBus/namespaces@2026-01-01' = {
     disableLocalAuth: true
     minimumTlsVersion: '1.2'
     publicNetworkAccess: privateNetworkOnly ? 'Disabled' : 'Enabled'
+    zoneRedundant: premium && zoneRedundant
+    // Messaging partitions are chosen when the namespace is created; only past 16 units does it need 4.
+    premiumMessagingPartitions: premium ? (messagingUnits > 16 ? 4 : 1) : null
   }
 }
 

@@ -150,6 +150,12 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
     return rows.map((row) => row.partitionKey).filter((id) => !id.startsWith('@'));
   }
 
+  /** Orchestrations of the hub that are not final, with their runtime status (`Pending`, `Running`, ...). */
+  async function unfinishedRuns(): Promise<Map<string, string>> {
+    const rows = await instancesWhere<{ RuntimeStatus?: string }>(UNFINISHED_ORCHESTRATIONS, ['RuntimeStatus']);
+    return new Map(rows.filter((row) => !row.partitionKey.startsWith('@')).map((row) => [row.partitionKey, String(row.RuntimeStatus ?? 'unknown')]));
+  }
+
   /** Charge orchestrations of the hub that failed, with the engine's failure text (their Output). */
   async function failedInstances(): Promise<Array<{ instanceId: string; output: string }>> {
     const rows = await instancesWhere<{ Output?: string }>(`RuntimeStatus eq 'Failed'`, ['Output']);
@@ -220,7 +226,7 @@ export async function startRealEnginePayments(options: RealEnginePaymentsOptions
   const backend = {
     kind: 'real' as const,
     counters: kills,
-    store: { unfinishedInstances, failedInstances },
+    store: { unfinishedInstances, unfinishedRuns, failedInstances },
     engine: engine,
     storage,
     hubName,

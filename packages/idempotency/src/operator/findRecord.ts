@@ -29,15 +29,32 @@ export async function requireRecord(backend: RecordsBackend, key: IdempotencyKey
  * requests at most); false also when none was found within them.
  */
 export async function hasAnyRecord(backend: RecordsBackend, consumer: string): Promise<boolean> {
-  const found = await scanPages(
+  return (await probeConsumer(backend, consumer, CONSUMER_PROBE_PAGES)).found === true;
+}
+
+/** What {@link probeConsumer} learned, and the requests it made. */
+export interface ConsumerProbe {
+  /** true: a record is under the consumer; false: the store says none is; undefined: `maxPages` requests did not tell. */
+  readonly found: boolean | undefined;
+  readonly pages: number;
+}
+
+/**
+ * Is there any record under `consumer`? At most `maxPages` requests (a caller's own bound, e.g. what is left of
+ * `--max-pages`): Azure may answer empty pages with a continuation, so the answer can stay undecided.
+ * @throws store errors
+ */
+export async function probeConsumer(backend: RecordsBackend, consumer: string, maxPages: number): Promise<ConsumerProbe> {
+  if (maxPages < 1) return { found: undefined, pages: 0 };
+  const scan = await scanPages(
     async (cursor) => {
       const page = await backend.queryPage({ consumer }, cursor, 1);
       return { items: page.records, cursor: page.cursor };
     },
     () => true,
-    { limit: 1, maxPages: CONSUMER_PROBE_PAGES },
+    { limit: 1, maxPages },
   );
-  return found.items.length > 0;
+  return { found: scan.items.length > 0 ? true : scan.stoppedBy === 'maxPages' ? undefined : false, pages: scan.pages };
 }
 
 /** The message of an unknown consumer: the name as given, and what to check. */

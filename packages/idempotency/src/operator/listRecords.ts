@@ -1,6 +1,6 @@
 import { assertValidKey } from '../protocol/keys';
 import type { IdempotencyRecord } from '../protocol/record';
-import { hasAnyRecord, unknownConsumerMessage } from './findRecord';
+import { CONSUMER_PROBE_PAGES, probeConsumer, unknownConsumerMessage } from './findRecord';
 import { OperatorRefusal, OperatorRefusedError, OperatorUsageError } from './operatorErrors';
 import { clockOf, type OperatorOptions } from './operatorOptions';
 import { scanPages, type ScanProgress } from './pagedScan';
@@ -24,7 +24,10 @@ export interface ListRecordsOptions extends OperatorOptions {
   readonly olderThanMs?: number;
   /** Most records to return (default 100). */
   readonly limit?: number;
-  /** Most requests to make (default 50): an empty page counts. */
+  /**
+   * Most requests to make (default 50), every one the listing makes: an empty page counts, and so does the look-up
+   * for any record under the consumer after a listing that found nothing (it gets what the scan left of the bound).
+   */
   readonly maxPages?: number;
   /** Records asked for per request (default 100, at most 1,000). */
   readonly pageSize?: number;
@@ -44,8 +47,8 @@ export interface RecordListing extends ScanProgress {
 }
 
 /**
- * Lists one consumer's records, filtered by state and age, in bounded, paged queries: at most `maxPages` requests
- * and `limit` records, whatever the store holds (Table: one query per partition with the filter, partition after
+ * Lists one consumer's records, filtered by state and age, in bounded, paged queries: at most `maxPages` requests in
+ * all (the unknown-consumer look-up included) and `limit` records, whatever the store holds (Table: one query per partition with the filter, partition after
  * partition; Cosmos: one cross-partition query), following continuations across empty pages; `cursor` resumes.
  * The status and age are filtered by the store, the exact state (lapsed, failed, held) on each record read.
  *
@@ -82,14 +85,21 @@ export async function listRecords(backend: RecordsBackend, options: ListRecordsO
     (record) => wanted.size === 0 || wanted.has(recordState(record, nowMs, extension)),
     { limit, maxPages, cursor: options.cursor, onProgress: options.onProgress },
   );
+  // Found nothing: is the consumer name wrong? The look-up's requests count against the same `maxPages` (Azure may
+  // answer it, too, with empty pages); when the bound leaves it none, or it cannot tell within what is left, the
+  // listing ends as it is (empty, with its cursor) and no consumer is called unknown.
+  let probePages = 0;
   if (scan.items.length === 0 && options.cursor === undefined) {
     const filtered = wanted.size > 0 || options.olderThanMs !== undefined;
-    if ((!filtered && scan.stoppedBy === undefined) || !(await hasAnyRecord(backend, options.consumer)))
+    if (!filtered && scan.stoppedBy === undefined)
       throw new OperatorRefusedError(OperatorRefusal.UnknownConsumer, unknownConsumerMessage(backend, options.consumer));
+    const probe = await probeConsumer(backend, options.consumer, Math.min(CONSUMER_PROBE_PAGES, maxPages - scan.pages));
+    probePages = probe.pages;
+    if (probe.found === false) throw new OperatorRefusedError(OperatorRefusal.UnknownConsumer, unknownConsumerMessage(backend, options.consumer));
   }
   return {
     views: scan.items.map((record) => viewOf(record, recordState(record, nowMs, extension), nowMs)),
-    pages: scan.pages,
+    pages: scan.pages + probePages,
     scanned: scan.scanned,
     matched: scan.matched,
     cursor: scan.cursor,

@@ -5,6 +5,7 @@ import { parseCommandLine, type CommandLine } from './cliArgs';
 import { connectionOf, type OperatorCliIo } from './cliContext';
 import { replayCommand } from './dlqCommand';
 import { evictCommand, listCommand, releaseCommand, showCommand, type CommandContext } from './keysCommands';
+import { explainUnreachable } from './unreachableStore';
 import { ExitCode, USAGE } from './usage';
 
 const COMMANDS: Readonly<Record<string, (line: CommandLine, context: CommandContext) => Promise<number>>> = {
@@ -40,7 +41,7 @@ export async function runOperatorCli(argv: readonly string[], io: OperatorCliIo 
     connected = await (io.connect ?? connectRecords)(connection);
     return await COMMANDS[line.command](line, { backend: connected.backend, target: connected.target, out, err, env, io });
   } catch (error) {
-    const shown = connected ? withRoleHint(error, connected.backend.roles, 'write', 'a request') : error;
+    const shown = connected ? withRoleHint(explainUnreachable(error, connected), connected.backend.roles, 'write', 'a request') : error;
     if (shown instanceof OperatorPermissionError) io.onPermission?.(shown);
     err(`error: ${messageOf(shown)}`);
     return exitCodeOf(shown);

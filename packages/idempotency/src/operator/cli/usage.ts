@@ -17,7 +17,9 @@ export const USAGE = `azure-functions-idempotency: the operator's console for id
 
   keys show    <consumer> <key>                 the record as the protocol sees it (no payload: key and digest only)
   keys list    <consumer> [--status s[,s]] [--older-than 2h] [--limit 100] [--max-pages 50] [--page-size 100]
-                                                [--continue <cursor>]   bounded, paged queries; progress on stderr
+                                                [--continue <cursor>]   bounded, paged queries; progress on stderr;
+                                                --max-pages bounds every request it makes (the look-up of the
+                                                consumer after an empty listing included)
   keys release <consumer> <key> --reason "..." [--by who] [--etag <etag>] [--dry-run]
                                                 let the key be processed again (RELEASED: the next delivery takes it over);
                                                 refused while its lease is live or a run is going; If-Match on the ETag
@@ -36,7 +38,8 @@ export const USAGE = `azure-functions-idempotency: the operator's console for id
 
 Where the records are (options, or the app's settings in the environment):
   --store table|cosmos            IDEMPOTENCY_STORE (default table)
-  --table-connection-string <cs>  IDEMPOTENCY_TABLE_CONNECTION_STRING (default UseDevelopmentStorage=true: Azurite)
+  --table-connection-string <cs>  IDEMPOTENCY_TABLE_CONNECTION_STRING (default UseDevelopmentStorage=true: Azurite;
+                                  when nothing answers there: exit 2, naming the endpoint tried and what to set)
   --table-endpoint <url>          IDEMPOTENCY_TABLE_ENDPOINT, with your Azure identity (needs @azure/identity;
                                   role "Storage Table Data Contributor", "Storage Table Data Reader" to read only)
   --table <name>                  IDEMPOTENCY_TABLE_NAME (default idempotency)

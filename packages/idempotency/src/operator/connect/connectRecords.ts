@@ -26,8 +26,17 @@ export interface StoreConnection {
 export interface ConnectedRecords {
   readonly backend: RecordsBackend;
   readonly target: string;
+  /**
+   * Set when no setting named the store and the console assumed one (Azurite's default, `UseDevelopmentStorage=true`):
+   * the settings it looked for, for the message when nothing answers there.
+   */
+  readonly assumed?: string;
   close(): void;
 }
+
+/** The settings that name a Table store, any one of which would have been used instead of Azurite's default. */
+export const TABLE_CONNECTION_SETTINGS =
+  'IDEMPOTENCY_TABLE_CONNECTION_STRING (--table-connection-string) or IDEMPOTENCY_TABLE_ENDPOINT (--table-endpoint, with your Azure identity)';
 
 /**
  * Connects to the records of `connection`, loading only the SDKs it needs (`@azure/data-tables` or `@azure/cosmos`,
@@ -49,7 +58,13 @@ async function connectTable(connection: StoreConnection): Promise<ConnectedRecor
   }
   const text = connectionString ?? 'UseDevelopmentStorage=true';
   const client = TableClient.fromConnectionString(text, tableName, { allowInsecureConnection: isLocalHttp(text) });
-  return { backend: tableRecords(client, options), target: `table ${tableName} at ${client.url}`, close: () => undefined };
+  const target = `table ${tableName} at ${client.url}`;
+  return {
+    backend: tableRecords(client, options),
+    target,
+    ...(connectionString === undefined ? { assumed: `none of ${TABLE_CONNECTION_SETTINGS} is set` } : {}),
+    close: () => undefined,
+  };
 }
 
 async function connectCosmos(connection: StoreConnection): Promise<ConnectedRecords> {
