@@ -73,8 +73,9 @@ describe('simulation of the payments lifecycle', () => {
   });
 
   // Issue 62: world 2 (provider profiles, settings drawn from the schema's ranges, producers, operators) breaks invariants
-  // on main's code at about 1 schedule in 10 (docs/simulation.md "World 2"); the lead's fixes land separately. Marked
-  // failing until they do: when this starts to fail, the budget holds: remove `.failing`.
+  // on main's code (docs/simulation.md "World 2": at 4eba05a about 1 schedule in 12; a08478f fixed F1 and F2, and the
+  // kept schedules marked awaitsFix still break). Marked failing until they are fixed: when this starts to fail, the
+  // budget holds: remove `.failing`.
   test.failing(`${CI_SCHEDULES} schedules of world 2 under the fault catalogue: every invariant holds`, () => {
     expect(budget.out).toMatch(new RegExp(`^${CI_SCHEDULES} schedule\\(s\\), \\d+ payments, 0 failing;`, 'm'));
     expect(budget.code).toBe(0);

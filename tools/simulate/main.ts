@@ -108,6 +108,11 @@ runTool('simulate', async () => {
       .map(([name, n]) => `${name} ${n}`)
       .join(', ')}`,
   );
+  const notRun = Object.entries(report.notRun);
+  if (notRun.length > 0)
+    console.log(
+      `not run (the app refuses the provider's declared timing at start, whatever else is drawn): ${notRun.map(([name, n]) => `${name} ${n}`).join(', ')}`,
+    );
   for (const [name, count] of Object.entries(report.byInvariant)) console.log(`  ${name} (${INVARIANTS[name as keyof typeof INVARIANTS]}): ${count} seed(s)`);
   const first = report.failing[0];
   if (first) {

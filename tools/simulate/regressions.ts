@@ -150,6 +150,14 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
       'failed-stays-failed at 4f31a53: PayPal-like (memory keeps successes, no look-up), a table 403 window and store timeouts of 120 ms: a held payment alerted from a record write whose answer was lost (it may have landed) that did not land; its run terminated; the reconciler restarted it (run-missing). No charge: the restarted run holds again; the alert was early, not wrong',
     awaitsFix: 'an alert from a write that may have landed, followed by a terminated run: the reconciler reopens what was alerted',
   },
+  {
+    seed: 321,
+    faults: 'all',
+    world: 2,
+    found:
+      "charged-not-refused at a08478f (F2's rest): Checkout.com-like, a 400 window (a layer before the provider: Stripe's 'most 400s' run before the idempotency layer) with an invalid_request_error body answered a retry of a key that had charged: recorded rejected (a bare 400 is not a result since a08478f; one with an error type still is). Seed 199 (PayPal-like) too",
+    awaitsFix: "F2's rest: a 400 with an error type after a call that may have charged is read as the provider's word",
+  },
 ];
 
 /**

@@ -24,6 +24,8 @@ export interface RunReport {
   readonly refusedAtStart: number;
   /** Schedules per provider profile. */
   readonly profiles: Record<string, number>;
+  /** Schedules not run: the app refuses their provider's declared timing at start, whatever else is drawn (per profile). */
+  readonly notRun: Record<string, number>;
 }
 
 /** Runs `seeds` schedules from `firstSeed`; collects the failing ones (and stops at the first, by default). */
@@ -35,11 +37,13 @@ export async function runSeeds(options: RunOptions): Promise<RunReport> {
   let schedules = 0;
   let refusedAtStart = 0;
   const profiles: Record<string, number> = {};
+  const notRun: Record<string, number> = {};
   for (let seed = options.firstSeed; seed < options.firstSeed + options.seeds; seed++) {
     const result = await runSchedule({ seed, payments: options.payments, faults: options.faults, mutation: options.mutation, world: options.world });
     schedules++;
     refusedAtStart += result.refusedAtStart;
     profiles[result.profile] = (profiles[result.profile] ?? 0) + 1;
+    if (result.notRun) notRun[result.profile] = (notRun[result.profile] ?? 0) + 1;
     cost.events += result.cost.events;
     cost.storeCalls += result.cost.storeCalls;
     cost.providerCalls += result.cost.providerCalls;
@@ -51,7 +55,7 @@ export async function runSeeds(options: RunOptions): Promise<RunReport> {
       if (options.stopAtFirst ?? true) break;
     }
   }
-  return { schedules, failing, byInvariant, cost, elapsedMs: performance.now() - started, refusedAtStart, profiles };
+  return { schedules, failing, byInvariant, cost, elapsedMs: performance.now() - started, refusedAtStart, profiles, notRun };
 }
 
 /**

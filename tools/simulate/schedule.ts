@@ -51,6 +51,8 @@ export interface ScheduleResult {
   readonly settings: Readonly<Record<string, string>>;
   /** Setting combinations the app refused at start before this schedule's (each drawn again). */
   readonly refusedAtStart: number;
+  /** Why the schedule did not run: the app refuses its settings at start whatever is drawn (its provider's declared timing). */
+  readonly notRun?: string;
   readonly violations: Violation[];
   readonly trace: TraceLine[];
   /** Machine-independent cost: events run, store calls, Durable client calls, provider calls, deliveries. */
@@ -90,7 +92,7 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
   // defect cannot happen (its fix may be that refusal). Reported in the trace, nothing broken.
   const refusal = startRefusal({ ...SIM_BASE_ENV, PAYMENT_PROVIDER_LOOKUP: lookup, ...settings });
   if (refusal) {
-    world.log(`the app refuses the scenario's settings at start: ${refusal}`.slice(0, 400));
+    world.log(`the app refuses the settings at start: ${refusal}`.slice(0, 400));
     const none = { events: 0, storeCalls: 0, clientCalls: 0, providerCalls: 0, deliveries: 0, episodes: 0 };
     const profile = provider?.profile.name ?? 'legacy';
     return {
@@ -103,7 +105,8 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
       world: version,
       profile,
       settings,
-      refusedAtStart: 1,
+      refusedAtStart: drawn.refusedAtStart + 1,
+      notRun: refusal,
       violations: [],
       trace: world.trace,
       cost: none,
