@@ -94,6 +94,12 @@ export interface ChargeActivityInput {
    * less a clock-skew margin; absent (runs started before it): not checked.
    */
   readonly chargesFromMs?: number;
+  /**
+   * An earlier call of the key may have charged (a retry round, an uncertain entity, a key used before): a rejection
+   * other than the provider's idempotency answer (a 400 with its error body: validation runs before its idempotency) is
+   * then not its word about that charge, and is retried (`ProviderRefusedError`). Absent: a first call's rejection stands.
+   */
+  readonly mayRepeat?: true;
   /** The charge is sent only while this much of the call's lease is left (`RetryBudget.postWindowMs`; absent: not checked). */
   readonly postWindowMs?: number;
 }

@@ -1,5 +1,5 @@
 import type { ChargeActivityInput } from './chargeInputs';
-import { ChargeInFlightError, LookupUnsupportedError, type PaymentProviderClient } from './PaymentProviderClient';
+import { ChargeInFlightError, LookupUnsupportedError, ProviderRefusedError, type PaymentProviderClient } from './PaymentProviderClient';
 import { HELD_FOR_OPERATOR } from './providerLookup';
 import type { ChargeResult } from './schema';
 
@@ -46,7 +46,12 @@ export async function chargeOnce(
       return { status: 'rejected', reason: 'idempotency key used before with a different body (found by look-up)', code: 'idempotency-key-reused' };
     }
   }
-  return provider.charge(payment, idempotencyKey, correlationId, input.chargesFromMs);
+  const result = await provider.charge(payment, idempotencyKey, correlationId, input.chargesFromMs);
+  // After a call that may have charged, only the provider's idempotency answer (a key reused) is its word about the key:
+  // a validation 400 runs before it (Stripe: "most 400s") and says nothing of the earlier charge.
+  if (input.mayRepeat && result.status === 'rejected' && result.code !== 'idempotency-key-reused')
+    throw new ProviderRefusedError(400, `a rejection after a call that may have charged (${result.reason.slice(0, 120)})`);
+  return result;
 }
 
 /**

@@ -33,6 +33,7 @@ export function providerCall(input: ChargeOrchestrationInput, round: number, ent
     ...(plan.action === 'hold' ? { hold: plan.reason } : {}),
     ...(keyMemory ? { keyMemory } : {}),
     ...(at !== undefined && input.keyOriginMs !== undefined ? { chargesFromMs: input.keyOriginMs - PROVIDER_CLOCK_SKEW_MS } : {}),
+    ...(at !== undefined && (round > 0 || lookupCase.entityUncertain) ? { mayRepeat: true as const } : {}),
   };
 }
 

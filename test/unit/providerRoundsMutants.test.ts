@@ -84,6 +84,8 @@ describe('providerCall: the key age and the key-memory guard', () => {
       payment,
       correlationId: undefined,
       keyMemory: { trustedUntilMs: now - HOUR_MS + 24 * HOUR_MS * 0.9, otherwise: { lookUpFirst: true } },
+      // A retry round: a rejection then is not the provider's word about the earlier call (providerWord.test.ts).
+      mayRepeat: true,
     });
     const v1 = { ...v2, handoff: { version: 1 } } as unknown as ChargeOrchestrationInput;
     expect(providerCall(v1, 1, false, 0, now).keyMemory).toBeUndefined();

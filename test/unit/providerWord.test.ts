@@ -13,6 +13,7 @@ import { InMemoryIdempotencyStore } from 'azure-functions-idempotency/memory';
 import { keyFromMessageId, RecordStatus, type Claim } from 'azure-functions-idempotency';
 import { loadSettings } from '../../src/config/settings';
 import { retryBudgetOf } from '../../src/app/payments';
+import { chargeOnce } from '../../src/payments/chargeOnce';
 import { planProviderCall, providerCapabilityOf } from '../../src/payments/providerLookup';
 import { CallLeaseSpentError, chargeProviderActivity, writeRecordOnce } from '../../src/app/durableCharge';
 import type { RecordedCharge } from '../../src/payments/completeRecord';
@@ -314,5 +315,23 @@ describe("a charge made before this payment's record is another payment's (an id
   test('a replay of it answers the key reused, never this payment charged', async () => {
     expect(await answer(200, old).charge(payment, 'pay-1', undefined, 2_000)).toMatchObject({ status: 'rejected', code: 'idempotency-key-reused' });
     expect(await answer(201, { ...old, created: 3_000 }).charge(payment, 'pay-1', undefined, 2_000)).toMatchObject({ status: 'succeeded' });
+  });
+});
+
+describe('a rejection after a call that may have charged is not the provider’s word about that charge', () => {
+  const rejecting = {
+    charge: async (): Promise<ChargeResult> => ({ status: 'rejected', reason: 'payment provider answered 400 (invalid_request_error: amount)' }),
+    findCharge: async () => undefined,
+  };
+
+  test('a retry (mayRepeat) answered a validation 400: retried (ProviderRefusedError), never recorded rejected', async () => {
+    const error = await chargeOnce(rejecting, { idempotencyKey: 'pay-1', payment, mayRepeat: true }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderRefusedError);
+  });
+
+  test("a first call's rejection stands; a key reused (the idempotency layer's own answer) stands on a retry too", async () => {
+    expect(await chargeOnce(rejecting, { idempotencyKey: 'pay-1', payment })).toMatchObject({ status: 'rejected' });
+    const reused = { ...rejecting, charge: async (): Promise<ChargeResult> => ({ status: 'rejected', reason: 'other body', code: 'idempotency-key-reused' }) };
+    expect(await chargeOnce(reused, { idempotencyKey: 'pay-1', payment, mayRepeat: true })).toMatchObject({ code: 'idempotency-key-reused' });
   });
 });

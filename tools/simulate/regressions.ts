@@ -156,7 +156,6 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
     world: 2,
     found:
       "charged-not-refused at a08478f (F2's rest): Checkout.com-like, a 400 window (a layer before the provider: Stripe's 'most 400s' run before the idempotency layer) with an invalid_request_error body answered a retry of a key that had charged: recorded rejected (a bare 400 is not a result since a08478f; one with an error type still is). Seed 199 (PayPal-like) too",
-    awaitsFix: "F2's rest: a 400 with an error type after a call that may have charged is read as the provider's word",
   },
 ];
 
