@@ -5,7 +5,7 @@
  * call is uncertain: looked up first, or held where there is no look-up. A lapsed claim taken over within one
  * generation keeps its origin (the key was first used after it).
  */
-import { keyFromMessageId, payloadDigest, type IdempotencyStore } from 'azure-functions-idempotency';
+import { keyFromMessageId, payloadDigest } from 'azure-functions-idempotency';
 import { InMemoryIdempotencyStore } from 'azure-functions-idempotency/memory';
 import { retryFailedPayment } from '../../src/app/paymentRetry';
 import type { ParkingStore } from '../../src/messaging/ParkingStore';
@@ -62,7 +62,7 @@ describe('a generation begun after an earlier one used the key relies on no key 
     // The first generation's first call charged as ever (nothing used the key before it).
     expect(firstCall(fresh, T0)).not.toHaveProperty('lookUpFirst');
     expect(firstCall(fresh, T0)).not.toHaveProperty('hold');
-    r.t.shutdown();
+    await r.t.shutdown();
   });
 
   test('a lapsed claim taken over within its generation keeps its origin (no look-up for a young key)', async () => {
@@ -73,7 +73,7 @@ describe('a generation begun after an earlier one used the key relies on no key 
     expect(r.started).toHaveLength(1);
     expect(r.started[0]).toMatchObject({ attempt: 2 });
     expect(r.started[0].keyUsedBefore).toBeUndefined();
-    r.t.shutdown();
+    await r.t.shutdown();
   });
 
   test("an operator's retry of a failed record past its retention keeps the generation's origin: its first call is held", async () => {
@@ -85,7 +85,7 @@ describe('a generation begun after an earlier one used the key relies on no key 
     const starts: ChargeOrchestrationInput[] = [];
     await retryFailedPayment(
       {
-        store: r.store as IdempotencyStore as InMemoryIdempotencyStore,
+        store: r.store,
         start: async (_id, input) => (starts.push(input), 'started'),
         retry: DEFAULT_RETRY_BUDGET,
         nowMs: () => r.time.now,
@@ -99,6 +99,6 @@ describe('a generation begun after an earlier one used the key relies on no key 
     expect(starts[0].keyUsedBefore).toBeUndefined();
     expect(starts[0].keyOriginMs).toBe(T0);
     expect(providerCall(starts[0], 0, true, 0, r.time.now).hold).toMatch(/cannot be checked/);
-    r.t.shutdown();
+    await r.t.shutdown();
   });
 });

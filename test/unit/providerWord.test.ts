@@ -178,7 +178,7 @@ describe("an answer from before the provider's idempotency is not a result", () 
     new PaymentProviderClient({
       baseUrl: 'http://provider.invalid',
       timeoutMs: 1_000,
-      fetch: (async () => new Response(body, { status })) as typeof fetch,
+      fetch: async () => new Response(body, { status }),
       onRefused,
     });
 
@@ -213,7 +213,11 @@ describe("an answer from before the provider's idempotency is not a result", () 
 
   test('round 0 charged (its answer lost), round 1 answered 401 by a rotated secret: not recorded rejected, counted, retried', async () => {
     const refused: number[] = [];
-    const run = activity((async () => new Response('{"error":"invalid api key"}', { status: 401 })) as unknown as typeof fetch, 10_000, (s) => refused.push(s));
+    const run = activity(
+      async () => new Response('{"error":"invalid api key"}', { status: 401 }),
+      10_000,
+      (s) => refused.push(s),
+    );
     const claim = await claimOf();
     const error = await run({ idempotencyKey: 'pay-1', payment, recordClaim: claim, callLeaseMs: 180_000 }, {} as never).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderRefusedError);
@@ -288,7 +292,7 @@ describe('a key memory that keeps only successes is not relied on for a repeat',
     const replay = new PaymentProviderClient({
       baseUrl: 'http://provider.invalid',
       timeoutMs: 1_000,
-      fetch: (async () => new Response(JSON.stringify({ id: 'ch_other', status: 'succeeded', amount: 900, currency: 'EUR' }), { status: 200 })) as typeof fetch,
+      fetch: async () => new Response(JSON.stringify({ id: 'ch_other', status: 'succeeded', amount: 900, currency: 'EUR' }), { status: 200 }),
     });
     expect(await replay.charge(payment, 'pay-1')).toMatchObject({ status: 'rejected', code: 'idempotency-key-reused' });
   });
@@ -299,7 +303,7 @@ describe("a charge made before this payment's record is another payment's (an id
     new PaymentProviderClient({
       baseUrl: 'http://provider.invalid',
       timeoutMs: 1_000,
-      fetch: (async () => new Response(JSON.stringify(body), { status })) as typeof fetch,
+      fetch: async () => new Response(JSON.stringify(body), { status }),
     });
   const old = { id: 'ch_old', status: 'succeeded', amount: 500, currency: 'EUR', created: 1_000 };
 

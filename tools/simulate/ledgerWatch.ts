@@ -3,7 +3,6 @@ import { ledgerCheckTick, ledgerGraceMs, type LedgerCheckpoint, type LedgerDiscr
 import { PaymentProviderClient } from '../../src/payments/PaymentProviderClient';
 import { PAYMENTS_CONSUMER } from '../../src/payments/PaymentsConsumer';
 import { retryBudgetOf } from '../../src/app/payments';
-import type { ChargeResult } from '../../src/payments/schema';
 import type { SimApp } from './app';
 import type { Violation } from './invariantNames';
 import { SIM_PROVIDER_URL } from './provider';
@@ -91,7 +90,7 @@ export class LedgerWatch {
     if (!this.offered) return [];
     const held = new Set(
       this.app.steps.completions.flatMap((c) => {
-        const result = c.result as ChargeResult;
+        const result = c.result;
         return result.status === 'succeeded' ? [`${c.key}|${result.chargeId}`] : [];
       }),
     );

@@ -123,7 +123,6 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
     world: 2,
     found:
       'at-most-one-charge at 4eba05a: Checkout.com-like, a charge answered 500 after its work (not saved: Checkout.com caches only 2xx); the retry with the same key was reattempted: charged twice',
-    awaitsFix: 'a provider that does not replay failures (Checkout.com) re-executes a retry after a 5xx that charged',
   },
   {
     seed: 56,
@@ -131,7 +130,6 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
     world: 2,
     found:
       "history-bounded at 4eba05a: drawn settings PAYMENT_RETRY_FIRST_DELAY_SECONDS 0.589, PAYMENT_RETRY_MAX_DELAY_SECONDS 2.813 (both accepted) and a provider outage: a round every 3 s, the run's history past 150 tasks (stopped at 300)",
-    awaitsFix: 'a retry budget of many rounds (short delays) grows the history without bound',
   },
   {
     seed: 47,

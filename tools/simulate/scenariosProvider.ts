@@ -153,7 +153,6 @@ export const PROVIDER_SCENARIOS = {
     world: 2,
     lookup: 'by-key',
     provider: providerAs('checkout-like', { lookup: 'consistent' }),
-    awaitsFix: 'a provider that does not replay failures (Checkout.com) re-executes a retry after a 5xx that charged',
     script(app) {
       app.provider.forceFailAfterCharge = 1;
     },
@@ -168,7 +167,6 @@ export const PROVIDER_SCENARIOS = {
     lookup: 'by-key',
     settings: { PAYMENT_RETRY_MAX_DELAY_SECONDS: '2', PAYMENT_RETRY_BUDGET_MINUTES: '600' },
     provider: providerAs('stripe-like', { lookup: 'lagging', lagMs: 1_000 }),
-    awaitsFix: 'a retry budget of many rounds (short delays, long budget) grows the history without bound',
     script(app, world) {
       app.provider.setOutage({ fromMs: world.startMs, toMs: world.startMs + 3 * HOUR_MS });
     },
