@@ -8,7 +8,6 @@ import { retryBudgetOf } from '../../src/app/payments';
 import { paymentsRideOutPlan } from '../../src/app/paymentsFunctions';
 import { makePaymentsHandler } from '../../src/app/paymentsHandler';
 import { reconcileOn, recordLiveIn } from '../../src/app/paymentsLifecycle';
-import { retryFailedPayment } from '../../src/app/paymentRetry';
 import { tickShares } from '../../src/lifecycle/tickBudget';
 import { redeliveryWindow, retentionMsOf } from '../../src/lifecycle/retention';
 import type { ParkingStore } from '../../src/messaging/ParkingStore';
@@ -30,6 +29,7 @@ import type { TableClient } from '@azure/data-tables';
 import { lapsedInProgressRecords, type ReconcilePosition } from '../../src/lifecycle/lapsedRecords';
 import { simActivities, triggerWorkflow } from './activities';
 import { StepJudge } from './steps';
+import { operatorRetry } from './operatorRetry';
 import type { World } from './world';
 
 /**
@@ -267,36 +267,9 @@ export class SimApp {
   /** Keys an operator retried (a failed payment: `payments:retry`, which reopens it). */
   readonly retried = new Map<string, number>();
 
-  /**
-   * The operator's retry through the app's command: a held payment after checking at the provider
-   * (`--checked-at-provider`: a release), a failed one as it is (the run decides from the key's age).
-   */
-  async operatorRetry(paymentId: string, checkedAtProvider: boolean): Promise<void> {
-    // A held payment's runbook: check the key at the provider first; a charge found there is not retried.
-    if (checkedAtProvider && this.provider.ledger.some((c) => c.key === paymentId)) {
-      this.world.log(`operator: found ${paymentId}'s charge at the provider: not retried`);
-      return;
-    }
-    if (checkedAtProvider) this.released.set(paymentId, this.world.nowMs());
-    this.retried.set(paymentId, this.world.nowMs());
-    try {
-      const workflow = new DurableChargeWorkflow(this.client.asDurableClient(), { sleep: (ms) => this.world.sleep(ms) });
-      const report = await retryFailedPayment(
-        {
-          store: this.store,
-          start: (id, input) => workflow.start(id, input),
-          retry: retryBudgetOf(this.settings),
-          provider: providerCapabilityOf(this.settings),
-          nowMs: () => this.world.nowMs(),
-          checkedAtProvider,
-          status: (id) => workflow.status(id),
-        },
-        paymentId,
-      );
-      this.world.log(`operator: retried ${paymentId} as attempt ${report.attempt}`);
-    } catch (error) {
-      this.world.log(`operator: retry of ${paymentId} refused: ${error instanceof Error ? error.message : String(error)}`.slice(0, 200));
-    }
+  /** The operator's retry through the app's command (operatorRetry.ts). */
+  operatorRetry(paymentId: string, checkedAtProvider: boolean): Promise<void> {
+    return operatorRetry(this, paymentId, checkedAtProvider);
   }
 
   /** The record of a payment now. */

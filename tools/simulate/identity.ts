@@ -1,6 +1,6 @@
 import { payloadDigest } from 'azure-functions-idempotency';
 import type { PaymentRequested } from '../../src/payments/schema';
-import type { LedgerCharge } from './provider';
+import type { LedgerCharge } from './providerTypes';
 
 /**
  * Which payment a charge or a record is about. A payment id names one payment by contract, but a producer may reuse

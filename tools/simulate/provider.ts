@@ -1,77 +1,11 @@
-import type { ChargeResult, PaymentRequested } from '../../src/payments/schema';
-import { legacyProviderWorld, type ConflictAnswer, type ProviderWorld } from './profiles';
+import type { PaymentRequested } from '../../src/payments/schema';
+import { identityOf } from './identity';
+import { SimProviderBase } from './providerBase';
 import { chargeStatusAt, listCharges } from './providerList';
+import type { HttpAnswer, KeyMemory, LedgerCharge, ProviderCall } from './providerTypes';
 
 export { chargeStatusAt } from './providerList';
-import { identityOf } from './identity';
-import type { Random } from './random';
-import type { World } from './world';
-
-/** The provider's faults this schedule (rates per call). */
-export interface ProviderFaults {
-  error5xx: number;
-  error5xxAfter: number;
-  lostAnswer: number;
-  /** A window in which every call answers 503 (an outage), or none. */
-  outage?: { readonly fromMs: number; readonly toMs: number };
-  /** How long a charge stays invisible to a look-up (a search index's lag); 0: at once. The legacy world's only lag. */
-  readonly lookupLagMs: number;
-}
-
-/** One key as the provider remembers it: the first response it gave, replayed to every later call with the key. */
-interface KeyMemory {
-  firstCallMs: number;
-  inFlight: boolean;
-  /** The saved response (Stripe saves the first one "including 500 errors"). */
-  status: number;
-  body: unknown;
-  /** The charge's body, to answer a reuse of the key with another body (422). */
-  readonly payment: PaymentRequested;
-  /** The charge this key made, if any (a replay of the current state reads it). */
-  charge?: LedgerCharge;
-}
-
-/** A charge the provider made (its ledger: never forgotten, unlike the keys). */
-export interface LedgerCharge {
-  readonly key: string;
-  readonly paymentId: string;
-  /** The customer of the body that made it (with amount and currency: which payment it is, when a producer reused the id). */
-  readonly customerId: string;
-  readonly chargeId: string;
-  readonly atMs: number;
-  /** When the call that made it reached the provider (a charge in flight is made later). */
-  readonly calledAtMs: number;
-  readonly amount: number;
-  readonly currency: string;
-  /** A non-final success (`processing`, `Pending`): it reads `pending` until then (it always succeeds in this model). */
-  readonly pendingUntilMs?: number;
-}
-
-/** One provider call as the invariants see it. */
-export interface ProviderCall {
-  readonly key: string;
-  readonly atMs: number;
-  readonly kind: 'charge' | 'lookup' | 'list';
-  /** A charge call: whether the same activity looked the key up first. */
-  readonly lookedUp?: boolean;
-  /** A charge call: when the provider first took in a call with this key (that may have charged), if before this one. */
-  readonly keyFirstSeenMs?: number;
-  /** A charge call whose body is not the one the key was first used with (a producer reused the id for another payment). */
-  readonly reusedKey?: boolean;
-  /** The provider's final answer to a charge call that was delivered (no fault): its status. */
-  answered?: ChargeResult['status'];
-  /** The HTTP status the provider answered with (undefined: no answer reached the caller). */
-  httpStatus?: number;
-}
-
-/** A fault that reaches the caller as no HTTP answer at all. */
-type NoAnswer = 'connection-lost' | 'timeout';
-
-/** What the simulated server answers one request with. */
-type HttpAnswer = { readonly status: number; readonly body: unknown; readonly headers?: Readonly<Record<string, string>> } | NoAnswer;
-
-/** The provider's base URL in the simulation (never resolved: `fetch` below answers it in process). */
-export const SIM_PROVIDER_URL = 'http://provider.sim.invalid/';
+export { SIM_PROVIDER_URL, type LedgerCharge, type ProviderCall, type ProviderFaults } from './providerTypes';
 
 /**
  * The payment provider as an HTTP server. `POST /v1/charges` with `Idempotency-Key` charges once a key; the first
@@ -88,68 +22,7 @@ export const SIM_PROVIDER_URL = 'http://provider.sim.invalid/';
  * answers (a rotated secret), 429s. Every draw the profiles add comes from `extra` (its own stream): the legacy
  * provider draws exactly what it drew before.
  */
-export class SimProvider {
-  private readonly keys = new Map<string, KeyMemory>();
-  readonly ledger: LedgerCharge[] = [];
-  readonly calls: ProviderCall[] = [];
-  private chargeSeq = 0;
-  /** A scenario's forced fault: the next `n` charges are made and their answers lost. */
-  forceLostAnswers = 0;
-  /**
-   * A script's faults for the next charge calls, in order (the fake provider's `injectNext`): `error5xx` answers 503,
-   * `timeout` never answers (the client gives up; nothing charged), `chargeThenDrop` charges and loses the answer.
-   */
-  readonly forceNext: Array<'error5xx' | 'timeout' | 'chargeThenDrop'> = [];
-  /** A scenario's forced timings: the next look-ups take these long (ms); the next fresh charges stay in flight this long. */
-  readonly forceLookupMs: number[] = [];
-  readonly forceInFlightMs: number[] = [];
-  /** A scenario's forced fault: the next `n` charges made are followed by the endpoint's 500 (saved or not, as the profile does). */
-  forceFailAfterCharge = 0;
-  /** A scenario's hook: told when a charge is made (before its answer). */
-  afterCharge?: () => void;
-  /** A script's hook: awaited before a charge call's answer goes back (the script does something while the caller waits). */
-  holdAnswer?: (call: ProviderCall) => Promise<void>;
-  /** When each key was first taken in (kept after the key is forgotten: the invariants' view, not the provider's). */
-  private readonly firstSeenMs = new Map<string, number>();
-  /** The body each key was first used with (the invariants' view: a reuse for another payment is told apart). */
-  private readonly firstBody = new Map<string, PaymentRequested>();
-  /** The provider this schedule has (a profile and its draws). */
-  readonly profileWorld: ProviderWorld;
-  private readonly legacy: boolean;
-  private refusal?: ProviderWorld['refusalWindow'];
-
-  constructor(
-    private readonly world: World,
-    private readonly random: Random,
-    private readonly faults: ProviderFaults,
-    readonly lookup: 'none' | 'by-key',
-    readonly keyMemoryMs: number,
-    /** The app's provider client gives up after this long (`PAYMENT_PROVIDER_TIMEOUT_MS`). */
-    private readonly clientTimeoutMs = 10_000,
-    profileWorld?: ProviderWorld,
-    /** The profile's draws (a stream of their own). */
-    private readonly extra?: Random,
-  ) {
-    this.profileWorld = profileWorld ?? legacyProviderWorld(lookup, faults.lookupLagMs);
-    this.legacy = this.profileWorld.profile.name === 'legacy' || extra === undefined;
-    this.refusal = this.profileWorld.refusalWindow;
-  }
-
-  setOutage(window: { fromMs: number; toMs: number }): void {
-    this.faults.outage = window;
-  }
-
-  /** A scenario's pre-execution window: every call answers `status` (a rotated secret: 401). */
-  setRefusal(window: { fromMs: number; toMs: number; status: 400 | 401 | 403 | 404 }): void {
-    this.refusal = window;
-  }
-
-  /** No more faults (the schedule's quiet phase; the look-up's lag and the profile stay: they are how the provider is). */
-  quiet(): void {
-    Object.assign(this.faults, { error5xx: 0, error5xxAfter: 0, lostAnswer: 0, outage: undefined });
-    this.refusal = undefined;
-  }
-
+export class SimProvider extends SimProviderBase {
   /**
    * The provider as one activity execution reaches it: a `fetch` for the app's `PaymentProviderClient` (the invariants
    * need to know whether that activity looked up first).
@@ -175,40 +48,6 @@ export class SimProvider {
     };
     // The client passes a URL and a string body: the only shapes this server reads.
     return { fetch: fetchOf as unknown as typeof fetch };
-  }
-
-  private forget(key: string): KeyMemory | undefined {
-    const memory = this.keys.get(key);
-    if (memory && !memory.inFlight && this.world.nowMs() - memory.firstCallMs > this.keyMemoryMs) this.keys.delete(key);
-    return this.keys.get(key);
-  }
-
-  /**
-   * Before the endpoint (and its idempotency layer) runs: an authentication or routing layer's 4xx in a refusal window,
-   * the rate limiter's 429. Nothing is saved for the key (Stripe: "rate limiters run before the API's idempotency layer.
-   * The same goes for a 401 ... or most 400s"). The legacy provider has neither.
-   */
-  private preExecution(): HttpAnswer | undefined {
-    if (this.legacy) return undefined;
-    const now = this.world.nowMs();
-    const refusal = this.refusal;
-    if (refusal && now >= refusal.fromMs && now < refusal.toMs)
-      return { status: refusal.status, body: { error: { type: 'invalid_request_error', message: `refused before execution (${refusal.status})` } } };
-    if (this.extra!.chance(this.profileWorld.rateLimitShare)) return { status: 429, body: { error: { type: 'rate_limit', message: 'too many requests' } } };
-    return undefined;
-  }
-
-  /** A same-key call while the key is in flight: the profile's answer (Stripe 409; Adyen 409/422 704 transient). */
-  private conflict(): ConflictAnswer {
-    const answers = this.profileWorld.profile.conflict;
-    return this.legacy || answers.length === 1 ? answers[0] : this.extra!.pick(answers);
-  }
-
-  /** Whether a body differs from the key's first (the legacy provider compared amount and currency only). */
-  private mismatch(memory: KeyMemory, payment: PaymentRequested): boolean {
-    const first = memory.payment;
-    if (first.amount !== payment.amount || first.currency !== payment.currency) return true;
-    return !this.legacy && first.customerId !== payment.customerId;
   }
 
   /** `POST /v1/charges`: what the server answers (or that no answer reaches the caller). */
@@ -281,31 +120,6 @@ export class SimProvider {
     return this.deliver(call, answered(memory.status, memory.body));
   }
 
-  /** A replay of a key that charged: 200 with the first body (Stripe) or the charge's current state (PayPal, Braintree). */
-  private replay(memory: KeyMemory, answered: (status: number, body: unknown) => HttpAnswer): HttpAnswer {
-    if (!this.profileWorld.profile.replayCurrent || !memory.charge) return answered(memory.status === 201 ? 200 : memory.status, memory.body);
-    return answered(200, this.chargeBody(memory.charge));
-  }
-
-  private chargeBody(charge: LedgerCharge): unknown {
-    return { id: charge.chargeId, status: chargeStatusAt(charge, this.world.nowMs()), amount: charge.amount, currency: charge.currency };
-  }
-
-  /**
-   * How long a fresh key's work takes, if drawn slow (undefined: the usual 10-300 ms). The legacy provider: in flight
-   * 10-60 s at half the lost-answer rate; a profile: also its slow share, up to its longest POST (past the client's
-   * timeout or not).
-   */
-  private inFlightMs(): number | undefined {
-    const forced = this.forceInFlightMs.shift();
-    if (forced !== undefined) return forced;
-    const legacySlow = this.random.chance(this.faults.lostAnswer / 2);
-    if (this.legacy) return legacySlow ? this.random.logBetween(this.clientTimeoutMs, 60_000) : undefined;
-    const maxMs = Math.max(this.profileWorld.profile.slowPostMaxMs, 1_001);
-    if (legacySlow) return this.extra!.logBetween(Math.min(this.clientTimeoutMs, maxMs - 1), maxMs);
-    return this.extra!.chance(this.profileWorld.slowShare) ? this.extra!.logBetween(1_000, maxMs) : undefined;
-  }
-
   /**
    * The endpoint's work for a fresh key: the charge (or the decline) made and saved as the key's response; `unsaved-500`
    * when it then failed and the profile saves nothing (the call that made it gets the 500; a retry re-executes).
@@ -353,35 +167,6 @@ export class SimProvider {
       }
     }
     memory.inFlight = false;
-    return undefined;
-  }
-
-  /** The answer on its way back: lost (a reset, a timeout after the work) or delivered. */
-  private async deliver(call: ProviderCall, answer: HttpAnswer): Promise<HttpAnswer> {
-    await this.holdAnswer?.(call);
-    if (this.forceLostAnswers > 0 || this.random.chance(this.faults.lostAnswer)) {
-      this.forceLostAnswers = Math.max(0, this.forceLostAnswers - 1);
-      await this.world.sleep(this.random.logBetween(1_000, 10_000));
-      call.httpStatus = undefined;
-      this.world.log(`provider: charge ${call.key}: the answer is lost`);
-      return this.random.chance(0.5) ? 'timeout' : 'connection-lost';
-    }
-    if (typeof answer !== 'string') {
-      const body = answer.body as { status?: unknown } | undefined;
-      call.answered = answer.status === 402 ? 'declined' : answer.status < 300 && body?.status === 'succeeded' ? 'succeeded' : undefined;
-    }
-    return answer;
-  }
-
-  /** A GET's latency: 20-500 ms (legacy), or up to the schedule's slow look-up; past the client's timeout it times out. */
-  private async getLatency(): Promise<'timeout' | undefined> {
-    const drawn = this.legacy ? this.random.logBetween(20, 500) : this.extra!.logBetween(20, Math.max(21, this.profileWorld.lookupSlowMaxMs));
-    const ms = this.forceLookupMs.shift() ?? drawn;
-    if (ms > this.clientTimeoutMs) {
-      await this.world.sleep(this.clientTimeoutMs);
-      return 'timeout';
-    }
-    await this.world.sleep(ms);
     return undefined;
   }
 

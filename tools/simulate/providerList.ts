@@ -1,4 +1,4 @@
-import type { LedgerCharge } from './provider';
+import type { LedgerCharge } from './providerTypes';
 
 /** The status a charge reads at `nowMs` (a non-final success reads `pending` until it settles). */
 export const chargeStatusAt = (charge: Pick<LedgerCharge, 'pendingUntilMs'>, nowMs: number): 'succeeded' | 'pending' =>

@@ -1,7 +1,7 @@
 import type { PaymentRequested } from '../../src/payments/schema';
 import type { SimApp } from './app';
 import { PROFILES, type LookupKind, type ProfileName, type ProviderProfile, type ProviderWorld } from './profiles';
-import type { Scenario } from './scenarios';
+import type { Scenario } from './scenarioTypes';
 import { startRefusal } from './drawSettings';
 import { SIM_BASE_ENV } from './settings';
 
