@@ -1,5 +1,7 @@
 import { RestError } from '@azure/core-rest-pipeline';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { providerFromSettings } from '../../src/app/payments';
 import { loadSettings } from '../../src/config/settings';
@@ -18,6 +20,7 @@ import { RewardsLedger } from '../../src/rewards/RewardsLedger';
 import { useAzurite } from '../support/azurite';
 import { freshTable } from '../support/tables';
 import { inMemoryTelemetry } from '../support/telemetry';
+import type { Telemetry } from '../../src/telemetry/Telemetry';
 
 /**
  * Every `customDimensions.X` a query in infra/monitoring reads is an attribute the code really emits
@@ -33,6 +36,8 @@ import { outageReport } from '../../src/app/paymentsHandler';
 import { StoreRequestError, StoreUnavailableError } from 'azure-functions-idempotency/internal';
 import { reconcilePayments } from '../../src/app/paymentReconciler';
 import { shardLayoutGate } from '../../src/app/shardLayoutGate';
+import { runLedgerCheck } from '../../src/app/ledgerCheckTimer';
+import { PaymentProviderClient } from '../../src/payments/PaymentProviderClient';
 
 describe('monitoring queries read only what the code emits', () => {
   let emitted: { metrics: Map<string, Set<string>>; logAttributes: Set<string> };
@@ -133,6 +138,26 @@ describe('monitoring queries read only what the code emits', () => {
       result: { status: 'failed', reason: 'x' },
       payment: { paymentId: 'p-2', customerId: 'c', amount: 1, currency: 'EUR' },
     }).catch(() => undefined);
+    // A late success: a call's succeeded answer meeting p-2's record settled failed (payments.charged_after_settle).
+    await writeRecordOnce(store, () => t.telemetry, {
+      claim: claimed.claim,
+      result: { status: 'succeeded', chargeId: 'ch_late', amount: 1, currency: 'EUR' },
+      payment: { paymentId: 'p-2', customerId: 'c', amount: 1, currency: 'EUR' },
+    });
+    // An answer from a layer before the provider's idempotency (a rotated secret: 401), through the app's provider wiring.
+    const gate = createServer((_request, response) => response.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"invalid key"}'));
+    await new Promise<void>((resolve) => gate.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(gate.address() as AddressInfo).port}`;
+      const settings = loadSettings({ IDEMPOTENCY_TABLE_CONNECTION_STRING: 'UseDevelopmentStorage=true', PAYMENT_PROVIDER_URL: url });
+      await providerFromSettings(settings, t.telemetry)
+        .charge({ paymentId: 'p-7', customerId: 'c', amount: 1, currency: 'EUR' }, 'p-7')
+        .catch(() => undefined);
+    } finally {
+      await new Promise<void>((resolve) => gate.close(() => resolve()));
+    }
+    // A ledger check discrepancy, as the timer's tick reports it (runLedgerCheck on Azurite, the fake provider's list).
+    await driveLedgerDiscrepancy(t.telemetry);
     await driveRewards(t.telemetry);
     emitted = { metrics: await t.metricAttributeNames(), logAttributes: new Set(t.logs().flatMap((l) => Object.keys(l.attributes))) };
     await t.shutdown();
@@ -258,4 +283,34 @@ async function driveHttpEndpoints(telemetry: ReturnType<typeof inMemoryTelemetry
   expect((await webhook(signed(now))).headers['idempotent-replayed']).toBe('true');
   expect((await webhook(signed(now - 3600))).status).toBe(400);
   expect((await webhook(signed(now, 'another-secret-0123456789'))).status).toBe(403);
+}
+
+/**
+ * The ledger check's tick as the timer runs it (`runLedgerCheck`, its checkpoint and discrepancy rows on Azurite) over
+ * the fake provider's list: one charge made under a key with no payments record is a discrepancy (`no-record`).
+ */
+async function driveLedgerDiscrepancy(telemetry: Telemetry): Promise<void> {
+  let nowMs = Date.UTC(2026, 11, 1);
+  const provider = await FakePaymentProvider.start({ clock: () => nowMs });
+  try {
+    const client = new PaymentProviderClient({ baseUrl: provider.url, timeoutMs: 5_000 });
+    await client.charge({ paymentId: 'p-8', customerId: 'c', amount: 1, currency: 'EUR' }, 'p-8');
+    nowMs += 60_000;
+    await runLedgerCheck({
+      provider: client,
+      table: await freshTable(azuriteOf(), 'mql'),
+      record: async () => undefined,
+      telemetry,
+      clock: { nowMs: () => nowMs },
+      delayMs: 0,
+      retentionMs: 30 * 86_400_000,
+      graceMs: 8 * 86_400_000,
+      maxPages: 10,
+      budgetMs: 60_000,
+      timeoutMs: 5_000,
+      initialFromMs: nowMs - 3_600_000,
+    });
+  } finally {
+    await provider.stop();
+  }
 }
