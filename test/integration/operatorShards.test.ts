@@ -68,7 +68,11 @@ describe('npm run payments:retry with shard 0 settings, for a payment of shard 1
       new RegExp(`^payment ${paymentId}: shard 1 of 2, its records at http://127\\.0\\.0\\.1:${azurites[1].port}/devstoreaccount1, its run at `),
     );
     expect(lines[1]).toMatch(/retry started .* attempt 2/);
-    expect(durable.requests).toEqual([expect.stringContaining('/durabletask/orchestrators/chargePayment/')]);
+    // The run's status read first (none: the command may start it), then the start, both in shard 1's hub.
+    expect(durable.requests).toEqual([
+      expect.stringContaining('/durabletask/instances/'),
+      expect.stringContaining('/durabletask/orchestrators/chargePayment/'),
+    ]);
     expect(await records(azurites[1]).get(keyFromMessageId('payments', paymentId))).toMatchObject({ status: 'IN_PROGRESS', attempt: 2 });
     expect(await records(azurites[0]).get(keyFromMessageId('payments', paymentId))).toBeUndefined();
   });
@@ -126,7 +130,8 @@ async function durableApiStub() {
     request.resume();
     request.on('end', () => {
       requests.push(request.url ?? '');
-      response.writeHead(202, { 'content-type': 'application/json' }).end('{}');
+      // A status read: no such run (404); a start: accepted (202).
+      response.writeHead(request.method === 'GET' ? 404 : 202, { 'content-type': 'application/json' }).end('{}');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
