@@ -9,12 +9,13 @@ import { CosmosEmulator } from '../support/cosmos';
 import { freshTable } from '../support/tables';
 
 /**
- * The console as an operator runs it: the package's compiled `bin` (`dist/operator/cli/main.js`, built by jest's global
- * setup) in its own process, against Azurite and the Cosmos stand-in on loopback ports, real time. Its stdout, stderr
+ * The console as an operator runs it: the package's `bin` (`bin/azure-functions-idempotency.js`, which runs the compiled
+ * `dist/operator/cli/main.js` built by jest's global setup) in its own process, against Azurite and the Cosmos stand-in on loopback ports, real time. Its stdout, stderr
  * and exit code are what a shell sees.
  */
 const PACKAGE = join(__dirname, '..', '..', 'packages', 'idempotency');
-const BIN = join(PACKAGE, 'dist', 'operator', 'cli', 'main.js');
+const BIN = join(PACKAGE, 'bin', 'azure-functions-idempotency.js');
+const COMPILED = join(PACKAGE, 'dist', 'operator', 'cli', 'main.js');
 const azuriteOf = useAzurite();
 
 async function console_(args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -30,10 +31,12 @@ async function console_(args: readonly string[], env: Record<string, string> = {
 }
 
 describe('the bin, as a process', () => {
-  test("package.json's bin is the compiled CLI, with its shebang", () => {
+  test("package.json's bin is the file that runs the compiled CLI (it exists before any build: npm links it in a fresh clone), both with their shebang", () => {
     const pkg = JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8')) as { bin: Record<string, string> };
-    expect(pkg.bin).toEqual({ 'azure-functions-idempotency': 'dist/operator/cli/main.js' });
+    expect(pkg.bin).toEqual({ 'azure-functions-idempotency': 'bin/azure-functions-idempotency.js' });
     expect(readFileSync(BIN, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+    expect(readFileSync(BIN, 'utf8')).toContain("join(__dirname, '..', 'dist', 'operator', 'cli', 'main.js')");
+    expect(readFileSync(COMPILED, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
   });
 
   test('Table (settings from the environment): show, list, release with who and why, then the exit codes of bad input', async () => {
