@@ -100,22 +100,37 @@ export function chargeProviderActivity(
       }
     };
     let recordClaim = claim;
+    let plan: ChargeActivityInput = activityInput;
     // The charge goes only while the call's lease covers it until it shows in a look-up (src/config/callTiming.ts): a
     // look-up that took long, or a mark that landed late, leaves too little; a settle would then look before it shows.
     const leased = leaseGuarded(provider, () => recordClaim, nowMs, activityInput.postWindowMs);
-    const charge = () => chargeOnce(leased, activityInput, deferred, nowMs);
+    const charge = () => chargeOnce(leased, plan, deferred, nowMs);
     if (activityInput.lookUpOnly) return settle(store(), telemetry, claim, nowMs, activityInput, charge, recordOnce);
     if (activityInput.hold) {
       // Nothing is called: the fence only answers a record that moved on (a store that cannot say changes nothing).
       const read = await readFence(store(), claim).catch(() => undefined);
       if (read && 'movedOn' in read) return read.movedOn;
     } else {
-      const announced = await announceCall(store(), claim, nowMs, activityInput.callLeaseMs);
+      const announced = await announceCall(store(), claim, nowMs, activityInput.callLeaseMs, (earlierLeaseLeftMs) => {
+        plan = asCalledAfter(activityInput, earlierLeaseLeftMs);
+      });
       if ('movedOn' in announced) return announced.movedOn;
       recordClaim = announced.marked;
     }
     return recordOnce(recordClaim, await charge());
   };
+}
+
+/**
+ * The call's plan given what the fence saw: a first call that finds an earlier call of its attempt announced (the
+ * engine ran it again) is planned as a retry round (`ifRepeat`); a look-up that must see every earlier call is not
+ * made while one's lease runs (its charge may not show yet): `CallInFlightError`, before anything is marked.
+ */
+function asCalledAfter(input: ChargeActivityInput, earlierLeaseLeftMs: number | undefined): ChargeActivityInput {
+  if (earlierLeaseLeftMs === undefined) return input;
+  const plan = input.ifRepeat && !input.mayRepeat && !input.lookUpOnly ? { ...input, ...input.ifRepeat } : input;
+  if (plan.lookUpFirst && plan.lookUpSeesEarlierCalls && !plan.hold && earlierLeaseLeftMs > 0) throw new CallInFlightError(earlierLeaseLeftMs);
+  return plan;
 }
 
 /**
@@ -179,7 +194,14 @@ export function heldReporter(telemetry: () => Telemetry): HeldReporter {
     held(input, reason) {
       const t = telemetry();
       t.count(MetricNames.paymentsHeld, { consumer: 'payments' });
-      t.log('error', `payments: held for an operator (${reason})`, { consumer: 'payments', outcome: 'held', idempotencyKey: input.idempotencyKey, reason });
+      const attempt = (input as Partial<ChargeAndRecordInput>).recordClaim?.attempt;
+      t.log('error', `payments: held for an operator (${reason})`, {
+        consumer: 'payments',
+        outcome: 'held',
+        idempotencyKey: input.idempotencyKey,
+        ...(attempt === undefined ? {} : { attempt }),
+        reason,
+      });
     },
     lookupUnsupported(input, statusCode) {
       const t = telemetry();

@@ -54,20 +54,36 @@ export async function readFence(store: IdempotencyStore, claim: Claim): Promise<
 }
 
 /**
+ * What the fence saw of earlier calls of the attempt, before marking this one: `undefined` when the record holds the
+ * claim's own lease (no call announced since the claim: this is the attempt's first), else the lease an earlier
+ * announced call left (ms; zero or less: lapsed). `check` may refuse the call (throw) on it; nothing is marked then.
+ */
+export type EarlierCallCheck = (earlierLeaseLeftMs: number | undefined) => void;
+
+/**
  * Announces a provider call on the record (see above): the claim renewed for {@link CALL_LEASE_MS} at the version
  * read. Answers the claim to complete the record with after the call (its version), or what the record says when it
  * moved on (no call).
- * @throws FenceUnreadableError (retryable) when the store cannot read or write it, or the mark landed too late
+ * @throws FenceUnreadableError (retryable) when the store cannot read or write it, or the mark landed too late; what
+ *   `check` throws (before the mark)
  */
 export async function announceCall(
   store: IdempotencyStore,
   claim: Claim,
   nowMs: () => number,
   leaseMs = CALL_LEASE_MS,
+  check?: EarlierCallCheck,
 ): Promise<{ readonly marked: Claim } | { readonly movedOn: RecordedCharge }> {
+  let read: FenceRead;
   try {
-    const read = await readFence(store, claim);
-    if ('movedOn' in read) return read;
+    read = await readFence(store, claim);
+  } catch (error) {
+    throw new FenceUnreadableError(error instanceof Error ? `${error.name}: ${error.message}` : String(error), error);
+  }
+  if ('movedOn' in read) return read;
+  // Only an announce moves the lease of a handoff run's claim (a hold pass or a retention write moves the version, not it).
+  check?.(read.current.leaseExpiresAtMs === claim.leaseExpiresAtMs ? undefined : read.current.leaseExpiresAtMs - nowMs());
+  try {
     const marked = await store.renewLease(read.current, leaseMs);
     if (marked.leaseExpiresAtMs - nowMs() < (leaseMs * CALL_MIN_LEASE_LEFT_MS) / CALL_LEASE_MS)
       throw new FenceUnreadableError(`the call's mark landed with ${Math.round((marked.leaseExpiresAtMs - nowMs()) / 1000)} s of its lease left`);

@@ -102,4 +102,17 @@ export interface ChargeActivityInput {
   readonly mayRepeat?: true;
   /** The charge is sent only while this much of the call's lease is left (`RetryBudget.postWindowMs`; absent: not checked). */
   readonly postWindowMs?: number;
+  /**
+   * The look-up must see every earlier call of the attempt, since the provider's key memory does not replay them (it
+   * keeps only successes: a call that failed after its work is executed again; or it keeps nothing): the call is not
+   * made while an earlier announced call's lease runs (`CallInFlightError`: the round is tried again).
+   */
+  readonly lookUpSeesEarlierCalls?: true;
+  /**
+   * A first call's plan for when it turns out to repeat an earlier call of this attempt: the engine runs an activity
+   * again (its worker died after the provider answered, its work item's delete failed), and the record then shows a
+   * call announced since the claim. The plan of a retry round, so a copy is never a blind repeat where the provider's
+   * memory would not replay the first call's work.
+   */
+  readonly ifRepeat?: Pick<ChargeActivityInput, 'lookUpFirst' | 'hold' | 'keyMemory' | 'mayRepeat' | 'lookUpSeesEarlierCalls'>;
 }

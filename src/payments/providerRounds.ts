@@ -25,6 +25,10 @@ export function providerCall(input: ChargeOrchestrationInput, round: number, ent
   // Runs started before the guard existed replay without it (their history's inputs stay as they were).
   const at = nowMs === undefined || input.handoff?.version !== HANDOFF_VERSION ? undefined : nowMs;
   const keyMemory = at === undefined ? undefined : keyMemoryGuardOf(capability, lookupCase, plan, at);
+  const mayRepeat = at !== undefined && (round > 0 || lookupCase.entityUncertain);
+  // The provider's memory does not replay an earlier call (it keeps only successes, or nothing): a look-up must see them.
+  const memoryBlind = typeof capability !== 'string' && (capability.keyMemoryHours === 0 || capability.memoryKeepsOnlySuccesses === true);
+  const ifRepeat = at === undefined || mayRepeat ? undefined : repeatPlanOf(providerCall(input, 1, entityUncertain, elapsedMs, nowMs));
   return {
     idempotencyKey: input.idempotencyKey,
     payment: input.payment,
@@ -33,7 +37,21 @@ export function providerCall(input: ChargeOrchestrationInput, round: number, ent
     ...(plan.action === 'hold' ? { hold: plan.reason } : {}),
     ...(keyMemory ? { keyMemory } : {}),
     ...(at !== undefined && input.keyOriginMs !== undefined ? { chargesFromMs: input.keyOriginMs - PROVIDER_CLOCK_SKEW_MS } : {}),
-    ...(at !== undefined && (round > 0 || lookupCase.entityUncertain) ? { mayRepeat: true as const } : {}),
+    ...(mayRepeat ? { mayRepeat: true as const } : {}),
+    ...(at !== undefined && memoryBlind && plan.action === 'lookUpFirst' ? { lookUpSeesEarlierCalls: true as const } : {}),
+    ...(ifRepeat ? { ifRepeat } : {}),
+  };
+}
+
+/** What a retry round's input asks of its call, for a first call that turns out to be a repeat (`ifRepeat`). */
+function repeatPlanOf(retry: ChargeActivityInput): NonNullable<ChargeActivityInput['ifRepeat']> {
+  const { lookUpFirst, hold, keyMemory, mayRepeat, lookUpSeesEarlierCalls } = retry;
+  return {
+    ...(lookUpFirst ? { lookUpFirst } : {}),
+    ...(hold ? { hold } : {}),
+    ...(keyMemory ? { keyMemory } : {}),
+    ...(mayRepeat ? { mayRepeat } : {}),
+    ...(lookUpSeesEarlierCalls ? { lookUpSeesEarlierCalls } : {}),
   };
 }
 
@@ -106,7 +124,7 @@ function heldAfterSettle(settleError: unknown): RecordedCharge {
 
 /** The last call of a run whose budget is spent: look up only, or hold (see above). */
 function settlingCall(input: ChargeOrchestrationInput, planned: ChargeActivityInput, failedReason: string): ChargeActivityInput {
-  const { keyMemory: _guard, lookUpFirst: _lookUp, hold: _hold, ...call } = planned;
+  const { keyMemory: _guard, lookUpFirst: _lookUp, hold: _hold, lookUpSeesEarlierCalls: _sees, ifRepeat: _ifRepeat, ...call } = planned;
   if (lookupOffered(input)) return { ...call, lookUpOnly: { failedReason } };
   return {
     ...call,

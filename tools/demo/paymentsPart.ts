@@ -16,6 +16,7 @@ import { verifyPayments } from './paymentsVerify';
 import { type PaymentsPhaseState, HeldPayments, sweepToTheEnd } from './paymentsTimePhase';
 import { systemClock } from 'azure-functions-idempotency';
 import { demoLedgerCheck } from './ledgerCheckPart';
+import { liveRunsSource } from './liveRunsSource';
 import { recordMistakes, type DemoMutation } from './mutations';
 
 export interface PaymentsPartOptions {
@@ -61,7 +62,8 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
   });
   const hostKills = { count: 0 };
   // The environment's `PAYMENTS_DESIGN`, else `handoff`.
-  const design = loadSettings({ PAYMENTS_DESIGN: process.env.PAYMENTS_DESIGN, IDEMPOTENCY_TABLE_CONNECTION_STRING: env.tableConnectionString }).PAYMENTS_DESIGN;
+  const settings = loadSettings({ PAYMENTS_DESIGN: process.env.PAYMENTS_DESIGN, IDEMPOTENCY_TABLE_CONNECTION_STRING: env.tableConnectionString });
+  const design = settings.PAYMENTS_DESIGN;
   const rig = await startPaymentsRig({
     tableConnectionString: env.tableConnectionString,
     durableTableConnectionString: env.directTableConnectionString,
@@ -150,7 +152,12 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
           await makeMistakes();
           await ledgerCheck.catchUp();
         },
-        sweep: (holds) => sweepToTheEnd(new ExpirySweeper(rig.store.client, { budgetMs: 60_000, clock: env.clock, holds, holdMs: RETENTION_MS })),
+        sweep: (holds) => {
+          // The reconciler's hold on the records of runs still going, as the app's timer keeps it (liveRunsSource.ts).
+          const unfinished = async () => new Set(rig.backend?.kind === 'real' ? (await rig.backend.store.unfinishedRuns()).keys() : []);
+          const live = liveRunsSource(rig.store.client, unfinished, { partitionCount: settings.IDEMPOTENCY_PARTITION_COUNT, nowMs: () => env.clock.nowMs() });
+          return sweepToTheEnd(new ExpirySweeper(rig.store.client, { budgetMs: 60_000, clock: env.clock, holds: [...holds, live], holdMs: RETENTION_MS }));
+        },
         sendsAfterSweep(ledger) {
           // A reuse is sent only when every copy of its original completed before the jump (so no
           // copy of the original can meet the reuse's record); otherwise it is withheld (reported).

@@ -7,6 +7,7 @@ import type { ChargeResult } from '../../src/payments/schema';
 import type { SimApp } from './app';
 import { ALERTING_OUTCOMES } from './steps';
 import { chargesOf, identityOf } from './identity';
+import { reopenedAfterAlert } from './reopenedAfterAlert';
 
 export { INVARIANTS, type InvariantName, type Violation } from './invariantNames';
 import type { Violation } from './invariantNames';
@@ -73,7 +74,7 @@ export function checkInvariants(app: SimApp, payments: readonly string[], end: {
           detail: `${key} charged (${charge.chargeId}) ${((charge.atMs - alertMs) / 60_000).toFixed(1)} min after its failure was alerted, not released`,
         });
     }
-    for (const line of app.telemetry.logs.filter((l) => l.attributes.idempotencyKey === key && l.attributes.outcome === 'reconciled' && l.atMs > alertMs)) {
+    for (const line of reopenedAfterAlert(app.telemetry.logs, key)) {
       if (releasedMs === undefined || releasedMs > line.atMs)
         violations.push({
           invariant: 'failed-stays-failed',

@@ -145,8 +145,14 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
     faults: 'table-unavailable,table-lost-answer,table-forbidden,sb-lock-lost,sb-host-crash,sb-resend,df-client-slow,df-terminate,provider-outage',
     world: 2,
     found:
-      'failed-stays-failed at 4f31a53: PayPal-like (memory keeps successes, no look-up), a table 403 window and store timeouts of 120 ms: a held payment alerted from a record write whose answer was lost (it may have landed) that did not land; its run terminated; the reconciler restarted it (run-missing). No charge: the restarted run holds again; the alert was early, not wrong',
-    awaitsFix: 'an alert from a write that may have landed, followed by a terminated run: the reconciler reopens what was alerted',
+      "failed-stays-failed at 4f31a53 (the judge's mistake): PayPal-like (memory keeps successes, no look-up), a table 403 window and store timeouts of 120 ms: the reconciler restarted p1 (run-missing) and the restarted run held and alerted at once, before the reconciler logged its restart; the judge read that alert as one the reconciler reopened. The judge now compares attempts (tools/simulate/reopenedAfterAlert.ts; seeds 15 and 529 the same)",
+  },
+  {
+    seed: 1913,
+    faults: 'all',
+    world: 2,
+    found:
+      "at-most-one-charge at 6a0fdae: Checkout.com-like (memory keeps successes only, a consistent look-up), round 0 answered 500 after its work; the engine ran round 0's activity again (its work item not deleted) and the copy, a first call by its input, POSTed blind: charged twice. A first call that finds a call announced since its claim is now planned as a retry round (`ifRepeat`). Seeds 1231 and 1402 the same",
   },
   {
     seed: 321,
