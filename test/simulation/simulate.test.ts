@@ -81,15 +81,17 @@ describe('simulation of the payments lifecycle', () => {
     expect(budget.code).toBe(0);
   });
 
-  test.failing.each(AWAITING.map((a) => [a.label, a.why, a.args]))(
-    '%s holds (awaits the fix: %s)',
-    (_label, _why, args) => {
-      const run = simulate(args);
-      expect(run.out).not.toContain('INVARIANT BROKEN');
-      expect(run.code).toBe(0);
-    },
-    600_000,
-  );
+  // None is awaiting a fix today (jest refuses an empty table): a schedule found and kept before its fix lands is listed here.
+  if (AWAITING.length > 0)
+    test.failing.each(AWAITING.map((a) => [a.label, a.why, a.args]))(
+      '%s holds (awaits the fix: %s)',
+      (_label, _why, args) => {
+        const run = simulate(args);
+        expect(run.out).not.toContain('INVARIANT BROKEN');
+        expect(run.code).toBe(0);
+      },
+      600_000,
+    );
 
   test.each(MUTATION_SEEDS.map((m) => [m.mutation, m.breaks, m]))(
     'the deliberate mistake %s is caught (%s), with its replay command',

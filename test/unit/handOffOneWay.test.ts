@@ -41,7 +41,8 @@ describe('handoff charge orchestration, version 2: the record written by the cha
     expect(run.next({ decision: 'proceed' }).value).toEqual({
       call: 'activity:chargeAndRecord',
       // No window rides along: the activity announces its call on the record (src/payments/callFence.ts), fresh or stale alike.
-      arg: { idempotencyKey: 'pay-1', payment, correlationId: undefined, recordClaim: claim },
+      // A first call; should the engine run it again, the copy is planned as a retry round (docs/decisions/0032).
+      arg: { idempotencyKey: 'pay-1', payment, correlationId: undefined, recordClaim: claim, ifRepeat: { lookUpFirst: true, mayRepeat: true } },
     });
     expect(signals).toEqual([]); // the entity hears the result only after the activity answered
     expect(run.next({ result: charged, record: 'completed' })).toEqual({ done: true, value: charged });
