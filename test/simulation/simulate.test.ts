@@ -72,11 +72,9 @@ describe('simulation of the payments lifecycle', () => {
     expect(budget.out).not.toMatch(/: BROKEN$/m);
   });
 
-  // Issue 62: world 2 (provider profiles, settings drawn from the schema's ranges, producers, operators) breaks invariants
-  // on main's code (docs/simulation.md "World 2": at 4eba05a about 1 schedule in 12; a08478f fixed F1 and F2, and the
-  // kept schedules marked awaitsFix still break). Marked failing until they are fixed: when this starts to fail, the
-  // budget holds: remove `.failing`.
-  test.failing(`${CI_SCHEDULES} schedules of world 2 under the fault catalogue: every invariant holds`, () => {
+  // World 2 (provider profiles, settings drawn from the schema's ranges, producers, operators): every invariant holds
+  // over the CI budget (docs/simulation.md "World 2").
+  test(`${CI_SCHEDULES} schedules of world 2 under the fault catalogue: every invariant holds`, () => {
     expect(budget.out).toMatch(new RegExp(`^${CI_SCHEDULES} schedule\\(s\\), \\d+ payments, 0 failing;`, 'm'));
     expect(budget.code).toBe(0);
   });
