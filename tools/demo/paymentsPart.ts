@@ -17,6 +17,7 @@ import { type PaymentsPhaseState, HeldPayments, sweepToTheEnd } from './payments
 import { systemClock } from 'azure-functions-idempotency';
 import { demoLedgerCheck } from './ledgerCheckPart';
 import { liveRunsSource } from './liveRunsSource';
+import { reconcileOnce } from './reconcileAtEnd';
 import { recordMistakes, type DemoMutation } from './mutations';
 
 export interface PaymentsPartOptions {
@@ -61,6 +62,8 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     ...(external ? { declineShare: 0, runTag: Date.now().toString(36) } : {}),
   });
   const hostKills = { count: 0 };
+  /** Records the app's reconciler restarted once the runs were drained (reconcileAtEnd.ts). */
+  let reconciledAtEnd = 0;
   // The environment's `PAYMENTS_DESIGN`, else `handoff`.
   const settings = loadSettings({ PAYMENTS_DESIGN: process.env.PAYMENTS_DESIGN, IDEMPOTENCY_TABLE_CONNECTION_STRING: env.tableConnectionString });
   const design = settings.PAYMENTS_DESIGN;
@@ -201,6 +204,13 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
     // (stop() alone would drop their pending timers and leave them unfinished).
     drain: async () => {
       await rig.workflow.drain();
+      // The app's reconciler, once, as its timer would within 15 minutes: a record left in progress by a run that ended
+      // (a takeover that met a run still going across the jump) is restarted; then its run is drained too.
+      if (design === 'handoff' && rig.backend?.kind === 'real') {
+        const report = await reconcileOnce({ settings: rig.settings, tables: rig.tables, clock: env.clock, clientBindingData: rig.backend.engine.clientBindingData });
+        reconciledAtEnd = 'skipped' in report ? 0 : report.resolved.length;
+        await rig.workflow.drain();
+      }
       await rig.workflow.stop();
     },
     close: async () => rig.close?.(),
@@ -237,6 +247,7 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
         details: {
           ...report.details,
           outcomesFromEntityAfterSweep: fromEntity.size,
+          reconciledAtEnd,
           ledgerCheck: checked.offered ? 'list' : 'not offered',
           ledgerChecked: checked.checked,
           ledgerMatched: checked.matched,

@@ -105,7 +105,7 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
     });
     const { store, parking, consumer } = real.parts;
     await Promise.all([store.ensureTable(), parking.ensureTable()]);
-    return { store, parking, workflow: real.workflow, provider, consumer, deliver: real.deliver, telemetry, backend: real.backend, close: real.close };
+    return { store, parking, workflow: real.workflow, provider, consumer, deliver: real.deliver, telemetry, backend: real.backend, close: real.close, settings, tables: common.tableClient };
   }
   const workflow = new LocalChargeWorkflow({
     table: durableTable,
@@ -144,6 +144,6 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
     return handler(body, context);
   }
 
-  return { store, parking, workflow, provider, consumer, deliver, telemetry, backend: undefined, close: undefined };
+  return { store, parking, workflow, provider, consumer, deliver, telemetry, backend: undefined, close: undefined, settings, tables: common.tableClient };
 }
 export type PaymentsRig = Awaited<ReturnType<typeof startPaymentsRig>>;
