@@ -11,7 +11,6 @@ const TESTS = [
   // In-memory: the orchestration, entity and activities' pure parts, the consumer, the store rules.
   'test/unit/callFence.test.ts',
   'test/unit/chargeEntity.test.ts',
-  'test/unit/chargeRulesMutants.test.ts',
   'test/unit/chargeOrchestration.test.ts',
   'test/unit/chargePatience.test.ts',
   'test/unit/completedKeyCache.test.ts',
@@ -70,7 +69,7 @@ const TESTS = [
   'test/integration/storeErrorCause.test.ts',
   'test/integration/roundTrips.test.ts',
   'test/integration/makeIdempotent.test.ts',
-  // third pass: protocol (the core's decision rules, errors, keys, options: the wrappers' and cosmos documents' unit tests reach them in memory)
+  // The core's protocol (decision rules, errors, keys, options): the wrappers' and Cosmos documents' unit tests reach it in memory.
   'test/unit/makeIdempotentHandler.test.ts',
   'test/unit/makeIdempotentBatch.test.ts',
   'test/unit/leaseHeartbeat.test.ts',
@@ -79,11 +78,12 @@ const TESTS = [
   'test/unit/errors.test.ts',
   'test/unit/storeInputs.test.ts',
   'test/unit/storeOptions.test.ts',
-  // third pass: sweep (the Table store's expiry sweep on Azurite, its options, the retention rule's refusals)
+  // The Table store's expiry sweep on Azurite, its options, the retention rule's refusals.
   'test/unit/expirySweeperOptions.test.ts',
   'test/integration/sweepDelete.test.ts',
   'test/integration/sweepRun.test.ts',
-  // third pass: payrest (the existing tests of the shard layout, routes and ownership check, then this pass's new files)
+  // The shard layout, routes and ownership check; the charge activity's body, the record write's retry, the payments
+  // queue, wiring, Payment row and functions.
   'test/unit/shards.test.ts',
   'test/unit/shardOperatorPaths.test.ts',
   'test/integration/shardLayoutRefusal.test.ts',
@@ -95,28 +95,26 @@ const TESTS = [
   'test/unit/paymentRow.test.ts',
   'test/integration/shardOwnership.test.ts',
   'test/unit/paymentsFunctions.test.ts',
-  'test/unit/handOffWhenFreeMutants.test.ts',
-  // third pass: table (Azurite: the Table store's workflow, claim workflow and batch claims, with faults on the wire)
+  // Azurite: the Table store's workflow, claim workflow and batch claims, with faults on the wire.
   'packages/idempotency/test/table/tableStoreWrites.test.ts',
   'packages/idempotency/test/table/tableAcquire.test.ts',
   'packages/idempotency/test/table/tableClaimMany.test.ts',
   'packages/idempotency/test/table/markerTable.test.ts',
   'packages/idempotency/test/table/tableUnknownWrite.test.ts',
-  // third pass: liferest (the existing tests that reach the rewards markers' sweep and the Cosmos hold and reconciler read directly)
+  // The tests that reach the rewards markers' sweep and the Cosmos hold and reconciler read directly.
   'test/integration/rewardMarkers.test.ts',
   'test/integration/rewardMarkerRefresh.test.ts',
   'test/integration/rewardSweepResume.test.ts',
   'test/integration/cosmosHeldRecords.test.ts',
   'test/integration/cosmosLapsedRecords.test.ts',
-  // third pass: liferest (the new tests)
+  // The sweep's metrics and the rewards markers in memory.
   'test/unit/sweepMetrics.test.ts',
   'test/unit/rewardMarkers.test.ts',
-  // fourth pass: the third pass's named gaps in the wiring (the consumer's options, the queue's identity)
-  'test/unit/paymentsWiringOverridesMutants.test.ts',
-  'test/unit/paymentQueueIdentityMutants.test.ts',
+  // The queue's identity, the message schema, the Table store's errors, the sweep's checkpoint, query and chunking, the
+  // shard sample.
+  'test/unit/paymentQueueIdentity.test.ts',
   'test/unit/paymentSchema.test.ts',
   'test/unit/tableStoreErrors.test.ts',
-  'test/unit/tableRowsMutants.test.ts',
   'test/integration/sweepCheckpoint.test.ts',
   'test/unit/sweepQuery.test.ts',
   'test/integration/sweepChunking.test.ts',
