@@ -85,7 +85,7 @@ describe('paymentCharge entity: every operation in every state', () => {
   });
 });
 
-describe('paymentCharge entity: a begin the same run sends again (issue 51 item 5)', () => {
+describe('paymentCharge entity: a begin the same run sends again', () => {
   // A re-run episode re-sends what the crashed one sent, with a new request id (from its own currentUtcDateTime): the
   // entity cannot drop it as a duplicate, so its answer must not depend on being asked twice.
   test('the same run (runKey) asking again gets its first answer and changes nothing; another run, or one without a key, is uncertain', () => {
@@ -106,5 +106,20 @@ describe('paymentCharge entity: a begin the same run sends again (issue 51 item 
     // Once the run failed, its own begin again is a new begin (uncertain: it may have called).
     const failed = applyChargeOperation(first.state, { name: 'fail', attempt: 1, reason: 'x' }, NOW);
     expect(applyChargeOperation(failed.state, { name: 'begin', attempt: 1, runKey: 'owner-a#1' }, NOW).reply).toEqual({ decision: 'proceed', uncertain: true });
+  });
+});
+
+describe('paymentCharge entity: a later attempt and a long reason', () => {
+  test("a begin under the same run key but a later attempt is a new begin, not the same run's begin again", () => {
+    const first = applyChargeOperation(undefined, { name: 'begin', attempt: 1, runKey: 'o1#1' }, 10).state;
+    const later = applyChargeOperation(first, { name: 'begin', attempt: 2, runKey: 'o1#1' }, 20);
+    expect(later.state).toEqual({ status: 'inProgress', attempt: 2, startedAtMs: 20, runKey: 'o1#1', uncertain: true });
+    expect(later.reply).toEqual({ decision: 'proceed', uncertain: true });
+  });
+
+  test("a fail's reason is kept to 500 characters", () => {
+    const begun = applyChargeOperation(undefined, { name: 'begin', attempt: 1 }, 10).state;
+    const failed = applyChargeOperation(begun, { name: 'fail', attempt: 1, reason: 'r'.repeat(800) }, 20).state;
+    expect(failed).toEqual({ status: 'failed', attempt: 1, reason: 'r'.repeat(500), failedAtMs: 20 });
   });
 });

@@ -1,4 +1,10 @@
-import { chargeOrchestration, StaleAttemptError, type ChargeOrchestrationInput } from '../../src/payments/chargeOrchestration';
+import {
+  chargeOrchestration,
+  handOffOrchestration,
+  StaleAttemptError,
+  type ChargeOrchestrationInput,
+  type ChargeSteps,
+} from '../../src/payments/chargeOrchestration';
 import type { ChargeResult } from '../../src/payments/schema';
 import { chargeStepsSetup, type Task } from '../support/chargeSteps';
 
@@ -107,7 +113,7 @@ describe('charge orchestration: lookUpFirst on the provider calls', () => {
   });
 });
 
-/** The provider's declared capability (issue 34, src/payments/providerLookup.ts): re-send, look up or hold, by the key's age. */
+/** The provider's declared capability (src/payments/providerLookup.ts): re-send, look up or hold, by the key's age. */
 describe('charge orchestration: the declared capability plans each call', () => {
   const HOUR = 3_600_000;
   const stripe = { lookup: 'none', keyMemoryHours: 24 } as const;
@@ -143,5 +149,47 @@ describe('charge orchestration: the declared capability plans each call', () => 
     expect(argOf(run.next({ decision: 'proceed', uncertain: true }).value).hold).toMatch(/held|cannot be checked/);
     expect(run.next(held).value).toEqual({ call: 'entity:abc:fail', arg: { name: 'fail', attempt: 3, reason: held.reason } });
     expect(run.next({ decision: 'recorded' })).toEqual({ done: true, value: held });
+  });
+});
+
+describe('charge orchestration: its errors, missing steps and version 1 runs', () => {
+  const { steps, input, handoffInput } = chargeStepsSetup();
+
+  test('StaleAttemptError names both attempts and is not retryable (the newer delivery finishes the charge)', () => {
+    const error = new StaleAttemptError(2, 3);
+    expect(error.message).toBe('charge attempt 2 is stale: attempt 3 is on record');
+    expect(error.retryable).toBe(false);
+  });
+
+  test('holding design without timer steps: the failed call is recorded as fail with why, and thrown with its cause', () => {
+    const noTimer: ChargeSteps<Task> = { callEntity: steps.callEntity, chargeProvider: steps.chargeProvider };
+    const run = chargeOrchestration(input, noTimer);
+    run.next();
+    run.next({ decision: 'proceed' });
+    const cause = new Error('provider 503');
+    const failing = run.throw(cause).value as Task;
+    const why = 'the charge needs the timer and nowMs steps to retry the provider';
+    expect(failing).toEqual({ call: 'entity:fail', arg: { name: 'fail', attempt: 3, reason: why } });
+    let thrown: unknown;
+    try {
+      run.next({ decision: 'recorded' });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toEqual(new Error(why));
+    expect((thrown as Error).cause).toBe(cause);
+  });
+
+  test('handoff without its steps: refused with what is missing', () => {
+    const run = handOffOrchestration(handoffInput({ budgetMs: 1, firstDelayMs: 1, maxDelayMs: 1 }), { budgetMs: 1 } as never, {
+      callEntity: steps.callEntity,
+      chargeProvider: steps.chargeProvider,
+    });
+    expect(() => run.next()).toThrow('the handoff charge needs the completeRecord, timer and nowMs steps');
+  });
+
+  test('a version 1 run (no version in its plan) begins without a run key, as its history has it', () => {
+    const run = chargeOrchestration(handoffInput({ budgetMs: 60_000, firstDelayMs: 1_000, maxDelayMs: 5_000 }), steps);
+    expect(run.next().value).toEqual({ call: 'entity:begin', arg: { name: 'begin', attempt: 3 } });
   });
 });

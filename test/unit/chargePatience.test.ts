@@ -69,3 +69,14 @@ describe('the payments consumer outlasts a cold Durable start', () => {
     );
   });
 });
+
+describe('the patience check: its refusal', () => {
+  test('the refusal spells out the arithmetic in seconds', () => {
+    const settings = { IDEMPOTENCY_LEASE_SECONDS: 60, SERVICEBUS_MAX_DELIVERY_COUNT: 5, PAYMENT_PROVIDER_TIMEOUT_MS: 10_000 };
+    expect(() => assertPatienceCoversCharge(settings)).toThrow(
+      'SERVICEBUS_MAX_DELIVERY_COUNT (5) x 0.8 x IDEMPOTENCY_LEASE_SECONDS (60 s) = 240 s of deliveries is less than 2 x the slowest charge ' +
+        '(240 s: cold start 10 s + host crash 60 s + 9 queue hops x 10 s + 5 provider calls x PAYMENT_PROVIDER_TIMEOUT_MS (10000 ms) + retry delays 30 s): ' +
+        'charged payments would reach the dead-letter queue. Raise the delivery count or the lease, or lower the timeout',
+    );
+  });
+});

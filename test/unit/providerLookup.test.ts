@@ -1,4 +1,4 @@
-import { KEY_MEMORY_TRUSTED_SHARE, PROVIDER_LOOKUPS, planProviderCall, type ProviderCapability } from '../../src/payments/providerLookup';
+import { KEY_MEMORY_TRUSTED_SHARE, PROVIDER_LOOKUPS, keyMemoryGuardOf, planProviderCall, type ProviderCapability } from '../../src/payments/providerLookup';
 import { loadSettings } from '../../src/config/settings';
 
 const HOUR = 3_600_000;
@@ -58,5 +58,41 @@ describe('PAYMENT_PROVIDER_LOOKUP and PAYMENT_PROVIDER_KEY_MEMORY_HOURS settings
       /PAYMENT_PROVIDER_KEY_MEMORY_HOURS=0.*needs PAYMENT_PROVIDER_LOOKUP=by-key/,
     );
     expect(loadSettings({ ...base, PAYMENT_PROVIDER_KEY_MEMORY_HOURS: '0', PAYMENT_PROVIDER_LOOKUP: 'by-key' }).PAYMENT_PROVIDER_KEY_MEMORY_HOURS).toBe(0);
+  });
+});
+
+describe('planProviderCall: no key memory, and a key of unknown age', () => {
+  test('no key memory: even a key of age 0 is looked up first (nothing is trusted)', () => {
+    expect(planProviderCall({ lookup: 'by-key', keyMemoryHours: 0 }, { round: 0, entityUncertain: false, keyAgeMs: 0 })).toEqual({ action: 'lookUpFirst' });
+  });
+
+  test('a hold whose key age is unknown says so', () => {
+    const plan = planProviderCall(stripe, { round: 1, entityUncertain: false });
+    expect(plan.action === 'hold' && plan.reason).toMatch(/^an earlier call may have charged and cannot be checked: the key is an unknown time old, past/);
+  });
+});
+
+describe('keyMemoryGuardOf: when a charge must be checked again at the call', () => {
+  const now = 50 * HOUR;
+  const charge = { action: 'charge' } as const;
+
+  test('a repeat planned on the key memory: trusted until the key is 90 % of it old, then look up (by-key) or hold (none)', () => {
+    const c = { round: 1, entityUncertain: false, keyAgeMs: HOUR };
+    expect(keyMemoryGuardOf(byKey, c, charge, now)).toEqual({ trustedUntilMs: now - HOUR + 0.9 * 24 * HOUR, otherwise: { lookUpFirst: true } });
+    expect(keyMemoryGuardOf(stripe, c, charge, now)).toEqual({
+      trustedUntilMs: now - HOUR + 0.9 * 24 * HOUR,
+      otherwise: { hold: expect.stringMatching(/the key is an unknown time old/) },
+    });
+    expect(keyMemoryGuardOf(byKey, { ...c, round: 0, entityUncertain: true }, charge, now)).toBeDefined();
+  });
+
+  test('a first call after a clean begin needs no guard; nor does a plan that does not charge', () => {
+    expect(keyMemoryGuardOf(byKey, { round: 0, entityUncertain: false, keyAgeMs: HOUR }, charge, now)).toBeUndefined();
+    expect(keyMemoryGuardOf(byKey, { round: 1, entityUncertain: false, keyAgeMs: 23 * HOUR }, { action: 'lookUpFirst' }, now)).toBeUndefined();
+  });
+
+  test('no key memory at all: every charge is a possible repeat, guarded from now', () => {
+    const guard = keyMemoryGuardOf({ lookup: 'by-key', keyMemoryHours: 0 }, { round: 0, entityUncertain: false, keyAgeMs: 0 }, charge, now);
+    expect(guard).toEqual({ trustedUntilMs: now, otherwise: { lookUpFirst: true } });
   });
 });

@@ -1,4 +1,4 @@
-// The payment-lifecycle files under mutation testing (issue 50 item 4; docs/mutation.md). Both Stryker configurations
+// The payment-lifecycle files under mutation testing (docs/mutation.md). Both Stryker configurations
 // (the jest runner: stryker.jest.config.mjs, the simulator: stryker.sim.config.mjs) mutate these.
 export const LIFECYCLE_FILES = [
   'src/payments/**/*.ts',

@@ -9,23 +9,22 @@ const base = require('../../jest.config.js');
 /** Test files, relative to the repository root. */
 const TESTS = [
   // In-memory: the orchestration, entity and activities' pure parts, the consumer, the store rules.
-  'test/unit/callFenceMutants.test.ts',
+  'test/unit/callFence.test.ts',
   'test/unit/chargeEntity.test.ts',
-  'test/unit/chargeRulesMutants.test.ts',
   'test/unit/chargeOrchestration.test.ts',
   'test/unit/chargePatience.test.ts',
   'test/unit/completedKeyCache.test.ts',
   'test/unit/deadLetterKeys.test.ts',
-  'test/unit/durableChargeMutants.test.ts',
+  'test/unit/durableCharge.test.ts',
   'test/unit/durableInstances.test.ts',
   'test/unit/handOffOneWay.test.ts',
   'test/unit/handOffOrchestration.test.ts',
   'test/unit/keys.test.ts',
   'test/unit/keys.property.test.ts',
   'test/unit/paymentReconciler.test.ts',
-  'test/unit/providerRoundsMutants.test.ts',
-  'test/unit/paymentsConsumerMutants.test.ts',
-  'test/unit/providerClientMutants.test.ts',
+  'test/unit/providerRounds.test.ts',
+  'test/unit/paymentsConsumerDuplicates.test.ts',
+  'test/unit/providerClient.test.ts',
   'test/unit/providerFindCharge.test.ts',
   'test/unit/providerLookup.test.ts',
   'test/unit/recordRules.test.ts',
@@ -42,11 +41,11 @@ const TESTS = [
   'test/unit/triggerKeys.test.ts',
   'test/unit/durablePurge.test.ts',
   'test/unit/lapsedRecords.test.ts',
-  'test/unit/paymentReconcilerMutants.test.ts',
-  'test/unit/paymentRetryMutants.test.ts',
-  'test/unit/paymentsConsumerFlowMutants.test.ts',
-  'test/unit/paymentsHandlerMutants.test.ts',
-  'test/unit/paymentsLifecycleMutants.test.ts',
+  'test/unit/paymentReconcilerReports.test.ts',
+  'test/unit/paymentRetry.test.ts',
+  'test/unit/paymentsConsumer.test.ts',
+  'test/unit/paymentsHandler.test.ts',
+  'test/unit/paymentsLifecycle.test.ts',
   'test/unit/refusedStart.test.ts',
   'packages/idempotency/test/memory/storeContract.memory.test.ts',
   // Azurite (one per test file, started only when the file has a test to run): the Table store and the consumer on it.
@@ -70,7 +69,7 @@ const TESTS = [
   'test/integration/storeErrorCause.test.ts',
   'test/integration/roundTrips.test.ts',
   'test/integration/makeIdempotent.test.ts',
-  // third pass: protocol (the core's decision rules, errors, keys, options: the wrappers' and cosmos documents' unit tests reach them in memory)
+  // The core's protocol (decision rules, errors, keys, options): the wrappers' and Cosmos documents' unit tests reach it in memory.
   'test/unit/makeIdempotentHandler.test.ts',
   'test/unit/makeIdempotentBatch.test.ts',
   'test/unit/leaseHeartbeat.test.ts',
@@ -79,44 +78,43 @@ const TESTS = [
   'test/unit/errors.test.ts',
   'test/unit/storeInputs.test.ts',
   'test/unit/storeOptions.test.ts',
-  // third pass: sweep (the Table store's expiry sweep on Azurite, its options, the retention rule's refusals)
+  // The Table store's expiry sweep on Azurite, its options, the retention rule's refusals.
   'test/unit/expirySweeperOptions.test.ts',
   'test/integration/sweepDelete.test.ts',
   'test/integration/sweepRun.test.ts',
-  // third pass: payrest (the existing tests of the shard layout, routes and ownership check, then this pass's new files)
+  // The shard layout, routes and ownership check; the charge activity's body, the record write's retry, the payments
+  // queue, wiring, Payment row and functions.
   'test/unit/shards.test.ts',
   'test/unit/shardOperatorPaths.test.ts',
   'test/integration/shardLayoutRefusal.test.ts',
   'test/integration/shardLayoutCrossCheck.test.ts',
-  'test/unit/chargeOnceMutants.test.ts',
-  'test/unit/recordWriteRetryMutants.test.ts',
-  'test/unit/paymentQueueMutants.test.ts',
-  'test/unit/paymentsWiringMutants.test.ts',
-  'test/unit/paymentRowMutants.test.ts',
-  'test/integration/shardOwnershipMutants.test.ts',
-  'test/unit/paymentsFunctionsMutants.test.ts',
-  'test/unit/handOffWhenFreeMutants.test.ts',
-  // third pass: table (Azurite: the Table store's workflow, claim workflow and batch claims, with faults on the wire)
-  'packages/idempotency/test/table/tableStoreMutants.test.ts',
-  'packages/idempotency/test/table/tableAcquireMutants.test.ts',
-  'packages/idempotency/test/table/tableClaimManyMutants.test.ts',
-  'packages/idempotency/test/table/markerTableMutants.test.ts',
-  'packages/idempotency/test/table/tableUnknownWriteMutants.test.ts',
-  // third pass: liferest (the existing tests that reach the rewards markers' sweep and the Cosmos hold and reconciler read directly)
+  'test/unit/chargeOnce.test.ts',
+  'test/unit/recordWriteRetry.test.ts',
+  'test/unit/paymentQueue.test.ts',
+  'test/unit/paymentsWiring.test.ts',
+  'test/unit/paymentRow.test.ts',
+  'test/integration/shardOwnership.test.ts',
+  'test/unit/paymentsFunctions.test.ts',
+  // Azurite: the Table store's workflow, claim workflow and batch claims, with faults on the wire.
+  'packages/idempotency/test/table/tableStoreWrites.test.ts',
+  'packages/idempotency/test/table/tableAcquire.test.ts',
+  'packages/idempotency/test/table/tableClaimMany.test.ts',
+  'packages/idempotency/test/table/markerTable.test.ts',
+  'packages/idempotency/test/table/tableUnknownWrite.test.ts',
+  // The tests that reach the rewards markers' sweep and the Cosmos hold and reconciler read directly.
   'test/integration/rewardMarkers.test.ts',
   'test/integration/rewardMarkerRefresh.test.ts',
   'test/integration/rewardSweepResume.test.ts',
   'test/integration/cosmosHeldRecords.test.ts',
   'test/integration/cosmosLapsedRecords.test.ts',
-  // third pass: liferest (the new tests)
+  // The sweep's metrics and the rewards markers in memory.
   'test/unit/sweepMetrics.test.ts',
   'test/unit/rewardMarkers.test.ts',
-  // fourth pass: the third pass's named gaps in the wiring (the consumer's options, the queue's identity)
-  'test/unit/paymentsWiringOverridesMutants.test.ts',
-  'test/unit/paymentQueueIdentityMutants.test.ts',
-  'test/unit/paymentSchemaMutants.test.ts',
-  'test/unit/tableStoreErrorsMutants.test.ts',
-  'test/unit/tableRowsMutants.test.ts',
+  // The queue's identity, the message schema, the Table store's errors, the sweep's checkpoint, query and chunking, the
+  // shard sample.
+  'test/unit/paymentQueueIdentity.test.ts',
+  'test/unit/paymentSchema.test.ts',
+  'test/unit/tableStoreErrors.test.ts',
   'test/integration/sweepCheckpoint.test.ts',
   'test/unit/sweepQuery.test.ts',
   'test/integration/sweepChunking.test.ts',

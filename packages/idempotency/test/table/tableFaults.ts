@@ -5,7 +5,7 @@ import type { AzuriteTable } from '../../../../test/support/azurite';
 import { FakeClock, freshTable } from '../../../../test/support/tables';
 
 /**
- * Helpers of the Table store's mutant tests (tableStoreMutants, tableAcquireMutants, tableClaimManyMutants): a store on
+ * Helpers of the Table store's workflow tests (tableStoreWrites, tableAcquire, tableClaimMany): a store on
  * a fresh Azurite table, and faults put on the wire by a pipeline policy of the real TableClient (no mock of the SDK).
  */
 export const DAY_MS = 86_400_000;

@@ -9,7 +9,7 @@ import { claimOf, clientOn, countRequests, DAY_MS, failureOf, storeOn } from './
  * the request is held back while the caller is told its connection was reset, then delivered later, as a request still
  * in flight would be. While its condition can still hold (an insert: the key still absent; a takeover: the record still
  * at the ETag it was conditioned on) the claim may still land, and this store takes it over at once if it did; once
- * the condition cannot hold, nothing was decided (mutation testing, docs/mutation-pass4.md).
+ * the condition cannot hold, nothing was decided.
  */
 const azuriteOf = useAzurite();
 const digest = payloadDigest({ paymentId: 'pay-u', amount: 3 });

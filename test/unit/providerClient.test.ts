@@ -1,6 +1,6 @@
 /**
- * The HTTP provider client (src/payments/PaymentProviderClient.ts) against an injected `fetch`: the edges Stryker's
- * jest runner found untested (docs/mutation.md). What each status means (409 in flight is transient, never a
+ * The HTTP provider client (src/payments/PaymentProviderClient.ts) against an injected `fetch`, edge by edge. What
+ * each status means (409 in flight is transient, never a
  * rejection: the defect `conflict-rejected` of the simulator, here at its source; 408, 429, 500; 422 and other 4xx),
  * bodies it cannot read, the look-up's list with entries that are not a succeeded charge, the request it sends, the
  * base URL with or without a trailing slash, network errors and timeouts, the latency reported, the errors' flags.

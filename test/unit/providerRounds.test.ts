@@ -1,6 +1,5 @@
 /**
- * A handoff run's provider rounds (src/payments/providerRounds.ts) driven step by step: the edges Stryker's jest
- * runner found untested (docs/mutation.md). The key's age from its origin and from the start, the key-memory guard of
+ * A handoff run's provider rounds (src/payments/providerRounds.ts) driven step by step, edge by edge. The key's age from its origin and from the start, the key-memory guard of
  * version 2 runs only, the call lease carried, the budget's last round at its bound, the settle's first wait (a call's
  * lease when it looks up and may try again), the settle tried again after a call's lease and then held, the settling
  * call (look-up or hold) per capability, legacy modes included, and the reasons' bounds.

@@ -14,7 +14,7 @@ import { claimOf, clientOn, countRequests, DAY_MS, failureOf, onRequests, storeO
 
 /**
  * The Table store's batch claims on Azurite (tableClaimMany.ts): one transaction per partition and 100 keys, the
- * decisions on what a failed transaction found, the cache, and a transaction without an answer (mutation testing).
+ * decisions on what a failed transaction found, the cache, and a transaction without an answer.
  */
 const azuriteOf = useAzurite();
 const digest = payloadDigest({ event: 'e' });

@@ -1,6 +1,6 @@
 /**
- * The payments consumer's duplicate of a payment whose run is going (src/payments/PaymentsConsumer.ts, handoff): the
- * report Stryker's jest runner found untested (docs/mutation.md). The delivery is acknowledged `inProgress` and its
+ * The payments consumer's duplicate of a payment whose run is going (src/payments/PaymentsConsumer.ts, handoff), a
+ * duplicate answered from the cache, and the read before the insert of a redelivery. The delivery is acknowledged `inProgress` and its
  * log names why (the orchestration started), the key and the record's attempt: what an operator reads.
  */
 import { keyFromMessageId, payloadDigest } from 'azure-functions-idempotency';

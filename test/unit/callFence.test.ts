@@ -1,7 +1,6 @@
 /**
- * The call fence (src/payments/callFence.ts) on the in-memory store, edge by edge: the mutants Stryker's jest runner
- * left alive when only the Azurite integration test (test/integration/paymentsHandOff.test.ts) reached the fence
- * (docs/mutation.md). A claim of another lifetime of the key, a mark that lands too late (at the bound and past it), a
+ * The call fence (src/payments/callFence.ts) on the in-memory store, edge by edge (test/integration/paymentsHandOff.test.ts
+ * holds the fence on Azurite). A claim of another lifetime of the key, a mark that lands too late (at the bound and past it), a
  * record that moves on between the read and the mark, a settle at the instant its lease lapses, and what the errors
  * say (retryable, their cause, the reason bounded).
  */

@@ -1,6 +1,6 @@
 /**
- * The charge's Durable bodies (src/app/durableCharge.ts) in memory: the edges Stryker's jest runner found untested
- * (docs/mutation.md), which only the Azurite integration tests reached, or nothing did. The activity without a store,
+ * The charge's Durable bodies (src/app/durableCharge.ts) in memory, edge by edge (the Azurite integration tests
+ * hold them end to end). The activity without a store,
  * a hold's fence and report, the settle's writes (a hold not written exactly, a store fault thrown, the lease left of a
  * call raced in), the record write's reports (failed, refused, retried, lost answers) with the attributes the alerts
  * and the monitoring queries filter on, and the orchestrator's and entity's wiring to the Durable context.

@@ -1,6 +1,6 @@
 /**
- * The payments consumer's delivery (src/payments/PaymentsConsumer.ts), in memory, both designs: what Stryker's jest
- * runner left alive when only the Azurite integration tests reached it (docs/mutation.md). Each test asserts what the
+ * The payments consumer's delivery (src/payments/PaymentsConsumer.ts), in memory, both designs (the Azurite integration
+ * tests hold it end to end). Each test asserts what the
  * broker sees (the result, or the retry error), what the run is started with, what the record becomes, and the lines
  * and counts an operator reads.
  */

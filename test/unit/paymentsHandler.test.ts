@@ -1,6 +1,5 @@
 /**
- * The payments trigger's handler (src/app/paymentsHandler.ts), in memory: what Stryker's jest runner found no fast test
- * of (docs/mutation.md). A delivery reaches the consumer with its trigger metadata, its log lines reach the
+ * The payments trigger's handler (src/app/paymentsHandler.ts), in memory. A delivery reaches the consumer with its trigger metadata, its log lines reach the
  * invocation's log, and a store outage is waited out inside the invocation with the lines and the count an operator
  * reads (a warning at the first wait, info on recovery, an error when it gives up).
  */

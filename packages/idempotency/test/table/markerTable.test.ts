@@ -6,7 +6,7 @@ import { claimOf, countRequests, failureOf, onRequests, storeOn } from './tableF
 /**
  * The Table store's calls to the service on Azurite (MarkerTable.ts): the batch claims' re-read in queries of at most
  * 15 comparisons, each call aborted at its deadline (not left running behind the error), and the operation each error
- * names (mutation testing, docs/mutation-pass4.md).
+ * names.
  */
 const azuriteOf = useAzurite();
 const digest = payloadDigest({ event: 'm' });

@@ -3,7 +3,7 @@ import { PaymentRequestedSchema } from '../../src/payments/schema';
 /**
  * The PaymentRequested message's rules (src/payments/schema.ts) at each bound: what is accepted, what is refused and
  * with which reason (the reason reaches the dead-letter queue). `paymentId` is the provider's Idempotency-Key header.
- * Written for the schema's 16 static mutants (zod's rules are built at load), which no test judged.
+ * zod builds these rules when the module loads: each bound is held here, one value on each side.
  */
 const valid = { paymentId: 'pay-1', customerId: 'cust-1', amount: 1250, currency: 'EUR' };
 const parse = (patch: Record<string, unknown>) => PaymentRequestedSchema.safeParse({ ...valid, ...patch });

@@ -1,6 +1,6 @@
 /**
- * The payments parts of the expiry timer's tick as the app wires them (src/app/paymentsLifecycle.ts), in memory: what
- * Stryker's jest runner left alive (docs/mutation.md). How a run's state in the task hub is read (and what the
+ * The payments parts of the expiry timer's tick as the app wires them (src/app/paymentsLifecycle.ts), in memory.
+ * How a run's state in the task hub is read (and what the
  * reconciler makes of it), the attempt a completed run was started with, the purge's liveness check, and one
  * reconciler pass through the operator's retry path on the in-memory store.
  */

@@ -5,7 +5,7 @@ import { claimOf, countRequests, failureOf, onRequests, storeOn } from './tableF
 
 /**
  * The Table store's own workflow on Azurite (TableIdempotencyStore.ts): what a caller reads back from a claim, commit,
- * release, renewal and reopen, and the rewrite's answers when its condition fails (mutation testing, docs/mutation.md).
+ * release, renewal and reopen, and the rewrite's answers when its condition fails.
  */
 const azuriteOf = useAzurite();
 const digest = payloadDigest({ paymentId: 'pay-m', amount: 5 });

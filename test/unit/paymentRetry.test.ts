@@ -1,6 +1,6 @@
 /**
  * The operator's retry of a failed payment, and the reconciler's takeover through it (src/app/paymentRetry.ts), in
- * memory: what Stryker's jest runner left alive when only the Azurite integration test reached it (docs/mutation.md).
+ * memory (test/integration/paymentRetry.test.ts holds it on Azurite).
  * Each test asserts what the operator is told, what the record becomes and what the new run is started with.
  */
 import { keyFromMessageId, payloadDigest, RecordStatus, type IdempotencyRecord } from 'azure-functions-idempotency';

@@ -16,7 +16,7 @@ import { type Around, claimOf, clientOn, countRequests, DAY_MS, failureOf, onReq
 
 /**
  * The Table store's claim workflow on Azurite (tableAcquire.ts): insert-if-absent, takeover on the ETag, the bounded
- * race loop, and the claims whose write got no answer (mutation testing, docs/mutation.md).
+ * race loop, and the claims whose write got no answer.
  */
 const azuriteOf = useAzurite();
 const digest = payloadDigest({ paymentId: 'pay-a', amount: 7 });

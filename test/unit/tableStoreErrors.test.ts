@@ -4,7 +4,7 @@ import { classifyStoreError, StoreRequestError, StoreUnavailableError, toDomainE
  * How the Table store reads the SDK's failures (packages/idempotency/src/stores/table/storeErrors.ts), one shape at a
  * time: the three conflicts that are answers, the table-level 404/409 that are failures (whichever field carries the
  * code), the refusals that decided nothing, the lost answers that may have landed a write, and the message an operator
- * reads. Written for the fourth mutation pass's survivors: every assertion names a class, a flag or a text.
+ * reads. Every assertion names a class, a flag or a text.
  */
 const sdk = (statusCode: number | undefined, code?: string, where: 'details' | 'odata' | 'code' = 'details', message = 'sdk says no') => ({
   statusCode,

@@ -1,6 +1,6 @@
 /**
- * The payments reconciler's pass (src/app/paymentReconciler.ts): what Stryker's jest runner left alive beside
- * paymentReconciler.test.ts (docs/mutation.md). The lines, counts and values an operator reads (their text, level and
+ * The payments reconciler's pass (src/app/paymentReconciler.ts) as an operator sees it (paymentReconciler.test.ts
+ * holds its decisions). The lines, counts and values an operator reads (their text, level and
  * attributes: the alerts filter on them), and the bounds of the budget and of a stuck run.
  */
 import type { IdempotencyRecord } from 'azure-functions-idempotency/internal';
