@@ -207,7 +207,12 @@ export async function startPaymentsPart(env: ChaosEnvironment, options: Payments
       // The app's reconciler, once, as its timer would within 15 minutes: a record left in progress by a run that ended
       // (a takeover that met a run still going across the jump) is restarted; then its run is drained too.
       if (design === 'handoff' && rig.backend?.kind === 'real') {
-        const report = await reconcileOnce({ settings: rig.settings, tables: rig.tables, clock: env.clock, clientBindingData: rig.backend.engine.clientBindingData });
+        const report = await reconcileOnce({
+          settings: rig.settings,
+          tables: rig.tables,
+          clock: env.clock,
+          clientBindingData: rig.backend.engine.clientBindingData,
+        });
         reconciledAtEnd = 'skipped' in report ? 0 : report.resolved.length;
         await rig.workflow.drain();
       }

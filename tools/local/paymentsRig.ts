@@ -105,7 +105,19 @@ export async function startPaymentsRig(options: PaymentsRigOptions) {
     });
     const { store, parking, consumer } = real.parts;
     await Promise.all([store.ensureTable(), parking.ensureTable()]);
-    return { store, parking, workflow: real.workflow, provider, consumer, deliver: real.deliver, telemetry, backend: real.backend, close: real.close, settings, tables: common.tableClient };
+    return {
+      store,
+      parking,
+      workflow: real.workflow,
+      provider,
+      consumer,
+      deliver: real.deliver,
+      telemetry,
+      backend: real.backend,
+      close: real.close,
+      settings,
+      tables: common.tableClient,
+    };
   }
   const workflow = new LocalChargeWorkflow({
     table: durableTable,
