@@ -93,6 +93,11 @@ export function reportSections(r: ChaosReport): Section[] {
       Number(r.parts.find((p) => p.name === 'payments')?.details.failedWithReason ?? 0),
       `of which held for an operator (key memory and look-up could not decide): ${Number(r.parts.find((p) => p.name === 'payments')?.details.heldForOperatorUndecided ?? 0)}`,
     ],
+    [
+      'reconciled at the end',
+      Number(r.parts.find((p) => p.name === 'payments')?.details.reconciledAtEnd ?? 0),
+      "records a run left in progress, restarted by the app's reconciler once the runs were drained (as its timer would)",
+    ],
     ['effective charges', r.effectiveCharges, `expected ${r.expectedCharges} (source: ${r.effectiveChargesSource})`],
     ['lost', r.lost, 'must be 0'],
     ['unfinished at verification', r.unfinished ?? 0, 'handed off, their run still going when checked (not lost; must be 0)'],
