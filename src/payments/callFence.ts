@@ -82,7 +82,9 @@ export async function announceCall(
   }
   if ('movedOn' in read) return read;
   // Only an announce moves the lease of a handoff run's claim (a hold pass or a retention write moves the version, not it).
-  check?.(read.current.leaseExpiresAtMs === claim.leaseExpiresAtMs ? undefined : read.current.leaseExpiresAtMs - nowMs());
+  // Compared in whole milliseconds: the stores keep the lease as an integer (a claim made with a fractional one reads back truncated).
+  const sameLease = Math.trunc(read.current.leaseExpiresAtMs) === Math.trunc(claim.leaseExpiresAtMs);
+  check?.(sameLease ? undefined : read.current.leaseExpiresAtMs - nowMs());
   try {
     const marked = await store.renewLease(read.current, leaseMs);
     if (marked.leaseExpiresAtMs - nowMs() < (leaseMs * CALL_MIN_LEASE_LEFT_MS) / CALL_LEASE_MS)
