@@ -28,7 +28,7 @@ export class MarkerTable {
     readonly client: TableClient,
     readonly callTimeoutMs: number,
   ) {
-    this.deadlines = new CallDeadlines(callTimeoutMs, 'table store');
+    this.deadlines = new CallDeadlines(callTimeoutMs, 'table store', true);
   }
 
   /** Creates the table when it does not exist. @throws StoreUnavailableError, StoreRequestError */
