@@ -8,6 +8,17 @@ interface Pending {
   settled: boolean;
 }
 
+/** Controllers kept for reuse at most (about the calls in flight at once). */
+const MAX_SPARE_CONTROLLERS = 64;
+/** Calls one controller serves at most before it is dropped (bounds what an SDK that never removes its listeners leaves). */
+const MAX_USES = 64;
+
+/** An `AbortController` that can serve another call once its own settled without an abort. */
+interface Reusable {
+  readonly controller: AbortController;
+  uses: number;
+}
+
 /**
  * The deadlines of one store's calls, all of the same length, with **one timer** for all of them instead of one per
  * call. Calls start in order, so their deadlines come in that order: a queue, and a timer armed for the earliest
@@ -22,9 +33,16 @@ interface Pending {
  *  |--------------|------------------|-------------------|
  *  timer armed for deadline 1 ---> fires: 1 settled, re-armed for deadline 2 ---> fires
  * ```
+ *
+ * With `reuseSignals`, a call's `AbortController` serves a later call once its own call has settled by its answer (never
+ * once aborted: an aborted one is dropped), so each call in flight still has a signal of its own that aborts only at
+ * its own deadline; a new `AbortController` per call is most of this queue's cost otherwise. Only for an SDK that
+ * removes its abort listeners when a request ends (`@azure/data-tables`' HTTP client does; a listener left behind
+ * would only abort a request that has ended).
  */
 export class CallDeadlines {
   private readonly queue: Pending[] = [];
+  private readonly spare: Reusable[] = [];
   private head = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** The `setTimeout` the timer was armed with: a test that swaps timers (fake <-> real) gets the timer re-armed. */
@@ -33,6 +51,7 @@ export class CallDeadlines {
   constructor(
     readonly timeoutMs: number,
     private readonly storeName: string,
+    private readonly reuseSignals = false,
   ) {}
 
   /**
@@ -40,7 +59,8 @@ export class CallDeadlines {
    * @throws StoreUnavailableError (retryable) when the deadline passes first; other failures of `call` pass through.
    */
   run<T>(operation: string, kind: StoreCallKind, call: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
-    const controller = new AbortController();
+    const reusable = this.spare.pop() ?? { controller: new AbortController(), uses: 0 };
+    const controller = reusable.controller;
     return new Promise<T>((resolve, reject) => {
       const pending: Pending = {
         deadlineMs: performance.now() + this.timeoutMs,
@@ -55,6 +75,7 @@ export class CallDeadlines {
         if (pending.settled) return false;
         pending.settled = true;
         this.dropSettled();
+        this.keep(reusable);
         return true;
       };
       this.add(pending);
@@ -73,6 +94,12 @@ export class CallDeadlines {
         (error: unknown) => void (settle() && reject(error as Error)),
       );
     });
+  }
+
+  /** Keeps the controller of a call settled by its answer for a later call (see the class comment). */
+  private keep(reusable: Reusable): void {
+    if (!this.reuseSignals || reusable.controller.signal.aborted || ++reusable.uses >= MAX_USES) return;
+    if (this.spare.length < MAX_SPARE_CONTROLLERS) this.spare.push(reusable);
   }
 
   private add(pending: Pending): void {

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { assertValidKey, scopedKeyString, type IdempotencyKey } from './keys';
+import { sha256Hex } from './sha256';
 
 /**
  * The id of a key's record in every store (the Table store's RowKey, the Cosmos store's document id and partition
@@ -9,5 +9,5 @@ import { assertValidKey, scopedKeyString, type IdempotencyKey } from './keys';
  */
 export function scopedKeyHash(key: IdempotencyKey): string {
   assertValidKey(key);
-  return createHash('sha256').update(scopedKeyString(key), 'utf8').digest('hex');
+  return sha256Hex(scopedKeyString(key));
 }

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { InvalidPayloadError } from '../protocol/errors';
+import { sha256Hex } from '../protocol/sha256';
 
 /** Deepest nesting of arrays, objects, Maps and Sets accepted in a payload. */
 export const MAX_PAYLOAD_DEPTH = 1000;
@@ -121,7 +121,7 @@ export function canonicalJson(value: unknown): string {
 
 /** SHA-256 (hex) of the payload's canonical text ({@link canonicalJson}). @throws InvalidPayloadError */
 export function payloadDigest(payload: unknown): string {
-  return createHash('sha256').update(canonicalJson(payload), 'utf8').digest('hex');
+  return sha256Hex(canonicalJson(payload));
 }
 
 function tagged(type: string, members?: string): string {

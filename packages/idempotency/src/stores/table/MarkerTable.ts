@@ -9,6 +9,7 @@ import { classifyStoreError, toDomainError } from './storeErrors';
 import type { StoreConflict } from '../../protocol/storeConflict';
 import type { TableAddress } from './partitions';
 import { effectEntity, localRowKey, toRecord } from './tableRows';
+import { insertDirect, mergeDirect } from './directWrites';
 
 /** How a marker is written: insert-if-absent, or replace / merge only if its ETag matches. */
 export type WriteMode = 'create' | 'replace' | 'merge';
@@ -28,7 +29,7 @@ export class MarkerTable {
     readonly client: TableClient,
     readonly callTimeoutMs: number,
   ) {
-    this.deadlines = new CallDeadlines(callTimeoutMs, 'table store');
+    this.deadlines = new CallDeadlines(callTimeoutMs, 'table store', true);
   }
 
   /** Creates the table when it does not exist. @throws StoreUnavailableError, StoreRequestError */
@@ -55,11 +56,15 @@ export class MarkerTable {
     operation: string,
   ): Promise<WriteResult> {
     const updateMode = mode === 'merge' ? 'Merge' : 'Replace';
-    if (mode !== 'create') requireConditionEtag(etag, operation, 'table store');
+    const condition = mode === 'create' ? '' : requireConditionEtag(etag, operation, 'table store');
     try {
       if (effects.length === 0 && staleRows.length === 0) {
+        // The marker alone: straight to the generated operation while no tracer is registered (directWrites.ts).
         const response = await this.call(operation, 'write', (abortSignal) =>
-          mode === 'create' ? this.client.createEntity(marker, { abortSignal }) : this.client.updateEntity(marker, updateMode, { etag, abortSignal }),
+          mode === 'create'
+            ? (insertDirect(this.client, marker, abortSignal) ?? this.client.createEntity(marker, { abortSignal }))
+            : ((mode === 'merge' ? mergeDirect(this.client, marker, condition, abortSignal) : undefined) ??
+              this.client.updateEntity(marker, updateMode, { etag, abortSignal })),
         );
         return { etag: requireEtag(response.etag, operation) };
       }
