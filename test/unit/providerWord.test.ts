@@ -267,6 +267,74 @@ describe('a late success is an alarm', () => {
     await writeRecordOnce(store, () => t.telemetry, { claim: first, result: charged, payment });
     expect(await t.counter('payments.charged_after_settle')).toBe(1);
   });
+
+  /** The alarm's log record (the only one), its message and attributes. */
+  const alarmOf = () => {
+    const alarms = t.logs().filter((l) => l.attributes.outcome === 'charged-after-settle');
+    expect(alarms).toHaveLength(1);
+    return { message: String(alarms[0].body), attributes: alarms[0].attributes };
+  };
+  const says = (what: string) =>
+    `payments: charged after the record was settled otherwise: the provider charged ch_9 and the record says ${what}; check the charge at the provider, refund it or correct the record`;
+
+  test('the alarm says what the record holds (status, result, attempt) and is counted and logged under the payments consumer', async () => {
+    const claim = await claimOf();
+    await store.complete(claim, { status: 'failed', reason: 'budget spent; no charge under the key (looked up)' });
+    await writeRecordOnce(store, () => t.telemetry, { claim, result: charged, payment });
+    expect(await t.counter('payments.charged_after_settle', { consumer: 'payments' })).toBe(1);
+    expect(alarmOf()).toEqual({
+      message: says('COMPLETED failed, attempt 1'),
+      attributes: expect.objectContaining({ consumer: 'payments', recordStatus: 'COMPLETED', recordResult: 'failed', attempt: 1 }),
+    });
+  });
+
+  test('a succeeded answer meeting the record completed succeeded with another charge of the same lifetime: two charges, the alarm', async () => {
+    const claim = await claimOf();
+    await store.complete(claim, { ...charged, chargeId: 'ch_1' });
+    expect(await writeRecordOnce(store, () => t.telemetry, { claim, result: charged, payment })).toBe('fenced');
+    expect(await t.counter('payments.charged_after_settle')).toBe(1);
+    expect(alarmOf().message).toBe(says('COMPLETED succeeded, attempt 1'));
+  });
+
+  /** Attempt 1's claim, and the key claimed again after its record expired: another lifetime (generation) of the key. */
+  async function nextLifetime(): Promise<{ first: Claim; second: Claim }> {
+    const first = await claimOf();
+    clock.advance(31 * 86_400_000);
+    const outcome = await store.claim(first.key, first.digest);
+    if (outcome.kind !== 'claimed' && outcome.kind !== 'reclaimed') throw new Error(outcome.kind);
+    expect(outcome.claim.createdAtMs).not.toBe(first.createdAtMs);
+    return { first, second: outcome.claim };
+  }
+
+  test("a succeeded answer meeting a later lifetime of the key still in progress: the alarm (that run is not this call's)", async () => {
+    const { first, second } = await nextLifetime();
+    expect(await writeRecordOnce(store, () => t.telemetry, { claim: first, result: charged, payment })).toBe('fenced');
+    expect(await t.counter('payments.charged_after_settle')).toBe(1);
+    expect(alarmOf()).toEqual({
+      message: says(`IN_PROGRESS, attempt ${second.attempt}, another generation`),
+      attributes: expect.objectContaining({ recordStatus: 'IN_PROGRESS', recordResult: 'none' }),
+    });
+  });
+
+  test('a succeeded answer meeting a later lifetime of the key completed with the same charge id: the alarm, naming the other generation', async () => {
+    const { first, second } = await nextLifetime();
+    await store.complete(second, charged);
+    expect(await writeRecordOnce(store, () => t.telemetry, { claim: first, result: charged, payment })).toBe('fenced');
+    expect(await t.counter('payments.charged_after_settle')).toBe(1);
+    expect(alarmOf().message).toBe(says(`COMPLETED succeeded, attempt ${second.attempt}, another generation`));
+  });
+
+  test('a succeeded answer whose record cannot be read back: the alarm fires (nothing shows the record agrees), saying so', async () => {
+    const claim = await claimOf();
+    await store.complete(claim, { status: 'failed', reason: 'budget spent' });
+    const unreadable = Object.assign(Object.create(store) as InMemoryIdempotencyStore, { get: () => Promise.reject(new Error('timeout')) });
+    expect(await writeRecordOnce(unreadable, () => t.telemetry, { claim, result: charged, payment })).toBe('fenced');
+    expect(await t.counter('payments.charged_after_settle')).toBe(1);
+    expect(alarmOf()).toEqual({
+      message: says('gone or unreadable'),
+      attributes: expect.objectContaining({ recordStatus: 'none', recordResult: 'none', idempotencyKey: 'pay-1', chargeId: 'ch_9' }),
+    });
+  });
 });
 
 describe('a key memory that keeps only successes is not relied on for a repeat', () => {
