@@ -143,6 +143,30 @@ describe("a call's lease is sized by what a call can take", () => {
     expect(provider.made).toHaveLength(0);
   });
 
+  test.each([
+    ['a second less than its window left', (postWindowMs: number) => postWindowMs - 1_000],
+    ['the lease lapsed a minute before the look-up answered', () => -60_000],
+  ])('the refused POST (%s) says, in seconds, what was left of the lease (never below 0) and what a charge needs; retryable', async (_name, leftOf) => {
+    const settings = settingsWith({ PAYMENT_PROVIDER_TIMEOUT_MS: '120000' });
+    const budget = retryBudgetOf(settings);
+    const leftMs = leftOf(budget.postWindowMs!);
+    const provider = scriptedProvider(clock, { lookupMs: budget.callLeaseMs! - leftMs, timeoutMs: 120_000, finishMs: 60_000, lagMs: 60_000 });
+    const run = activity(provider.fetch, 120_000);
+    const claim = await claimOf();
+    const error = (await run(
+      { idempotencyKey: 'pay-1', payment, recordClaim: claim, callLeaseMs: budget.callLeaseMs, postWindowMs: budget.postWindowMs, lookUpFirst: true },
+      {} as never,
+    ).catch((e: unknown) => e)) as CallLeaseSpentError;
+    expect(error).toBeInstanceOf(CallLeaseSpentError);
+    expect(error.leaseLeftMs).toBe(leftMs);
+    const leftSeconds = leftMs > 0 ? leftMs / 1000 : 0;
+    expect(error.message).toBe(
+      `not sending the charge: the call's lease has ${leftSeconds} s left and a charge needs ${budget.postWindowMs! / 1000} s to show in a look-up`,
+    );
+    expect(error.retryable).toBe(true);
+    expect(provider.made).toHaveLength(0);
+  });
+
   test('the lease covers two requests, the finish window, the look-up lag and a margin; settings it cannot fit are refused', () => {
     const budget = retryBudgetOf(
       settingsWith({ PAYMENT_PROVIDER_TIMEOUT_MS: '20000', PAYMENT_PROVIDER_FINISH_WINDOW_SECONDS: '40', PAYMENT_PROVIDER_LOOKUP_LAG_SECONDS: '90' }),
