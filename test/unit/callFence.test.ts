@@ -130,6 +130,21 @@ describe('announceCall: the mark must land with two thirds of its lease left', (
     expect(error.message).toMatch(/\(the record changed under the mark and could not be read again\)$/);
   });
 
+  test('a mark the store did not answer: refused with that store error and its cause, the record not read again (only a lost lease is)', async () => {
+    const claim = await claimOf('pay-14');
+    let reads = 0;
+    const down = new StoreUnavailableError('timeout', 'renewLease');
+    const unanswered = storeWith({
+      get: (key) => (++reads === 1 ? store.get(key) : Promise.reject(new StoreUnavailableError('read again', 'get'))),
+      renewLease: () => Promise.reject(down),
+    });
+    const error = await rejectionOf(announceCall(unanswered, claim, () => clock.now, LEASE_MS));
+    expect(error).toBeInstanceOf(FenceUnreadableError);
+    expect(error.message).toBe('not calling the provider: the call could not be announced on the record (StoreUnavailableError: timeout)');
+    expect(error.cause).toBe(down);
+    expect(reads).toBe(1);
+  });
+
   test('the mark refused while the record still reads as this claim: refused with the store error (no call)', async () => {
     const claim = await claimOf('pay-11');
     const refused = storeWith({ renewLease: () => Promise.reject(new LeaseLostError('payments:pay-11', 1, 'renewLease')) });

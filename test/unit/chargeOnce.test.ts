@@ -1,6 +1,6 @@
 import { atTheCall, chargeOnce, type HeldReporter } from '../../src/payments/chargeOnce';
 import type { ChargeActivityInput } from '../../src/payments/chargeInputs';
-import { LookupUnsupportedError } from '../../src/payments/PaymentProviderClient';
+import { LookupUnsupportedError, ProviderRefusedError } from '../../src/payments/PaymentProviderClient';
 import type { ChargeResult, PaymentRequested } from '../../src/payments/schema';
 
 /**
@@ -215,6 +215,19 @@ describe('chargeOnce: look up only (the budget is spent)', () => {
     expect(await chargeOnce(thrown.provider, only(), undefined, clock)).toMatchObject({
       reason: expect.stringContaining('the look-up failed (socket hang up)'),
     });
+  });
+});
+
+describe('chargeOnce: a rejection after a call that may have charged', () => {
+  test("is refused as a 400 before the provider's idempotency (retried), quoting the provider's reason cut to 120 characters", async () => {
+    const reason = `payment provider answered 400 (invalid_request_error: ${'x'.repeat(200)})`;
+    const rejecting = { charge: async (): Promise<ChargeResult> => ({ status: 'rejected', reason }), findCharge: async () => undefined };
+    const error = (await chargeOnce(rejecting, { ...base, mayRepeat: true }, undefined, clock).catch((e: unknown) => e)) as ProviderRefusedError;
+    expect(error).toBeInstanceOf(ProviderRefusedError);
+    expect(error.statusCode).toBe(400);
+    expect(error.message).toBe(
+      `payment provider answered 400 before its idempotency (a rejection after a call that may have charged (${reason.slice(0, 120)})): not a result for this key`,
+    );
   });
 });
 

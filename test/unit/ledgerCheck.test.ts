@@ -94,6 +94,26 @@ describe('ledger check: each charge classified against its record', () => {
     expect(RECORD_WRITE_RETRY.budgetMs).toBe(7 * 86_400_000);
     expect(ledgerGraceMs({ budgetMs: 1 }, { budgetMs: 2 })).toBe(3 + LEDGER_GRACE_MARGIN_MS);
   });
+
+  test("each discrepancy's detail says what the record holds, for the operator who checks the charge (the code when the record has one, the grace in minutes)", () => {
+    const detailOf = (verdict: ReturnType<typeof classifyCharge>) => (verdict.kind === 'discrepancy' ? verdict.detail : `not a discrepancy: ${verdict.kind}`);
+    const recent = charge('ch_1', 'pay-1', NOW - 1000);
+    expect(detailOf(classifyCharge(charge('ch_1', undefined, NOW - 1000), undefined, NOW, GRACE))).toBe('a charge made without an Idempotency-Key');
+    expect(detailOf(classifyCharge(recent, undefined, NOW, GRACE))).toBe('no payments record for the key');
+    expect(detailOf(classifyCharge(recent, succeeded('pay-1', 'ch_2'), NOW, GRACE))).toBe('record completed succeeded with another charge');
+    const completed = (result: unknown) => detailOf(classifyCharge(recent, record('pay-1', RecordStatus.Completed, result), NOW, GRACE));
+    expect(completed({ status: 'declined', reason: 'x', code: 'card_declined' })).toBe('record completed declined (card_declined)');
+    expect(completed({ status: 'failed', reason: 'x' })).toBe('record completed failed');
+    expect(completed({ status: 'failed', reason: 'x', code: 42 })).toBe('record completed failed');
+    expect(completed(undefined)).toBe('record completed without a result');
+    const old = (status: ListedCharge['status']) => charge('ch_1', 'pay-1', NOW - GRACE - 1, status);
+    expect(detailOf(classifyCharge(old('succeeded'), record('pay-1', RecordStatus.InProgress), NOW, GRACE))).toBe(
+      'record IN_PROGRESS for longer than the grace (10 min)',
+    );
+    expect(detailOf(classifyCharge(old('pending'), succeeded('pay-1', 'ch_1'), NOW, GRACE))).toBe(
+      'charge pending at the provider for longer than the grace (10 min)',
+    );
+  });
 });
 
 /** A provider list over `charges` (ascending by created, id), `limit` per page, optional empty pages with has_more before each real one. */

@@ -7,6 +7,7 @@
  */
 import {
   ChargeInFlightError,
+  ChargeListUnsupportedError,
   LookupUnsupportedError,
   PaymentProviderClient,
   ProviderRefusedError,
@@ -177,5 +178,22 @@ describe('no answer', () => {
     const error = await rejection(client({ status: 404 }).findCharge('pay-1'));
     expect(error).toBeInstanceOf(LookupUnsupportedError);
     expect((error as LookupUnsupportedError).retryable).toBe(false);
+  });
+
+  test('a charge answered still pending is a call in flight: retryable, with its charge id and status, saying it is not final yet', async () => {
+    const pending = client({ status: 200, body: { id: 'ch_p', status: 'pending', amount: 700, currency: 'EUR' } });
+    const error = (await rejection(pending.charge(payment, 'pay-1'))) as ChargeInFlightError;
+    expect(error).toBeInstanceOf(ChargeInFlightError);
+    expect(error.message).toBe('payment provider lists a charge under the key that is not final yet (ch_p): a call in flight, not "none"');
+    expect([error.chargeId, error.statusCode, error.retryable]).toEqual(['ch_p', 200, true]);
+  });
+
+  test.each([404, 405, 501])('the charge list answered %i: no list offered (ChargeListUnsupportedError), never retried, naming the setting', async (status) => {
+    const error = (await rejection(client({ status }).listCharges({ fromMs: 0, toMs: 1_000 }))) as ChargeListUnsupportedError;
+    expect(error).toBeInstanceOf(ChargeListUnsupportedError);
+    expect(error.message).toBe(
+      `payment provider answered ${status} to the charge list: it offers no list of charges by time (PAYMENT_PROVIDER_LEDGER=list is wrong)`,
+    );
+    expect([error.statusCode, error.retryable]).toEqual([status, false]);
   });
 });

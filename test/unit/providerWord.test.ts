@@ -143,6 +143,30 @@ describe("a call's lease is sized by what a call can take", () => {
     expect(provider.made).toHaveLength(0);
   });
 
+  test.each([
+    ['a second less than its window left', (postWindowMs: number) => postWindowMs - 1_000],
+    ['the lease lapsed a minute before the look-up answered', () => -60_000],
+  ])('the refused POST (%s) says, in seconds, what was left of the lease (never below 0) and what a charge needs; retryable', async (_name, leftOf) => {
+    const settings = settingsWith({ PAYMENT_PROVIDER_TIMEOUT_MS: '120000' });
+    const budget = retryBudgetOf(settings);
+    const leftMs = leftOf(budget.postWindowMs!);
+    const provider = scriptedProvider(clock, { lookupMs: budget.callLeaseMs! - leftMs, timeoutMs: 120_000, finishMs: 60_000, lagMs: 60_000 });
+    const run = activity(provider.fetch, 120_000);
+    const claim = await claimOf();
+    const error = (await run(
+      { idempotencyKey: 'pay-1', payment, recordClaim: claim, callLeaseMs: budget.callLeaseMs, postWindowMs: budget.postWindowMs, lookUpFirst: true },
+      {} as never,
+    ).catch((e: unknown) => e)) as CallLeaseSpentError;
+    expect(error).toBeInstanceOf(CallLeaseSpentError);
+    expect(error.leaseLeftMs).toBe(leftMs);
+    const leftSeconds = leftMs > 0 ? leftMs / 1000 : 0;
+    expect(error.message).toBe(
+      `not sending the charge: the call's lease has ${leftSeconds} s left and a charge needs ${budget.postWindowMs! / 1000} s to show in a look-up`,
+    );
+    expect(error.retryable).toBe(true);
+    expect(provider.made).toHaveLength(0);
+  });
+
   test('the lease covers two requests, the finish window, the look-up lag and a margin; settings it cannot fit are refused', () => {
     const budget = retryBudgetOf(
       settingsWith({ PAYMENT_PROVIDER_TIMEOUT_MS: '20000', PAYMENT_PROVIDER_FINISH_WINDOW_SECONDS: '40', PAYMENT_PROVIDER_LOOKUP_LAG_SECONDS: '90' }),
@@ -266,6 +290,74 @@ describe('a late success is an alarm', () => {
     await store.complete(second, { status: 'declined', reason: 'card_declined' });
     await writeRecordOnce(store, () => t.telemetry, { claim: first, result: charged, payment });
     expect(await t.counter('payments.charged_after_settle')).toBe(1);
+  });
+
+  /** The alarm's log record (the only one), its message and attributes. */
+  const alarmOf = () => {
+    const alarms = t.logs().filter((l) => l.attributes.outcome === 'charged-after-settle');
+    expect(alarms).toHaveLength(1);
+    return { message: String(alarms[0].body), attributes: alarms[0].attributes };
+  };
+  const says = (what: string) =>
+    `payments: charged after the record was settled otherwise: the provider charged ch_9 and the record says ${what}; check the charge at the provider, refund it or correct the record`;
+
+  test('the alarm says what the record holds (status, result, attempt) and is counted and logged under the payments consumer', async () => {
+    const claim = await claimOf();
+    await store.complete(claim, { status: 'failed', reason: 'budget spent; no charge under the key (looked up)' });
+    await writeRecordOnce(store, () => t.telemetry, { claim, result: charged, payment });
+    expect(await t.counter('payments.charged_after_settle', { consumer: 'payments' })).toBe(1);
+    expect(alarmOf()).toEqual({
+      message: says('COMPLETED failed, attempt 1'),
+      attributes: expect.objectContaining({ consumer: 'payments', recordStatus: 'COMPLETED', recordResult: 'failed', attempt: 1 }),
+    });
+  });
+
+  test('a succeeded answer meeting the record completed succeeded with another charge of the same lifetime: two charges, the alarm', async () => {
+    const claim = await claimOf();
+    await store.complete(claim, { ...charged, chargeId: 'ch_1' });
+    expect(await writeRecordOnce(store, () => t.telemetry, { claim, result: charged, payment })).toBe('fenced');
+    expect(await t.counter('payments.charged_after_settle')).toBe(1);
+    expect(alarmOf().message).toBe(says('COMPLETED succeeded, attempt 1'));
+  });
+
+  /** Attempt 1's claim, and the key claimed again after its record expired: another lifetime (generation) of the key. */
+  async function nextLifetime(): Promise<{ first: Claim; second: Claim }> {
+    const first = await claimOf();
+    clock.advance(31 * 86_400_000);
+    const outcome = await store.claim(first.key, first.digest);
+    if (outcome.kind !== 'claimed' && outcome.kind !== 'reclaimed') throw new Error(outcome.kind);
+    expect(outcome.claim.createdAtMs).not.toBe(first.createdAtMs);
+    return { first, second: outcome.claim };
+  }
+
+  test("a succeeded answer meeting a later lifetime of the key still in progress: the alarm (that run is not this call's)", async () => {
+    const { first, second } = await nextLifetime();
+    expect(await writeRecordOnce(store, () => t.telemetry, { claim: first, result: charged, payment })).toBe('fenced');
+    expect(await t.counter('payments.charged_after_settle')).toBe(1);
+    expect(alarmOf()).toEqual({
+      message: says(`IN_PROGRESS, attempt ${second.attempt}, another generation`),
+      attributes: expect.objectContaining({ recordStatus: 'IN_PROGRESS', recordResult: 'none' }),
+    });
+  });
+
+  test('a succeeded answer meeting a later lifetime of the key completed with the same charge id: the alarm, naming the other generation', async () => {
+    const { first, second } = await nextLifetime();
+    await store.complete(second, charged);
+    expect(await writeRecordOnce(store, () => t.telemetry, { claim: first, result: charged, payment })).toBe('fenced');
+    expect(await t.counter('payments.charged_after_settle')).toBe(1);
+    expect(alarmOf().message).toBe(says(`COMPLETED succeeded, attempt ${second.attempt}, another generation`));
+  });
+
+  test('a succeeded answer whose record cannot be read back: the alarm fires (nothing shows the record agrees), saying so', async () => {
+    const claim = await claimOf();
+    await store.complete(claim, { status: 'failed', reason: 'budget spent' });
+    const unreadable = Object.assign(Object.create(store) as InMemoryIdempotencyStore, { get: () => Promise.reject(new Error('timeout')) });
+    expect(await writeRecordOnce(unreadable, () => t.telemetry, { claim, result: charged, payment })).toBe('fenced');
+    expect(await t.counter('payments.charged_after_settle')).toBe(1);
+    expect(alarmOf()).toEqual({
+      message: says('gone or unreadable'),
+      attributes: expect.objectContaining({ recordStatus: 'none', recordResult: 'none', idempotencyKey: 'pay-1', chargeId: 'ch_9' }),
+    });
   });
 });
 

@@ -119,6 +119,13 @@ const TESTS = [
   'test/unit/sweepQuery.test.ts',
   'test/integration/sweepChunking.test.ts',
   'test/integration/shardSample.test.ts',
+  // The money-safety work of issue 62 (in memory): the ledger check's verdicts, the provider's word after a call that
+  // may have charged and the late-success alarm, an engine's copies of an activity against the call fence, a key used
+  // before.
+  'test/unit/ledgerCheck.test.ts',
+  'test/unit/providerWord.test.ts',
+  'test/unit/engineCopies.test.ts',
+  'test/unit/keyUsedBefore.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
