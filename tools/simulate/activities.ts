@@ -54,7 +54,9 @@ export function simActivities(deps: ActivityDeps, mutation?: Mutation): HubFunct
       },
     } as unknown as PaymentProviderClient;
     const activity = chargeProviderActivity(provider, telemetryOf, storeOf, nowOf);
-    return (activity(input, context) as Promise<unknown>).catch((error: unknown) => {
+    // A run that drops the repeat plan: the engine's copy of a first round (run again after its answer was lost) calls blind.
+    const planned = mutation === 'copy-not-repeat' ? { ...(input as object), ifRepeat: undefined } : input;
+    return (activity(planned, context) as Promise<unknown>).catch((error: unknown) => {
       const key = (input as { idempotencyKey: string }).idempotencyKey;
       if (error instanceof FenceUnreadableError) deps.fenceRefusals.push({ key, atMs: world.nowMs(), ageMs: work.ageMs });
       throw error;

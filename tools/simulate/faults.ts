@@ -85,8 +85,17 @@ export function parseFaults(list: string | undefined): readonly FaultName[] {
  * Deliberate mistakes the simulator must catch (the same ones the demo and CI inject on the real engine): the
  * activity mints a new Idempotency-Key per call; the run calls an activity name nobody registered; declines are
  * retried as transient failures; a 409 (the key in flight) read as a rejection; the trigger blind to a run still going
- * (a redelivery takes its record over). The last two escaped the simulator and Jest before issue 50. `--mutate`
- * applies one; the simulator has to fail with a named invariant.
+ * (a redelivery takes its record over); a ledger check that takes a record settled otherwise for matched; the engine's
+ * copy of a first round called as a first call (its repeat plan dropped). `--mutate` applies one; the simulator has to fail
+ * with a named invariant.
  */
-export const MUTATIONS = ['key-per-call', 'activity-renamed', 'decline-transient', 'conflict-rejected', 'takeover-live', 'ledger-silent'] as const;
+export const MUTATIONS = [
+  'key-per-call',
+  'activity-renamed',
+  'decline-transient',
+  'conflict-rejected',
+  'takeover-live',
+  'ledger-silent',
+  'copy-not-repeat',
+] as const;
 export type Mutation = (typeof MUTATIONS)[number];

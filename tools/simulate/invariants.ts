@@ -6,6 +6,7 @@ import { RECORD_WRITE_ROUNDS_PER_EXECUTION } from '../../src/payments/recordWrit
 import type { ChargeResult } from '../../src/payments/schema';
 import type { SimApp } from './app';
 import { ALERTING_OUTCOMES } from './steps';
+import { chargedAfterAlert } from './chargedAfterAlert';
 import { chargesOf, identityOf } from './identity';
 import { reopenedAfterAlert } from './reopenedAfterAlert';
 
@@ -20,12 +21,13 @@ import type { Violation } from './invariantNames';
  */
 const HISTORY_BOUND_TASKS = 2 * MAX_PROVIDER_ROUNDS + 2 * SETTLE_TRIES + 1 + 2 + 2 * RECORD_WRITE_ROUNDS_PER_EXECUTION + 10;
 
-/** The first moment each payment's failure was alerted (`payments.failed` / `payments.held`, with its key). */
-function failureAlerts(app: SimApp): Map<string, number> {
-  const alerts = new Map<string, number>();
+/** Every moment each payment id's failure was alerted (`payments.failed` / `payments.held`, with its key), in order. */
+function failureAlerts(app: SimApp): Map<string, number[]> {
+  const alerts = new Map<string, number[]>();
   for (const line of app.telemetry.logs) {
     const key = line.attributes.idempotencyKey;
-    if (typeof key === 'string' && (line.attributes.outcome === 'failed' || line.attributes.outcome === 'held') && !alerts.has(key)) alerts.set(key, line.atMs);
+    if (typeof key === 'string' && (line.attributes.outcome === 'failed' || line.attributes.outcome === 'held'))
+      alerts.set(key, [...(alerts.get(key) ?? []), line.atMs]);
   }
   return alerts;
 }
@@ -57,17 +59,14 @@ export function checkInvariants(app: SimApp, payments: readonly string[], end: {
       });
   }
   const alerted = failureAlerts(app);
-  for (const [key, alertMs] of alerted) {
+  for (const [key, alertTimes] of alerted) {
     // An operator's retry reopens a failed payment on purpose: a charge after it is the operator's decision.
     const releasedMs = app.retried.get(key);
     // The payments under the id that ended failed (a producer's reuse of the id for another payment is not one of them).
     const failedBodies = new Set(app.steps.completions.filter((c) => c.key === key && c.result.status === 'failed').map((c) => c.digest));
-    const bodies = (app.steps.sent.get(key) ?? []).filter((b) => failedBodies.size === 0 || failedBodies.has(payloadDigest(b)));
-    const ofFailed = new Set(bodies.map(identityOf));
-    // Judged by when the call reached the provider: a call in flight when the run gave up is what its hold is about.
-    for (const charge of app.provider.ledger.filter(
-      (c) => c.paymentId === key && c.calledAtMs > alertMs && (ofFailed.size === 0 || ofFailed.has(identityOf(c))),
-    )) {
+    const sent = app.steps.sent.get(key) ?? [];
+    const ofFailed = new Set(sent.filter((b) => failedBodies.size === 0 || failedBodies.has(payloadDigest(b))).map(identityOf));
+    for (const { charge, alertMs } of chargedAfterAlert(key, alertTimes, app.provider.ledger, ofFailed, sent[0] && identityOf(sent[0]))) {
       if (releasedMs === undefined || releasedMs > charge.atMs)
         violations.push({
           invariant: 'failed-stays-failed',

@@ -114,6 +114,9 @@ runTool('simulate', async () => {
       `not run (the app refuses the provider's declared timing at start, whatever else is drawn): ${notRun.map(([name, n]) => `${name} ${n}`).join(', ')}`,
     );
   for (const [name, count] of Object.entries(report.byInvariant)) console.log(`  ${name} (${INVARIANTS[name as keyof typeof INVARIANTS]}): ${count} seed(s)`);
+  // With --all, every failing seed and what it broke, so each can be replayed (and kept) without running the batch again.
+  if (values.all && report.failing.length > 0)
+    console.log(`failing seeds: ${report.failing.map((r) => `${r.seed} (${r.violations.map((v) => v.invariant).join(', ')})`).join(', ')}`);
   const first = report.failing[0];
   if (first) {
     failed = true;
