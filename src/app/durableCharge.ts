@@ -3,12 +3,14 @@ import type { ActivityHandler, EntityContext, OrchestrationContext } from 'durab
 import { applyChargeOperation, type ChargeEntityOperation, type ChargeEntityState } from '../payments/chargeEntity';
 import { chargeOrchestration, type ChargeActivityInput, type ChargeOrchestrationInput } from '../payments/chargeOrchestration';
 import { chargeOnce, type HeldReporter } from '../payments/chargeOnce';
+import { heldReporter } from '../payments/heldReporter';
 
 export { atTheCall, chargeOnce, type HeldReporter } from '../payments/chargeOnce';
+export { heldReporter } from '../payments/heldReporter';
 export { CallInFlightError, CallLeaseSpentError, FenceUnreadableError } from '../payments/callFence';
 import type { PaymentProviderClient } from '../payments/PaymentProviderClient';
 import { LeaseLostError, StoreRequestError, StoreUnavailableError, type Claim, type IdempotencyStore } from 'azure-functions-idempotency';
-import { announceCall, CallInFlightError, CallLeaseSpentError, readFence, readForSettle } from '../payments/callFence';
+import { afterHoldRefused, announceCall, assertNoCallInFlight, CallInFlightError, CallLeaseSpentError, readFence, readForSettle } from '../payments/callFence';
 import { HELD_FOR_OPERATOR } from '../payments/providerLookup';
 import { alarmIfSettledOtherwise } from '../payments/lateSuccess';
 import { completeRecord, type CompleteRecordInput, type CompleteRecordOutcome, type RecordedCharge } from '../payments/completeRecord';
@@ -88,13 +90,19 @@ export function chargeProviderActivity(
     // A hold is reported once the record says so (an alert the record does not back would tell an operator of a
     // payment that a restart may still charge: simulator seed 533); until then the record-write alerts speak.
     let heldReason: string | undefined;
+    // The lease an earlier announced call of the attempt left (ms), as the fence saw it: a hold is not written over it.
+    let earlierCallLeftMs = 0;
     const deferred: HeldReporter = { held: (_input, reason) => void (heldReason = reason), lookupUnsupported: (...args) => report.lookupUnsupported(...args) };
     const recordOnce = async (recordClaim: Claim, result: ChargeResult): Promise<RecordedCharge> => {
+      // A hold: exact, and never over a call that may still land (callFence.ts `assertNoCallInFlight`).
+      const exact = heldReason !== undefined;
+      if (exact && earlierCallLeftMs > 0) throw new CallInFlightError(earlierCallLeftMs);
       try {
-        const record = await writeRecordOnce(store(), telemetry, { claim: recordClaim, result, payment: activityInput.payment });
+        const record = await writeRecordOnce(store(), telemetry, { claim: recordClaim, result, payment: activityInput.payment, ...(exact ? { exact } : {}) });
         if (record === 'completed' && heldReason !== undefined) report.held(activityInput, heldReason);
         return { result, record };
       } catch (error) {
+        if (exact && error instanceof LeaseLostError) return afterHoldRefused(store(), claim, nowMs());
         if (mayHaveLanded(error) && heldReason !== undefined) report.held(activityInput, heldReason);
         return { result, record: 'unwritten' };
       }
@@ -107,12 +115,16 @@ export function chargeProviderActivity(
     const charge = () => chargeOnce(leased, plan, deferred, nowMs);
     if (activityInput.lookUpOnly) return settle(store(), telemetry, claim, nowMs, activityInput, charge, recordOnce);
     if (activityInput.hold) {
-      // Nothing is called: the fence only answers a record that moved on (a store that cannot say changes nothing).
+      // Nothing is called: the fence answers a record that moved on, and a call still on its way defers the hold (a
+      // store that cannot say changes nothing: the write then fails too, or lands on the claim).
       const read = await readFence(store(), claim).catch(() => undefined);
       if (read && 'movedOn' in read) return read.movedOn;
+      if (read) assertNoCallInFlight(claim, read.current, nowMs());
+      if (read) recordClaim = read.current;
     } else {
       const announced = await announceCall(store(), claim, nowMs, activityInput.callLeaseMs, (earlierLeaseLeftMs) => {
         plan = asCalledAfter(activityInput, earlierLeaseLeftMs);
+        earlierCallLeftMs = Math.max(0, earlierLeaseLeftMs ?? 0);
       });
       if ('movedOn' in announced) return announced.movedOn;
       recordClaim = announced.marked;
@@ -182,40 +194,6 @@ async function settle(
     if ('movedOn' in now) return now.movedOn;
     throw new CallInFlightError(Math.max(0, now.current.leaseExpiresAtMs - nowMs()));
   }
-}
-
-/**
- * Counts `payments.held` (error log with key and reason) and `payments.provider.lookup_unsupported` (each time; the
- * configuration error is logged once per process, loudly, not once per payment).
- */
-export function heldReporter(telemetry: () => Telemetry): HeldReporter {
-  let lookupReported = false;
-  return {
-    held(input, reason) {
-      const t = telemetry();
-      t.count(MetricNames.paymentsHeld, { consumer: 'payments' });
-      const attempt = (input as Partial<ChargeAndRecordInput>).recordClaim?.attempt;
-      t.log('error', `payments: held for an operator (${reason})`, {
-        consumer: 'payments',
-        outcome: 'held',
-        idempotencyKey: input.idempotencyKey,
-        ...(attempt === undefined ? {} : { attempt }),
-        reason,
-      });
-    },
-    lookupUnsupported(input, statusCode) {
-      const t = telemetry();
-      t.count(MetricNames.providerLookupUnsupported, { consumer: 'payments', statusCode });
-      if (lookupReported) return;
-      lookupReported = true;
-      t.log(
-        'error',
-        `payments: configuration error: the provider answered ${statusCode} to a charge look-up, so it offers none; ` +
-          'set PAYMENT_PROVIDER_LOOKUP=none (payments that need a look-up are held for an operator meanwhile)',
-        { consumer: 'payments', outcome: 'lookup-unsupported', idempotencyKey: input.idempotencyKey, statusCode },
-      );
-    },
-  };
 }
 
 /**

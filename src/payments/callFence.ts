@@ -120,6 +120,27 @@ export async function readForSettle(
 }
 
 /**
+ * A hold is written so that no call of its attempt can land after it (a held payment is alerted: an operator who then
+ * finds no charge at the provider must be right): never while an announced call's lease runs, and only on the version
+ * read (an exact completion: a call announced in between refuses it).
+ * @throws CallInFlightError (retryable) when `current` holds a lease announced since `claim` that has not lapsed
+ */
+export function assertNoCallInFlight(claim: Claim, current: Claim, nowMs: number): void {
+  const announced = Math.trunc(current.leaseExpiresAtMs) !== Math.trunc(claim.leaseExpiresAtMs);
+  if (announced && current.leaseExpiresAtMs > nowMs) throw new CallInFlightError(current.leaseExpiresAtMs - nowMs);
+}
+
+/**
+ * After an exact hold write was refused (the record changed since it was read): what the record says when it moved on
+ * (a call's answer, a settle), else the call announced since (`CallInFlightError`: the run asks again later).
+ */
+export async function afterHoldRefused(store: IdempotencyStore, claim: Claim, nowMs: number): Promise<RecordedCharge> {
+  const now = await readFence(store, claim);
+  if ('movedOn' in now) return now.movedOn;
+  throw new CallInFlightError(Math.max(0, now.current.leaseExpiresAtMs - nowMs));
+}
+
+/**
  * The fence could not be read or written (the store does not answer, refuses: 403, or the mark came too late): nothing
  * is called. Retryable: the run's round fails and it schedules a fresh call; a stale copy's answer goes nowhere.
  */

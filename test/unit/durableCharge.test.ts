@@ -1,8 +1,8 @@
 /**
  * The charge's Durable bodies (src/app/durableCharge.ts) in memory, edge by edge (the Azurite integration tests
  * hold them end to end). The activity without a store,
- * a hold's fence and report, the settle's writes (a hold not written exactly, a store fault thrown, the lease left of a
- * call raced in), the record write's reports (failed, refused, retried, lost answers) with the attributes the alerts
+ * a hold's fence and report (exact, never over a call that may still land), the settle's writes (a store fault thrown,
+ * the lease left of a call raced in), the record write's reports (failed, refused, retried, lost answers) with the attributes the alerts
  * and the monitoring queries filter on, and the orchestrator's and entity's wiring to the Durable context.
  */
 import type * as df from 'durable-functions';
@@ -72,10 +72,42 @@ describe('chargeProvider activity with the record claim', () => {
     expect(charges).toBe(0);
   });
 
-  test("a hold's write fenced (a newer attempt owns the record): not reported as held", async () => {
-    const fenced = storeWith({ complete: () => Promise.reject(new LeaseLostError('payments:pay-1', 1, 'complete')) });
-    expect(await run(fenced, await claimOf(), { hold: 'no look-up' })).toMatchObject({ result: { code: 'held-for-operator' }, record: 'fenced' });
+  test("a hold's exact write refused, a newer attempt owning the record when read again: what the record says, not reported as held", async () => {
+    let reads = 0;
+    const fenced = storeWith({
+      complete: () => Promise.reject(new LeaseLostError('payments:pay-1', 1, 'complete')),
+      get: async (key) => {
+        const record = await store.get(key);
+        return ++reads === 1 || !record ? record : { ...record, attempt: record.attempt + 1 };
+      },
+    });
+    const answered = await run(fenced, await claimOf(), { hold: 'no look-up' });
+    expect(answered).toMatchObject({ result: { status: 'failed', reason: expect.stringContaining('the record moved on') as string }, record: 'fenced' });
     expect(await t.counter('payments.held')).toBe(0);
+  });
+
+  test('a hold while a call announced since the claim may still land: not written (CallInFlightError with its lease); once it lapsed, held', async () => {
+    const claim = await claimOf();
+    await store.renewLease(claim, LEASE_MS); // a copy of an earlier round announced its call: its charge may still land
+    await expect(run(store, claim, { hold: 'no look-up' })).rejects.toThrow(new CallInFlightError(LEASE_MS));
+    expect(await t.counter('payments.held')).toBe(0);
+    expect((await store.get(claim.key))!.status).toBe('IN_PROGRESS');
+    clock.advance(LEASE_MS + 1);
+    expect(await run(store, claim, { hold: 'no look-up' })).toMatchObject({ result: { code: 'held-for-operator' }, record: 'completed' });
+    expect(await t.counter('payments.held')).toBe(1);
+  });
+
+  test("a hold's exact write refused by a call announced between its read and its write: CallInFlightError, nothing held", async () => {
+    const claim = await claimOf();
+    const raced = storeWith({
+      complete: async (...args: Parameters<IdempotencyStore['complete']>) => {
+        await store.renewLease(claim, LEASE_MS); // nothing written since the claim: its version is current
+        return store.complete(...args);
+      },
+    });
+    await expect(run(raced, claim, { hold: 'no look-up' })).rejects.toBeInstanceOf(CallInFlightError);
+    expect(await t.counter('payments.held')).toBe(0);
+    expect((await store.get(claim.key))!.status).toBe('IN_PROGRESS');
   });
 
   test('a hold for a record that moved on (completed): the record answers, nothing written, nothing reported', async () => {
@@ -85,13 +117,17 @@ describe('chargeProvider activity with the record claim', () => {
     expect(await t.counter('payments.held')).toBe(0);
   });
 
-  test('a settle whose look-up failed: held, written through a call marked meanwhile (not an exact write)', async () => {
+  test('a settle whose look-up failed while a call was marked meanwhile: not held over it (its charge may land after the alert); held once it lapsed', async () => {
     const claim = await claimOf();
     clock.advance(5_000); // the claim's lease has lapsed: the settle may look up
     findCharge = async () => {
       await store.renewLease(claim, LEASE_MS); // a late copy of a round marks its call while the look-up runs
       throw new Error('lookup 503');
     };
+    await expect(run(store, claim, { lookUpOnly: { failedReason: 'budget spent' } })).rejects.toBeInstanceOf(CallInFlightError);
+    expect(await t.counter('payments.held')).toBe(0);
+    clock.advance(LEASE_MS + 1);
+    findCharge = () => Promise.reject(new Error('lookup 503'));
     const settled = await run(store, claim, { lookUpOnly: { failedReason: 'budget spent' } });
     expect(settled).toMatchObject({ result: { status: 'failed', code: 'held-for-operator' }, record: 'completed' });
     expect(await t.counter('payments.held')).toBe(1);

@@ -129,11 +129,15 @@ describe('a first call the engine runs again is a repeat', () => {
     expect(await recordResult()).toMatchObject({ status: 'succeeded', chargeId: 'ch_1' });
   });
 
-  test('a provider that keeps only successes and offers no look-up: the copy is held for an operator, never a second POST', async () => {
+  test('a provider that keeps only successes and offers no look-up: the copy is held for an operator once the first call cannot land, never a second POST', async () => {
     const p = provider({ failuresSaved: false, lagMs: 0 });
     const run = activityOver(p.fetch);
     const call = roundZero({ PAYMENT_PROVIDER_LOOKUP: 'none', PAYMENT_PROVIDER_KEY_MEMORY_KEEPS: 'successes' }, await claimOf());
     await expect(run(call, {} as never)).rejects.toBeInstanceOf(TransientProviderError);
+    // While the first call's lease runs, its charge may still land: no hold (an alert an operator would read as "not charged").
+    await expect(run(call, {} as never)).rejects.toBeInstanceOf(CallInFlightError);
+    expect((await store.get(call.recordClaim.key))!.status).toBe(RecordStatus.InProgress);
+    clock.now = (await store.get(call.recordClaim.key))!.leaseExpiresAtMs + 1;
     const answered = (await run(call, {} as never)) as RecordedCharge;
     expect(answered.result).toMatchObject({ status: 'failed', code: 'held-for-operator' });
     expect(p.requests).toEqual({ get: 0, post: 1 });

@@ -161,6 +161,20 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
     found:
       "charged-not-refused at a08478f (F2's rest): Checkout.com-like, a 400 window (a layer before the provider: Stripe's 'most 400s' run before the idempotency layer) with an invalid_request_error body answered a retry of a key that had charged: recorded rejected (a bare 400 is not a result since a08478f; one with an error type still is). Seed 199 (PayPal-like) too",
   },
+  {
+    seed: 9107,
+    faults: 'all',
+    world: 2,
+    found:
+      "failed-stays-failed at cc58884: PayPal-like (memory keeps successes, no look-up), the worker died before round 0 called; round 1 held the payment (alerted) while the engine ran round 0 again: the copy announced its call between the hold's read and its write, then charged. A hold is now written exactly, and never while an announced call's lease runs (callFence.ts `assertNoCallInFlight`). Found by the 20,000-schedule run",
+  },
+  {
+    seed: 5014,
+    faults: 'all',
+    world: 2,
+    found:
+      "failed-stays-failed at 70f4d3c (the judge's mistake): PayPal-like, p1 held, its record expired, the producer reused the id for another payment 25 h later, which was charged before its own hold: the judge read it as the first payment charged after its hold. Each payment under an id is now judged from its own hold (tools/simulate/chargedAfterAlert.ts)",
+  },
 ];
 
 /**
