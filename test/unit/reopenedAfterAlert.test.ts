@@ -45,4 +45,14 @@ describe('a reopen by the reconciler after a failure was alerted', () => {
     expect(reopenedAfterAlert([other, reconciled(20, 1)], 'p1')).toEqual([]);
     expect(reopenedAfterAlert([line(10, { outcome: 'failed', attempt: 1 }), line(20, { outcome: 'reconcileRefused', previousAttempt: 1 })], 'p1')).toEqual([]);
   });
+
+  test('an alert before the producer reused the id for another payment: about the earlier payment, not the reopened record (seed 13436)', () => {
+    const logs = [line(10, { outcome: 'held', attempt: 1 }), reconciled(50, 2)];
+    expect(reopenedAfterAlert(logs, 'p1', [30])).toEqual([]);
+    // The new payment's own alert, after the reuse and before the reopen: a violation still.
+    const again = [...logs.slice(0, 1), line(40, { outcome: 'failed', attempt: 2 }), reconciled(50, 2)];
+    expect(reopenedAfterAlert(again, 'p1', [30])).toEqual([again[2]]);
+    // A reuse after the reopen changes nothing.
+    expect(reopenedAfterAlert(logs, 'p1', [60])).toEqual([logs[1]]);
+  });
 });

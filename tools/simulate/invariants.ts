@@ -73,7 +73,7 @@ export function checkInvariants(app: SimApp, payments: readonly string[], end: {
           detail: `${key} charged (${charge.chargeId}) ${((charge.atMs - alertMs) / 60_000).toFixed(1)} min after its failure was alerted, not released`,
         });
     }
-    for (const line of reopenedAfterAlert(app.telemetry.logs, key)) {
+    for (const line of reopenedAfterAlert(app.telemetry.logs, key, app.steps.reusedAtMs.get(key))) {
       if (releasedMs === undefined || releasedMs > line.atMs)
         violations.push({
           invariant: 'failed-stays-failed',

@@ -27,7 +27,7 @@ export function planProducer(app: SimApp, world: World, random: Random, payments
     const body: PaymentRequested = { paymentId, customerId: `${first.customerId}-reused`, amount, currency: first.currency };
     world.at(atMs, () => {
       world.log(`producer: payment id ${paymentId} reused for another payment (${body.customerId}, ${amount})`);
-      app.steps.sent.get(paymentId)?.push(body);
+      app.steps.reuse(paymentId, body, world.nowMs());
       void app.bus.send(paymentId, body);
     });
   }

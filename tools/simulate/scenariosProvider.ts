@@ -184,7 +184,7 @@ export const PROVIDER_SCENARIOS = {
       world.at(world.startMs + 27 * HOUR_MS, () => {
         const first = app.steps.sent.get(paymentId)![0];
         const body = reusedBody(first);
-        app.steps.sent.get(paymentId)!.push(body);
+        app.steps.reuse(paymentId, body, world.nowMs());
         app.provider.setOutage({ fromMs: world.nowMs(), toMs: world.nowMs() + 2 * HOUR_MS });
         world.log(`producer: payment id ${paymentId} reused for another payment (${body.customerId})`);
         void app.bus.send(paymentId, body);

@@ -47,9 +47,17 @@ export class StepJudge {
   readonly completions: Completion[] = [];
   /** The payments as the producer sent them under each id, first body first (a reused id has more: producer.ts). */
   readonly sent = new Map<string, PaymentRequested[]>();
+  /** When the producer reused each id for another payment (its alerts before then are about an earlier payment). */
+  readonly reusedAtMs = new Map<string, number[]>();
   private readonly seen = new Map<string, { status: string; attempt: number; etag: string }>();
 
   constructor(private readonly app: StepView) {}
+
+  /** The producer sends another payment under an id already used (producer.ts, the scenarios). */
+  reuse(paymentId: string, body: PaymentRequested, atMs: number): void {
+    this.sent.get(paymentId)?.push(body);
+    this.reusedAtMs.set(paymentId, [...(this.reusedAtMs.get(paymentId) ?? []), atMs]);
+  }
 
   /** After a store write landed: each payment record that changed is judged. */
   afterWrite(): void {
