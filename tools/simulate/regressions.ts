@@ -175,6 +175,13 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
     found:
       "failed-stays-failed at 70f4d3c (the judge's mistake): PayPal-like, p1 held, its record expired, the producer reused the id for another payment 25 h later, which was charged before its own hold: the judge read it as the first payment charged after its hold. Each payment under an id is now judged from its own hold (tools/simulate/chargedAfterAlert.ts)",
   },
+  {
+    seed: 13436,
+    faults: 'all',
+    world: 2,
+    found:
+      "failed-stays-failed at e955f30 (the judge's mistake): Stripe-like, p2 held, its record expired, the producer reused the id 25 h later; the new payment's claim answers were lost, its message dead-lettered, and the reconciler restarted its record (run-missing): the judge read that as a reopen of the first payment's alert. Alerts before a reuse are now about the earlier payment (tools/simulate/reopenedAfterAlert.ts)",
+  },
 ];
 
 /**
