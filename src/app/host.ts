@@ -4,7 +4,7 @@ import { ConfigurationError } from 'azure-functions-idempotency';
 import { allowMethods } from '../http/allowedMethods';
 import { notConfiguredAnswer } from '../http/notConfigured';
 import { makeOrdersHandler } from '../orders/ordersHandler';
-import { assertPatienceCoversCharge, assertRetryBudgetWithinRetention } from '../payments/chargePatience';
+import { assertLeaseWithinRetention, assertPatienceCoversCharge, assertRetryBudgetWithinRetention } from '../payments/chargePatience';
 import { appSettings, appTelemetry, featureProblem } from './appContext';
 import { expiryTimerFromSettings } from './expiryTimer';
 import { ledgerCheckFromSettings, noLedgerCheckReason } from './ledgerCheckTimer';
@@ -64,6 +64,7 @@ export function paymentsFunctions(): PaymentsFunctions | undefined {
     // Validated and built at start, not at the first message (no I/O).
     assertPatienceCoversCharge(settings);
     assertRetryBudgetWithinRetention(settings);
+    assertLeaseWithinRetention(settings);
     return paymentsFunctionsFrom(settings, { telemetry: appTelemetry() });
   });
 }

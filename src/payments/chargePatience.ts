@@ -112,3 +112,22 @@ export function assertRetryBudgetWithinRetention(settings: Pick<Settings, 'PAYME
         `(${settings.IDEMPOTENCY_RETENTION_DAYS} days): a run still retrying could outlive its record. Lower the budget or raise the retention`,
     );
 }
+
+/**
+ * Handoff design: once a delivery is acknowledged, a record whose run ended without writing it (terminated by an
+ * operator, failed, lost) is found only by the reconciler, which reads it once its claim's lease has lapsed (plus a
+ * 5 min grace) at an expiry timer tick, after that tick's sweep. The sweep deletes an in-progress record as soon as its
+ * retention has ended and its lease lapsed, so a lease that reaches (or nearly reaches) the end of the retention leaves
+ * the reconciler no tick before the record, the only trace of the accepted payment, is gone. So the lease may take at
+ * most half the retention, as the retry budget may: the reconciler then has the other half.
+ * @throws ConfigurationError naming both settings.
+ */
+export function assertLeaseWithinRetention(settings: Pick<Settings, 'IDEMPOTENCY_LEASE_SECONDS' | 'IDEMPOTENCY_RETENTION_DAYS'>): void {
+  const leaseMs = settings.IDEMPOTENCY_LEASE_SECONDS * 1000;
+  const retentionMs = settings.IDEMPOTENCY_RETENTION_DAYS * 86_400_000;
+  if (leaseMs > retentionMs / 2)
+    throw new ConfigurationError(
+      `IDEMPOTENCY_LEASE_SECONDS (${settings.IDEMPOTENCY_LEASE_SECONDS} s) is more than half of IDEMPOTENCY_RETENTION_DAYS ` +
+        `(${settings.IDEMPOTENCY_RETENTION_DAYS} days): a record whose run ended could be swept before the reconciler restarts it. Lower the lease or raise the retention`,
+    );
+}

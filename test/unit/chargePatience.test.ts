@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadSettings } from '../../src/config/settings';
 import {
+  assertLeaseWithinRetention,
   assertRetryBudgetWithinRetention,
   assertPatienceCoversCharge,
   DURABLE_MAX_QUEUE_POLLING_MS,
@@ -67,6 +68,17 @@ describe('the payments consumer outlasts a cold Durable start', () => {
     expect(() => assertRetryBudgetWithinRetention(loadSettings({ ...short, PAYMENT_RETRY_BUDGET_MINUTES: String(5 * 24 * 60 + 1) }))).toThrow(
       /PAYMENT_RETRY_BUDGET_MINUTES \(7201 min\) is more than half of IDEMPOTENCY_RETENTION_DAYS \(10 days\)/,
     );
+  });
+
+  test('handoff: a lease over half the retention refuses to start (a record whose run ended must reach the reconciler before the sweep; seeds 9790, 14576, 20912)', () => {
+    expect(() => assertLeaseWithinRetention(loadSettings({ ...base }))).not.toThrow(); // 60 s against 30 days
+    const day = { ...base, IDEMPOTENCY_RETENTION_DAYS: '1' };
+    expect(() => assertLeaseWithinRetention(loadSettings({ ...day, IDEMPOTENCY_LEASE_SECONDS: '43200' }))).not.toThrow();
+    // Seed 9790's: the lease lapsed at 23.7 h, the retention ended at 24 h: the sweep deleted the record before any reconciler pass.
+    expect(() => assertLeaseWithinRetention(loadSettings({ ...day, IDEMPOTENCY_LEASE_SECONDS: '85352' }))).toThrow(
+      /IDEMPOTENCY_LEASE_SECONDS \(85352 s\) is more than half of IDEMPOTENCY_RETENTION_DAYS \(1 days\)/,
+    );
+    expect(() => assertLeaseWithinRetention(loadSettings({ ...day, IDEMPOTENCY_LEASE_SECONDS: '43201' }))).toThrow(/IDEMPOTENCY_LEASE_SECONDS/);
   });
 });
 

@@ -1,7 +1,7 @@
 import { ConfigurationError } from 'azure-functions-idempotency';
 import { loadSettings, settingProblems, type Settings } from '../../src/config/settings';
 import { assertRetentionCoversRedelivery } from '../../src/lifecycle/retention';
-import { assertPatienceCoversCharge, assertRetryBudgetWithinRetention } from '../../src/payments/chargePatience';
+import { assertLeaseWithinRetention, assertPatienceCoversCharge, assertRetryBudgetWithinRetention } from '../../src/payments/chargePatience';
 import type { Random } from './random';
 
 /**
@@ -117,6 +117,7 @@ export function startRefusal(env: Readonly<Record<string, string>>): string | un
     assertRetentionCoversRedelivery(settings);
     assertPatienceCoversCharge(settings);
     assertRetryBudgetWithinRetention(settings);
+    assertLeaseWithinRetention(settings);
     return undefined;
   } catch (error) {
     if (error instanceof ConfigurationError) return error.message;
