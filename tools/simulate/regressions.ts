@@ -176,6 +176,15 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
       "failed-stays-failed at 70f4d3c (the judge's mistake): PayPal-like, p1 held, its record expired, the producer reused the id for another payment 25 h later, which was charged before its own hold: the judge read it as the first payment charged after its hold. Each payment under an id is now judged from its own hold (tools/simulate/chargedAfterAlert.ts)",
   },
   {
+    seed: 14559,
+    faults: 'all',
+    world: 2,
+    awaitsFix:
+      "a decline that reached only a copy of a round whose one record write failed: the run, refused by the fence while the copy's lease ran, settles by a look-up that lists charges, not declines, and records failed (alerted; no money moved)",
+    found:
+      "result-matches-provider at af6d310: PayPal-like (memory keeps successes, a look-up with a 97 s lag), a charge in flight past the client's timeout; a copy of a round got the provider's 402, its record write timed out; the run's rounds were refused while the copy's lease ran, its budget spent, and the settle's look-up found no charge: failed, not declined. Classification only: the customer was not charged and the failure is alerted",
+  },
+  {
     seed: 13436,
     faults: 'all',
     world: 2,
