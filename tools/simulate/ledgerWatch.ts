@@ -23,6 +23,8 @@ export class LedgerWatch {
   private checkpoint: LedgerCheckpoint;
   readonly discrepancies: LedgerDiscrepancy[] = [];
   private running = false;
+  /** When each tick started: what the check could see (charges listed, and younger than the retention, at one of them). */
+  private readonly tickTimesMs: number[] = [];
   readonly delayMs: number;
 
   constructor(
@@ -48,6 +50,7 @@ export class LedgerWatch {
   async tick(maxPages = 50): Promise<void> {
     if (!this.offered || this.running) return;
     this.running = true;
+    this.tickTimesMs.push(this.app.world.nowMs());
     try {
       // The list as the provider serves it (its lag included), without its latency or fault draws (they would move the
       // schedule's other draws): the check observes; its own faults are tested beside it (test/unit, test/integration).
@@ -97,8 +100,13 @@ export class LedgerWatch {
     // Undecided charges (a record still in progress: a run suspended and never resumed) ride in the checkpoint and are
     // reported once past the grace (7 days and the budget): carried, not lost.
     const reported = new Set([...this.discrepancies.map((d) => d.chargeId), ...this.checkpoint.pending.map((p) => p.id)]);
+    // A tick walks [now - retention, now - delay): a charge is seen by a tick after its list lag and before the retention
+    // clips the window past it. The simulator's retention (1 day) is shorter than the grace and may be shorter than the
+    // list lag (checkout-like: up to 27 h), which the app refuses at start (grace + delay < retention); a charge no tick
+    // could see was clipped away (the tick says so: `clippedFromMs`), never walked.
+    const seen = (atMs: number) => this.tickTimesMs.some((t) => t > atMs + this.delayMs && t <= atMs + this.app.retentionMs);
     return this.app.provider.ledger
-      .filter((c) => c.atMs < this.checkedUntilMs && !held.has(`${c.key}|${c.chargeId}`) && !reported.has(c.chargeId))
+      .filter((c) => c.atMs < this.checkedUntilMs && seen(c.atMs) && !held.has(`${c.key}|${c.chargeId}`) && !reported.has(c.chargeId))
       .map((c) => ({
         invariant: 'ledger-check-reports' as const,
         detail: `${c.paymentId}: charge ${c.chargeId} (key ${c.key}) is held by no record's completion and the ledger check did not report it`,

@@ -191,6 +191,13 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
     found:
       "failed-stays-failed at e955f30 (the judge's mistake): Stripe-like, p2 held, its record expired, the producer reused the id 25 h later; the new payment's claim answers were lost, its message dead-lettered, and the reconciler restarted its record (run-missing): the judge read that as a reopen of the first payment's alert. Alerts before a reuse are now about the earlier payment (tools/simulate/reopenedAfterAlert.ts)",
   },
+  {
+    seed: 11303,
+    faults: 'all',
+    world: 2,
+    found:
+      "ledger-check-reports at e955f30 (the judge's mistake): checkout-like, a list lag (25.5 h) longer than the retention (24 h): every tick's window was empty, then clipped past the held payment's charge, which no tick could list while younger than the retention (the app refuses grace + delay >= retention at start). Only charges a tick could see are judged (tools/simulate/ledgerWatch.ts); 11665 and 14967 alike",
+  },
 ];
 
 /**
