@@ -67,11 +67,11 @@ interface PipelineKit {
  * the wire. The answer is what the public method answers (the response headers it maps: `etag`, `date`, ...); a
  * status the operation does not expect (insert: 201, 204; merge: 204) fails with the `RestError` it fails with (the
  * service's text as message, `statusCode`, `details` with `errorCode` and `odataError`).
- * Answers `undefined`, and the caller uses the public method, when a tracer is registered, when the client is not a
+ * With `etagOnly` the answer is `{ etag }` alone (the store's writes). Answers `undefined`, and the caller uses the public method, when a tracer is registered, when the client is not a
  * plain `TableClient` of that shape (a method replaced on the instance, no generated client sharing its pipeline, an
  * endpoint with a query), or when the entity holds a value other than a string, a number or an `{ value: string, type }`.
  */
-export function insertDirect(client: TableClient, entity: TableEntity, abortSignal: AbortSignal): Promise<WriteResponse> | undefined {
+export function insertDirect(client: TableClient, entity: TableEntity, abortSignal: AbortSignal, etagOnly = false): Promise<WriteResponse> | undefined {
   const target = directTarget(client, 'createEntity');
   const properties = target && serializeMarker(entity);
   if (!target || !properties) return undefined;
@@ -83,11 +83,17 @@ export function insertDirect(client: TableClient, entity: TableEntity, abortSign
     DataServiceVersion: '3.0',
     Prefer: 'return-no-content',
   });
-  return send(target, kit.createPipelineRequest(requestOptions(service, tableUrl, 'POST', headers, properties, abortSignal)), INSERT_ANSWERS);
+  return send(target, kit.createPipelineRequest(requestOptions(service, tableUrl, 'POST', headers, properties, abortSignal)), INSERT_ANSWERS, etagOnly);
 }
 
 /** A conditional merge of `entity` on `etag`, as {@link insertDirect}: `undefined` when the public method must be used. */
-export function mergeDirect(client: TableClient, entity: TableEntity, etag: string, abortSignal: AbortSignal): Promise<WriteResponse> | undefined {
+export function mergeDirect(
+  client: TableClient,
+  entity: TableEntity,
+  etag: string,
+  abortSignal: AbortSignal,
+  etagOnly = false,
+): Promise<WriteResponse> | undefined {
   const target = directTarget(client, 'updateEntity');
   const properties = target && serializeMarker(entity);
   if (!target || !properties) return undefined;
@@ -100,7 +106,7 @@ export function mergeDirect(client: TableClient, entity: TableEntity, etag: stri
     Accept: 'application/json',
     'If-Match': etag,
   });
-  return send(target, kit.createPipelineRequest(requestOptions(service, url, 'PATCH', headers, properties, abortSignal)), MERGE_ANSWERS);
+  return send(target, kit.createPipelineRequest(requestOptions(service, url, 'PATCH', headers, properties, abortSignal)), MERGE_ANSWERS, etagOnly);
 }
 
 /** The statuses each operation's spec answers with (any other is its error), and the response headers it maps. */
@@ -179,11 +185,18 @@ function requestOptions(service: GeneratedService, url: string, method: 'POST' |
   return { url, method, headers, body: JSON.stringify(body), abortSignal, ...(service._allowInsecureConnection ? { allowInsecureConnection: true } : {}) };
 }
 
-/** Sends `request` as the generated operation does and answers as it does (see {@link insertDirect}). */
-async function send({ service, kit }: Target, request: PipelineRequest, answers: Answers): Promise<WriteResponse> {
-  const response = await service.sendRequest(request);
+/**
+ * Sends `request` as the generated operation does and answers as it does (see {@link insertDirect}); with `etagOnly`,
+ * with the `etag` alone (all the store reads of a write's answer: the other headers are not mapped).
+ */
+function send({ service, kit }: Target, request: PipelineRequest, answers: Answers, etagOnly: boolean): Promise<WriteResponse> {
+  return service.sendRequest(request).then((response) => answerOf(kit, response, answers, etagOnly));
+}
+
+function answerOf(kit: PipelineKit, response: PipelineResponse, answers: Answers, etagOnly: boolean): WriteResponse {
   const headers: Record<string, unknown> = {};
   if (!answers.ok.has(response.status)) throw restErrorOf(kit, response, headers);
+  if (etagOnly) return { etag: response.headers.get('etag') };
   for (const [name, property] of answers.headers) {
     const value = response.headers.get(name);
     if (value !== undefined) headers[property] = property === 'date' ? new Date(value) : value;
