@@ -47,7 +47,7 @@ export class MarkerTable {
    * (If-Match): an undefined or empty one is refused before anything is sent (see `requireConditionEtag`).
    * @throws StoreUnavailableError, StoreRequestError (never a raw SDK error)
    */
-  async write(
+  write(
     marker: TableEntity,
     effects: readonly LocalEffect[],
     staleRows: readonly string[],
@@ -56,18 +56,41 @@ export class MarkerTable {
     operation: string,
   ): Promise<WriteResult> {
     const updateMode = mode === 'merge' ? 'Merge' : 'Replace';
-    const condition = mode === 'create' ? '' : requireConditionEtag(etag, operation, 'table store');
+    let condition: string;
     try {
-      if (effects.length === 0 && staleRows.length === 0) {
-        // The marker alone: straight to the generated operation while no tracer is registered (directWrites.ts).
-        const response = await this.call(operation, 'write', (abortSignal) =>
-          mode === 'create'
-            ? (insertDirect(this.client, marker, abortSignal) ?? this.client.createEntity(marker, { abortSignal }))
-            : ((mode === 'merge' ? mergeDirect(this.client, marker, condition, abortSignal) : undefined) ??
-              this.client.updateEntity(marker, updateMode, { etag, abortSignal })),
-        );
-        return { etag: requireEtag(response.etag, operation) };
-      }
+      condition = mode === 'create' ? '' : requireConditionEtag(etag, operation, 'table store');
+    } catch (error) {
+      // Refused before anything is sent, as the async function this was failed (a rejection, not a throw).
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+      return Promise.reject(error);
+    }
+    if (effects.length === 0 && staleRows.length === 0) {
+      // The marker alone: straight through the client's pipeline while no tracer is registered (directWrites.ts).
+      // A promise chain, not an async function: one promise layer less on every claim and completion.
+      return this.call(operation, 'write', (abortSignal) =>
+        mode === 'create'
+          ? (insertDirect(this.client, marker, abortSignal, true) ?? this.client.createEntity(marker, { abortSignal }))
+          : ((mode === 'merge' ? mergeDirect(this.client, marker, condition, abortSignal, true) : undefined) ??
+            this.client.updateEntity(marker, updateMode, { etag, abortSignal })),
+      ).then(
+        (response) => ({ etag: requireEtag(response.etag, operation) }),
+        (error: unknown) => writeFailure(error, operation),
+      );
+    }
+    return this.writeTransaction(marker, effects, staleRows, mode, etag, operation);
+  }
+
+  /** The marker, its effects and the deletes of `staleRows` in one transaction (see {@link write}). */
+  private async writeTransaction(
+    marker: TableEntity,
+    effects: readonly LocalEffect[],
+    staleRows: readonly string[],
+    mode: WriteMode,
+    etag: string | undefined,
+    operation: string,
+  ): Promise<WriteResult> {
+    const updateMode = mode === 'merge' ? 'Merge' : 'Replace';
+    try {
       const markerAction: TransactionAction = mode === 'create' ? ['create', marker] : ['update', marker, updateMode, { etag }];
       // Upsert even on create: the marker's insert-if-absent guards the transaction, and a row of
       // the same name left by an earlier lifetime of the key is taken over, not a 409 forever.
@@ -82,8 +105,7 @@ export class MarkerTable {
       // Sub-responses come in the order of the actions: the marker's is first.
       return { etag: requireEtag(response.subResponses[0]?.etag, operation) };
     } catch (error) {
-      if (error instanceof IdempotencyError) throw error;
-      return { conflict: classifyStoreError(error, operation, 'write') };
+      return writeFailure(error, operation);
     }
   }
 
@@ -180,6 +202,12 @@ const MAX_FILTER_COMPARISONS = 15;
 /** An OData string literal. */
 function odataString(value: string): string {
   return `'${value.replace(/'/g, "''")}'`;
+}
+
+/** A write's failure: a conflict the store decides on, or thrown as a domain error (an `IdempotencyError` as it is). */
+function writeFailure(error: unknown, operation: string): WriteResult {
+  if (error instanceof IdempotencyError) throw error;
+  return { conflict: classifyStoreError(error, operation, 'write') };
 }
 
 function requireEtag(etag: string | undefined, operation: string): string {
