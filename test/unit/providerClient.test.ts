@@ -197,3 +197,90 @@ describe('no answer', () => {
     expect([error.statusCode, error.retryable]).toEqual([status, false]);
   });
 });
+
+describe('the list of charges', () => {
+  const listed = (entry: Record<string, unknown>) => ({ id: 'ch_1', status: 'succeeded', amount: 700, currency: 'EUR', created: 1_500, ...entry });
+
+  test('GET with the window in whole ms, the limit held to 1-100 (default 100), the cursor only when there is one', async () => {
+    const c = client({ status: 200, body: { data: [] } });
+    await c.listCharges({ fromMs: 1_000.9, toMs: 2_000.2 });
+    await c.listCharges({ fromMs: 0, toMs: 10 }, 'ch_9', 0);
+    await c.listCharges({ fromMs: 0, toMs: 10 }, '', 250);
+    await c.listCharges({ fromMs: 0, toMs: 10 }, undefined, 42.7);
+    expect(requests.map((r) => [r.method, r.url])).toEqual([
+      ['GET', 'https://provider.example/api/v1/charges?created_gte=1000&created_lt=2000&limit=100'],
+      ['GET', 'https://provider.example/api/v1/charges?created_gte=0&created_lt=10&limit=1&starting_after=ch_9'],
+      ['GET', 'https://provider.example/api/v1/charges?created_gte=0&created_lt=10&limit=100'],
+      ['GET', 'https://provider.example/api/v1/charges?created_gte=0&created_lt=10&limit=42'],
+    ]);
+  });
+
+  test('each entry read as a listed charge: its key only when a non-empty string, amount and created as numbers', async () => {
+    const page = await client({
+      status: 200,
+      body: {
+        data: [
+          listed({ idempotency_key: 'pay-1', amount: '700', created: '1500' }),
+          listed({ id: 'ch_2', status: 'pending', idempotency_key: '', currency: 'USD' }),
+          listed({ id: 'ch_3', status: 'failed', idempotency_key: 7 }),
+        ],
+        has_more: false,
+      },
+    }).listCharges({ fromMs: 0, toMs: 2_000 });
+    expect(page).toStrictEqual({
+      charges: [
+        { id: 'ch_1', status: 'succeeded', amount: 700, currency: 'EUR', idempotencyKey: 'pay-1', createdMs: 1_500 },
+        { id: 'ch_2', status: 'pending', amount: 700, currency: 'USD', idempotencyKey: undefined, createdMs: 1_500 },
+        { id: 'ch_3', status: 'failed', amount: 700, currency: 'EUR', idempotencyKey: undefined, createdMs: 1_500 },
+      ],
+    });
+  });
+
+  test('has_more: the next cursor is the last charge listed; on an empty page the cursor sent (none: the window start); otherwise no cursor', async () => {
+    const more = (data: unknown[], hasMore: unknown) => client({ status: 200, body: { data, has_more: hasMore } });
+    await expect(more([listed({}), listed({ id: 'ch_2' })], true).listCharges({ fromMs: 0, toMs: 2_000 })).resolves.toMatchObject({ nextCursor: 'ch_2' });
+    await expect(more([], true).listCharges({ fromMs: 0, toMs: 2_000 }, 'ch_7')).resolves.toStrictEqual({ charges: [], nextCursor: 'ch_7' });
+    await expect(more([], true).listCharges({ fromMs: 0, toMs: 2_000 })).resolves.toStrictEqual({ charges: [], nextCursor: '' });
+    await expect(more([listed({})], 'true').listCharges({ fromMs: 0, toMs: 2_000 })).resolves.not.toHaveProperty('nextCursor');
+  });
+
+  test.each([
+    ['without an id', { id: undefined }],
+    ['with an empty id', { id: '' }],
+    ['with a status that is not a string', { status: 1 }],
+    ['with an unknown status', { status: 'refunded' }],
+    ['without a created time', { created: undefined }],
+    ['with a created time that is not a number', { created: 'soon' }],
+  ])('an entry %s: transient, the page unread', async (_what, entry) => {
+    const error = await rejection(client({ status: 200, body: { data: [listed({ id: 'ch_ok' }), listed(entry)] } }).listCharges({ fromMs: 0, toMs: 2_000 }));
+    expect(error).toBeInstanceOf(TransientProviderError);
+    expect(error.message).toBe('payment provider listed a charge without an id, a known status or a created time');
+    expect((error as TransientProviderError).statusCode).toBe(200);
+  });
+
+  test('an entry that is not an object (null, a string): transient, the page unread', async () => {
+    for (const entry of [null, 'ch_1']) {
+      const error = await rejection(client({ status: 200, body: { data: [entry] } }).listCharges({ fromMs: 0, toMs: 2_000 }));
+      expect(error).toBeInstanceOf(TransientProviderError);
+      expect(error.message).toBe('payment provider listed a charge without an id, a known status or a created time');
+    }
+  });
+
+  test('any other status, a body that is not JSON, or no data list: transient, saying which', async () => {
+    const list = (answer: { status?: number; body?: unknown }) => rejection(client(answer).listCharges({ fromMs: 0, toMs: 2_000 }));
+    for (const status of [500, 429, 400, 201]) {
+      const error = await list({ status, body: { data: [] } });
+      expect(error).toBeInstanceOf(TransientProviderError);
+      expect(error.message).toBe(`payment provider answered ${status} to the charge list`);
+      expect((error as TransientProviderError).statusCode).toBe(status);
+    }
+    const notJson = await list({ status: 200, body: 'not json' });
+    expect(notJson).toBeInstanceOf(TransientProviderError);
+    expect(notJson.message).toBe('payment provider answered the charge list with a body that is not JSON');
+    for (const body of [{}, { data: 'x' }]) {
+      const noList = await list({ status: 200, body });
+      expect(noList).toBeInstanceOf(TransientProviderError);
+      expect(noList.message).toBe('payment provider answered the charge list without a data list');
+    }
+  });
+});
