@@ -82,6 +82,45 @@ describe('what a charge answer means', () => {
     expect(await rejection(client({ status: 400 }).charge(payment, 'pay-1'))).toBeInstanceOf(ProviderRefusedError);
   });
 
+  test('only a 422 with the idempotency error is a key reused, only a 400 with an error body a rejection: a 400 with the idempotency error is a 400; a 422 of another type refused', async () => {
+    expect(await client({ status: 400, body: { error: { type: 'idempotency_error', message: 'odd' } } }).charge(payment, 'pay-1')).toEqual({
+      status: 'rejected',
+      reason: 'payment provider answered 400 (idempotency_error: odd)',
+    });
+    const other = await rejection(client({ status: 422, body: { error: { type: 'invalid_request_error', message: 'amount' } } }).charge(payment, 'pay-1'));
+    expect(other).toBeInstanceOf(ProviderRefusedError);
+    expect(other.message).toBe('payment provider answered 422 before its idempotency (error invalid_request_error): not a result for this key');
+  });
+
+  test("a 400's reason: the provider's message cut at 120, nothing when it has none, the whole cut at 200", async () => {
+    const reasonOf = async (error: unknown) => ((await client({ status: 400, body: { error } }).charge(payment, 'pay-1')) as { reason: string }).reason;
+    expect(await reasonOf({ type: 'invalid_request_error', message: 'm'.repeat(300) })).toBe(
+      `payment provider answered 400 (invalid_request_error: ${'m'.repeat(120)})`,
+    );
+    expect(await reasonOf({ type: 'invalid_request_error' })).toBe('payment provider answered 400 (invalid_request_error: )');
+    expect(await reasonOf({ type: 't'.repeat(250), message: 'amount' })).toBe(`payment provider answered 400 (${'t'.repeat(250)}`.slice(0, 200));
+  });
+
+  test('another 4xx with an error body is refused naming its type', async () => {
+    const error = await rejection(client({ status: 403, body: { error: { type: 'permission_error' } } }).charge(payment, 'pay-1'));
+    expect(error).toBeInstanceOf(ProviderRefusedError);
+    expect(error.message).toBe('payment provider answered 403 before its idempotency (error permission_error): not a result for this key');
+  });
+
+  test("a success for this amount in another currency is the key's charge for another payment: a key reused, naming the charge", async () => {
+    expect(await client({ status: 200, body: { id: 'ch_usd', status: 'succeeded', amount: 700, currency: 'USD' } }).charge(payment, 'pay-1')).toEqual({
+      status: 'rejected',
+      reason: 'idempotency key used before with a different body (the provider answered its charge ch_usd)',
+      code: 'idempotency-key-reused',
+    });
+  });
+
+  test("a success created at the payment's first moment is its own; one created a millisecond before is another payment's", async () => {
+    const at = (created: number) => client({ status: 200, body: { id: 'ch_1', status: 'succeeded', amount: 700, currency: 'EUR', created } });
+    expect(await at(5_000).charge(payment, 'pay-1', undefined, 5_000)).toEqual({ status: 'succeeded', chargeId: 'ch_1', amount: 700, currency: 'EUR' });
+    expect(await at(4_999).charge(payment, 'pay-1', undefined, 5_000)).toMatchObject({ status: 'rejected', code: 'idempotency-key-reused' });
+  });
+
   test("402: declined with the provider's reason cut at 200, or 'declined'", async () => {
     expect(await client({ status: 402, body: { reason: 'x'.repeat(300) } }).charge(payment, 'pay-1')).toEqual({ status: 'declined', reason: 'x'.repeat(200) });
     expect(await client({ status: 402, body: 'no json' }).charge(payment, 'pay-1')).toEqual({ status: 'declined', reason: 'declined' });
@@ -107,6 +146,19 @@ describe('the look-up', () => {
       { id: 'ch_ok', status: 'succeeded', amount: 700, currency: 'EUR' },
     ];
     expect(await client({ status: 200, body: { data } }).findCharge('pay-1')).toEqual({ status: 'succeeded', chargeId: 'ch_ok', amount: 700, currency: 'EUR' });
+  });
+
+  test("a charge created at the payment's first moment is listed as its own; one created a millisecond before is skipped", async () => {
+    const data = [
+      { id: 'ch_old', status: 'succeeded', amount: 700, currency: 'EUR', created: 4_999 },
+      { id: 'ch_now', status: 'succeeded', amount: 700, currency: 'EUR', created: 5_000 },
+    ];
+    expect(await client({ status: 200, body: { data } }).findCharge('pay-1', undefined, 5_000)).toEqual({
+      status: 'succeeded',
+      chargeId: 'ch_now',
+      amount: 700,
+      currency: 'EUR',
+    });
   });
 
   test('a body that is not JSON: transient, saying so', async () => {
