@@ -82,6 +82,45 @@ describe('what a charge answer means', () => {
     expect(await rejection(client({ status: 400 }).charge(payment, 'pay-1'))).toBeInstanceOf(ProviderRefusedError);
   });
 
+  test('only a 422 with the idempotency error is a key reused, only a 400 with an error body a rejection: a 400 with the idempotency error is a 400; a 422 of another type refused', async () => {
+    expect(await client({ status: 400, body: { error: { type: 'idempotency_error', message: 'odd' } } }).charge(payment, 'pay-1')).toEqual({
+      status: 'rejected',
+      reason: 'payment provider answered 400 (idempotency_error: odd)',
+    });
+    const other = await rejection(client({ status: 422, body: { error: { type: 'invalid_request_error', message: 'amount' } } }).charge(payment, 'pay-1'));
+    expect(other).toBeInstanceOf(ProviderRefusedError);
+    expect(other.message).toBe('payment provider answered 422 before its idempotency (error invalid_request_error): not a result for this key');
+  });
+
+  test("a 400's reason: the provider's message cut at 120, nothing when it has none, the whole cut at 200", async () => {
+    const reasonOf = async (error: unknown) => ((await client({ status: 400, body: { error } }).charge(payment, 'pay-1')) as { reason: string }).reason;
+    expect(await reasonOf({ type: 'invalid_request_error', message: 'm'.repeat(300) })).toBe(
+      `payment provider answered 400 (invalid_request_error: ${'m'.repeat(120)})`,
+    );
+    expect(await reasonOf({ type: 'invalid_request_error' })).toBe('payment provider answered 400 (invalid_request_error: )');
+    expect(await reasonOf({ type: 't'.repeat(250), message: 'amount' })).toBe(`payment provider answered 400 (${'t'.repeat(250)}`.slice(0, 200));
+  });
+
+  test('another 4xx with an error body is refused naming its type', async () => {
+    const error = await rejection(client({ status: 403, body: { error: { type: 'permission_error' } } }).charge(payment, 'pay-1'));
+    expect(error).toBeInstanceOf(ProviderRefusedError);
+    expect(error.message).toBe('payment provider answered 403 before its idempotency (error permission_error): not a result for this key');
+  });
+
+  test("a success for this amount in another currency is the key's charge for another payment: a key reused, naming the charge", async () => {
+    expect(await client({ status: 200, body: { id: 'ch_usd', status: 'succeeded', amount: 700, currency: 'USD' } }).charge(payment, 'pay-1')).toEqual({
+      status: 'rejected',
+      reason: 'idempotency key used before with a different body (the provider answered its charge ch_usd)',
+      code: 'idempotency-key-reused',
+    });
+  });
+
+  test("a success created at the payment's first moment is its own; one created a millisecond before is another payment's", async () => {
+    const at = (created: number) => client({ status: 200, body: { id: 'ch_1', status: 'succeeded', amount: 700, currency: 'EUR', created } });
+    expect(await at(5_000).charge(payment, 'pay-1', undefined, 5_000)).toEqual({ status: 'succeeded', chargeId: 'ch_1', amount: 700, currency: 'EUR' });
+    expect(await at(4_999).charge(payment, 'pay-1', undefined, 5_000)).toMatchObject({ status: 'rejected', code: 'idempotency-key-reused' });
+  });
+
   test("402: declined with the provider's reason cut at 200, or 'declined'", async () => {
     expect(await client({ status: 402, body: { reason: 'x'.repeat(300) } }).charge(payment, 'pay-1')).toEqual({ status: 'declined', reason: 'x'.repeat(200) });
     expect(await client({ status: 402, body: 'no json' }).charge(payment, 'pay-1')).toEqual({ status: 'declined', reason: 'declined' });
@@ -107,6 +146,19 @@ describe('the look-up', () => {
       { id: 'ch_ok', status: 'succeeded', amount: 700, currency: 'EUR' },
     ];
     expect(await client({ status: 200, body: { data } }).findCharge('pay-1')).toEqual({ status: 'succeeded', chargeId: 'ch_ok', amount: 700, currency: 'EUR' });
+  });
+
+  test("a charge created at the payment's first moment is listed as its own; one created a millisecond before is skipped", async () => {
+    const data = [
+      { id: 'ch_old', status: 'succeeded', amount: 700, currency: 'EUR', created: 4_999 },
+      { id: 'ch_now', status: 'succeeded', amount: 700, currency: 'EUR', created: 5_000 },
+    ];
+    expect(await client({ status: 200, body: { data } }).findCharge('pay-1', undefined, 5_000)).toEqual({
+      status: 'succeeded',
+      chargeId: 'ch_now',
+      amount: 700,
+      currency: 'EUR',
+    });
   });
 
   test('a body that is not JSON: transient, saying so', async () => {
@@ -195,5 +247,92 @@ describe('no answer', () => {
       `payment provider answered ${status} to the charge list: it offers no list of charges by time (PAYMENT_PROVIDER_LEDGER=list is wrong)`,
     );
     expect([error.statusCode, error.retryable]).toEqual([status, false]);
+  });
+});
+
+describe('the list of charges', () => {
+  const listed = (entry: Record<string, unknown>) => ({ id: 'ch_1', status: 'succeeded', amount: 700, currency: 'EUR', created: 1_500, ...entry });
+
+  test('GET with the window in whole ms, the limit held to 1-100 (default 100), the cursor only when there is one', async () => {
+    const c = client({ status: 200, body: { data: [] } });
+    await c.listCharges({ fromMs: 1_000.9, toMs: 2_000.2 });
+    await c.listCharges({ fromMs: 0, toMs: 10 }, 'ch_9', 0);
+    await c.listCharges({ fromMs: 0, toMs: 10 }, '', 250);
+    await c.listCharges({ fromMs: 0, toMs: 10 }, undefined, 42.7);
+    expect(requests.map((r) => [r.method, r.url])).toEqual([
+      ['GET', 'https://provider.example/api/v1/charges?created_gte=1000&created_lt=2000&limit=100'],
+      ['GET', 'https://provider.example/api/v1/charges?created_gte=0&created_lt=10&limit=1&starting_after=ch_9'],
+      ['GET', 'https://provider.example/api/v1/charges?created_gte=0&created_lt=10&limit=100'],
+      ['GET', 'https://provider.example/api/v1/charges?created_gte=0&created_lt=10&limit=42'],
+    ]);
+  });
+
+  test('each entry read as a listed charge: its key only when a non-empty string, amount and created as numbers', async () => {
+    const page = await client({
+      status: 200,
+      body: {
+        data: [
+          listed({ idempotency_key: 'pay-1', amount: '700', created: '1500' }),
+          listed({ id: 'ch_2', status: 'pending', idempotency_key: '', currency: 'USD' }),
+          listed({ id: 'ch_3', status: 'failed', idempotency_key: 7 }),
+        ],
+        has_more: false,
+      },
+    }).listCharges({ fromMs: 0, toMs: 2_000 });
+    expect(page).toStrictEqual({
+      charges: [
+        { id: 'ch_1', status: 'succeeded', amount: 700, currency: 'EUR', idempotencyKey: 'pay-1', createdMs: 1_500 },
+        { id: 'ch_2', status: 'pending', amount: 700, currency: 'USD', idempotencyKey: undefined, createdMs: 1_500 },
+        { id: 'ch_3', status: 'failed', amount: 700, currency: 'EUR', idempotencyKey: undefined, createdMs: 1_500 },
+      ],
+    });
+  });
+
+  test('has_more: the next cursor is the last charge listed; on an empty page the cursor sent (none: the window start); otherwise no cursor', async () => {
+    const more = (data: unknown[], hasMore: unknown) => client({ status: 200, body: { data, has_more: hasMore } });
+    await expect(more([listed({}), listed({ id: 'ch_2' })], true).listCharges({ fromMs: 0, toMs: 2_000 })).resolves.toMatchObject({ nextCursor: 'ch_2' });
+    await expect(more([], true).listCharges({ fromMs: 0, toMs: 2_000 }, 'ch_7')).resolves.toStrictEqual({ charges: [], nextCursor: 'ch_7' });
+    await expect(more([], true).listCharges({ fromMs: 0, toMs: 2_000 })).resolves.toStrictEqual({ charges: [], nextCursor: '' });
+    await expect(more([listed({})], 'true').listCharges({ fromMs: 0, toMs: 2_000 })).resolves.not.toHaveProperty('nextCursor');
+  });
+
+  test.each([
+    ['without an id', { id: undefined }],
+    ['with an empty id', { id: '' }],
+    ['with a status that is not a string', { status: 1 }],
+    ['with an unknown status', { status: 'refunded' }],
+    ['without a created time', { created: undefined }],
+    ['with a created time that is not a number', { created: 'soon' }],
+  ])('an entry %s: transient, the page unread', async (_what, entry) => {
+    const error = await rejection(client({ status: 200, body: { data: [listed({ id: 'ch_ok' }), listed(entry)] } }).listCharges({ fromMs: 0, toMs: 2_000 }));
+    expect(error).toBeInstanceOf(TransientProviderError);
+    expect(error.message).toBe('payment provider listed a charge without an id, a known status or a created time');
+    expect((error as TransientProviderError).statusCode).toBe(200);
+  });
+
+  test('an entry that is not an object (null, a string): transient, the page unread', async () => {
+    for (const entry of [null, 'ch_1']) {
+      const error = await rejection(client({ status: 200, body: { data: [entry] } }).listCharges({ fromMs: 0, toMs: 2_000 }));
+      expect(error).toBeInstanceOf(TransientProviderError);
+      expect(error.message).toBe('payment provider listed a charge without an id, a known status or a created time');
+    }
+  });
+
+  test('any other status, a body that is not JSON, or no data list: transient, saying which', async () => {
+    const list = (answer: { status?: number; body?: unknown }) => rejection(client(answer).listCharges({ fromMs: 0, toMs: 2_000 }));
+    for (const status of [500, 429, 400, 201]) {
+      const error = await list({ status, body: { data: [] } });
+      expect(error).toBeInstanceOf(TransientProviderError);
+      expect(error.message).toBe(`payment provider answered ${status} to the charge list`);
+      expect((error as TransientProviderError).statusCode).toBe(status);
+    }
+    const notJson = await list({ status: 200, body: 'not json' });
+    expect(notJson).toBeInstanceOf(TransientProviderError);
+    expect(notJson.message).toBe('payment provider answered the charge list with a body that is not JSON');
+    for (const body of [{}, { data: 'x' }]) {
+      const noList = await list({ status: 200, body });
+      expect(noList).toBeInstanceOf(TransientProviderError);
+      expect(noList.message).toBe('payment provider answered the charge list without a data list');
+    }
   });
 });

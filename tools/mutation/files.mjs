@@ -4,6 +4,7 @@ export const LIFECYCLE_FILES = [
   'src/payments/**/*.ts',
   'src/app/durable*.ts',
   'src/app/payment*.ts',
+  'src/app/ledgerCheckTimer.ts',
   'src/lifecycle/**/*.ts',
   'packages/idempotency/src/protocol/**/*.ts',
   'packages/idempotency/src/stores/table/**/*.ts',
@@ -16,7 +17,7 @@ export const LIFECYCLE_FILES = [
  */
 export const PARTS = {
   payments: ['src/payments/**/*.ts'],
-  app: ['src/app/durable*.ts', 'src/app/payment*.ts'],
+  app: ['src/app/durable*.ts', 'src/app/payment*.ts', 'src/app/ledgerCheckTimer.ts'],
   lifecycle: ['src/lifecycle/**/*.ts'],
   protocol: ['packages/idempotency/src/protocol/**/*.ts'],
   table: ['packages/idempotency/src/stores/table/**/*.ts'],

@@ -126,6 +126,10 @@ const TESTS = [
   'test/unit/providerWord.test.ts',
   'test/unit/engineCopies.test.ts',
   'test/unit/keyUsedBefore.test.ts',
+  // Azurite: the ledger check's tick, checkpoint and discrepancy rows (src/app/ledgerCheckTimer.ts,
+  // src/payments/ledgerRows.ts) against the fake provider, and the key console's reading of those rows.
+  'test/integration/ledgerCheck.test.ts',
+  'test/integration/keysConsoleLedger.test.ts',
 ];
 
 const tsconfig = require('../../tsconfig.json');
