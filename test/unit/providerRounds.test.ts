@@ -115,6 +115,9 @@ describe("providerCall: what a version 2 run's call carries", () => {
     const held = providerCall(v2({ lookup: 'none', keyMemoryHours: 0 }), 0, false, 0, late);
     expect(held.hold).toEqual(expect.any(String));
     expect(held).not.toHaveProperty('lookUpSeesEarlierCalls');
+    // A version 1 run replays as it was planned: without the mark.
+    const v1 = { ...v2({ lookup: 'by-key', keyMemoryHours: 0 }), handoff: { version: 1 } } as unknown as ChargeOrchestrationInput;
+    expect(providerCall(v1, 0, false, 0, late)).not.toHaveProperty('lookUpSeesEarlierCalls');
   });
 
   test("a first call's plan for a repeat (ifRepeat) carries the retry round's key-memory guard", () => {
