@@ -320,6 +320,17 @@ describe('a late success is an alarm', () => {
     expect(alarmOf().message).toBe(says('COMPLETED succeeded, attempt 1'));
   });
 
+  test('a declined or failed answer meeting the record settled otherwise: no alarm (no money was taken by it)', async () => {
+    const claim = await claimOf();
+    await store.complete(claim, { ...charged, chargeId: 'ch_1' });
+    for (const result of [
+      { status: 'declined', reason: 'card' },
+      { status: 'failed', reason: 'budget spent' },
+    ] as ChargeResult[])
+      expect(await writeRecordOnce(store, () => t.telemetry, { claim, result, payment })).toBe('fenced');
+    expect(await t.counter('payments.charged_after_settle')).toBe(0);
+  });
+
   /** Attempt 1's claim, and the key claimed again after its record expired: another lifetime (generation) of the key. */
   async function nextLifetime(): Promise<{ first: Claim; second: Claim }> {
     const first = await claimOf();
