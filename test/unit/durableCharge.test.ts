@@ -18,6 +18,7 @@ import {
   paymentChargeEntity,
   writeRecordOnce,
 } from '../../src/app/durableCharge';
+import type { ChargeActivityInput } from '../../src/payments/chargeInputs';
 import type { RecordedCharge } from '../../src/payments/completeRecord';
 import { HANDOFF_VERSION } from '../../src/payments/handOffPlan';
 import type { PaymentProviderClient } from '../../src/payments/PaymentProviderClient';
@@ -125,6 +126,22 @@ describe('the reports an operator is alerted by', () => {
     expect(await t.counter('payments.held', { consumer: 'payments' })).toBe(1);
     expect(logLines()).toEqual([
       { severity: 'ERROR', body: 'payments: held for an operator (why)', consumer: 'payments', outcome: 'held', idempotencyKey: 'pay-1', reason: 'why' },
+    ]);
+  });
+
+  test("held in a handoff run (the record's claim rides along): the log names the attempt too", async () => {
+    const recordClaim = { attempt: 3 } as Claim;
+    heldReporter(() => t.telemetry).held({ idempotencyKey: 'pay-1', payment, recordClaim } as ChargeActivityInput, 'why');
+    expect(logLines()).toEqual([
+      {
+        severity: 'ERROR',
+        body: 'payments: held for an operator (why)',
+        consumer: 'payments',
+        outcome: 'held',
+        idempotencyKey: 'pay-1',
+        attempt: 3,
+        reason: 'why',
+      },
     ]);
   });
 
