@@ -340,3 +340,70 @@ describe('ledger check: one tick walks the window and keeps its checkpoint', () 
     expect(two.alreadyReported).toBe(1);
   });
 });
+
+describe('ledger check: the undecided charges carried from tick to tick', () => {
+  const pendingEntry = (id: string, key: string, createdMs: number) => ({ id, paymentId: key, createdMs, why: 'charge-pending' as const });
+
+  test('a charge carried as pending is read again from its own list entry (its created ms alone) and decided: matched once it succeeded', async () => {
+    const listed = [charge('ch_a', 'pay-a', NOW - 50_000, 'pending')];
+    const provider = providerOf(listed);
+    const { deps, reported } = depsOf({ list: provider.list }, new Map([['pay-a', succeeded('pay-a', 'ch_a')]]));
+    const first = await ledgerCheckTick({ fromMs: NOW - 60_000, pending: [] }, deps);
+    expect(first.checkpoint.pending).toEqual([pendingEntry('ch_a', 'pay-a', NOW - 50_000)]);
+    listed[0] = charge('ch_a', 'pay-a', NOW - 50_000, 'succeeded');
+    const again = providerOf(listed);
+    const second = await ledgerCheckTick({ ...first.checkpoint, pending: first.checkpoint.pending }, { ...deps, list: again.list });
+    expect(again.calls[0]).toEqual({ fromMs: NOW - 50_000, toMs: NOW - 50_000 + 1, cursor: undefined });
+    expect(second.matched).toBe(1);
+    expect(second.pages).toBe(1);
+    expect(second.checkpoint.pending).toEqual([]);
+    expect(reported).toEqual([]);
+  });
+
+  test('a charge carried for its record in progress is read again from its record alone: no list request for it', async () => {
+    const provider = providerOf([]);
+    const { deps } = depsOf({ list: provider.list }, new Map([['pay-a', succeeded('pay-a', 'ch_a')]]));
+    const carried = { id: 'ch_a', paymentId: 'pay-a', createdMs: NOW - 50_000, why: 'record-in-progress' as const };
+    const report = await ledgerCheckTick({ fromMs: NOW, pending: [carried] }, deps);
+    expect(report.matched).toBe(1);
+    expect(provider.calls).toEqual([]);
+    expect(report.pages).toBe(0);
+  });
+
+  test('a charge carried as pending that is no longer listed: kept within the grace, reported past it with what happened', async () => {
+    const provider = providerOf([]);
+    const createdMs = NOW - GRACE;
+    const { deps, reported, advance } = depsOf({ list: provider.list }, new Map());
+    const within = await ledgerCheckTick({ fromMs: NOW, pending: [pendingEntry('ch_gone', 'pay-g', createdMs)] }, deps);
+    expect(within.checkpoint.pending).toEqual([pendingEntry('ch_gone', 'pay-g', createdMs)]);
+    expect(reported).toEqual([]);
+    advance(1);
+    const past = await ledgerCheckTick(within.checkpoint, deps);
+    expect(past.checkpoint.pending).toEqual([]);
+    expect(reported).toEqual([
+      {
+        chargeId: 'ch_gone',
+        paymentId: 'pay-g',
+        createdMs,
+        reason: 'undecided-past-grace',
+        detail: 'charge pending, then no longer listed, for longer than the grace',
+      },
+    ]);
+  });
+
+  test('the page bound, or the time budget, reached among the carried charges: the rest kept in order, the window not walked', async () => {
+    const carried = [pendingEntry('ch_1', 'pay-1', NOW - 3_000), pendingEntry('ch_2', 'pay-2', NOW - 2_000), pendingEntry('ch_3', 'pay-3', NOW - 1_000)];
+    const provider = providerOf(carried.map((p) => charge(p.id, p.paymentId, p.createdMs, 'pending')));
+    const { deps } = depsOf({ list: provider.list, maxPages: 1 }, new Map());
+    const byPages = await ledgerCheckTick({ fromMs: NOW - 60_000, pending: carried }, deps);
+    expect(byPages.stoppedBy).toBe('pages');
+    // ch_1 was read (one page) and decided; the others wait, in order, and the window stays where it was.
+    expect(byPages.checkpoint).toEqual({ fromMs: NOW - 60_000, pending: carried.slice(1) });
+    expect(provider.calls).toHaveLength(1);
+    let now = NOW;
+    const slow = depsOf({ list: async (w, c) => ((now += 30_000), provider.list(w, c)), nowMs: () => now, budgetMs: 30_000 }, new Map()).deps;
+    const byBudget = await ledgerCheckTick({ fromMs: NOW - 60_000, pending: carried }, slow);
+    expect(byBudget.stoppedBy).toBe('budget');
+    expect(byBudget.checkpoint).toEqual({ fromMs: NOW - 60_000, pending: carried.slice(1) });
+  });
+});
