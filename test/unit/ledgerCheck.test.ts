@@ -345,16 +345,17 @@ describe('ledger check: the undecided charges carried from tick to tick', () => 
   const pendingEntry = (id: string, key: string, createdMs: number) => ({ id, paymentId: key, createdMs, why: 'charge-pending' as const });
 
   test('a charge carried as pending is read again from its own list entry (its created ms alone) and decided: matched once it succeeded', async () => {
-    const listed = [charge('ch_a', 'pay-a', NOW - 50_000, 'pending')];
+    // Another charge of the same millisecond (failed) is listed beside it: only its own entry decides it.
+    const listed = [charge('ch_0', 'pay-0', NOW - 50_000, 'failed'), charge('ch_a', 'pay-a', NOW - 50_000, 'pending')];
     const provider = providerOf(listed);
     const { deps, reported } = depsOf({ list: provider.list }, new Map([['pay-a', succeeded('pay-a', 'ch_a')]]));
     const first = await ledgerCheckTick({ fromMs: NOW - 60_000, pending: [] }, deps);
     expect(first.checkpoint.pending).toEqual([pendingEntry('ch_a', 'pay-a', NOW - 50_000)]);
-    listed[0] = charge('ch_a', 'pay-a', NOW - 50_000, 'succeeded');
+    listed[1] = charge('ch_a', 'pay-a', NOW - 50_000, 'succeeded');
     const again = providerOf(listed);
     const second = await ledgerCheckTick({ ...first.checkpoint, pending: first.checkpoint.pending }, { ...deps, list: again.list });
     expect(again.calls[0]).toEqual({ fromMs: NOW - 50_000, toMs: NOW - 50_000 + 1, cursor: undefined });
-    expect(second.matched).toBe(1);
+    expect([second.matched, second.notCharged]).toEqual([1, 0]);
     expect(second.pages).toBe(1);
     expect(second.checkpoint.pending).toEqual([]);
     expect(reported).toEqual([]);
