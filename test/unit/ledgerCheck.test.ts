@@ -408,3 +408,81 @@ describe('ledger check: the undecided charges carried from tick to tick', () => 
     expect(byBudget.checkpoint).toEqual({ fromMs: NOW - 60_000, pending: carried.slice(1) });
   });
 });
+
+describe('ledger check: the edges of one tick', () => {
+  const start: LedgerCheckpoint = { fromMs: NOW - 60_000, pending: [] };
+
+  test('a tick at the end of the window already checked asks nothing and moves nothing', async () => {
+    const provider = providerOf([charge('ch_a', 'pay-a', NOW - 50_000)]);
+    const { deps } = depsOf({ list: provider.list }, new Map([['pay-a', succeeded('pay-a', 'ch_a')]]));
+    const report = await ledgerCheckTick({ fromMs: NOW, pending: [] }, deps);
+    expect(provider.calls).toEqual([]);
+    expect(report.checkpoint).toEqual({ fromMs: NOW, pending: [] });
+  });
+
+  test('a checkpoint exactly at the retention edge is not clipped: its cursor kept', async () => {
+    const provider = providerOf([]);
+    const retentionMs = 60_000;
+    const { deps } = depsOf({ list: provider.list, retentionMs, maxPages: 0 }, new Map());
+    const report = await ledgerCheckTick({ fromMs: NOW - retentionMs, cursor: 'ch_9', pending: [] }, deps);
+    expect(report.clippedFromMs).toBeUndefined();
+    expect(report.checkpoint).toEqual({ fromMs: NOW - retentionMs, cursor: 'ch_9', pending: [] });
+  });
+
+  test('the time budget spent exactly stops the walk', async () => {
+    const provider = providerOf(Array.from({ length: 6 }, (_, i) => charge(`ch_${i}`, `pay-${i}`, NOW - 50_000 + i)));
+    let now = NOW;
+    const { deps } = depsOf({ list: async (w, c) => ((now += 30_000), provider.list(w, c)), nowMs: () => now, budgetMs: 60_000 }, new Map());
+    const report = await ledgerCheckTick(start, deps);
+    expect([report.stoppedBy, report.pages]).toEqual(['budget', 2]);
+  });
+
+  test('a full pending list stops the walk only before an undecided charge: a charge with a verdict is still handled', async () => {
+    const charges = [charge('ch_0', 'pay-0', NOW - 50_000), charge('ch_1', 'pay-1', NOW - 40_000)];
+    const records = new Map([
+      ['pay-0', record('pay-0', RecordStatus.InProgress)],
+      ['pay-1', succeeded('pay-1', 'ch_1')],
+    ]);
+    const { deps } = depsOf({ list: providerOf(charges).list, maxPending: 1 }, records);
+    const report = await ledgerCheckTick(start, deps);
+    expect(report.stoppedBy).toBeUndefined();
+    expect(report.matched).toBe(1);
+    expect(report.checkpoint.pending.map((p) => p.id)).toEqual(['ch_0']);
+  });
+
+  test("an empty page whose cursor is the window's start leaves no cursor in the checkpoint", async () => {
+    const { deps } = depsOf({ list: providerOf([charge('ch_a', 'pay-a', NOW - 50_000)], { emptyPagesFirst: 1 }).list, maxPages: 1 }, new Map());
+    const report = await ledgerCheckTick(start, deps);
+    expect(report.stoppedBy).toBe('pages');
+    expect(report.checkpoint).toEqual({ fromMs: start.fromMs, pending: [] });
+  });
+
+  test('a charge made without a key is reported under no payment; a failed charge is counted not charged, its record never read', async () => {
+    const read: string[] = [];
+    const charges = [charge('ch_k', undefined, NOW - 50_000), charge('ch_f', 'pay-f', NOW - 40_000, 'failed')];
+    const { deps, reported } = depsOf({ list: providerOf(charges).list, record: async (key) => (read.push(key), undefined) }, new Map());
+    const report = await ledgerCheckTick(start, deps);
+    expect(reported.map((d) => [d.chargeId, d.paymentId, d.reason])).toEqual([['ch_k', '', 'no-key']]);
+    expect(report.notCharged).toBe(1);
+    expect(read).toEqual([]);
+  });
+
+  test("a page's records are each read once, at most readConcurrency at once", async () => {
+    const charges = Array.from({ length: 5 }, (_, i) => charge(`ch_${i}`, `pay-${i}`, NOW - 50_000 + i));
+    let inFlight = 0;
+    let most = 0;
+    const read: string[] = [];
+    const record = async (key: string) => {
+      read.push(key);
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setImmediate(r));
+      inFlight--;
+      return succeeded(key, `ch_${key.slice(4)}`);
+    };
+    const { deps } = depsOf({ list: providerOf(charges, { limit: 5 }).list, record, readConcurrency: 2 }, new Map());
+    const report = await ledgerCheckTick(start, deps);
+    expect(report.matched).toBe(5);
+    expect(read).toEqual(charges.map((c) => c.idempotencyKey));
+    expect(most).toBe(2);
+  });
+});
