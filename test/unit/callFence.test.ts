@@ -51,6 +51,20 @@ describe('readFence: the record must hold this claim of this lifetime of the key
     });
   });
 
+  test('in progress in the same lifetime but taken over by a later attempt: moved on for the earlier claim, naming the attempt', async () => {
+    const claim = await claimOf('pay-1');
+    clock.advance(60_001);
+    const again = await store.claim(claim.key, claim.digest);
+    if (again.kind !== 'reclaimed' && again.kind !== 'claimed') throw new Error(again.kind);
+    expect([again.claim.attempt, again.claim.createdAtMs]).toEqual([2, claim.createdAtMs]);
+    expect(await readFence(store, claim)).toEqual({
+      movedOn: {
+        result: { status: 'failed', reason: 'not charged: the record moved on (IN_PROGRESS, attempt 2) before this call of attempt 1' },
+        record: 'fenced',
+      },
+    });
+  });
+
   test("completed: its result for a claim of the same lifetime; for another lifetime's claim `failed`, never that result", async () => {
     const claim = await claimOf('pay-2');
     await store.complete(claim, charged);

@@ -18,9 +18,10 @@ import {
   paymentChargeEntity,
   writeRecordOnce,
 } from '../../src/app/durableCharge';
+import type { ChargeActivityInput } from '../../src/payments/chargeInputs';
 import type { RecordedCharge } from '../../src/payments/completeRecord';
 import { HANDOFF_VERSION } from '../../src/payments/handOffPlan';
-import type { PaymentProviderClient } from '../../src/payments/PaymentProviderClient';
+import { LookupUnsupportedError, type PaymentProviderClient } from '../../src/payments/PaymentProviderClient';
 import type { ChargeResult } from '../../src/payments/schema';
 import { FakeClock } from '../support/tables';
 import { inMemoryTelemetry } from '../support/telemetry';
@@ -162,6 +163,30 @@ describe('the reports an operator is alerted by', () => {
     expect(logLines()).toEqual([
       { severity: 'ERROR', body: 'payments: held for an operator (why)', consumer: 'payments', outcome: 'held', idempotencyKey: 'pay-1', reason: 'why' },
     ]);
+  });
+
+  test("held in a handoff run (the record's claim rides along): the log names the attempt too", async () => {
+    const recordClaim = { attempt: 3 } as Claim;
+    heldReporter(() => t.telemetry).held({ idempotencyKey: 'pay-1', payment, recordClaim } as ChargeActivityInput, 'why');
+    expect(logLines()).toEqual([
+      {
+        severity: 'ERROR',
+        body: 'payments: held for an operator (why)',
+        consumer: 'payments',
+        outcome: 'held',
+        idempotencyKey: 'pay-1',
+        attempt: 3,
+        reason: 'why',
+      },
+    ]);
+  });
+
+  test("lookup unsupported in a handoff run (the record's claim rides along): counted with its status, the payment held", async () => {
+    findCharge = () => Promise.reject(new LookupUnsupportedError(404));
+    const answered = await run(store, await claimOf(), { lookUpFirst: true });
+    expect(answered.result).toMatchObject({ status: 'failed', code: 'held-for-operator' });
+    expect(await t.counter('payments.provider.lookup_unsupported', { consumer: 'payments', statusCode: 404 } as never)).toBe(1);
+    expect(charges).toBe(0);
   });
 
   test('lookup unsupported: counted every time with its status, the configuration error logged once', async () => {

@@ -169,6 +169,30 @@ describe('a first call the engine runs again is a repeat', () => {
     expect(ifRepeat).toBeDefined();
   });
 
+  test("a look-up that need not see earlier calls (a memory that replays every answer) is made while an earlier call's lease runs", async () => {
+    const p = provider({ failuresSaved: true, lagMs: 0 });
+    const run = activityOver(p.fetch);
+    const first = roundZero({ PAYMENT_PROVIDER_LOOKUP: 'by-key' }, await claimOf());
+    await expect(run(first, {} as never)).rejects.toBeInstanceOf(TransientProviderError);
+    const lookingUp = { ...first, lookUpFirst: true as const, mayRepeat: true as const };
+    expect(lookingUp).not.toHaveProperty('lookUpSeesEarlierCalls');
+    clock.advance(20_000);
+    const answered = (await run(lookingUp, {} as never)) as RecordedCharge;
+    expect(answered.result).toMatchObject({ status: 'succeeded', chargeId: 'ch_1' });
+    expect(p.requests).toEqual({ get: 1, post: 1 });
+  });
+
+  test("a look-up that must see earlier calls is made once the earlier call's lease has run out exactly", async () => {
+    const p = provider({ failuresSaved: false, lagMs: 0 });
+    const run = activityOver(p.fetch);
+    const first = roundZero({ PAYMENT_PROVIDER_LOOKUP: 'by-key', PAYMENT_PROVIDER_KEY_MEMORY_KEEPS: 'successes' }, await claimOf());
+    await expect(run(first, {} as never)).rejects.toBeInstanceOf(TransientProviderError);
+    const { ifRepeat: _ifRepeat, ...roundOne } = { ...first, ...first.ifRepeat };
+    clock.now = (await store.get(first.recordClaim.key))!.leaseExpiresAtMs;
+    expect(((await run(roundOne, {} as never)) as RecordedCharge).result).toMatchObject({ status: 'succeeded', chargeId: 'ch_1' });
+    expect(p.requests).toEqual({ get: 1, post: 1 });
+  });
+
   test('the first call of an attempt, the record at its claim: planned as it was (no look-up, no wait)', async () => {
     const p = provider({ failuresSaved: false, lagMs: 0 });
     const run = activityOver(p.fetch);

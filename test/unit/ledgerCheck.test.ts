@@ -340,3 +340,149 @@ describe('ledger check: one tick walks the window and keeps its checkpoint', () 
     expect(two.alreadyReported).toBe(1);
   });
 });
+
+describe('ledger check: the undecided charges carried from tick to tick', () => {
+  const pendingEntry = (id: string, key: string, createdMs: number) => ({ id, paymentId: key, createdMs, why: 'charge-pending' as const });
+
+  test('a charge carried as pending is read again from its own list entry (its created ms alone) and decided: matched once it succeeded', async () => {
+    // Another charge of the same millisecond (failed) is listed beside it: only its own entry decides it.
+    const listed = [charge('ch_0', 'pay-0', NOW - 50_000, 'failed'), charge('ch_a', 'pay-a', NOW - 50_000, 'pending')];
+    const provider = providerOf(listed);
+    const { deps, reported } = depsOf({ list: provider.list }, new Map([['pay-a', succeeded('pay-a', 'ch_a')]]));
+    const first = await ledgerCheckTick({ fromMs: NOW - 60_000, pending: [] }, deps);
+    expect(first.checkpoint.pending).toEqual([pendingEntry('ch_a', 'pay-a', NOW - 50_000)]);
+    listed[1] = charge('ch_a', 'pay-a', NOW - 50_000, 'succeeded');
+    const again = providerOf(listed);
+    const second = await ledgerCheckTick({ ...first.checkpoint, pending: first.checkpoint.pending }, { ...deps, list: again.list });
+    expect(again.calls[0]).toEqual({ fromMs: NOW - 50_000, toMs: NOW - 50_000 + 1, cursor: undefined });
+    expect([second.matched, second.notCharged]).toEqual([1, 0]);
+    expect(second.pages).toBe(1);
+    expect(second.checkpoint.pending).toEqual([]);
+    expect(reported).toEqual([]);
+  });
+
+  test('a charge carried for its record in progress is read again from its record alone: no list request for it', async () => {
+    const provider = providerOf([]);
+    const { deps } = depsOf({ list: provider.list }, new Map([['pay-a', succeeded('pay-a', 'ch_a')]]));
+    const carried = { id: 'ch_a', paymentId: 'pay-a', createdMs: NOW - 50_000, why: 'record-in-progress' as const };
+    const report = await ledgerCheckTick({ fromMs: NOW, pending: [carried] }, deps);
+    expect(report.matched).toBe(1);
+    expect(provider.calls).toEqual([]);
+    expect(report.pages).toBe(0);
+  });
+
+  test('a charge carried as pending that is no longer listed: kept within the grace, reported past it with what happened', async () => {
+    const provider = providerOf([]);
+    const createdMs = NOW - GRACE;
+    const { deps, reported, advance } = depsOf({ list: provider.list }, new Map());
+    const within = await ledgerCheckTick({ fromMs: NOW, pending: [pendingEntry('ch_gone', 'pay-g', createdMs)] }, deps);
+    expect(within.checkpoint.pending).toEqual([pendingEntry('ch_gone', 'pay-g', createdMs)]);
+    expect(reported).toEqual([]);
+    advance(1);
+    const past = await ledgerCheckTick(within.checkpoint, deps);
+    expect(past.checkpoint.pending).toEqual([]);
+    expect(reported).toEqual([
+      {
+        chargeId: 'ch_gone',
+        paymentId: 'pay-g',
+        createdMs,
+        reason: 'undecided-past-grace',
+        detail: 'charge pending, then no longer listed, for longer than the grace',
+      },
+    ]);
+  });
+
+  test('the page bound, or the time budget, reached among the carried charges: the rest kept in order, the window not walked', async () => {
+    const carried = [pendingEntry('ch_1', 'pay-1', NOW - 3_000), pendingEntry('ch_2', 'pay-2', NOW - 2_000), pendingEntry('ch_3', 'pay-3', NOW - 1_000)];
+    const provider = providerOf(carried.map((p) => charge(p.id, p.paymentId, p.createdMs, 'pending')));
+    const { deps } = depsOf({ list: provider.list, maxPages: 1 }, new Map());
+    const byPages = await ledgerCheckTick({ fromMs: NOW - 60_000, pending: carried }, deps);
+    expect(byPages.stoppedBy).toBe('pages');
+    // ch_1 was read (one page) and decided; the others wait, in order, and the window stays where it was.
+    expect(byPages.checkpoint).toEqual({ fromMs: NOW - 60_000, pending: carried.slice(1) });
+    expect(provider.calls).toHaveLength(1);
+    let now = NOW;
+    const slow = depsOf({ list: async (w, c) => ((now += 30_000), provider.list(w, c)), nowMs: () => now, budgetMs: 30_000 }, new Map()).deps;
+    const byBudget = await ledgerCheckTick({ fromMs: NOW - 60_000, pending: carried }, slow);
+    expect(byBudget.stoppedBy).toBe('budget');
+    expect(byBudget.checkpoint).toEqual({ fromMs: NOW - 60_000, pending: carried.slice(1) });
+  });
+});
+
+describe('ledger check: the edges of one tick', () => {
+  const start: LedgerCheckpoint = { fromMs: NOW - 60_000, pending: [] };
+
+  test('a tick at the end of the window already checked asks nothing and moves nothing', async () => {
+    const provider = providerOf([charge('ch_a', 'pay-a', NOW - 50_000)]);
+    const { deps } = depsOf({ list: provider.list }, new Map([['pay-a', succeeded('pay-a', 'ch_a')]]));
+    const report = await ledgerCheckTick({ fromMs: NOW, pending: [] }, deps);
+    expect(provider.calls).toEqual([]);
+    expect(report.checkpoint).toEqual({ fromMs: NOW, pending: [] });
+  });
+
+  test('a checkpoint exactly at the retention edge is not clipped: its cursor kept', async () => {
+    const provider = providerOf([]);
+    const retentionMs = 60_000;
+    const { deps } = depsOf({ list: provider.list, retentionMs, maxPages: 0 }, new Map());
+    const report = await ledgerCheckTick({ fromMs: NOW - retentionMs, cursor: 'ch_9', pending: [] }, deps);
+    expect(report.clippedFromMs).toBeUndefined();
+    expect(report.checkpoint).toEqual({ fromMs: NOW - retentionMs, cursor: 'ch_9', pending: [] });
+  });
+
+  test('the time budget spent exactly stops the walk', async () => {
+    const provider = providerOf(Array.from({ length: 6 }, (_, i) => charge(`ch_${i}`, `pay-${i}`, NOW - 50_000 + i)));
+    let now = NOW;
+    const { deps } = depsOf({ list: async (w, c) => ((now += 30_000), provider.list(w, c)), nowMs: () => now, budgetMs: 60_000 }, new Map());
+    const report = await ledgerCheckTick(start, deps);
+    expect([report.stoppedBy, report.pages]).toEqual(['budget', 2]);
+  });
+
+  test('a full pending list stops the walk only before an undecided charge: a charge with a verdict is still handled', async () => {
+    const charges = [charge('ch_0', 'pay-0', NOW - 50_000), charge('ch_1', 'pay-1', NOW - 40_000)];
+    const records = new Map([
+      ['pay-0', record('pay-0', RecordStatus.InProgress)],
+      ['pay-1', succeeded('pay-1', 'ch_1')],
+    ]);
+    const { deps } = depsOf({ list: providerOf(charges).list, maxPending: 1 }, records);
+    const report = await ledgerCheckTick(start, deps);
+    expect(report.stoppedBy).toBeUndefined();
+    expect(report.matched).toBe(1);
+    expect(report.checkpoint.pending.map((p) => p.id)).toEqual(['ch_0']);
+  });
+
+  test("an empty page whose cursor is the window's start leaves no cursor in the checkpoint", async () => {
+    const { deps } = depsOf({ list: providerOf([charge('ch_a', 'pay-a', NOW - 50_000)], { emptyPagesFirst: 1 }).list, maxPages: 1 }, new Map());
+    const report = await ledgerCheckTick(start, deps);
+    expect(report.stoppedBy).toBe('pages');
+    expect(report.checkpoint).toEqual({ fromMs: start.fromMs, pending: [] });
+  });
+
+  test('a charge made without a key is reported under no payment; a failed charge is counted not charged, its record never read', async () => {
+    const read: string[] = [];
+    const charges = [charge('ch_k', undefined, NOW - 50_000), charge('ch_f', 'pay-f', NOW - 40_000, 'failed')];
+    const { deps, reported } = depsOf({ list: providerOf(charges).list, record: async (key) => (read.push(key), undefined) }, new Map());
+    const report = await ledgerCheckTick(start, deps);
+    expect(reported.map((d) => [d.chargeId, d.paymentId, d.reason])).toEqual([['ch_k', '', 'no-key']]);
+    expect(report.notCharged).toBe(1);
+    expect(read).toEqual([]);
+  });
+
+  test("a page's records are each read once, at most readConcurrency at once", async () => {
+    const charges = Array.from({ length: 5 }, (_, i) => charge(`ch_${i}`, `pay-${i}`, NOW - 50_000 + i));
+    let inFlight = 0;
+    let most = 0;
+    const read: string[] = [];
+    const record = async (key: string) => {
+      read.push(key);
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setImmediate(r));
+      inFlight--;
+      return succeeded(key, `ch_${key.slice(4)}`);
+    };
+    const { deps } = depsOf({ list: providerOf(charges, { limit: 5 }).list, record, readConcurrency: 2 }, new Map());
+    const report = await ledgerCheckTick(start, deps);
+    expect(report.matched).toBe(5);
+    expect(read).toEqual(charges.map((c) => c.idempotencyKey));
+    expect(most).toBe(2);
+  });
+});

@@ -92,10 +92,82 @@ describe('providerCall: the key age and the key-memory guard', () => {
   });
 });
 
+describe("providerCall: what a version 2 run's call carries", () => {
+  const originMs = Date.UTC(2026, 0, 1);
+  const v2 = (provider: ChargeOrchestrationInput['provider'], extra: Partial<ChargeOrchestrationInput> = {}) =>
+    ({ ...base, provider, keyOriginMs: originMs, handoff: { version: HANDOFF_VERSION }, ...extra }) as unknown as ChargeOrchestrationInput;
+
+  test("charges created from the key's origin less the provider's clock skew (10 min) are this payment's; a version 1 run, or no clock, names none", () => {
+    expect(providerCall(v2({ lookup: 'by-key', keyMemoryHours: 24 }), 0, false, 0, originMs).chargesFromMs).toBe(originMs - 10 * 60_000);
+    const v1 = { ...v2({ lookup: 'by-key', keyMemoryHours: 24 }), handoff: { version: 1 } } as unknown as ChargeOrchestrationInput;
+    expect(providerCall(v1, 0, false, 0, originMs)).not.toHaveProperty('chargesFromMs');
+    expect(providerCall(v2({ lookup: 'by-key', keyMemoryHours: 24 }), 0, false, 0, undefined)).not.toHaveProperty('chargesFromMs');
+  });
+
+  test('a look-up whose provider memory does not replay earlier calls (none kept, or only successes) must see them; a memory of every answer, or a hold, does not ask it', () => {
+    const late = originMs + 30 * HOUR_MS; // past 90 % of 24 h: a retry looks up
+    expect(providerCall(v2({ lookup: 'by-key', keyMemoryHours: 0 }), 0, false, 0, late)).toMatchObject({ lookUpFirst: true, lookUpSeesEarlierCalls: true });
+    const successes = v2({ lookup: 'by-key', keyMemoryHours: 24, memoryKeepsOnlySuccesses: true });
+    expect(providerCall(successes, 1, false, 0, late)).toMatchObject({ lookUpFirst: true, lookUpSeesEarlierCalls: true });
+    const everyAnswer = providerCall(v2({ lookup: 'by-key', keyMemoryHours: 24 }), 1, false, 0, late);
+    expect(everyAnswer.lookUpFirst).toBe(true);
+    expect(everyAnswer).not.toHaveProperty('lookUpSeesEarlierCalls');
+    const held = providerCall(v2({ lookup: 'none', keyMemoryHours: 0 }), 0, false, 0, late);
+    expect(held.hold).toEqual(expect.any(String));
+    expect(held).not.toHaveProperty('lookUpSeesEarlierCalls');
+    // A version 1 run replays as it was planned: without the mark.
+    const v1 = { ...v2({ lookup: 'by-key', keyMemoryHours: 0 }), handoff: { version: 1 } } as unknown as ChargeOrchestrationInput;
+    expect(providerCall(v1, 0, false, 0, late)).not.toHaveProperty('lookUpSeesEarlierCalls');
+  });
+
+  test("a first call's plan for a repeat (ifRepeat) carries the retry round's key-memory guard", () => {
+    const now = originMs + HOUR_MS;
+    expect(providerCall(v2({ lookup: 'by-key', keyMemoryHours: 24 }), 0, false, 0, now).ifRepeat).toEqual({
+      keyMemory: { trustedUntilMs: originMs + 24 * HOUR_MS * 0.9, otherwise: { lookUpFirst: true } },
+      mayRepeat: true,
+    });
+  });
+});
+
 describe('chargeWithinBudget: the rounds within the budget', () => {
   test("a retry budget's callLeaseMs rides along on every call", () => {
     const { calls } = drive(base, (_c, n) => (n < 1 ? failing() : { result: charged }), { retry: { ...RETRY, callLeaseMs: 1_500 } });
     expect(calls.map((c) => c.callLeaseMs)).toEqual([1_500, 1_500]);
+  });
+
+  test("a retry budget's postWindowMs rides along on every call; without one, no call carries it", () => {
+    const { calls } = drive(base, (_c, n) => (n < 1 ? failing() : { result: charged }), { retry: { ...RETRY, postWindowMs: 90_000 } });
+    expect(calls.map((c) => c.postWindowMs)).toEqual([90_000, 90_000]);
+    const plain = drive(base, (_c, n) => (n < 1 ? failing() : { result: charged }));
+    expect(plain.calls.every((c) => !('postWindowMs' in c))).toBe(true);
+  });
+
+  test('without settleUncertain (runs started before it), a spent budget ends failed: no settling call', () => {
+    let now = T0;
+    const run = chargeWithinBudget<Task>(
+      base,
+      RETRY,
+      (arg) => ({ call: 'provider', arg }),
+      (answered) => answered as RecordedCharge,
+      () => now,
+      (atMs) => ({ call: 'timer', arg: atMs }),
+      false,
+    );
+    let calls = 0;
+    let next = run.next();
+    while (!next.done) {
+      const task = next.value;
+      if (task.call === 'timer') {
+        now = Math.max(now, task.arg);
+        next = run.next();
+      } else {
+        calls++;
+        expect(task.arg.lookUpOnly).toBeUndefined();
+        next = run.throw(failing());
+      }
+    }
+    expect(calls).toBe(3);
+    expect(next.value).toMatchObject({ result: { status: 'failed' }, record: 'unwritten' });
   });
 
   test('a retry starting exactly at the budget still runs: three calls, then failed with the count', () => {

@@ -143,6 +143,20 @@ describe("a call's lease is sized by what a call can take", () => {
     expect(provider.made).toHaveLength(0);
   });
 
+  test('a POST with exactly its window of lease left is sent: the provider gets the charge', async () => {
+    const settings = settingsWith({ PAYMENT_PROVIDER_TIMEOUT_MS: '120000' });
+    const budget = retryBudgetOf(settings);
+    const provider = scriptedProvider(clock, { lookupMs: budget.callLeaseMs! - budget.postWindowMs!, timeoutMs: 120_000, finishMs: 60_000, lagMs: 60_000 });
+    const run = activity(provider.fetch, 120_000);
+    const claim = await claimOf();
+    const answer = await run(
+      { idempotencyKey: 'pay-1', payment, recordClaim: claim, callLeaseMs: budget.callLeaseMs, postWindowMs: budget.postWindowMs, lookUpFirst: true },
+      {} as never,
+    ).catch((e: unknown) => e);
+    expect(answer).not.toBeInstanceOf(CallLeaseSpentError);
+    expect(provider.made).toHaveLength(1);
+  });
+
   test.each([
     ['a second less than its window left', (postWindowMs: number) => postWindowMs - 1_000],
     ['the lease lapsed a minute before the look-up answered', () => -60_000],
@@ -318,6 +332,17 @@ describe('a late success is an alarm', () => {
     expect(await writeRecordOnce(store, () => t.telemetry, { claim, result: charged, payment })).toBe('fenced');
     expect(await t.counter('payments.charged_after_settle')).toBe(1);
     expect(alarmOf().message).toBe(says('COMPLETED succeeded, attempt 1'));
+  });
+
+  test('a declined or failed answer meeting the record settled otherwise: no alarm (no money was taken by it)', async () => {
+    const claim = await claimOf();
+    await store.complete(claim, { ...charged, chargeId: 'ch_1' });
+    for (const result of [
+      { status: 'declined', reason: 'card' },
+      { status: 'failed', reason: 'budget spent' },
+    ] as ChargeResult[])
+      expect(await writeRecordOnce(store, () => t.telemetry, { claim, result, payment })).toBe('fenced');
+    expect(await t.counter('payments.charged_after_settle')).toBe(0);
   });
 
   /** Attempt 1's claim, and the key claimed again after its record expired: another lifetime (generation) of the key. */
