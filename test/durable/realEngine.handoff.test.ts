@@ -224,7 +224,9 @@ realEngineTest(
 realEngineTest(
   "real engine, handoff: transient failures past the retry budget end the payment held for an operator (no look-up: only the provider can say whether a call charged) with its reason on entity, record and Payment row, never redelivered, never charged; the operator checks the key at the provider and retries (npm run payments:retry --checked-at-provider, over the extension's HTTP API): attempt 2 charges it once; a payment that did not fail is refused",
   () =>
-    withHandOffEngine({ retry: { budgetMs: 1_000, firstDelayMs: 500, maxDelayMs: 500 } }, async (real, provider) => {
+    // A short call lease (as the suspended-run test below): a hold waits out the last announced call's lease (decision
+    // 0033), which at the default 3 min would outlast the drain.
+    withHandOffEngine({ retry: { budgetMs: 1_000, firstDelayMs: 500, maxDelayMs: 500, callLeaseMs: 1_500 } }, async (real, provider) => {
       provider.setFaultRates({ error5xx: 1 });
       expect(await real.deliver(body('pay-r6'), { messageId: 'pay-r6', deliveryCount: 1 })).toMatchObject({ outcome: 'handedOff' });
       await real.workflow.drain(300_000);
