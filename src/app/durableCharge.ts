@@ -14,6 +14,7 @@ import { afterHoldRefused, announceCall, assertNoCallInFlight, CallInFlightError
 import { HELD_FOR_OPERATOR } from '../payments/providerLookup';
 import { alarmIfSettledOtherwise } from '../payments/lateSuccess';
 import { completeRecord, type CompleteRecordInput, type CompleteRecordOutcome, type RecordedCharge } from '../payments/completeRecord';
+import { writeWhileCallLeased } from '../payments/recordWriteRetry';
 import type { ChargeResult } from '../payments/schema';
 import { MetricNames, Telemetry } from '../telemetry/Telemetry';
 
@@ -70,8 +71,8 @@ export interface ChargeAndRecordInput extends ChargeActivityInput {
  * nothing is called and the payment is held for an operator (counted, logged). With `recordClaim` (handoff version 2)
  * the call is first announced on the record (src/payments/callFence.ts: a record that moved on, or a store that cannot
  * take the mark, refuses it), and the answer, whatever it is, is then written to the record once
- * ({@link writeRecordOnce}); the activity answers a `RecordedCharge`: a store that does not answer gives `unwritten`
- * (the run retries the write on durable timers), never an error (an error would make the run call the provider again).
+ * ({@link writeRecordOnce}, tried again while the call's lease runs); the activity answers a `RecordedCharge`: a store
+ * that does not answer gives `unwritten` (the run retries the write on durable timers), never an error (an error would make the run call the provider again).
  * A settling call (`lookUpOnly`) looks up only once no announced call can be on its way, and writes "no charge found"
  * only on the version of the record it read (see {@link settle}).
  */
@@ -80,6 +81,7 @@ export function chargeProviderActivity(
   telemetry: () => Telemetry = () => new Telemetry(),
   store?: () => IdempotencyStore,
   nowMs: () => number = Date.now,
+  sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 ): ActivityHandler {
   const report = heldReporter(telemetry);
   return async (input: unknown): Promise<ChargeResult | RecordedCharge> => {
@@ -98,7 +100,11 @@ export function chargeProviderActivity(
       const exact = heldReason !== undefined;
       if (exact && earlierCallLeftMs > 0) throw new CallInFlightError(earlierCallLeftMs);
       try {
-        const record = await writeRecordOnce(store(), telemetry, { claim: recordClaim, result, payment: activityInput.payment, ...(exact ? { exact } : {}) });
+        const writeOnce = () =>
+          writeRecordOnce(store(), telemetry, { claim: recordClaim, result, payment: activityInput.payment, ...(exact ? { exact } : {}) });
+        // A provider's answer is tried again while the call's lease runs (it may exist nowhere else); a hold, decided
+        // by the run, is not (a write that landed unanswered then reads as refused: see afterHoldRefused).
+        const record = exact ? await writeOnce() : await writeWhileCallLeased(writeOnce, () => recordClaim.leaseExpiresAtMs - nowMs(), sleep);
         if (record === 'completed' && heldReason !== undefined) report.held(activityInput, heldReason);
         return { result, record };
       } catch (error) {

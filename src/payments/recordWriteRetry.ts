@@ -1,4 +1,4 @@
-import { IdempotencyError } from 'azure-functions-idempotency';
+import { IdempotencyError, StoreUnavailableError } from 'azure-functions-idempotency';
 import type { ChargeResult } from './schema';
 
 /**
@@ -96,4 +96,26 @@ export function* writeRecordWithin<Task>(
 /** The delay before retry round `round + 1` (0-based): first, doubling, capped. */
 export function retryDelayMs(retry: RetryBudget, round: number): number {
   return Math.min(retry.maxDelayMs, retry.firstDelayMs * 2 ** Math.min(round, 30));
+}
+
+/** The waits before a call's record write is tried again inside its activity (see {@link writeWhileCallLeased}). */
+export const CALL_WRITE_RETRY_DELAYS_MS: readonly number[] = [1_000, 2_000, 4_000];
+
+/**
+ * A call's record write, tried again inside the activity after 1, 2 and 4 s while the call's lease has the wait left,
+ * when the store did not answer (`StoreUnavailableError`; anything else is thrown at once). The answer may exist
+ * nowhere else: the engine's copy of a round (run again after its answer was delivered) answers a run that no longer
+ * listens, and a provider whose key memory keeps only successes does not replay a decline (simulator seed 14559).
+ * Safe to repeat: the write is fenced by the claim's attempt, and a record settled meanwhile refuses it.
+ */
+export async function writeWhileCallLeased<T>(write: () => Promise<T>, leaseLeftMs: () => number, sleep: (ms: number) => Promise<void>): Promise<T> {
+  for (let retry = 0; ; retry++) {
+    try {
+      return await write();
+    } catch (error) {
+      const delayMs = CALL_WRITE_RETRY_DELAYS_MS[retry];
+      if (!(error instanceof StoreUnavailableError) || delayMs === undefined || leaseLeftMs() <= delayMs) throw error;
+      await sleep(delayMs);
+    }
+  }
 }

@@ -62,6 +62,7 @@ const activityOn = (s: IdempotencyStore | undefined) =>
     () => t.telemetry,
     s && (() => s),
     () => clock.now,
+    async (ms) => clock.advance(ms),
   );
 const run = (s: IdempotencyStore | undefined, claim: Claim, extra: object = {}) =>
   activityOn(s)({ idempotencyKey: 'pay-1', payment, recordClaim: claim, callLeaseMs: LEASE_MS, ...extra }, {} as never) as Promise<RecordedCharge>;
@@ -109,6 +110,23 @@ describe('chargeProvider activity with the record claim', () => {
     await expect(run(raced, claim, { hold: 'no look-up' })).rejects.toBeInstanceOf(CallInFlightError);
     expect(await t.counter('payments.held')).toBe(0);
     expect((await store.get(claim.key))!.status).toBe('IN_PROGRESS');
+  });
+
+  test("a provider's answer whose record write the store did not answer: written on a later try while the call's lease runs (it may exist nowhere else)", async () => {
+    const claim = await claimOf();
+    let tries = 0;
+    const flaky = storeWith({
+      complete: (...args: Parameters<IdempotencyStore['complete']>) =>
+        ++tries <= 2 ? Promise.reject(new StoreUnavailableError('timeout', 'complete')) : store.complete(...args),
+    });
+    expect(await run(flaky, claim)).toEqual({ result: charged, record: 'completed' });
+    expect(tries).toBe(3);
+    expect(charges).toBe(1);
+    expect((await store.get(claim.key))!.status).toBe('COMPLETED');
+    // The store away for the whole lease: `unwritten` (the run, if it listens, writes it on durable timers).
+    const other = await claimOf('pay-2');
+    const down = storeWith({ complete: () => Promise.reject(new StoreUnavailableError('timeout', 'complete')) });
+    expect(await run(down, other, { idempotencyKey: 'pay-2' })).toEqual({ result: charged, record: 'unwritten' });
   });
 
   test('a hold for a record that moved on (completed): the record answers, nothing written, nothing reported', async () => {

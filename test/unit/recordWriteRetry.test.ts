@@ -1,4 +1,12 @@
-import { RecordWriteBudgetError, retryDelayMs, writeRecordWithin, type RetryBudget } from '../../src/payments/recordWriteRetry';
+import { LeaseLostError, StoreRequestError, StoreUnavailableError } from 'azure-functions-idempotency';
+import {
+  CALL_WRITE_RETRY_DELAYS_MS,
+  RecordWriteBudgetError,
+  retryDelayMs,
+  writeRecordWithin,
+  writeWhileCallLeased,
+  type RetryBudget,
+} from '../../src/payments/recordWriteRetry';
 
 /**
  * The record write's retry loop (src/payments/recordWriteRetry.ts) driven directly: the timers it asks for, the
@@ -117,5 +125,52 @@ describe('retryDelayMs', () => {
     expect(retryDelayMs(uncapped, 30)).toBe(2 ** 30);
     expect(retryDelayMs(uncapped, 45)).toBe(2 ** 30);
     expect(retryDelayMs(uncapped, 3)).toBe(8);
+  });
+});
+
+describe("a call's record write inside its activity (writeWhileCallLeased)", () => {
+  /** A write failing with `errors` in turn, then answering 'completed'; the waits it slept and the lease left. */
+  function writer(errors: Error[], leaseMs = 60_000) {
+    let now = 0;
+    const slept: number[] = [];
+    let tries = 0;
+    const write = async () => {
+      tries++;
+      const error = errors.shift();
+      if (error !== undefined) throw error;
+      return 'completed';
+    };
+    const sleep = async (ms: number) => void (slept.push(ms), (now += ms));
+    return { go: () => writeWhileCallLeased(write, () => leaseMs - now, sleep), slept, tries: () => tries };
+  }
+  const timeout = () => new StoreUnavailableError('timeout', 'complete');
+
+  test('a store that did not answer: tried again after 1, 2 and 4 s, then its error', async () => {
+    expect(CALL_WRITE_RETRY_DELAYS_MS).toEqual([1_000, 2_000, 4_000]);
+    const twice = writer([timeout(), timeout()]);
+    expect(await twice.go()).toBe('completed');
+    expect(twice.slept).toEqual([1_000, 2_000]);
+    const always = writer([timeout(), timeout(), timeout(), timeout()]);
+    await expect(always.go()).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(always.slept).toEqual([1_000, 2_000, 4_000]);
+    expect(always.tries()).toBe(4);
+  });
+
+  test('not past the lease: a wait the lease does not cover is not made', async () => {
+    const short = writer([timeout(), timeout(), timeout()], 3_500);
+    await expect(short.go()).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(short.slept).toEqual([1_000, 2_000]); // 500 ms left: not 4 s more
+    const lapsed = writer([timeout()], 1_000);
+    await expect(lapsed.go()).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(lapsed.slept).toEqual([]);
+  });
+
+  test('a refusal or a fence: thrown at once, not tried again', async () => {
+    for (const error of [new StoreRequestError('forbidden', 'complete', 403), new LeaseLostError('payments:k', 1, 'complete'), new Error('bug')]) {
+      const refused = writer([error]);
+      await expect(refused.go()).rejects.toBe(error);
+      expect(refused.tries()).toBe(1);
+      expect(refused.slept).toEqual([]);
+    }
   });
 });

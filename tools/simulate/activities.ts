@@ -53,7 +53,7 @@ export function simActivities(deps: ActivityDeps, mutation?: Mutation): HubFunct
         return result;
       },
     } as unknown as PaymentProviderClient;
-    const activity = chargeProviderActivity(provider, telemetryOf, storeOf, nowOf);
+    const activity = chargeProviderActivity(provider, telemetryOf, storeOf, nowOf, (ms) => world.sleep(ms));
     // A run that drops the repeat plan: the engine's copy of a first round (run again after its answer was lost) calls blind.
     const planned = mutation === 'copy-not-repeat' ? { ...(input as object), ifRepeat: undefined } : input;
     return (activity(planned, context) as Promise<unknown>).catch((error: unknown) => {

@@ -179,10 +179,8 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
     seed: 14559,
     faults: 'all',
     world: 2,
-    awaitsFix:
-      "a decline that reached only a copy of a round whose one record write failed: the run, refused by the fence while the copy's lease ran, settles by a look-up that lists charges, not declines, and records failed (alerted; no money moved)",
     found:
-      "result-matches-provider at af6d310: PayPal-like (memory keeps successes, a look-up with a 97 s lag), a charge in flight past the client's timeout; a copy of a round got the provider's 402, its record write timed out; the run's rounds were refused while the copy's lease ran, its budget spent, and the settle's look-up found no charge: failed, not declined. Classification only: the customer was not charged and the failure is alerted",
+      "result-matches-provider at af6d310: PayPal-like (memory keeps successes, a look-up with a 97 s lag), a charge in flight past the client's timeout; a copy of a round got the provider's 402, its one record write timed out, and the run (no longer listening to that round) settled by a look-up that lists charges, not declines: failed, not declined. The activity now tries a provider's answer's record write again while the call's lease runs (writeWhileCallLeased)",
   },
   {
     seed: 13436,
