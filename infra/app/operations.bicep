@@ -68,6 +68,7 @@ var queries = {
   alertReconcilerIncomplete: loadTextContent('../monitoring/queries/alert-reconciler-incomplete.kql')
   alertPaymentsOldestInProgress: loadTextContent('../monitoring/queries/alert-payments-oldest-in-progress.kql')
   alertExpiryTimerFailing: loadTextContent('../monitoring/queries/alert-expiry-timer-failing.kql')
+  alertLedgerCheckFailing: loadTextContent('../monitoring/queries/alert-ledger-check-failing.kql')
   streamReplays: loadTextContent('../monitoring/queries/stream-replays.kql')
   streamParkedEvents: loadTextContent('../monitoring/queries/stream-parked-events.kql')
   alertStreamStalled: loadTextContent('../monitoring/queries/alert-stream-stalled.kql')
@@ -750,6 +751,42 @@ resource expiryTimerFailingAlert 'Microsoft.Insights/scheduledQueryRules@2026-03
           metricMeasureColumn: 'failures'
           operator: 'GreaterThan'
           threshold: 2
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: actions
+  }
+}
+
+// The ledger check failing tick after tick: the check under every guard is blind (a guard that can fail needs a check).
+resource ledgerCheckFailingAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = {
+  name: '${alertNamePrefix}-ledger-check-failing'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Ledger check failing (no provider charge is being matched to its record)'
+    description: 'The ledgerCheck function failed more than 6 times in the last hour (it runs every 5 minutes): the provider\'s charges are not matched to their records, so a charge no record holds would go unseen. Read the traces starting payments ledger check failed and the function\'s exceptions: the provider refusing the list (401 a rotated secret, 403), a provider without a list (set PAYMENT_PROVIDER_LEDGER=none), the table refusing the app\'s identity (403). The checkpoint waits: once fixed, the next ticks check the charges missed.'
+    severity: 2
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT15M'
+    windowSize: 'PT1H'
+    criteria: {
+      allOf: [
+        {
+          query: queries.alertLedgerCheckFailing
+          timeAggregation: 'Total'
+          metricMeasureColumn: 'failures'
+          operator: 'GreaterThan'
+          threshold: 6
           failingPeriods: {
             numberOfEvaluationPeriods: 1
             minFailingPeriodsToAlert: 1
