@@ -99,16 +99,22 @@ export function chargeProviderActivity(
       // A hold: exact, and never over a call that may still land (callFence.ts `assertNoCallInFlight`).
       const exact = heldReason !== undefined;
       if (exact && earlierCallLeftMs > 0) throw new CallInFlightError(earlierCallLeftMs);
+      const recordInput: CompleteRecordInput = { claim: recordClaim, result, payment: activityInput.payment, ...(exact ? { exact } : {}) };
       try {
-        const writeOnce = () =>
-          writeRecordOnce(store(), telemetry, { claim: recordClaim, result, payment: activityInput.payment, ...(exact ? { exact } : {}) });
-        // A provider's answer is tried again while the call's lease runs (it may exist nowhere else); a hold, decided
-        // by the run, is not (a write that landed unanswered then reads as refused: see afterHoldRefused).
-        const record = exact ? await writeOnce() : await writeWhileCallLeased(writeOnce, () => recordClaim.leaseExpiresAtMs - nowMs(), sleep);
+        // A provider's answer is tried again while the call's lease runs (it may exist nowhere else; warned once, when
+        // left to the run); a hold, decided by the run, is not (a write that landed unanswered reads as refused).
+        const record = exact
+          ? await writeRecordOnce(store(), telemetry, recordInput)
+          : await writeWhileCallLeased(
+              () => writeRecordOnce(store(), telemetry, recordInput, false),
+              () => recordClaim.leaseExpiresAtMs - nowMs(),
+              sleep,
+            );
         if (record === 'completed' && heldReason !== undefined) report.held(activityInput, heldReason);
         return { result, record };
       } catch (error) {
         if (exact && error instanceof LeaseLostError) return afterHoldRefused(store(), claim, nowMs());
+        if (!exact && error instanceof StoreUnavailableError) warnRecordWriteRetry(telemetry, recordInput, error);
         if (mayHaveLanded(error) && heldReason !== undefined) report.held(activityInput, heldReason);
         return { result, record: 'unwritten' };
       }
@@ -212,9 +218,14 @@ export function completeRecordActivity(store: () => IdempotencyStore, telemetry:
 
 /**
  * One try of the record write ({@link completeRecord}); a failed payment written is counted and logged; a store that
- * does not answer is logged (warn: the run retries) and thrown.
+ * does not answer is logged (warn: the run retries; unless `warn` is false: the caller tries again first) and thrown.
  */
-export async function writeRecordOnce(store: IdempotencyStore, telemetry: () => Telemetry, recordInput: CompleteRecordInput): Promise<CompleteRecordOutcome> {
+export async function writeRecordOnce(
+  store: IdempotencyStore,
+  telemetry: () => Telemetry,
+  recordInput: CompleteRecordInput,
+  warn = true,
+): Promise<CompleteRecordOutcome> {
   let outcome;
   try {
     outcome = await completeRecord(store, recordInput);
@@ -240,17 +251,23 @@ export async function writeRecordOnce(store: IdempotencyStore, telemetry: () => 
       });
       throw error;
     }
-    telemetry().log('warn', `payments: record write failed, the run retries it (${why})`.slice(0, 500), {
-      consumer: 'payments',
-      outcome: 'recordWriteRetry',
-      idempotencyKey: recordInput.claim.key.key,
-      attempt: recordInput.claim.attempt,
-    });
+    if (warn) warnRecordWriteRetry(telemetry, recordInput, error);
     throw error;
   }
   if (outcome === 'completed') reportFailed(telemetry, recordInput);
   if (outcome === 'fenced' && recordInput.result.status === 'succeeded') await alarmIfSettledOtherwise(store, telemetry(), recordInput);
   return outcome;
+}
+
+/** A record write the store did not answer: a warning with the key and the error (the run tries it again). */
+function warnRecordWriteRetry(telemetry: () => Telemetry, recordInput: CompleteRecordInput, error: unknown): void {
+  const why = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  telemetry().log('warn', `payments: record write failed, the run retries it (${why})`.slice(0, 500), {
+    consumer: 'payments',
+    outcome: 'recordWriteRetry',
+    idempotencyKey: recordInput.claim.key.key,
+    attempt: recordInput.claim.attempt,
+  });
 }
 
 /** A store error that says the write may have landed (its answer was lost). */

@@ -125,8 +125,14 @@ describe('chargeProvider activity with the record claim', () => {
     expect((await store.get(claim.key))!.status).toBe('COMPLETED');
     // The store away for the whole lease: `unwritten` (the run, if it listens, writes it on durable timers).
     const other = await claimOf('pay-2');
-    const down = storeWith({ complete: () => Promise.reject(new StoreUnavailableError('timeout', 'complete')) });
+    let downTries = 0;
+    const down = storeWith({ complete: () => (downTries++, Promise.reject(new StoreUnavailableError('timeout', 'complete'))) });
     expect(await run(down, other, { idempotencyKey: 'pay-2' })).toEqual({ result: charged, record: 'unwritten' });
+    expect(downTries).toBe(4);
+    // One warning for the write left to the run, none for the tries that landed later.
+    expect(t.logs().filter((l) => l.attributes.outcome === 'recordWriteRetry')).toEqual([
+      expect.objectContaining({ severity: 'WARN', attributes: expect.objectContaining({ idempotencyKey: 'pay-2' }) as unknown }),
+    ]);
   });
 
   test('a hold for a record that moved on (completed): the record answers, nothing written, nothing reported', async () => {
