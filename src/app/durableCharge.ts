@@ -7,16 +7,26 @@ import { heldReporter } from '../payments/heldReporter';
 
 export { atTheCall, chargeOnce, type HeldReporter } from '../payments/chargeOnce';
 export { heldReporter } from '../payments/heldReporter';
+export { mayHaveLanded, writeRecordOnce } from './recordWrite';
 export { CallInFlightError, CallLeaseSpentError, FenceUnreadableError } from '../payments/callFence';
 import type { PaymentProviderClient } from '../payments/PaymentProviderClient';
-import { LeaseLostError, StoreRequestError, StoreUnavailableError, type Claim, type IdempotencyStore } from 'azure-functions-idempotency';
-import { afterHoldRefused, announceCall, assertNoCallInFlight, CallInFlightError, CallLeaseSpentError, readFence, readForSettle } from '../payments/callFence';
+import { LeaseLostError, StoreUnavailableError, type Claim, type IdempotencyStore } from 'azure-functions-idempotency';
+import {
+  afterHoldRefused,
+  announceCall,
+  assertNoCallInFlight,
+  CallInFlightError,
+  CallLeaseSpentError,
+  readFence,
+  readForSettle,
+  writeHoldOnVersionRead,
+} from '../payments/callFence';
 import { HELD_FOR_OPERATOR } from '../payments/providerLookup';
-import { alarmIfSettledOtherwise } from '../payments/lateSuccess';
-import { completeRecord, type CompleteRecordInput, type CompleteRecordOutcome, type RecordedCharge } from '../payments/completeRecord';
+import type { CompleteRecordInput, RecordedCharge } from '../payments/completeRecord';
+import { mayHaveLanded, warnRecordWriteRetry, writeRecordOnce } from './recordWrite';
 import { writeWhileCallLeased } from '../payments/recordWriteRetry';
 import type { ChargeResult } from '../payments/schema';
-import { MetricNames, Telemetry } from '../telemetry/Telemetry';
+import { Telemetry } from '../telemetry/Telemetry';
 
 /**
  * The charge on Durable Functions: the orchestration, entity and activity bodies the registrations
@@ -210,82 +220,16 @@ async function settle(
 
 /**
  * The `completePaymentRecord` activity (handoff design): {@link completeRecord} on the consumer's store. A payment
- * that ended `failed` (retry budget spent) is counted in `payments.failed` and logged as an error, once per write.
+ * that ended `failed` (retry budget spent) is counted in `payments.failed` and logged as an error, once per write. A
+ * hold is written as the activity's is: never while a call announced since the claim may land, on the version read.
  */
-export function completeRecordActivity(store: () => IdempotencyStore, telemetry: () => Telemetry): ActivityHandler {
-  return async (input: unknown) => writeRecordOnce(store(), telemetry, input as CompleteRecordInput);
-}
-
-/**
- * One try of the record write ({@link completeRecord}); a failed payment written is counted and logged; a store that
- * does not answer is logged (warn: the run retries; unless `warn` is false: the caller tries again first) and thrown.
- */
-export async function writeRecordOnce(
-  store: IdempotencyStore,
-  telemetry: () => Telemetry,
-  recordInput: CompleteRecordInput,
-  warn = true,
-): Promise<CompleteRecordOutcome> {
-  let outcome;
-  try {
-    outcome = await completeRecord(store, recordInput);
-  } catch (error) {
-    // An exact write refused (the record changed since it was read): the caller decides, nothing to report.
-    if (error instanceof LeaseLostError) throw error;
-    // Its answer lost, the write may be on record: a failure is alerted now (a run that dies before its next try, or
-    // a settle that then finds the record written, would otherwise leave it unnamed: simulator seed 1853).
-    if (mayHaveLanded(error)) reportFailed(telemetry, recordInput);
-    // The store did not answer: the run calls again after a durable timer (RECORD_WRITE_RETRY); say so once a try.
-    const why = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    if (error instanceof StoreRequestError) {
-      // Refused (403 after a role change, 404 for a deleted table, 400 from a bug): no wait fixes it, an operator
-      // does. The customer may be charged already: alert at once, keep retrying (the fix lets the next try land).
-      const t = telemetry();
-      t.count(MetricNames.recordWriteRefused, { consumer: 'payments', statusCode: error.statusCode ?? 0 });
-      t.log('error', `payments: the record write was refused (${why}); the run retries it until the store is fixed`.slice(0, 500), {
-        consumer: 'payments',
-        outcome: 'record-write-refused',
-        idempotencyKey: recordInput.claim.key.key,
-        attempt: recordInput.claim.attempt,
-        statusCode: error.statusCode,
-      });
-      throw error;
-    }
-    if (warn) warnRecordWriteRetry(telemetry, recordInput, error);
-    throw error;
-  }
-  if (outcome === 'completed') reportFailed(telemetry, recordInput);
-  if (outcome === 'fenced' && recordInput.result.status === 'succeeded') await alarmIfSettledOtherwise(store, telemetry(), recordInput);
-  return outcome;
-}
-
-/** A record write the store did not answer: a warning with the key and the error (the run tries it again). */
-function warnRecordWriteRetry(telemetry: () => Telemetry, recordInput: CompleteRecordInput, error: unknown): void {
-  const why = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  telemetry().log('warn', `payments: record write failed, the run retries it (${why})`.slice(0, 500), {
-    consumer: 'payments',
-    outcome: 'recordWriteRetry',
-    idempotencyKey: recordInput.claim.key.key,
-    attempt: recordInput.claim.attempt,
-  });
-}
-
-/** A store error that says the write may have landed (its answer was lost). */
-export function mayHaveLanded(error: unknown): boolean {
-  return error instanceof StoreUnavailableError && error.writeMayHaveLanded === true;
-}
-
-/** A payment recorded `failed` (held included): counted in `payments.failed` and logged as an error with its key. */
-function reportFailed(telemetry: () => Telemetry, recordInput: CompleteRecordInput): void {
-  const result = recordInput.result;
-  if (result.status !== 'failed') return;
-  const t = telemetry();
-  t.count(MetricNames.paymentsFailed, { consumer: 'payments' });
-  t.log('error', `payments: failed (${result.reason})`, {
-    consumer: 'payments',
-    outcome: 'failed',
-    idempotencyKey: recordInput.claim.key.key,
-    attempt: recordInput.claim.attempt,
-    reason: result.reason,
-  });
+export function completeRecordActivity(store: () => IdempotencyStore, telemetry: () => Telemetry, nowMs: () => number = Date.now): ActivityHandler {
+  return async (input: unknown) => {
+    const recordInput = input as CompleteRecordInput;
+    const { result } = recordInput;
+    if (result.status !== 'failed' || result.code !== HELD_FOR_OPERATOR) return writeRecordOnce(store(), telemetry, recordInput);
+    return writeHoldOnVersionRead(store(), recordInput.claim, nowMs(), (current) =>
+      writeRecordOnce(store(), telemetry, { ...recordInput, claim: current, exact: true }),
+    );
+  };
 }

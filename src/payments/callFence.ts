@@ -1,5 +1,5 @@
 import { IdempotencyError, LeaseLostError, RecordStatus, type Claim, type IdempotencyStore } from 'azure-functions-idempotency';
-import type { RecordedCharge } from './completeRecord';
+import type { CompleteRecordOutcome, RecordedCharge } from './completeRecord';
 import type { ChargeResult } from './schema';
 
 /**
@@ -138,6 +138,31 @@ export async function afterHoldRefused(store: IdempotencyStore, claim: Claim, no
   const now = await readFence(store, claim);
   if ('movedOn' in now) return now.movedOn;
   throw new CallInFlightError(Math.max(0, now.current.leaseExpiresAtMs - nowMs));
+}
+
+/**
+ * The run's hold written on durable timers (the activity's own write did not land, or the settle could not be made):
+ * by the same rule as the activity's. The record read: moved on -> left alone (`fenced`); a call announced since the
+ * claim with lease left -> `CallInFlightError` (the run's timer loop tries again); else `write` on the version read (an
+ * exact completion), a call announced in between refusing it (the record read again answers, or `CallInFlightError`).
+ * @throws CallInFlightError (retryable); what the store or `write` throws
+ */
+export async function writeHoldOnVersionRead(
+  store: IdempotencyStore,
+  claim: Claim,
+  nowMs: number,
+  write: (current: Claim) => Promise<CompleteRecordOutcome>,
+): Promise<CompleteRecordOutcome> {
+  const read = await readFence(store, claim);
+  if ('movedOn' in read) return 'fenced';
+  assertNoCallInFlight(claim, read.current, nowMs);
+  try {
+    return await write(read.current);
+  } catch (error) {
+    if (!(error instanceof LeaseLostError)) throw error;
+    await afterHoldRefused(store, claim, nowMs);
+    return 'fenced';
+  }
 }
 
 /**

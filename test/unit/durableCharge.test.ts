@@ -259,6 +259,51 @@ describe('writeRecordOnce and the completePaymentRecord activity', () => {
     ]);
   });
 
+  test("the run's hold on durable timers: not written while a call announced since the claim may still land (its charge could follow the alert); once it lapsed, on the version read", async () => {
+    const held: ChargeResult = { status: 'failed', reason: 'held for an operator: check the key at the provider', code: 'held-for-operator' };
+    const recordActivity = completeRecordActivity(
+      () => store,
+      () => t.telemetry,
+      () => clock.now,
+    );
+    const claim = await claimOf();
+    await store.renewLease(claim, LEASE_MS); // a copy of a round announced its call after the settle gave up
+    await expect(recordActivity(input(claim, held), {} as never)).rejects.toThrow(new CallInFlightError(LEASE_MS));
+    expect(await store.get(claim.key)).toMatchObject({ status: 'IN_PROGRESS' });
+    expect(await t.counter('payments.failed', { consumer: 'payments' })).toBe(0);
+    clock.advance(LEASE_MS + 1);
+    expect(await recordActivity(input(claim, held), {} as never)).toBe('completed');
+    expect(await store.get(claim.key)).toMatchObject({ status: 'COMPLETED', result: held });
+    expect(await t.counter('payments.failed', { consumer: 'payments' })).toBe(1);
+    // Written: the same hold again is left alone (the record moved on), and so is a record a call's success completed.
+    expect(await recordActivity(input(claim, held), {} as never)).toBe('fenced');
+    const other = await claimOf('pay-2');
+    const late = await store.renewLease(other, LEASE_MS);
+    await store.complete(late, charged);
+    expect(await recordActivity(input(other, held), {} as never)).toBe('fenced');
+    expect(await store.get(other.key)).toMatchObject({ status: 'COMPLETED', result: charged });
+    expect(await t.counter('payments.failed', { consumer: 'payments' })).toBe(1);
+  });
+
+  test("the run's hold refused by a call announced between its read and its write: CallInFlightError, nothing written", async () => {
+    const held: ChargeResult = { status: 'failed', reason: 'held for an operator', code: 'held-for-operator' };
+    const claim = await claimOf();
+    const raced = storeWith({
+      complete: async (...args: Parameters<IdempotencyStore['complete']>) => {
+        await store.renewLease(claim, LEASE_MS);
+        return store.complete(...args);
+      },
+    });
+    const recordActivity = completeRecordActivity(
+      () => raced,
+      () => t.telemetry,
+      () => clock.now,
+    );
+    await expect(recordActivity(input(claim, held), {} as never)).rejects.toBeInstanceOf(CallInFlightError);
+    expect(await store.get(claim.key)).toMatchObject({ status: 'IN_PROGRESS' });
+    expect(await t.counter('payments.failed', { consumer: 'payments' })).toBe(0);
+  });
+
   test('a failed write fenced by a newer attempt: not reported', async () => {
     const fenced = storeWith({ complete: () => Promise.reject(new LeaseLostError('payments:pay-1', 1, 'complete')) });
     expect(await writeRecordOnce(fenced, () => t.telemetry, input(await claimOf(), failed))).toBe('fenced');

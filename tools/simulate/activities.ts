@@ -62,7 +62,7 @@ export function simActivities(deps: ActivityDeps, mutation?: Mutation): HubFunct
       throw error;
     });
   };
-  const record = completeRecordActivity(storeOf, telemetryOf);
+  const record = completeRecordActivity(storeOf, telemetryOf, nowOf);
   return new Map<string, (input: unknown, work: { readonly ageMs: number }) => Promise<unknown>>([
     [mutation === 'activity-renamed' ? `${CHARGE_ACTIVITY}V2` : CHARGE_ACTIVITY, charge],
     [COMPLETE_RECORD_ACTIVITY, async (input) => (await record(input, context)) as unknown],
