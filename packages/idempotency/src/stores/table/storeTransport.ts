@@ -56,16 +56,19 @@ class AbortError extends Error {
 }
 
 /**
- * The SDK's default Node HTTP client (`@typespec/ts-http-runtime` `NodeHttpClient`, what a `TableClient` built without
- * an `httpClient` option sends through), for the store's marker writes, without what those requests never use: the
- * same request on the wire (URL, method, the pipeline's headers, `Content-Length` set when absent, the string body),
- * a keep-alive agent per protocol as the SDK's, the same answer (status, the headers' first values, the body as text,
+ * The SDK's default HTTP client (`@azure/core-rest-pipeline` 1.24 `createDefaultHttpClient`: `@typespec/ts-http-runtime`'s
+ * `NodeHttpClient` behind a layer that turns a signal-like into an `AbortSignal`, what a `TableClient` built without an
+ * `httpClient` option sends through), for the store's marker writes, without what those requests never use: the same
+ * request on the wire (URL, method, the pipeline's headers, `Content-Length` set when absent, the string body), a
+ * keep-alive agent per protocol as the SDK's, the same answer (status, the headers' first values, the body as text,
  * gunzipped or inflated when asked for) and the same failures (`RestError` with the socket error's code or
- * `REQUEST_SEND_ERROR`; `AbortError` when the request's signal aborts, before or during the request; the per-try
- * `timeout` up to the answer's headers, logged as the SDK logs it). Without an `AbortController` and an async layer of
- * its own per request, and its listener on the request's signal removed when the answer has been read.
- * A request with anything else (a body other than a string, progress callbacks, a streamed answer, an agent or TLS
- * settings of its own, proxy agents included, keep-alive disabled, overrides) goes to `fallback`, the SDK's own client.
+ * `REQUEST_SEND_ERROR`; `AbortError` when the request's signal aborts before the answer's headers, the body's failure
+ * after them; the per-try `timeout` up to the answer's headers, logged as the SDK logs it). Without an
+ * `AbortController` and two async layers of its own per request; its listener on the request's signal is removed when
+ * the answer has been read or has failed.
+ * A request with anything else (a body other than a string, a signal-like that is not an `AbortSignal`, progress
+ * callbacks, a streamed answer, an agent or TLS settings of its own, proxy agents included, keep-alive disabled,
+ * overrides) goes to `fallback`, the SDK's own client.
  */
 export class StoreTransport implements HttpClient {
   private httpAgent: http.Agent | undefined;
