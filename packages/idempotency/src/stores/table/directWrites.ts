@@ -68,8 +68,8 @@ interface PipelineKit {
  * The request `TableClient.createEntity` / `updateEntity(..., 'Merge')` builds through `@azure/core-client`'s operation
  * specs (URL, headers, JSON body: the entity serialized as `@azure/data-tables` does, `PartitionKey`, `RowKey`; an
  * `{ value, type }` property as its value and `<name>@odata.type`) is built here directly and sent through the client's
- * own pipeline (authentication, retries, deadline signal, the caller's policies) and HTTP client: the same request on
- * the wire. The answer is what the public method answers (the response headers it maps: `etag`, `date`, ...); a
+ * own pipeline (authentication, retries, deadline signal, the caller's policies) and HTTP client (for the SDK's
+ * default one, the store's transport in its place: storeTransport.ts): the same request on the wire. The answer is what the public method answers (the response headers it maps: `etag`, `date`, ...); a
  * status the operation does not expect (insert: 201, 204; merge: 204) fails with the `RestError` it fails with (the
  * service's text as message, `statusCode`, `details` with `errorCode` and `odataError`).
  * With `etagOnly` the answer is `{ etag }` alone (the store's writes). Answers `undefined`, and the caller uses the public method, when a tracer is registered, when the client is not a
