@@ -19,6 +19,7 @@ import { assertValidKey, scopedKeyString, type IdempotencyKey } from '../../prot
 import { validateEffects } from '../../protocol/localEffects';
 import { MarkerTable } from './MarkerTable';
 import { skipIdleTracing } from './idleTracing';
+import { skipIdlePolicies } from './idlePolicies';
 import { leaseMsOption } from '../../protocol/options';
 import { RecordStatus, type IdempotencyRecord } from '../../protocol/record';
 import { cachedDecision, isOwnWrite, isStillHeldBy, reopenBy, sameRowProperties } from '../../protocol/recordRules';
@@ -67,6 +68,8 @@ export class TableIdempotencyStore implements ReopenableStore {
     this.cache = resolved.cacheSize > 0 ? new CompletedKeyCache(resolved.cacheSize, this.clock, resolved.cacheable) : undefined;
     // No span per request while no tracer is registered (idleTracing.ts): the store's requests are most of its cost.
     skipIdleTracing(client);
+    // Nor the SDK's policies that would only pass the request on (idlePolicies.ts: logging off, a string body, ...).
+    skipIdlePolicies(client);
     this.table = new MarkerTable(client, this.callTimeoutMs);
     this.claims = new TableClaimWorkflow(this.table, this.clock, this.cache, (...args) => this.fields(...args));
   }

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { TableClient, TableEntity } from '@azure/data-tables';
 import { tracerRegistered } from './idleTracing';
+import { transportFor, type HttpClient, type StoreTransport } from './storeTransport';
 
 /** What `TableClient.createEntity` and `updateEntity` answer (the generated operation's flattened response). */
 type WriteResponse = Awaited<ReturnType<TableClient['createEntity']>>;
@@ -8,7 +9,9 @@ type WriteResponse = Awaited<ReturnType<TableClient['createEntity']>>;
 /** What is used here of `@azure/core-rest-pipeline`'s types (not a dependency of this package: `@azure/data-tables`'). */
 interface HttpHeaders {
   get(name: string): string | undefined;
-  toJSON(): Record<string, string>;
+  has(name: string): boolean;
+  set(name: string, value: string | number): void;
+  toJSON(options?: { preserveCase?: boolean }): Record<string, string>;
 }
 type PipelineRequest = object;
 interface PipelineResponse {
@@ -24,9 +27,10 @@ interface RestError extends Error {
   details?: unknown;
 }
 interface RestErrorOptions {
-  readonly statusCode: number;
-  readonly request: PipelineRequest;
-  readonly response: PipelineResponse;
+  readonly code?: string;
+  readonly statusCode?: number;
+  readonly request?: unknown;
+  readonly response?: PipelineResponse;
 }
 
 /**
@@ -36,7 +40,8 @@ interface RestErrorOptions {
  */
 interface GeneratedService {
   sendRequest(request: PipelineRequest): Promise<PipelineResponse>;
-  readonly pipeline: unknown;
+  readonly pipeline: { sendRequest(httpClient: HttpClient, request: PipelineRequest): Promise<PipelineResponse> };
+  readonly _httpClient?: HttpClient;
   readonly url: string;
   readonly version: string;
   readonly _endpoint: string;
@@ -53,8 +58,8 @@ interface PipelineKit {
     abortSignal: AbortSignal;
     allowInsecureConnection?: boolean;
   }): PipelineRequest;
-  createHttpHeaders(raw: Record<string, string>): HttpHeaders;
-  RestError: new (message: string, options?: RestErrorOptions) => RestError;
+  createHttpHeaders(raw?: Record<string, string>): HttpHeaders;
+  RestError: (new (message: string, options?: RestErrorOptions) => RestError) & { REQUEST_SEND_ERROR: string; PARSE_ERROR: string };
 }
 
 /**
@@ -63,8 +68,8 @@ interface PipelineKit {
  * The request `TableClient.createEntity` / `updateEntity(..., 'Merge')` builds through `@azure/core-client`'s operation
  * specs (URL, headers, JSON body: the entity serialized as `@azure/data-tables` does, `PartitionKey`, `RowKey`; an
  * `{ value, type }` property as its value and `<name>@odata.type`) is built here directly and sent through the client's
- * own pipeline (authentication, retries, deadline signal, the caller's policies) and HTTP client: the same request on
- * the wire. The answer is what the public method answers (the response headers it maps: `etag`, `date`, ...); a
+ * own pipeline (authentication, retries, deadline signal, the caller's policies) and HTTP client (for the SDK's
+ * default one, the store's transport in its place: storeTransport.ts): the same request on the wire. The answer is what the public method answers (the response headers it maps: `etag`, `date`, ...); a
  * status the operation does not expect (insert: 201, 204; merge: 204) fails with the `RestError` it fails with (the
  * service's text as message, `statusCode`, `details` with `errorCode` and `odataError`).
  * With `etagOnly` the answer is `{ etag }` alone (the store's writes). Answers `undefined`, and the caller uses the public method, when a tracer is registered, when the client is not a
@@ -132,6 +137,8 @@ interface Target {
   readonly kit: PipelineKit;
   /** The table's URL as the generated operations build it (`{endpoint}/{table}`). */
   readonly tableUrl: string;
+  /** The store's HTTP client in place of the SDK's default one (storeTransport.ts), when the client was built with it. */
+  readonly transport: StoreTransport | undefined;
 }
 
 /** Per client: where its writes go, or null when they cannot go direct (see {@link insertDirect}). */
@@ -158,7 +165,7 @@ function targetOf(client: TableClient): Target | null {
     if (base.search !== '' || base.hash !== '') return null;
     const path = base.pathname.endsWith('/') ? base.pathname : `${base.pathname}/`;
     base.pathname = `${path}${encodeURIComponent(client.tableName)}`;
-    return { service: service as GeneratedService, kit, tableUrl: base.toString() };
+    return { service: service as GeneratedService, kit, tableUrl: base.toString(), transport: transportFor(client, service, kit) };
   } catch {
     return null;
   }
@@ -189,8 +196,9 @@ function requestOptions(service: GeneratedService, url: string, method: 'POST' |
  * Sends `request` as the generated operation does and answers as it does (see {@link insertDirect}); with `etagOnly`,
  * with the `etag` alone (all the store reads of a write's answer: the other headers are not mapped).
  */
-function send({ service, kit }: Target, request: PipelineRequest, answers: Answers, etagOnly: boolean): Promise<WriteResponse> {
-  return service.sendRequest(request).then((response) => answerOf(kit, response, answers, etagOnly));
+function send({ service, kit, transport }: Target, request: PipelineRequest, answers: Answers, etagOnly: boolean): Promise<WriteResponse> {
+  const sent = transport ? service.pipeline.sendRequest(transport, request) : service.sendRequest(request);
+  return sent.then((response) => answerOf(kit, response, answers, etagOnly));
 }
 
 function answerOf(kit: PipelineKit, response: PipelineResponse, answers: Answers, etagOnly: boolean): WriteResponse {
