@@ -137,6 +137,15 @@ describe('retryFailedPayment', () => {
     expect((await other.store.get(key))!.status).toBe(RecordStatus.Completed);
   });
 
+  test('the reopen gives the store its reason: an operator retry, and how the payment had ended', async () => {
+    const r = await rig({ status: 'failed', reason: 'provider down for 60 min' });
+    const reasons: string[] = [];
+    const reopen = r.store.reopen.bind(r.store);
+    r.store.reopen = async (record, reason) => (reasons.push(reason), reopen(record, reason));
+    await retryFailedPayment(r.deps, payment.paymentId);
+    expect(reasons).toEqual(['operator retry; it had failed: provider down for 60 min']);
+  });
+
   test('a record reopened by someone else meanwhile: refused, asking to run the command again', async () => {
     const r = await rig({ status: 'failed', reason: 'x' });
     r.store.reopen = async () => ({ kind: 'changed' }) as never;
