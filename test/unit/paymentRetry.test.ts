@@ -146,6 +146,29 @@ describe('retryFailedPayment', () => {
     expect(reasons).toEqual(['operator retry; it had failed: provider down for 60 min']);
   });
 
+  test('the record completed by another delivery between the reopen and the claim: refused, naming what the claim found', async () => {
+    const r = await rig({ status: 'failed', reason: 'provider down for 60 min' });
+    const claim = r.store.claim.bind(r.store);
+    r.store.claim = async (...args) => {
+      const outcome = await claim(...args);
+      if (outcome.kind !== 'reclaimed') throw new Error(outcome.kind);
+      await r.store.complete(outcome.claim, { status: 'succeeded', chargeId: 'ch_other', amount: 1250, currency: 'EUR' });
+      return claim(...args);
+    };
+    const error = await refusal(retryFailedPayment(r.deps, payment.paymentId));
+    expect(error).toBeInstanceOf(PaymentRetryRefusedError);
+    expect(error.message).toBe(`payment ${payment.paymentId} is duplicate: not retried`);
+    expect(r.started).toEqual([]);
+  });
+
+  test('the record swept between the read and the claim (a fresh claim): the run is started on it, not refused', async () => {
+    const r = await rig({ status: 'failed', reason: 'provider down for 60 min' });
+    const swept = new InMemoryIdempotencyStore({ clock: { nowMs: () => r.time.now }, leaseMs: 30_000 });
+    r.store.claim = (...args) => swept.claim(...args);
+    expect(await retryFailedPayment(r.deps, payment.paymentId)).toMatchObject({ attempt: 1, started: 'started' });
+    expect(r.started).toHaveLength(1);
+  });
+
   test('a record reopened by someone else meanwhile: refused, asking to run the command again', async () => {
     const r = await rig({ status: 'failed', reason: 'x' });
     r.store.reopen = async () => ({ kind: 'changed' }) as never;
