@@ -115,6 +115,15 @@ describe('retryFailedPayment', () => {
     expect(r.started).toEqual([]);
   });
 
+  test('a payment record completed without a result: refused, saying it has none', async () => {
+    const r = await rig();
+    const claimed = await r.store.claim(keyFromMessageId('payments', 'pay-bare'), payloadDigest(payment));
+    if (claimed.kind !== 'claimed') throw new Error(claimed.kind);
+    await r.store.complete(claimed.claim, undefined);
+    const error = await refusal(retryFailedPayment(r.deps, 'pay-bare'));
+    expect(error.message).toBe('payment pay-bare did not fail (no result): only a failed payment is retried');
+  });
+
   test('no record: refused, saying so', async () => {
     const r = await rig();
     await expect(retryFailedPayment(r.deps, 'pay-never')).rejects.toThrow(
