@@ -83,6 +83,8 @@ describe('readLedgerCheckpoint', () => {
   test('a row without a window start is no checkpoint; no row or no table yet: none, no ETag', async () => {
     const { client } = clientOf(() => ({ fromMs: 'x', cursor: 'c', pending: '[]', etag: 'e' }));
     expect(await readLedgerCheckpoint(client, 1_000)).toEqual({ checkpoint: undefined, etag: 'e' });
+    const notText = clientOf(() => ({ fromMs: BigInt(5_000), cursor: 7, pending: '[]', etag: 'e' }));
+    expect(await readLedgerCheckpoint(notText.client, 1_000)).toEqual({ checkpoint: { fromMs: 5_000, pending: [] }, etag: 'e' });
     const missing = clientOf(() => restError(404, 'ResourceNotFound'));
     expect(await readLedgerCheckpoint(missing.client, 1_000)).toEqual({ checkpoint: undefined, etag: undefined });
   });
@@ -173,5 +175,66 @@ describe('the discrepancy rows', () => {
     expect(calls[0][1]).toEqual(['ledger-discrepancy', 'pay%2F1|ch_9']);
     expect(await removeDiscrepancy(clientOf(() => restError(404, 'ResourceNotFound')).client, 'pay/1', 'ch_9')).toBe(false);
     await expect(removeDiscrepancy(clientOf(() => restError(503, 'ServerBusy')).client, 'pay/1', 'ch_9')).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+});
+
+describe('every call is bounded and named', () => {
+  /** A client whose every call waits until its abort signal fires, recording the signals it was given. */
+  function hanging() {
+    const signals: Array<AbortSignal | undefined> = [];
+    const wait = (signal: AbortSignal | undefined) =>
+      new Promise((_resolve, reject) => {
+        signals.push(signal);
+        signal?.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { name: 'AbortError' })));
+      });
+    const options = (args: unknown[]) => args.find((a): a is { abortSignal?: AbortSignal } => typeof a === 'object' && a !== null && 'abortSignal' in a);
+    const { client } = clientOf((_method, args) => wait(options(args)?.abortSignal));
+    return { client, signals };
+  }
+
+  test('a read or a write past its deadline is aborted, and the error names the call', async () => {
+    const calls: Array<[string, (client: TableClient) => Promise<unknown>]> = [
+      ['ledgerCheck.readCheckpoint', (c) => readLedgerCheckpoint(c, 20)],
+      ['ledgerCheck.writeCheckpoint', (c) => writeLedgerCheckpoint(c, undefined, { fromMs: 1, pending: [] }, 2, 20)],
+      ['ledgerCheck.writeCheckpoint', (c) => writeLedgerCheckpoint(c, 'e', { fromMs: 1, pending: [] }, 2, 20)],
+      [
+        'ledgerCheck.recordDiscrepancy',
+        (c) => recordDiscrepancy(c, { paymentId: 'p', chargeId: 'c', createdMs: 1, reason: 'record-failed' as never, detail: '' }, 2, 20),
+      ],
+    ];
+    for (const [name, call] of calls) {
+      const { client, signals } = hanging();
+      const error = await call(client).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      expect((error as Error).message).toContain(name);
+      expect(signals.map((s) => s?.aborted)).toEqual([true]);
+    }
+  });
+
+  test('a store fault of a write, a listing or a removal names the call', async () => {
+    const busy = () => clientOf(() => restError(503, 'ServerBusy')).client;
+    const messages = await Promise.all([
+      writeLedgerCheckpoint(busy(), 'e', { fromMs: 1, pending: [] }, 2, 1_000).catch((e: Error) => e.message),
+      recordDiscrepancy(busy(), { paymentId: 'p', chargeId: 'c', createdMs: 1, reason: 'record-failed' as never, detail: '' }, 2, 1_000).catch(
+        (e: Error) => e.message,
+      ),
+      listDiscrepancies(busy()).catch((e: Error) => e.message),
+      removeDiscrepancy(busy(), 'p', 'c').catch((e: Error) => e.message),
+    ]);
+    ['ledgerCheck.writeCheckpoint', 'ledgerCheck.recordDiscrepancy', 'ledgerCheck.listDiscrepancies', 'ledgerCheck.removeDiscrepancy'].forEach((name, i) =>
+      expect(messages[i]).toContain(name),
+    );
+  });
+});
+
+describe("one payment's discrepancies", () => {
+  test("the query is the range of the payment's row keys, a quote in its id escaped for OData; a field that is not text reads as empty", async () => {
+    const { client, calls } = clientOf(() => [
+      { paymentId: "pay'1", chargeId: 'ch_1', chargeCreatedMs: BigInt(1), reason: 'record-failed', foundAtMs: BigInt(2) },
+    ]);
+    expect(await listDiscrepancies(client, { paymentId: "pay'1" })).toEqual([
+      { paymentId: "pay'1", chargeId: 'ch_1', createdMs: 1, reason: 'record-failed', detail: '', foundAtMs: 2 },
+    ]);
+    expect(calls[0][1]).toEqual([{ queryOptions: { filter: "PartitionKey eq 'ledger-discrepancy' and RowKey ge 'pay''1|' and RowKey lt 'pay''1}'" } }]);
   });
 });
