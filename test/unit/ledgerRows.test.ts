@@ -227,6 +227,16 @@ describe('every call is bounded and named', () => {
   });
 });
 
+describe('an answer a call cannot get is not taken for done', () => {
+  test('a 412 to the discrepancy insert, a 409 to its removal: thrown, naming the call', async () => {
+    const discrepancy = { paymentId: 'p', chargeId: 'c', createdMs: 1, reason: 'record-failed' as never, detail: '' };
+    const inserted = await recordDiscrepancy(clientOf(() => restError(412)).client, discrepancy, 2, 1_000).catch((e: Error) => e);
+    expect((inserted as Error).message).toContain('ledgerCheck.recordDiscrepancy');
+    const removed = await removeDiscrepancy(clientOf(() => restError(409)).client, 'p', 'c').catch((e: Error) => e);
+    expect((removed as Error).message).toContain('ledgerCheck.removeDiscrepancy');
+  });
+});
+
 describe("one payment's discrepancies", () => {
   test("the query is the range of the payment's row keys, a quote in its id escaped for OData; a field that is not text reads as empty", async () => {
     const { client, calls } = clientOf(() => [
