@@ -6,7 +6,15 @@
  */
 import { InMemoryIdempotencyStore } from 'azure-functions-idempotency/memory';
 import { LeaseLostError, StoreUnavailableError, keyFromMessageId, type Claim, type IdempotencyStore } from 'azure-functions-idempotency';
-import { announceCall, CallInFlightError, FenceUnreadableError, readFence, readForSettle } from '../../src/payments/callFence';
+import {
+  afterHoldRefused,
+  announceCall,
+  assertNoCallInFlight,
+  CallInFlightError,
+  FenceUnreadableError,
+  readFence,
+  readForSettle,
+} from '../../src/payments/callFence';
 import type { ChargeResult } from '../../src/payments/schema';
 import { FakeClock } from '../support/tables';
 
@@ -184,5 +192,36 @@ describe('readForSettle: no settle while an announced call may be on its way', (
     expect(error.leaseLeftMs).toBe(1_500);
     expect(error.message).toBe('not settling yet: a provider call was announced on the record and may be on its way (2 s of its lease left)');
     expect(error.retryable).toBe(true);
+  });
+});
+
+describe('a hold: never over a call that may still land', () => {
+  test('assertNoCallInFlight: a call announced since the claim refuses the hold until the very millisecond its lease lapses; the claim alone does not', async () => {
+    const claim = await claimOf('pay-14');
+    const { marked } = (await announceCall(store, claim, () => clock.now, LEASE_MS)) as { marked: Claim };
+    const early = (() => {
+      try {
+        assertNoCallInFlight(claim, marked, marked.leaseExpiresAtMs - 1);
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(early).toBeInstanceOf(CallInFlightError);
+    expect((early as CallInFlightError).leaseLeftMs).toBe(1);
+    expect(() => assertNoCallInFlight(claim, marked, marked.leaseExpiresAtMs)).not.toThrow();
+    expect(() => assertNoCallInFlight(claim, claim, claim.leaseExpiresAtMs - 1)).not.toThrow();
+  });
+
+  test('afterHoldRefused: the call announced since, with the lease it has left (none once lapsed, never less); a record that moved on answers', async () => {
+    const claim = await claimOf('pay-15');
+    const { marked } = (await announceCall(store, claim, () => clock.now, LEASE_MS)) as { marked: Claim };
+    const inFlight = (await rejectionOf(afterHoldRefused(store, claim, marked.leaseExpiresAtMs - 1_500))) as CallInFlightError;
+    expect(inFlight).toBeInstanceOf(CallInFlightError);
+    expect(inFlight.leaseLeftMs).toBe(1_500);
+    expect(inFlight.message).toContain('(2 s of its lease left)');
+    const lapsed = (await rejectionOf(afterHoldRefused(store, claim, marked.leaseExpiresAtMs + 5_000))) as CallInFlightError;
+    expect(lapsed.leaseLeftMs).toBe(0);
+    await store.complete(marked, charged);
+    expect(await afterHoldRefused(store, claim, clock.now)).toEqual({ result: charged, record: 'fenced' });
   });
 });

@@ -135,6 +135,42 @@ describe('chargeProvider activity with the record claim', () => {
     ]);
   });
 
+  test("a provider's answer's record write is not tried past the call's lease: with 3 s of it, one more try after 1 s, then unwritten", async () => {
+    const claim = await claimOf();
+    let tries = 0;
+    const down = storeWith({ complete: () => (tries++, Promise.reject(new StoreUnavailableError('timeout', 'complete'))) });
+    expect(await run(down, claim, { callLeaseMs: 3_000 })).toEqual({ result: charged, record: 'unwritten' });
+    expect(tries).toBe(2);
+    expect(charges).toBe(1);
+  });
+
+  test("the activity's own wait between two tries of the record write is real time (1 s)", async () => {
+    const claim = await claimOf();
+    const triedAt: number[] = [];
+    const flaky = storeWith({
+      complete: (...args: Parameters<IdempotencyStore['complete']>) =>
+        triedAt.push(performance.now()) === 1 ? Promise.reject(new StoreUnavailableError('timeout', 'complete')) : store.complete(...args),
+    });
+    const activity = chargeProviderActivity(
+      provider,
+      () => t.telemetry,
+      () => flaky,
+      () => clock.now,
+    );
+    const input = { idempotencyKey: 'pay-1', payment, recordClaim: claim, callLeaseMs: LEASE_MS };
+    expect(await activity(input, {} as never)).toEqual({ result: charged, record: 'completed' });
+    expect(triedAt).toHaveLength(2);
+    expect(triedAt[1] - triedAt[0]).toBeGreaterThanOrEqual(950);
+  });
+
+  test('a hold whose exact write the store did not answer: unwritten (the run writes it on its timers), not taken for a call in flight, not reported held', async () => {
+    const claim = await claimOf();
+    const down = storeWith({ complete: () => Promise.reject(new StoreUnavailableError('timeout', 'complete')) });
+    expect(await run(down, claim, { hold: 'no look-up' })).toMatchObject({ result: { code: 'held-for-operator' }, record: 'unwritten' });
+    expect(await t.counter('payments.held')).toBe(0);
+    expect(charges).toBe(0);
+  });
+
   test('a hold for a record that moved on (completed): the record answers, nothing written, nothing reported', async () => {
     const claim = await claimOf();
     await store.complete(claim, charged);

@@ -101,4 +101,23 @@ describe('a generation begun after an earlier one used the key relies on no key 
     expect(providerCall(starts[0], 0, true, 0, r.time.now).hold).toMatch(/cannot be checked/);
     await r.t.shutdown();
   });
+
+  test("an operator's retry of a record left in progress past its retention is a new generation: the key used before, unless checked at the provider", async () => {
+    const retried = async (checkedAtProvider: boolean) => {
+      const r = rig();
+      await r.store.claim(key, payloadDigest(payment), { effects: [paymentRow(payment, 'pending')] });
+      r.time.now += RETENTION_MS + 60_000; // its run died; past its retention, not yet swept
+      const starts: ChargeOrchestrationInput[] = [];
+      const start = async (_id: string, input: ChargeOrchestrationInput) => (starts.push(input), 'started' as const);
+      await retryFailedPayment({ store: r.store, start, retry: DEFAULT_RETRY_BUDGET, nowMs: () => r.time.now, checkedAtProvider }, payment.paymentId);
+      await r.t.shutdown();
+      return { start: starts[0], nowMs: r.time.now };
+    };
+    const unchecked = await retried(false);
+    expect(unchecked.start).toMatchObject({ attempt: 2, keyUsedBefore: true, keyOriginMs: unchecked.nowMs });
+    expect(providerCall(unchecked.start, 0, true, 0, unchecked.nowMs).hold).toMatch(/cannot be checked/);
+    const checked = await retried(true);
+    expect(checked.start).toMatchObject({ attempt: 2, keyAgeAtStartMs: 0 });
+    expect(checked.start.keyUsedBefore).toBeUndefined();
+  });
 });

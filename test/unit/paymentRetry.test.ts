@@ -115,6 +115,15 @@ describe('retryFailedPayment', () => {
     expect(r.started).toEqual([]);
   });
 
+  test('a payment record completed without a result: refused, saying it has none', async () => {
+    const r = await rig();
+    const claimed = await r.store.claim(keyFromMessageId('payments', 'pay-bare'), payloadDigest(payment));
+    if (claimed.kind !== 'claimed') throw new Error(claimed.kind);
+    await r.store.complete(claimed.claim, undefined);
+    const error = await refusal(retryFailedPayment(r.deps, 'pay-bare'));
+    expect(error.message).toBe('payment pay-bare did not fail (no result): only a failed payment is retried');
+  });
+
   test('no record: refused, saying so', async () => {
     const r = await rig();
     await expect(retryFailedPayment(r.deps, 'pay-never')).rejects.toThrow(
@@ -135,6 +144,38 @@ describe('retryFailedPayment', () => {
     await other.store.complete(again.claim, { status: 'failed', reason: 'x' });
     await expect(retryFailedPayment(other.deps, payment.paymentId)).rejects.toThrow('does not match the record');
     expect((await other.store.get(key))!.status).toBe(RecordStatus.Completed);
+  });
+
+  test('the reopen gives the store its reason: an operator retry, and how the payment had ended', async () => {
+    const r = await rig({ status: 'failed', reason: 'provider down for 60 min' });
+    const reasons: string[] = [];
+    const reopen = r.store.reopen.bind(r.store);
+    r.store.reopen = async (record, reason) => (reasons.push(reason), reopen(record, reason));
+    await retryFailedPayment(r.deps, payment.paymentId);
+    expect(reasons).toEqual(['operator retry; it had failed: provider down for 60 min']);
+  });
+
+  test('the record completed by another delivery between the reopen and the claim: refused, naming what the claim found', async () => {
+    const r = await rig({ status: 'failed', reason: 'provider down for 60 min' });
+    const claim = r.store.claim.bind(r.store);
+    r.store.claim = async (...args) => {
+      const outcome = await claim(...args);
+      if (outcome.kind !== 'reclaimed') throw new Error(outcome.kind);
+      await r.store.complete(outcome.claim, { status: 'succeeded', chargeId: 'ch_other', amount: 1250, currency: 'EUR' });
+      return claim(...args);
+    };
+    const error = await refusal(retryFailedPayment(r.deps, payment.paymentId));
+    expect(error).toBeInstanceOf(PaymentRetryRefusedError);
+    expect(error.message).toBe(`payment ${payment.paymentId} is duplicate: not retried`);
+    expect(r.started).toEqual([]);
+  });
+
+  test('the record swept between the read and the claim (a fresh claim): the run is started on it, not refused', async () => {
+    const r = await rig({ status: 'failed', reason: 'provider down for 60 min' });
+    const swept = new InMemoryIdempotencyStore({ clock: { nowMs: () => r.time.now }, leaseMs: 30_000 });
+    r.store.claim = (...args) => swept.claim(...args);
+    expect(await retryFailedPayment(r.deps, payment.paymentId)).toMatchObject({ attempt: 1, started: 'started' });
+    expect(r.started).toHaveLength(1);
   });
 
   test('a record reopened by someone else meanwhile: refused, asking to run the command again', async () => {

@@ -6,6 +6,7 @@
 import type { InvocationContext } from '@azure/functions';
 import { StoreUnavailableError } from 'azure-functions-idempotency';
 import { makePaymentsHandler, outageReport } from '../../src/app/paymentsHandler';
+import { ShardLayoutRefusedError } from '../../src/app/shardLayoutGate';
 import type { ChargeWorkflow } from '../../src/payments/ChargeWorkflow';
 import type { PaymentsConsumer } from '../../src/payments/PaymentsConsumer';
 import { inMemoryTelemetry } from '../support/telemetry';
@@ -158,6 +159,74 @@ describe('outageReport', () => {
     const gaveUp = t.logs()[1];
     expect(gaveUp.body).toBe(`payments: the store did not answer within 240000 ms (2 waits): abandoned, one delivery spent`);
     expect(gaveUp.attributes).toEqual({ consumer: 'payments', messageId: 'pay-3', outcome: 'store-outage-abandoned', reason: 'x'.repeat(300) });
+    await t.shutdown();
+  });
+});
+
+describe('a shard layout refused (the table holds a payment of another shard): never claimed', () => {
+  const refusal = () => new ShardLayoutRefusedError({ count: 2, index: 0 }, [{ paymentId: 'pay-9', status: 'IN_PROGRESS', owner: 1 }] as never);
+  const handedOff = { outcome: 'handedOff', instanceId: 'payment-x', attempt: 1 };
+
+  test('waited out once inside the invocation (the ride-out budget), then asked again: a layout fixed meanwhile lets the delivery through; still refused, thrown', async () => {
+    const t = inMemoryTelemetry();
+    let refusals = 0;
+    const slept: number[] = [];
+    const { consumer, calls } = fakeConsumer([handedOff, handedOff]);
+    const handler = makePaymentsHandler({
+      consumer: () => consumer,
+      telemetry: () => t.telemetry,
+      workflow: () => workflow,
+      rideOut: { budgetMs: 60_000, firstDelayMs: 1_000, maxDelayMs: 15_000 },
+      sleep: async (ms) => void slept.push(ms),
+      layoutGate: async () => {
+        if (refusals-- > 0) throw refusal();
+      },
+    });
+    const { context } = contextOf({ messageId: 'pay-1', deliveryCount: 1 });
+    await expect(handler({ paymentId: 'pay-1' }, context)).resolves.toEqual(handedOff);
+    expect(slept).toEqual([]); // the layout accepted: no wait
+    refusals = 1;
+    await expect(handler({ paymentId: 'pay-1' }, context)).resolves.toEqual(handedOff);
+    expect(slept).toEqual([60_000]);
+    expect(calls).toHaveLength(2);
+    refusals = 2;
+    await expect(handler({ paymentId: 'pay-1' }, context)).rejects.toBeInstanceOf(ShardLayoutRefusedError);
+    expect(slept).toEqual([60_000, 60_000]);
+    expect(calls).toHaveLength(2);
+    await t.shutdown();
+  });
+
+  test('without a ride-out budget: thrown at once (no wait); the wait is real time by default', async () => {
+    const t = inMemoryTelemetry();
+    const { consumer, calls } = fakeConsumer([handedOff]);
+    const { context } = contextOf({ messageId: 'pay-1', deliveryCount: 1 });
+    const slept: number[] = [];
+    const refused = async () => {
+      throw refusal();
+    };
+    const noBudget = makePaymentsHandler({
+      consumer: () => consumer,
+      telemetry: () => t.telemetry,
+      workflow: () => workflow,
+      sleep: async (ms) => void slept.push(ms),
+      layoutGate: refused,
+    });
+    await expect(noBudget({ paymentId: 'pay-1' }, context)).rejects.toBeInstanceOf(ShardLayoutRefusedError);
+    expect(slept).toEqual([]);
+    let refusals = 1;
+    const realTime = makePaymentsHandler({
+      consumer: () => consumer,
+      telemetry: () => t.telemetry,
+      workflow: () => workflow,
+      rideOut: { budgetMs: 200, firstDelayMs: 100, maxDelayMs: 100 },
+      layoutGate: async () => {
+        if (refusals-- > 0) throw refusal();
+      },
+    });
+    const startedAt = performance.now();
+    await expect(realTime({ paymentId: 'pay-1' }, context)).resolves.toEqual(handedOff);
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(190);
+    expect(calls).toHaveLength(1);
     await t.shutdown();
   });
 });

@@ -1,8 +1,11 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ConfigurationError } from 'azure-functions-idempotency';
 import { paymentsFromSettings, providerFromSettings, retryBudgetOf } from '../../src/app/payments';
 import { paymentsFunctionsFrom } from '../../src/app/paymentsFunctions';
 import { loadSettings } from '../../src/config/settings';
 import type { ChargeWorkflow } from '../../src/payments/ChargeWorkflow';
+import { ProviderRefusedError } from '../../src/payments/PaymentProviderClient';
 import type { PaymentsConsumer } from '../../src/payments/PaymentsConsumer';
 import { Telemetry } from '../../src/telemetry/Telemetry';
 import { FakePaymentProvider } from '../../tools/fakeProvider/FakePaymentProvider';
@@ -54,6 +57,21 @@ describe('providerFromSettings', () => {
     expect(result).toMatchObject({ status: 'succeeded', amount: 700 });
     expect(provider.effectiveCharges).toBe(1);
     expect(r.points).toEqual([{ ms: expect.any(Number), attributes: { statusCode: 201 } }]);
+  });
+
+  test('an answer from a layer before the provider (401: a rotated secret) is counted in payments.provider.refused with its status code', async () => {
+    const server = createServer((_request, response) => response.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"invalid api key"}'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const counted: unknown[] = [];
+      const telemetry = { providerLatency: () => undefined, count: (...args: unknown[]) => void counted.push(args) } as unknown as Telemetry;
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const client = providerFromSettings(settingsOf({ PAYMENT_PROVIDER_URL: url }), telemetry);
+      await expect(client.charge({ paymentId: 'pay-3', customerId: 'c', amount: 700, currency: 'EUR' }, 'pay-3')).rejects.toBeInstanceOf(ProviderRefusedError);
+      expect(counted).toEqual([['payments.provider.refused', { consumer: 'payments', statusCode: 401 }]]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   test('a call that gets no answer within PAYMENT_PROVIDER_TIMEOUT_MS reports that deadline and a latency with status code 0', async () => {

@@ -293,6 +293,14 @@ describe('a late success is an alarm', () => {
     expect(await t.counter('payments.charged_after_settle')).toBe(0);
   });
 
+  test('a succeeded answer written by its own attempt: no alarm, even when the store cannot be read after the write', async () => {
+    const claim = await claimOf();
+    const unreadable = Object.assign(Object.create(store) as InMemoryIdempotencyStore, { get: () => Promise.reject(new Error('read timed out')) });
+    expect(await writeRecordOnce(unreadable, () => t.telemetry, { claim, result: charged, payment })).toBe('completed');
+    expect((await store.get(claim.key))!.result).toEqual(charged);
+    expect(await t.counter('payments.charged_after_settle')).toBe(0);
+  });
+
   test('a succeeded answer meeting the record still in progress under a newer attempt: no alarm (its run records it)', async () => {
     const { first } = await takenOver();
     expect(await writeRecordOnce(store, () => t.telemetry, { claim: first, result: charged, payment })).toBe('fenced');
