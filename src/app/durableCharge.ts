@@ -221,13 +221,14 @@ async function settle(
 /**
  * The `completePaymentRecord` activity (handoff design): {@link completeRecord} on the consumer's store. A payment
  * that ended `failed` (retry budget spent) is counted in `payments.failed` and logged as an error, once per write. A
- * hold is written as the activity's is: never while a call announced since the claim may land, on the version read.
+ * failure (a hold, a budget spent) is written as the activity's hold is: never while a call announced since the claim
+ * may land, and on the version read.
  */
 export function completeRecordActivity(store: () => IdempotencyStore, telemetry: () => Telemetry, nowMs: () => number = Date.now): ActivityHandler {
   return async (input: unknown) => {
     const recordInput = input as CompleteRecordInput;
     const { result } = recordInput;
-    if (result.status !== 'failed' || result.code !== HELD_FOR_OPERATOR) return writeRecordOnce(store(), telemetry, recordInput);
+    if (result.status !== 'failed') return writeRecordOnce(store(), telemetry, recordInput);
     return writeHoldOnVersionRead(store(), recordInput.claim, nowMs(), (current) =>
       writeRecordOnce(store(), telemetry, { ...recordInput, claim: current, exact: true }),
     );

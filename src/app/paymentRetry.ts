@@ -127,9 +127,10 @@ export async function retryFailedPayment(deps: PaymentRetryDeps, paymentId: stri
     provider: deps.provider ?? DEFAULT_PROVIDER,
     keyAgeAtStartMs: deps.checkedAtProvider ? 0 : Math.max(0, (deps.nowMs ?? Date.now)() - claim.createdAtMs),
     keyOriginMs: deps.checkedAtProvider ? (deps.nowMs ?? Date.now)() : claim.createdAtMs,
-    // A record past its retention is taken over as a new generation (created now, at attempt > 1): the key was used
-    // before it, at any time; its origin says nothing of the key's age at the provider.
-    ...(claim.attempt > 1 && claim.createdAtMs >= claimedAtMs && !deps.checkedAtProvider ? { keyUsedBefore: true } : {}),
+    // A claim created now is a new generation: a record past its retention taken over (attempt > 1), or one the sweep
+    // deleted between the read above and the claim (attempt 1). Either way the key was used before it, at any time;
+    // its origin says nothing of the key's age at the provider.
+    ...(claim.createdAtMs >= claimedAtMs && !deps.checkedAtProvider ? { keyUsedBefore: true } : {}),
   });
   return { paymentId, instanceId, attempt: claim.attempt, previous, started };
 }

@@ -122,6 +122,7 @@ describe('chargeProvider activity with the record claim', () => {
     expect(await run(flaky, claim)).toEqual({ result: charged, record: 'completed' });
     expect(tries).toBe(3);
     expect(charges).toBe(1);
+    expect(await t.counter('payments.held')).toBe(0);
     expect((await store.get(claim.key))!.status).toBe('COMPLETED');
     // The store away for the whole lease: `unwritten` (the run, if it listens, writes it on durable timers).
     const other = await claimOf('pay-2');
@@ -169,6 +170,15 @@ describe('chargeProvider activity with the record claim', () => {
     expect(await run(down, claim, { hold: 'no look-up' })).toMatchObject({ result: { code: 'held-for-operator' }, record: 'unwritten' });
     expect(await t.counter('payments.held')).toBe(0);
     expect(charges).toBe(0);
+  });
+
+  test("a write the store refuses, or a hold's write it did not answer: no retry warning of the activity's own (only what writeRecordOnce says)", async () => {
+    const refused = storeWith({ complete: () => Promise.reject(new StoreRequestError('forbidden', 'complete', 403)) });
+    expect(await run(refused, await claimOf())).toEqual({ result: charged, record: 'unwritten' });
+    expect(t.logs().filter((l) => l.attributes.outcome === 'recordWriteRetry')).toEqual([]);
+    const down = storeWith({ complete: () => Promise.reject(new StoreUnavailableError('timeout', 'complete')) });
+    expect(await run(down, await claimOf('pay-2'), { idempotencyKey: 'pay-2', hold: 'no look-up' })).toMatchObject({ record: 'unwritten' });
+    expect(t.logs().filter((l) => l.attributes.outcome === 'recordWriteRetry')).toHaveLength(1);
   });
 
   test('a hold for a record that moved on (completed): the record answers, nothing written, nothing reported', async () => {
@@ -319,6 +329,46 @@ describe('writeRecordOnce and the completePaymentRecord activity', () => {
     expect(await recordActivity(input(other, held), {} as never)).toBe('fenced');
     expect(await store.get(other.key)).toMatchObject({ status: 'COMPLETED', result: charged });
     expect(await t.counter('payments.failed', { consumer: 'payments' })).toBe(1);
+  });
+
+  test("the run's failure after its budget (not a hold) waits for an announced call too: a failed record is never written under a call that may still charge", async () => {
+    const recordActivity = completeRecordActivity(
+      () => store,
+      () => t.telemetry,
+      () => clock.now,
+    );
+    const claim = await claimOf();
+    await store.renewLease(claim, LEASE_MS);
+    await expect(recordActivity(input(claim, failed), {} as never)).rejects.toBeInstanceOf(CallInFlightError);
+    expect(await store.get(claim.key)).toMatchObject({ status: 'IN_PROGRESS' });
+    clock.advance(LEASE_MS + 1);
+    expect(await recordActivity(input(claim, failed), {} as never)).toBe('completed');
+    expect(await store.get(claim.key)).toMatchObject({ status: 'COMPLETED', result: failed });
+  });
+
+  test("the run's write of a charge is not held back by an announced call (a same-key call can only replay it): written at once", async () => {
+    const recordActivity = completeRecordActivity(
+      () => store,
+      () => t.telemetry,
+      () => clock.now,
+    );
+    const claim = await claimOf();
+    await store.renewLease(claim, LEASE_MS);
+    expect(await recordActivity(input(claim, charged), {} as never)).toBe('completed');
+    expect(await store.get(claim.key)).toMatchObject({ status: 'COMPLETED', result: charged });
+  });
+
+  test("the run's hold whose write the store did not answer: the store's error (the run's timers try again), not a call in flight", async () => {
+    const held: ChargeResult = { status: 'failed', reason: 'held for an operator', code: 'held-for-operator' };
+    const claim = await claimOf();
+    const down = storeWith({ complete: () => Promise.reject(new StoreUnavailableError('timeout', 'complete')) });
+    const recordActivity = completeRecordActivity(
+      () => down,
+      () => t.telemetry,
+      () => clock.now,
+    );
+    await expect(recordActivity(input(claim, held), {} as never)).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(await store.get(claim.key)).toMatchObject({ status: 'IN_PROGRESS' });
   });
 
   test("the run's hold refused by a call announced between its read and its write: CallInFlightError, nothing written", async () => {

@@ -178,6 +178,21 @@ describe('retryFailedPayment', () => {
     expect(r.started).toHaveLength(1);
   });
 
+  test('the record swept between the read and the claim: the key was used before (its first call uncertain), though the claim reads attempt 1', async () => {
+    const r = await rig({ status: 'failed', reason: 'provider down for 60 min' });
+    r.time.now += 3 * 86_400_000; // past the provider's key memory: a plain charge under the key could charge again
+    const swept = new InMemoryIdempotencyStore({ clock: { nowMs: () => r.time.now }, leaseMs: 30_000 });
+    r.store.claim = (...args) => swept.claim(...args);
+    await retryFailedPayment(r.deps, payment.paymentId);
+    expect(r.started[0].input).toMatchObject({ attempt: 1, keyUsedBefore: true });
+    // Checked at the provider by the operator: the key is fresh on purpose.
+    const checked = await rig({ status: 'failed', reason: 'held' });
+    const sweptToo = new InMemoryIdempotencyStore({ clock: { nowMs: () => checked.time.now }, leaseMs: 30_000 });
+    checked.store.claim = (...args) => sweptToo.claim(...args);
+    await retryFailedPayment({ ...checked.deps, checkedAtProvider: true }, payment.paymentId);
+    expect(checked.started[0].input.keyUsedBefore).toBeUndefined();
+  });
+
   test('a record reopened by someone else meanwhile: refused, asking to run the command again', async () => {
     const r = await rig({ status: 'failed', reason: 'x' });
     r.store.reopen = async () => ({ kind: 'changed' }) as never;

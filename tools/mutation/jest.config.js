@@ -123,6 +123,8 @@ const TESTS = [
   // may have charged and the late-success alarm, an engine's copies of an activity against the call fence, a key used
   // before.
   'test/unit/ledgerCheck.test.ts',
+  // The ledger check's rows (checkpoint, discrepancies) on a table client stub: each call bounded, named in its errors.
+  'test/unit/ledgerRows.test.ts',
   'test/unit/providerWord.test.ts',
   'test/unit/engineCopies.test.ts',
   'test/unit/keyUsedBefore.test.ts',
