@@ -7,7 +7,9 @@
  * provider client's list against the fake provider: paging by cursor, and 404 read as "no list offered".
  */
 import { keyFromMessageId } from 'azure-functions-idempotency/internal';
-import { runLedgerCheck, type LedgerCheckOn } from '../../src/app/ledgerCheckTimer';
+import type { InvocationContext, Timer } from '@azure/functions';
+import { ledgerCheckFromSettings, runLedgerCheck, type LedgerCheckOn } from '../../src/app/ledgerCheckTimer';
+import { loadSettings } from '../../src/config/settings';
 import { listDiscrepancies, readLedgerCheckpoint, writeLedgerCheckpoint } from '../../src/payments/ledgerRows';
 import { ChargeListUnsupportedError, PaymentProviderClient, TransientProviderError } from '../../src/payments/PaymentProviderClient';
 import { MetricNames } from '../../src/telemetry/Telemetry';
@@ -116,6 +118,71 @@ describe('ledger check on Azurite and the fake provider', () => {
     expect(await writeLedgerCheckpoint(r.store.client, now.etag, { fromMs: 30, pending: [] }, 2, 5_000)).toBe(true);
     expect(await writeLedgerCheckpoint(r.store.client, now.etag, { fromMs: 40, pending: [] }, 2, 5_000)).toBe(false);
     expect((await readLedgerCheckpoint(r.store.client, 5_000)).checkpoint?.fromMs).toBe(30);
+  });
+});
+
+describe("the ledger check timer's handler from the settings, on Azurite", () => {
+  const contextOf = () => {
+    const lines: Array<[string, string]> = [];
+    const context = {
+      log: (line: string) => void lines.push(['log', line]),
+      warn: (line: string) => void lines.push(['warn', line]),
+      error: (line: string) => void lines.push(['error', line]),
+    } as unknown as InvocationContext;
+    return { context, lines };
+  };
+  const settings = () =>
+    loadSettings({
+      IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
+      PAYMENT_PROVIDER_URL: 'http://127.0.0.1:9',
+      PAYMENT_PROVIDER_LEDGER: 'list',
+    });
+
+  // The app's table, as the deployment creates it.
+  beforeEach(async () => {
+    const { TableClient } = await import('@azure/data-tables');
+    const table = TableClient.fromConnectionString(azuriteOf().connectionString, settings().IDEMPOTENCY_TABLE_NAME, { allowInsecureConnection: true });
+    await table.createTable();
+  });
+
+  test('a tick: the window checked, the checkpoint saved, the counts logged; a tick past due says so', async () => {
+    const recorded = inMemoryTelemetry();
+    let windows = 0;
+    const handler = ledgerCheckFromSettings(settings(), {
+      telemetry: recorded.telemetry,
+      provider: { listCharges: async () => (windows++, { charges: [], hasMore: false }) },
+    });
+    const { context, lines } = contextOf();
+    await handler({ isPastDue: true } as Timer, context);
+    expect(windows).toBe(1);
+    expect(lines[0]).toEqual(['warn', 'ledger check timer is past due']);
+    expect(
+      recorded
+        .logs()
+        .filter((l) => l.attributes.outcome === 'ledger-checked')
+        .map((l) => [l.severity, l.body]),
+    ).toEqual([['INFO', 'payments ledger check: 0 charge(s) checked (0 matched, 0 not charged, 0 discrepancies), 0 undecided, 0 of other shards, 1 page(s)']]);
+    expect(lines.filter(([level]) => level === 'error')).toEqual([]);
+  });
+
+  test('a provider that offers no list: the tick fails naming the setting to change, and throws (the host counts the failure)', async () => {
+    const { ChargeListUnsupportedError: Unsupported } = await import('../../src/payments/PaymentProviderClient');
+    const handler = ledgerCheckFromSettings(settings(), {
+      telemetry: inMemoryTelemetry().telemetry,
+      provider: {
+        listCharges: async () => {
+          throw new Unsupported(404);
+        },
+      },
+    });
+    const { context, lines } = contextOf();
+    await expect(handler({ isPastDue: false } as Timer, context)).rejects.toBeInstanceOf(Unsupported);
+    expect(lines).toEqual([
+      [
+        'error',
+        'payments ledger check failed (set PAYMENT_PROVIDER_LEDGER=none for a provider without a list): ChargeListUnsupportedError: payment provider answered 404 to the charge list: it offers no list of charges by time (PAYMENT_PROVIDER_LEDGER=list is wrong)',
+      ],
+    ]);
   });
 });
 
