@@ -125,6 +125,8 @@ const TESTS = [
   'test/unit/ledgerCheck.test.ts',
   // The ledger check's rows (checkpoint, discrepancies) on a table client stub: each call bounded, named in its errors.
   'test/unit/ledgerRows.test.ts',
+  // The ledger check timer's wiring from the settings (skip, refusal at start).
+  'test/unit/ledgerCheckTimer.test.ts',
   'test/unit/providerWord.test.ts',
   'test/unit/engineCopies.test.ts',
   'test/unit/keyUsedBefore.test.ts',
