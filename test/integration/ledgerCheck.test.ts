@@ -91,6 +91,19 @@ describe('ledger check on Azurite and the fake provider', () => {
     const errorLines = recorded.logs().filter((l) => l.severity === 'ERROR' && l.attributes.outcome === 'ledger-discrepancy');
     expect(errorLines).toHaveLength(1);
     expect(errorLines[0].attributes).toMatchObject({ idempotencyKey: 'pay-l3', chargeId: charged.chargeId, reason: 'record-not-succeeded' });
+    expect(errorLines[0].body).toMatch(
+      new RegExp(
+        `^payments ledger check: charge ${charged.chargeId} under pay-l3 is not held by a succeeded record \\(record-not-succeeded: .+\\): check the charge at the provider, then refund it or correct the record$`,
+      ),
+    );
+    expect(await recorded.counter(MetricNames.ledgerDiscrepancies, { consumer: 'payments', reason: 'record-not-succeeded' })).toBe(1);
+    expect(await recorded.counter(MetricNames.ledgerChecked, { consumer: 'payments', outcome: 'matched' })).toBe(4);
+    expect(
+      recorded
+        .logs()
+        .filter((l) => l.attributes.outcome === 'ledger-checked')
+        .map((l) => l.body),
+    ).toEqual(['payments ledger check: 5 charge(s) checked (4 matched, 0 not charged, 1 discrepancy), 0 undecided, 0 of other shards, 1 page(s)']);
     expect(JSON.stringify(errorLines[0])).not.toContain('cust-1'); // never the payload
     // The checkpoint moved to the window's end.
     expect((await readLedgerCheckpoint(r.store.client, 5_000)).checkpoint).toEqual({ fromMs: nowMs, pending: [] });
@@ -131,11 +144,12 @@ describe("the ledger check timer's handler from the settings, on Azurite", () =>
     } as unknown as InvocationContext;
     return { context, lines };
   };
-  const settings = () =>
+  const settings = (extra: Record<string, string> = {}) =>
     loadSettings({
       IDEMPOTENCY_TABLE_CONNECTION_STRING: azuriteOf().connectionString,
       PAYMENT_PROVIDER_URL: 'http://127.0.0.1:9',
       PAYMENT_PROVIDER_LEDGER: 'list',
+      ...extra,
     });
 
   // The app's table, as the deployment creates it.
@@ -147,14 +161,18 @@ describe("the ledger check timer's handler from the settings, on Azurite", () =>
 
   test('a tick: the window checked, the checkpoint saved, the counts logged; a tick past due says so', async () => {
     const recorded = inMemoryTelemetry();
-    let windows = 0;
-    const handler = ledgerCheckFromSettings(settings(), {
+    const windows: Array<{ fromMs: number; toMs: number }> = [];
+    const nowMs = Date.UTC(2026, 11, 7, 12);
+    const delayed = settings({ PAYMENT_PROVIDER_LEDGER_DELAY_SECONDS: '600' });
+    const handler = ledgerCheckFromSettings(delayed, {
       telemetry: recorded.telemetry,
-      provider: { listCharges: async () => (windows++, { charges: [], hasMore: false }) },
+      clock: { nowMs: () => nowMs },
+      provider: { listCharges: async (window) => (windows.push(window), { charges: [] }) },
     });
     const { context, lines } = contextOf();
     await handler({ isPastDue: true } as Timer, context);
-    expect(windows).toBe(1);
+    // A first tick (no checkpoint): from a day before the window's end, which the list's delay holds back.
+    expect(windows).toEqual([{ fromMs: nowMs - 600_000 - 86_400_000, toMs: nowMs - 600_000 }]);
     expect(lines[0]).toEqual(['warn', 'ledger check timer is past due']);
     expect(
       recorded

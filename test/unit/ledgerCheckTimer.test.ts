@@ -8,6 +8,8 @@ import type { InvocationContext, Timer } from '@azure/functions';
 import { ConfigurationError } from 'azure-functions-idempotency';
 import { ledgerCheckFromSettings, noLedgerCheckReason } from '../../src/app/ledgerCheckTimer';
 import { loadSettings } from '../../src/config/settings';
+import { retryBudgetOf } from '../../src/app/payments';
+import { ledgerGraceMs } from '../../src/payments/ledgerCheck';
 
 const settingsOf = (env: Record<string, string>) =>
   loadSettings({ IDEMPOTENCY_TABLE_CONNECTION_STRING: 'UseDevelopmentStorage=true', PAYMENT_PROVIDER_URL: 'http://127.0.0.1:9', ...env });
@@ -51,6 +53,13 @@ describe('the ledger check timer from the settings', () => {
       PAYMENT_PROVIDER_LEDGER_DELAY_SECONDS: String(23 * 86_400),
     });
     expect(() => ledgerCheckFromSettings(delayed)).toThrow(ConfigurationError);
+    // At the bound: a grace plus delay equal to the retention is refused, a millisecond more retention fits; the hours named.
+    const list = settingsOf({ PAYMENT_PROVIDER_LEDGER: 'list', PAYMENT_PROVIDER_LEDGER_DELAY_SECONDS: '600' });
+    const needMs = ledgerGraceMs(retryBudgetOf(list)) + 600_000;
+    expect(() => ledgerCheckFromSettings(list, { retentionMs: needMs })).toThrow(
+      `the ledger check's grace (${Math.round(ledgerGraceMs(retryBudgetOf(list)) / 3_600_000)} h:`,
+    );
+    expect(typeof ledgerCheckFromSettings(list, { retentionMs: needMs + 1 })).toBe('function');
     const fits = settingsOf({ PAYMENT_PROVIDER_LEDGER: 'list', IDEMPOTENCY_RETENTION_DAYS: '30', PAYMENT_PROVIDER_LEDGER_DELAY_SECONDS: String(10_800) });
     expect(typeof ledgerCheckFromSettings(fits)).toBe('function');
   });
