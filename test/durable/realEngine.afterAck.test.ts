@@ -358,7 +358,9 @@ realEngineTest(
       const listed = await real.parts.store.get(key);
       expect(listed).toMatchObject({ status: 'IN_PROGRESS', attempt: 1 });
       provider.setFaultRates({ error5xx: 1 }); // every call 503 until the budget is spent
-      const handoff = { version: HANDOFF_VERSION, claim, retry: { budgetMs: 3_000, firstDelayMs: 500, maxDelayMs: 1_000 } };
+      // A short call lease: a failure the run writes waits out the last announced call's lease (decision 0033), which at
+      // the default 3 min would outlast the drain.
+      const handoff = { version: HANDOFF_VERSION, claim, retry: { budgetMs: 3_000, firstDelayMs: 500, maxDelayMs: 1_000, callLeaseMs: 1_500 } };
       const input = { idempotencyKey: 'pay-r1', entityKey, digest: claim.digest, attempt: 1, payment: payment('pay-r1'), handoff };
       await expect(durableHttpStart(rpcOf(real))(instanceId, input)).resolves.toBe('started');
       await real.workflow.drain();
